@@ -1,0 +1,226 @@
+"""Loaders for the bundled benchmark data sets.
+
+Each loader returns a :class:`Dataset`: typed features ``X`` (categoricals as
+``category`` dtype), a 0/1 label ``y``, the sensitive attributes with readable
+labels, and the :class:`~fairops.metrics.Task` to evaluate on. Sensitive
+attributes stay among the features unless ``drop_sensitive=True``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..metrics import Task
+from ._bundle import data_path
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Features, label, sensitive attributes and the evaluation task of one data set."""
+
+    name: str
+    X: pd.DataFrame
+    y: np.ndarray
+    sensitive: pd.DataFrame
+    task: Task
+    source: str = field(default="")
+
+    def __repr__(self) -> str:
+        return (
+            f"Dataset({self.name!r}, rows={len(self.y)}, features={self.X.shape[1]}, "
+            f"positive_rate={self.y.mean():.3f}, sensitive={list(self.sensitive.columns)}, task='{self.task}')"
+        )
+
+
+def _categorise(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text columns become ``category``; numbers stay numbers."""
+    frame = frame.copy()
+    for column in frame.columns:
+        if not pd.api.types.is_numeric_dtype(frame[column]):
+            frame[column] = frame[column].astype("category")
+    return frame
+
+
+def _finish(name, features, y, sensitive, task, source, drop_sensitive) -> Dataset:
+    features = features.reset_index(drop=True)
+    if drop_sensitive:
+        features = features.drop(columns=[c for c in sensitive.columns if c in features.columns])
+    sensitive = sensitive.reset_index(drop=True).astype("category")
+    return Dataset(name, _categorise(features), np.asarray(y, dtype=np.int8), sensitive, task, source)
+
+
+ADULT_COLUMNS = [
+    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+    "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
+    "income",
+]
+
+
+def load_adult(*, drop_sensitive: bool = False) -> Dataset:
+    """UCI Adult (train and test files together, 45,222 rows without missing values).
+
+    Label: income > 50K. Sensitive: ``sex`` (Female/Male) and ``race``. Task (the
+    Fairband paper's): precision at 50% TPR, TPR ratio over sex.
+
+    >>> data = load_adult()
+    >>> data.X.shape, round(float(data.y.mean()), 3), str(data.task)
+    ((45222, 14), 0.248, 'precision@tpr=0.5,ratio=tpr')
+    """
+    parts = []
+    for filename, skip in (("adult.data.gz", 0), ("adult.test.gz", 1)):
+        with data_path(filename).open("rb") as handle:
+            parts.append(
+                pd.read_csv(handle, compression="gzip", header=None, names=ADULT_COLUMNS, skiprows=skip,
+                            skipinitialspace=True, na_values="?")
+            )
+    frame = pd.concat(parts, ignore_index=True).dropna()
+    y = frame.pop("income").str.rstrip(".").eq(">50K").to_numpy()
+    task = Task("precision", "tpr", 0.5, "tpr", ("sex",))
+    return _finish("adult", frame, y, frame[["sex", "race"]], task, "UCI Adult, CC BY 4.0", drop_sensitive)
+
+
+COMPAS_FEATURES = [
+    "sex", "age", "age_cat", "race", "juv_fel_count", "juv_misd_count", "juv_other_count",
+    "priors_count", "c_charge_degree",
+]
+
+
+def load_compas(*, drop_sensitive: bool = False) -> Dataset:
+    """ProPublica COMPAS two-year recidivism, with ProPublica's filter (6,172 rows).
+
+    Label: ``two_year_recid``. Features: demographics, juvenile and prior counts, charge
+    degree (COMPAS's own scores are left out). Sensitive: ``race`` with the groups
+    African-American, Caucasian and Other (Hispanic, Asian, Native American and Other
+    merged: the smallest of them have too few rows for a rate on a validation split), and
+    ``sex``. Task (the Fairband paper's): precision at 10% FPR, FPR ratio over race.
+
+    >>> data = load_compas()
+    >>> len(data.y), sorted(data.sensitive["race"].cat.categories)
+    (6172, ['African-American', 'Caucasian', 'Other'])
+    """
+    with data_path("compas-scores-two-years.csv.gz").open("rb") as handle:
+        frame = pd.read_csv(handle, compression="gzip")
+    keep = (
+        frame["days_b_screening_arrest"].between(-30, 30)
+        & (frame["is_recid"] != -1)
+        & (frame["c_charge_degree"] != "O")
+        & (frame["score_text"] != "N/A")
+    )
+    frame = frame.loc[keep]
+    features = frame[COMPAS_FEATURES].copy()
+    features["race"] = features["race"].where(
+        features["race"].isin(["African-American", "Caucasian"]), "Other"
+    )
+    task = Task("precision", "fpr", 0.1, "fpr", ("race",))
+    return _finish(
+        "compas", features, frame["two_year_recid"], features[["race", "sex"]], task,
+        "ProPublica compas-analysis (Angwin et al. 2016)", drop_sensitive,
+    )
+
+
+GERMAN_COLUMNS = [
+    "checking_status", "duration", "credit_history", "purpose", "credit_amount", "savings",
+    "employment", "installment_rate", "personal_status", "other_debtors", "residence_since",
+    "property", "age", "other_installment_plans", "housing", "existing_credits", "job",
+    "people_liable", "telephone", "foreign_worker", "credit",
+]
+GERMAN_SEX = {"A91": "male", "A92": "female", "A93": "male", "A94": "male", "A95": "female"}
+
+
+def load_german(*, drop_sensitive: bool = False) -> Dataset:
+    """UCI Statlog German credit (1,000 rows, UCI's coded values kept as categories).
+
+    Label: good credit (1) vs bad (0). Sensitive: ``sex`` (from personal status A91-A95)
+    and ``age_group`` (<=25 / >25). Task: precision at 50% TPR, TPR ratio over sex: of
+    the applicants who would repay, each sex should be approved at the same rate.
+
+    >>> data = load_german()
+    >>> len(data.y), int(data.y.sum())
+    (1000, 700)
+    """
+    with data_path("german.data.gz").open("rb") as handle:
+        frame = pd.read_csv(handle, compression="gzip", sep=" ", header=None, names=GERMAN_COLUMNS)
+    y = (frame.pop("credit") == 1).to_numpy()
+    sensitive = pd.DataFrame({
+        "sex": frame["personal_status"].map(GERMAN_SEX),
+        "age_group": np.where(frame["age"] > 25, ">25", "<=25"),
+    })
+    task = Task("precision", "tpr", 0.5, "tpr", ("sex",))
+    features = frame.assign(sex=sensitive["sex"])
+    return _finish("german", features, y, sensitive, task, "UCI Statlog German credit, CC BY 4.0", drop_sensitive)
+
+
+def load_bank(*, drop_sensitive: bool = False) -> Dataset:
+    """UCI Bank Marketing, UCI's 10% sample (4,521 rows).
+
+    Label: the client subscribed a term deposit. Sensitive: ``age_group`` (<65 / >=65)
+    and ``marital``. Task: precision at 50% TPR, TPR ratio over age group: clients who
+    would subscribe should be reached at the same rate whatever their age.
+
+    >>> data = load_bank()
+    >>> len(data.y), int((data.sensitive["age_group"] == ">=65").sum())
+    (4521, 89)
+    """
+    with data_path("bank.csv.gz").open("rb") as handle:
+        frame = pd.read_csv(handle, compression="gzip", sep=";")
+    y = frame.pop("y").eq("yes").to_numpy()
+    sensitive = pd.DataFrame({
+        "age_group": np.where(frame["age"] >= 65, ">=65", "<65"),
+        "marital": frame["marital"],
+    })
+    features = frame.assign(age_group=sensitive["age_group"])
+    task = Task("precision", "tpr", 0.5, "tpr", ("age_group",))
+    return _finish("bank", features, y, sensitive, task, "UCI Bank Marketing (bank.csv), CC BY 4.0", drop_sensitive)
+
+
+CREDIT_SEX = {1: "male", 2: "female"}
+CREDIT_EDUCATION = {1: "graduate school", 2: "university", 3: "high school"}
+CREDIT_MARRIAGE = {1: "married", 2: "single"}
+
+
+def load_credit_default(*, drop_sensitive: bool = False) -> Dataset:
+    """UCI default of credit card clients, Taiwan (30,000 rows).
+
+    Label: default next month. Sensitive, as readable labels: ``SEX``, ``EDUCATION``
+    (undocumented codes 0, 4, 5, 6 become "other") and ``MARRIAGE`` (0 and 3 become
+    "other"). Task: recall at 10% FPR, FPR ratio over SEX: a false alarm denies credit,
+    so it should fall on each sex at the same rate.
+
+    >>> data = load_credit_default()
+    >>> len(data.y), sorted(data.sensitive["EDUCATION"].cat.categories)
+    (30000, ['graduate school', 'high school', 'other', 'university'])
+    """
+    with data_path("default_credit_card_clients.csv.gz").open("rb") as handle:
+        frame = pd.read_csv(handle, compression="gzip").drop(columns="ID")
+    y = frame.pop("default.payment.next.month").to_numpy()
+    frame["SEX"] = frame["SEX"].map(CREDIT_SEX)
+    frame["EDUCATION"] = frame["EDUCATION"].map(CREDIT_EDUCATION).fillna("other")
+    frame["MARRIAGE"] = frame["MARRIAGE"].map(CREDIT_MARRIAGE).fillna("other")
+    task = Task("recall", "fpr", 0.1, "fpr", ("SEX",))
+    return _finish(
+        "credit_default", frame, y, frame[["SEX", "EDUCATION", "MARRIAGE"]], task,
+        "UCI default of credit card clients, CC BY 4.0", drop_sensitive,
+    )
+
+
+LOADERS = {
+    "adult": load_adult,
+    "compas": load_compas,
+    "german": load_german,
+    "bank": load_bank,
+    "credit_default": load_credit_default,
+}
+
+
+def load_dataset(name: str, **options) -> Dataset:
+    """Load a bundled data set by name (one of ``LOADERS``).
+
+    >>> load_dataset("german").name
+    'german'
+    """
+    if name not in LOADERS:
+        raise ValueError(f"unknown dataset {name!r}; choose one of {sorted(LOADERS)}")
+    return LOADERS[name](**options)

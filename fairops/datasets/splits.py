@@ -1,0 +1,97 @@
+"""Reproducible splits and nested budget slices, stratified by label x sensitive group."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..metrics._validation import as_binary_labels, encode_sensitive
+
+
+def strata(y, sensitive_features) -> np.ndarray:
+    """One integer code per row for its (label, intersectional group) cell."""
+    y = as_binary_labels(y, "y")
+    groups = encode_sensitive(sensitive_features, len(y), min_values=1).intersection()
+    return groups.codes[0] * 2 + y
+
+
+def _shuffled_members(cells: np.ndarray, seed: int) -> list[np.ndarray]:
+    """Per stratum, its row indices in a random order fixed by ``seed``."""
+    rng = np.random.default_rng(seed)
+    order = np.argsort(cells, kind="stable")
+    bounds = np.flatnonzero(np.diff(cells[order])) + 1
+    return [rng.permutation(members) for members in np.split(order, bounds)]
+
+
+@dataclass(frozen=True)
+class Split:
+    """Row indices of the train, validation and test parts (sorted, disjoint, covering all rows)."""
+
+    train: np.ndarray
+    validation: np.ndarray
+    test: np.ndarray
+
+
+def train_validation_test_split(y, sensitive_features, *, validation=0.2, test=0.2, seed=0) -> Split:
+    """Split rows into train / validation / test, stratified by label x group.
+
+    Each (label, group) cell is shared out in the given proportions, so every part keeps
+    the data's base rates per group.
+
+    >>> import numpy as np
+    >>> y = np.array([0, 1] * 50); s = np.array(["a"] * 50 + ["b"] * 50)
+    >>> parts = train_validation_test_split(y, s, validation=0.2, test=0.2, seed=0)
+    >>> len(parts.train), len(parts.validation), len(parts.test)
+    (60, 20, 20)
+    """
+    for name, share in (("validation", validation), ("test", test)):
+        if not 0 <= share < 1:
+            raise ValueError(f"{name} must be a share in [0, 1), got {share}")
+    if validation + test >= 1:
+        raise ValueError(f"validation + test must leave rows to train on, got {validation + test}")
+    parts = {"train": [], "validation": [], "test": []}
+    for members in _shuffled_members(strata(y, sensitive_features), seed):
+        n_test = int(round(test * len(members)))
+        n_validation = int(round(validation * len(members)))
+        parts["test"].append(members[:n_test])
+        parts["validation"].append(members[n_test:n_test + n_validation])
+        parts["train"].append(members[n_test + n_validation:])
+    return Split(**{name: np.sort(np.concatenate(chunks)) for name, chunks in parts.items()})
+
+
+class BudgetSlicer:
+    """Nested, stratified subsets of a training set, one per budget fraction.
+
+    Every (label, group) cell gets one fixed random order; the slice for fraction ``r``
+    takes the first ``max(1, round(r * n_cell))`` rows of each cell. The counts grow with
+    ``r``, so a smaller slice is always inside every larger one.
+
+    >>> import numpy as np
+    >>> y = np.array([0, 1] * 50); s = np.array(["a"] * 50 + ["b"] * 50)
+    >>> slicer = BudgetSlicer(y, s, seed=0)
+    >>> small, large = slicer.indices(1 / 9), slicer.indices(1 / 3)
+    >>> len(small), len(large), bool(np.isin(small, large).all())
+    (12, 32, True)
+    """
+
+    def __init__(self, y, sensitive_features, *, seed=0):
+        self._members = _shuffled_members(strata(y, sensitive_features), seed)
+        self.n_rows = sum(len(members) for members in self._members)
+
+    def indices(self, fraction: float) -> np.ndarray:
+        """Sorted row indices of the slice for ``fraction`` in (0, 1]."""
+        if not 0 < fraction <= 1:
+            raise ValueError(f"fraction must be in (0, 1], got {fraction}")
+        chosen = [members[: max(1, int(round(fraction * len(members))))] for members in self._members]
+        return np.sort(np.concatenate(chosen))
+
+
+def budget_slice(y, sensitive_features, fraction, *, seed=0) -> np.ndarray:
+    """The nested budget slice of :class:`BudgetSlicer` for one fraction.
+
+    >>> import numpy as np
+    >>> len(budget_slice(np.array([0, 1] * 50), np.array(["a", "b"] * 50), 0.5))
+    50
+    """
+    return BudgetSlicer(y, sensitive_features, seed=seed).indices(fraction)

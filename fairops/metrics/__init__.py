@@ -1,0 +1,29 @@
+"""Accuracy and fairness metrics in plain NumPy (no Optuna or MLflow imports).
+
+>>> from fairops.metrics import auc_s, binarize, fairness_ratio
+>>> auc_s([0.2, 0.9, 0.1, 0.8], ["f", "m", "f", "m"])
+1.0
+"""
+
+from .classification import GroupRates, fairness_ratio, group_rates, precision, recall
+from .outliers import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
+from .ranking import auc_s, auc_y, group_aucs
+from .task import Task
+from .thresholds import binarize
+
+__all__ = [
+    "GroupRates",
+    "Task",
+    "auc_s",
+    "auc_y",
+    "binarize",
+    "euclidean_disparity",
+    "fairness_ratio",
+    "group_aucs",
+    "group_rates",
+    "jaccard",
+    "outlier_fraction",
+    "precision",
+    "recall",
+    "wasserstein_disparity",
+]

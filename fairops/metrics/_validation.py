@@ -1,0 +1,148 @@
+"""Input checks shared by the metric functions.
+
+Every check raises ``ValueError``/``TypeError`` naming the offending argument.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def as_scores(values, name: str) -> np.ndarray:
+    """A finite 1-D float64 array."""
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be numeric, got dtype {array.dtype}")
+    array = np.ascontiguousarray(array, dtype=np.float64)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return array
+
+
+def as_binary_labels(values, name: str) -> np.ndarray:
+    """A 1-D int8 array of 0/1 labels (booleans accepted)."""
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
+    if array.dtype.kind == "b":
+        return array.astype(np.int8)
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold 0/1 labels, got dtype {array.dtype}")
+    if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    labels = array.astype(np.int8)
+    if not np.all((labels == 0) | (labels == 1)) or not np.array_equal(labels, array):
+        found = np.unique(array)[:5]
+        raise ValueError(f"{name} must hold only 0 and 1, found values such as {found.tolist()}")
+    return labels
+
+
+def check_same_length(**arrays) -> int:
+    """The common length of the given arrays; a ValueError names the mismatch."""
+    lengths = {name: len(array) for name, array in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        listed = ", ".join(f"{name}={length}" for name, length in lengths.items())
+        raise ValueError(f"length mismatch: {listed}")
+    (length,) = set(lengths.values()) or {0}
+    if length == 0:
+        raise ValueError(f"{', '.join(lengths)} must not be empty")
+    return length
+
+
+@dataclass(frozen=True)
+class EncodedGroups:
+    """Sensitive columns as integer codes.
+
+    ``codes[j]`` holds column ``j``'s code per row; ``labels[j][c]`` is the readable
+    value behind code ``c``; ``names[j]`` is the column's name.
+    """
+
+    names: tuple[str, ...]
+    codes: tuple[np.ndarray, ...]
+    labels: tuple[tuple, ...]
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.codes[0])
+
+    def intersection(self) -> "EncodedGroups":
+        """One column whose values are the tuples of all columns' values seen together."""
+        if len(self.codes) == 1:
+            return self
+        stacked = np.stack(self.codes, axis=1)
+        unique_rows, inverse = np.unique(stacked, axis=0, return_inverse=True)
+        labels = tuple(
+            tuple(self.labels[j][code] for j, code in enumerate(row)) for row in unique_rows
+        )
+        return EncodedGroups(("&".join(self.names),), (inverse.ravel().astype(np.intp),), (labels,))
+
+
+def _column_values(sensitive_features):
+    """(name, column) pairs from a DataFrame, Series, dict, 1-D or 2-D array."""
+    columns = getattr(sensitive_features, "columns", None)
+    if columns is not None:  # a DataFrame
+        return [(str(name), sensitive_features[name]) for name in columns]
+    if isinstance(sensitive_features, dict):
+        return [(str(name), values) for name, values in sensitive_features.items()]
+    if getattr(sensitive_features, "ndim", None) == 1 and hasattr(sensitive_features, "name"):
+        name = sensitive_features.name  # a Series
+        return [(str(name) if name is not None else "sensitive_0", sensitive_features)]
+    array = np.asarray(sensitive_features)
+    if array.ndim == 1:
+        return [("sensitive_0", array)]
+    if array.ndim == 2:
+        return [(f"sensitive_{j}", array[:, j]) for j in range(array.shape[1])]
+    raise ValueError(f"sensitive_features must be 1-D or 2-D, got shape {array.shape}")
+
+
+def _encode_column(name: str, column) -> tuple[np.ndarray, np.ndarray]:
+    """(uniques, codes) of one column; missing values raise."""
+    categorical = getattr(column, "cat", None)
+    if categorical is not None:  # pandas categorical: reuse its codes, drop unused categories
+        raw_codes = np.asarray(categorical.codes)
+        if np.any(raw_codes < 0):
+            raise ValueError(f"sensitive_features column {name!r} contains missing values")
+        used, codes = np.unique(raw_codes, return_inverse=True)
+        return np.asarray(categorical.categories, dtype=object)[used], codes
+    array = np.asarray(column)
+    if array.ndim != 1:
+        raise ValueError(f"sensitive_features column {name!r} must be 1-D, got shape {array.shape}")
+    if array.dtype.kind == "f" and np.isnan(array).any():
+        raise ValueError(f"sensitive_features column {name!r} contains missing values")
+    if array.dtype.kind == "O":
+        if any(value is None or value != value for value in array):
+            raise ValueError(f"sensitive_features column {name!r} contains missing values")
+        try:
+            return np.unique(array, return_inverse=True)
+        except TypeError:  # mixed types that do not sort: compare their text
+            return np.unique(array.astype(str), return_inverse=True)
+    return np.unique(array, return_inverse=True)
+
+
+def encode_sensitive(sensitive_features, n_rows: int | None = None, *, min_values: int = 2) -> EncodedGroups:
+    """Encode sensitive columns; refuse missing values and columns with fewer than ``min_values`` values."""
+    if sensitive_features is None:
+        raise ValueError("sensitive_features is required")
+    pairs = _column_values(sensitive_features)
+    if not pairs:
+        raise ValueError("sensitive_features has no columns")
+    names, codes, labels = [], [], []
+    for name, column in pairs:
+        if n_rows is not None and len(column) != n_rows:
+            raise ValueError(
+                f"sensitive_features column {name!r} has {len(column)} rows, expected {n_rows}"
+            )
+        uniques, inverse = _encode_column(name, column)
+        if len(uniques) < min_values:
+            raise ValueError(
+                f"sensitive_features column {name!r} has {len(uniques)} distinct value(s) "
+                f"({list(uniques)}); at least {min_values} are needed to compare groups"
+            )
+        names.append(name)
+        codes.append(np.ascontiguousarray(inverse.ravel(), dtype=np.intp))
+        labels.append(tuple(value.item() if hasattr(value, "item") else value for value in uniques))
+    return EncodedGroups(tuple(names), tuple(codes), tuple(labels))

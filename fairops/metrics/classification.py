@@ -1,0 +1,171 @@
+"""Accuracy metrics and per-group rates of binary decisions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import EncodedGroups, as_binary_labels, check_same_length, encode_sensitive
+
+RATES = ("tpr", "fpr", "ppr")
+
+
+def _labels_and_predictions(y_true, y_pred):
+    y_true = as_binary_labels(y_true, "y_true")
+    y_pred = as_binary_labels(y_pred, "y_pred")
+    check_same_length(y_true=y_true, y_pred=y_pred)
+    return y_true, y_pred
+
+
+def precision(y_true, y_pred) -> float:
+    """Share of predicted positives that are positive; 0.0 when nothing is predicted positive.
+
+    >>> precision([1, 0, 1, 1], [1, 1, 0, 0])
+    0.5
+    """
+    y_true, y_pred = _labels_and_predictions(y_true, y_pred)
+    predicted = int(y_pred.sum())
+    return float((y_true & y_pred).sum() / predicted) if predicted else 0.0
+
+
+def recall(y_true, y_pred) -> float:
+    """Share of positives predicted positive (the true-positive rate).
+
+    >>> recall([1, 0, 1, 1], [1, 1, 0, 0])
+    0.3333333333333333
+    """
+    y_true, y_pred = _labels_and_predictions(y_true, y_pred)
+    positives = int(y_true.sum())
+    if positives == 0:
+        raise ValueError("recall is undefined: y_true has no positive rows")
+    return float((y_true & y_pred).sum() / positives)
+
+
+@dataclass(frozen=True)
+class GroupRates:
+    """Confusion counts and rates per sensitive group (one entry per group, same order).
+
+    ``tpr`` is NaN for a group without positives and ``fpr`` for one without negatives:
+    the rate does not exist there. ``fairness_ratio`` refuses such groups by name.
+    """
+
+    attribute: str
+    groups: tuple
+    count: np.ndarray
+    positives: np.ndarray
+    negatives: np.ndarray
+    predicted_positive: np.ndarray
+    true_positives: np.ndarray
+    false_positives: np.ndarray
+
+    @property
+    def tpr(self) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.positives > 0, self.true_positives / np.maximum(self.positives, 1), np.nan)
+
+    @property
+    def fpr(self) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.negatives > 0, self.false_positives / np.maximum(self.negatives, 1), np.nan)
+
+    @property
+    def ppr(self) -> np.ndarray:
+        return self.predicted_positive / self.count
+
+    def rate(self, name: str) -> np.ndarray:
+        if name not in RATES:
+            raise ValueError(f"rate must be one of {RATES}, got {name!r}")
+        return getattr(self, name)
+
+    def to_records(self) -> list[dict]:
+        """One dict per group, ready for ``pandas.DataFrame`` or a JSON artifact."""
+        return [
+            {
+                "attribute": self.attribute,
+                "group": group,
+                "count": int(self.count[i]),
+                "positives": int(self.positives[i]),
+                "predicted_positive": int(self.predicted_positive[i]),
+                "tpr": float(self.tpr[i]),
+                "fpr": float(self.fpr[i]),
+                "ppr": float(self.ppr[i]),
+            }
+            for i, group in enumerate(self.groups)
+        ]
+
+
+def _rates_for(encoded: EncodedGroups, y_true: np.ndarray, y_pred: np.ndarray) -> GroupRates:
+    (codes,), (labels,) = encoded.codes, encoded.labels
+    size = len(labels)
+    count = np.bincount(codes, minlength=size)
+    positives = np.bincount(codes, weights=y_true, minlength=size).astype(np.int64)
+    predicted = np.bincount(codes, weights=y_pred, minlength=size).astype(np.int64)
+    true_positives = np.bincount(codes, weights=y_true & y_pred, minlength=size).astype(np.int64)
+    return GroupRates(
+        attribute=encoded.names[0],
+        groups=labels,
+        count=count,
+        positives=positives,
+        negatives=count - positives,
+        predicted_positive=predicted,
+        true_positives=true_positives,
+        false_positives=predicted - true_positives,
+    )
+
+
+def group_rates(y_true, y_pred, sensitive_features, *, intersectional=True):
+    """Per-group confusion counts and TPR, FPR and positive rate.
+
+    With several sensitive columns, ``intersectional=True`` gives one ``GroupRates`` over
+    the groups seen together (e.g. ``("Female", "Black")``); ``False`` gives a list with
+    one ``GroupRates`` per column.
+
+    >>> rates = group_rates([1, 0, 1, 0], [1, 0, 0, 1], ["a", "a", "b", "b"])
+    >>> rates.groups, rates.tpr.tolist(), rates.fpr.tolist()
+    (('a', 'b'), [1.0, 0.0], [0.0, 1.0])
+    """
+    y_true, y_pred = _labels_and_predictions(y_true, y_pred)
+    encoded = encode_sensitive(sensitive_features, len(y_true), min_values=1)
+    if intersectional:
+        return _rates_for(encoded.intersection(), y_true, y_pred)
+    return [
+        _rates_for(EncodedGroups((name,), (codes,), (labels,)), y_true, y_pred)
+        for name, codes, labels in zip(encoded.names, encoded.codes, encoded.labels)
+    ]
+
+
+def _ratio(rates: GroupRates, rate: str) -> float:
+    values = rates.rate(rate)
+    undefined = [group for group, value in zip(rates.groups, values) if np.isnan(value)]
+    if undefined:
+        missing = "positive" if rate == "tpr" else "negative"
+        raise ValueError(
+            f"{rate} is undefined for group(s) {undefined} of {rates.attribute!r}: "
+            f"they have no {missing} rows"
+        )
+    if len(values) < 2:
+        raise ValueError(f"sensitive attribute {rates.attribute!r} has a single group: {rates.groups}")
+    highest = values.max()
+    # All groups at rate 0 are treated equally: the ratio is 1.
+    return float(values.min() / highest) if highest > 0 else 1.0
+
+
+def fairness_ratio(y_true, y_pred, sensitive_features, *, rate="tpr", intersectional=True) -> float:
+    """Lowest group rate divided by the highest, in [0, 1]; 1 is parity.
+
+    ``rate``: ``"tpr"`` (equal opportunity), ``"fpr"`` (predictive equality) or ``"ppr"``
+    (demographic parity). Several sensitive columns form intersectional groups unless
+    ``intersectional=False``, which returns the lowest of the per-column ratios.
+    When every group's rate is 0 the ratio is 1.0. A group where the rate does not exist
+    (no positives for TPR, no negatives for FPR) raises ``ValueError``.
+
+    >>> fairness_ratio([1, 1, 1, 1], [1, 1, 1, 0], ["m", "m", "f", "f"], rate="tpr")
+    0.5
+    """
+    if rate not in RATES:
+        raise ValueError(f"rate must be one of {RATES}, got {rate!r}")
+    result = group_rates(y_true, y_pred, sensitive_features, intersectional=intersectional)
+    if intersectional:
+        return _ratio(result, rate)
+    return min(_ratio(rates, rate) for rates in result)

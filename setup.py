@@ -1,0 +1,44 @@
+"""Build the compiled kernels.
+
+Every ``cython_ext/<subpackage>/<module>.pyx`` becomes the extension module
+``fairops.<subpackage>.<module>``, so adding a kernel needs no edit here.
+"""
+
+from pathlib import Path
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+HERE = Path(__file__).parent
+
+
+def _extensions():
+    extensions = []
+    for source in sorted((HERE / "cython_ext").glob("*/*.pyx")):
+        relative = source.relative_to(HERE)
+        module = "fairops." + ".".join(relative.with_suffix("").parts[1:])
+        extensions.append(
+            Extension(
+                module,
+                [relative.as_posix()],
+                include_dirs=[numpy.get_include()],
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                extra_compile_args=["-O3"],
+            )
+        )
+    return extensions
+
+
+setup(
+    ext_modules=cythonize(
+        _extensions(),
+        language_level=3,
+        compiler_directives={
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+        },
+    )
+)
