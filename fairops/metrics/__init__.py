@@ -5,7 +5,7 @@
 1.0
 """
 
-from .classification import GroupRates, fairness_ratio, group_rates, precision, recall
+from .classification import GroupRates, fairness_ratio, group_rates, precision, ratio_of, recall
 from .outliers import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
 from .ranking import auc_s, auc_y, group_aucs
 from .task import Task
@@ -24,6 +24,7 @@ __all__ = [
     "jaccard",
     "outlier_fraction",
     "precision",
+    "ratio_of",
     "recall",
     "wasserstein_disparity",
 ]

@@ -73,12 +73,24 @@ class EncodedGroups:
         """One column whose values are the tuples of all columns' values seen together."""
         if len(self.codes) == 1:
             return self
-        stacked = np.stack(self.codes, axis=1)
-        unique_rows, inverse = np.unique(stacked, axis=0, return_inverse=True)
+        sizes = [len(labels) for labels in self.labels]
+        combined = np.zeros(self.n_rows, dtype=np.intp)
+        for codes, size in zip(self.codes, sizes):
+            combined = combined * size + codes
+        used, codes = compact_codes(combined, int(np.prod(sizes)))
         labels = tuple(
-            tuple(self.labels[j][code] for j, code in enumerate(row)) for row in unique_rows
+            tuple(self.labels[j][index] for j, index in enumerate(np.unravel_index(value, sizes)))
+            for value in used
         )
-        return EncodedGroups(("&".join(self.names),), (inverse.ravel().astype(np.intp),), (labels,))
+        return EncodedGroups(("&".join(self.names),), (codes,), (labels,))
+
+
+def compact_codes(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(the code values that occur, sorted; codes renumbered 0..k-1 in that order), in O(n + size)."""
+    used = np.flatnonzero(np.bincount(codes, minlength=size))
+    lookup = np.zeros(size, dtype=np.intp)
+    lookup[used] = np.arange(len(used))
+    return used, lookup[codes]
 
 
 def _column_values(sensitive_features):
@@ -103,11 +115,12 @@ def _encode_column(name: str, column) -> tuple[np.ndarray, np.ndarray]:
     """(uniques, codes) of one column; missing values raise."""
     categorical = getattr(column, "cat", None)
     if categorical is not None:  # pandas categorical: reuse its codes, drop unused categories
-        raw_codes = np.asarray(categorical.codes)
+        raw_codes = np.asarray(categorical.codes, dtype=np.intp)
         if np.any(raw_codes < 0):
             raise ValueError(f"sensitive_features column {name!r} contains missing values")
-        used, codes = np.unique(raw_codes, return_inverse=True)
-        return np.asarray(categorical.categories, dtype=object)[used], codes
+        categories = np.asarray(categorical.categories, dtype=object)
+        used, codes = compact_codes(raw_codes, len(categories))
+        return categories[used], codes
     array = np.asarray(column)
     if array.ndim != 1:
         raise ValueError(f"sensitive_features column {name!r} must be 1-D, got shape {array.shape}")

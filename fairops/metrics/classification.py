@@ -165,7 +165,17 @@ def fairness_ratio(y_true, y_pred, sensitive_features, *, rate="tpr", intersecti
     """
     if rate not in RATES:
         raise ValueError(f"rate must be one of {RATES}, got {rate!r}")
-    result = group_rates(y_true, y_pred, sensitive_features, intersectional=intersectional)
-    if intersectional:
-        return _ratio(result, rate)
-    return min(_ratio(rates, rate) for rates in result)
+    return ratio_of(group_rates(y_true, y_pred, sensitive_features, intersectional=intersectional), rate)
+
+
+def ratio_of(rates, rate="tpr") -> float:
+    """The fairness ratio of already computed :func:`group_rates` (one or a per-column list).
+
+    >>> ratio_of(group_rates([1, 1, 1, 1], [1, 1, 1, 0], ["m", "m", "f", "f"]), "tpr")
+    0.5
+    """
+    if rate not in RATES:
+        raise ValueError(f"rate must be one of {RATES}, got {rate!r}")
+    if isinstance(rates, GroupRates):
+        return _ratio(rates, rate)
+    return min(_ratio(per_column, rate) for per_column in rates)

@@ -1,0 +1,1 @@
+"""Adapters that other hosts discover through entry points (installed as ``fairops.plugins``)."""

@@ -1,0 +1,31 @@
+"""Shared test fixtures and paths."""
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """The shared/ folder that sits beside the repository (CI lays a copy there)."""
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """URL of the PostgreSQL server for distributed tests (``.ci/postgres.sh`` starts one).
+
+    Missing locally: the test is skipped with the reason. In CI (``FAIROPS_REQUIRE_SERVICES=1``)
+    a missing server fails the test instead, so nothing is silently left untested.
+    """
+    import os
+
+    url = os.environ.get("FAIROPS_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("FAIROPS_REQUIRE_SERVICES"):
+            pytest.fail("FAIROPS_TEST_POSTGRES_URL is not set but FAIROPS_REQUIRE_SERVICES requires it")
+        pytest.skip("FAIROPS_TEST_POSTGRES_URL not set (run: export FAIROPS_TEST_POSTGRES_URL=$(bash .ci/postgres.sh))")
+    return url

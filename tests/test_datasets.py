@@ -1,0 +1,101 @@
+import hashlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairops.datasets import LOADERS, BudgetSlicer, load_dataset, strata, train_validation_test_split
+from fairops.datasets._bundle import SHA256, data_path, file_sha256
+
+EXPECTED_ROWS = {"adult": 45222, "compas": 6172, "german": 1000, "bank": 4521, "credit_default": 30000}
+
+
+@pytest.mark.parametrize("filename", sorted(SHA256))
+def test_bundled_files_are_intact(filename):
+    assert file_sha256(filename) == SHA256[filename]
+
+
+def test_bundled_sums_match_the_published_list(shared_dir):
+    published = dict(
+        reversed(line.split()) for line in (shared_dir / "datasets" / "SHA256SUMS").read_text().splitlines()
+    )
+    for filename, digest in SHA256.items():
+        assert published[filename] == digest
+        assert hashlib.sha256(data_path(filename).read_bytes()).hexdigest() == digest
+
+
+@pytest.mark.parametrize("name", sorted(LOADERS))
+def test_loader_contract(name):
+    data = load_dataset(name)
+    assert len(data.X) == len(data.y) == len(data.sensitive) == EXPECTED_ROWS[name]
+    assert set(np.unique(data.y)) == {0, 1}
+    assert isinstance(data.X, pd.DataFrame)
+    assert not data.X.isna().any().any()
+    for column in data.X.columns:
+        assert pd.api.types.is_numeric_dtype(data.X[column]) or isinstance(data.X[column].dtype, pd.CategoricalDtype)
+    assert set(data.task.sensitive) <= set(data.sensitive.columns)
+    for column in data.sensitive.columns:
+        labels = data.sensitive[column].cat.categories
+        assert len(labels) >= 2 and all(isinstance(label, str) for label in labels)
+
+
+def test_adult_is_the_paper_task():
+    data = load_dataset("adult")
+    assert str(data.task) == "precision@tpr=0.5,ratio=tpr" and data.task.sensitive == ("sex",)
+    assert sorted(data.sensitive["sex"].cat.categories) == ["Female", "Male"]
+    dropped = load_dataset("adult", drop_sensitive=True)
+    assert "sex" not in dropped.X.columns and "race" not in dropped.X.columns
+
+
+def test_compas_is_the_paper_task():
+    data = load_dataset("compas")
+    assert str(data.task) == "precision@fpr=0.1,ratio=fpr" and data.task.sensitive == ("race",)
+
+
+def test_unknown_dataset():
+    with pytest.raises(ValueError, match="unknown dataset 'nope'"):
+        load_dataset("nope")
+
+
+def _toy(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    s = pd.DataFrame({"sex": rng.choice(["F", "M"], n, p=[0.3, 0.7]), "race": rng.choice(["a", "b", "c"], n)})
+    y = (rng.random(n) < np.where(s["sex"] == "F", 0.2, 0.4)).astype(int)
+    return y, s
+
+
+def test_split_is_disjoint_complete_reproducible_and_stratified():
+    y, s = _toy()
+    parts = train_validation_test_split(y, s, validation=0.2, test=0.2, seed=5)
+    everything = np.concatenate([parts.train, parts.validation, parts.test])
+    assert np.array_equal(np.sort(everything), np.arange(len(y)))
+    again = train_validation_test_split(y, s, validation=0.2, test=0.2, seed=5)
+    assert np.array_equal(parts.test, again.test)
+    cells = strata(y, s)
+    for part, share in ((parts.test, 0.2), (parts.validation, 0.2)):
+        for cell in np.unique(cells):
+            expected = share * (cells == cell).sum()
+            assert abs((cells[part] == cell).sum() - expected) <= 1
+
+
+def test_split_rejects_bad_shares():
+    y, s = _toy(100)
+    with pytest.raises(ValueError, match="validation \\+ test"):
+        train_validation_test_split(y, s, validation=0.5, test=0.5)
+
+
+def test_budget_slices_are_nested_and_stratified():
+    y, s = _toy()
+    slicer = BudgetSlicer(y, s, seed=3)
+    fractions = [1 / 81, 1 / 27, 1 / 9, 1 / 3, 1.0]
+    slices = [slicer.indices(f) for f in fractions]
+    for smaller, larger in zip(slices, slices[1:]):
+        assert np.isin(smaller, larger).all() and len(smaller) < len(larger)
+    assert np.array_equal(slices[-1], np.arange(len(y)))
+    cells = strata(y, s)
+    for fraction, chosen in zip(fractions, slices):
+        for cell in np.unique(cells):
+            size = (cells == cell).sum()
+            assert (cells[chosen] == cell).sum() == max(1, round(fraction * size))
+    with pytest.raises(ValueError, match="fraction must be in"):
+        slicer.indices(0)

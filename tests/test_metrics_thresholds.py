@@ -1,0 +1,91 @@
+import math
+
+import numpy as np
+import pytest
+
+from fairops.metrics import binarize
+
+
+def _data(seed=0, n=500):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    scores = np.round(rng.random(n) + 0.3 * y, 2)  # rounding creates many ties
+    return scores, y
+
+
+@pytest.mark.parametrize("target", [0.01, 0.1, 0.5, 0.77, 1.0])
+def test_tpr_target_is_met_exactly(target):
+    scores, y = _data()
+    pred = binarize(scores, y, tpr=target, seed=3)
+    assert int((pred & y).sum()) == math.ceil(target * y.sum())
+
+
+@pytest.mark.parametrize("target", [0.0, 0.05, 0.1, 0.5, 1.0])
+def test_fpr_target_is_met_exactly(target):
+    scores, y = _data()
+    pred = binarize(scores, y, fpr=target, seed=3)
+    assert int((pred & (1 - y)).sum()) == math.floor(target * (1 - y).sum())
+
+
+def test_predicted_rows_form_a_top_of_the_ranking():
+    scores, y = _data(1)
+    pred = binarize(scores, y, tpr=0.5)
+    # every predicted row scores at least as high as every row left out
+    assert scores[pred == 1].min() >= scores[pred == 0].max()
+
+
+def test_tpr_cut_is_shortest_and_fpr_cut_is_longest():
+    scores = np.array([0.9, 0.8, 0.7, 0.6, 0.5])
+    y = np.array([1, 1, 0, 1, 0])
+    assert binarize(scores, y, tpr=0.5).tolist() == [1, 1, 0, 0, 0]
+    # one negative allowed: everything above the second negative is positive
+    assert binarize(scores, y, fpr=0.5).tolist() == [1, 1, 1, 1, 0]
+
+
+def test_ties_are_broken_reproducibly_by_seed():
+    scores = np.zeros(100)
+    y = np.tile([0, 1], 50)
+    first = binarize(scores, y, top_k=10, seed=7)
+    assert first.sum() == 10
+    assert np.array_equal(first, binarize(scores, y, top_k=10, seed=7))
+    assert not np.array_equal(first, binarize(scores, y, top_k=10, seed=8))
+
+
+def test_top_k_takes_k_rows():
+    scores, y = _data()
+    pred = binarize(scores, y, top_k=37)
+    assert pred.sum() == 37
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({}, "exactly one"),
+        ({"tpr": 0.5, "fpr": 0.1}, "exactly one"),
+        ({"tpr": 0.0}, "tpr must be in"),
+        ({"fpr": 1.5}, "fpr must be in"),
+        ({"top_k": 11}, "unreachable"),
+        ({"top_k": -1}, "top_k"),
+    ],
+)
+def test_bad_targets_are_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        binarize(np.arange(10.0), np.tile([0, 1], 5), **kwargs)
+
+
+def test_unreachable_rate_targets():
+    with pytest.raises(ValueError, match="no positive rows"):
+        binarize([0.1, 0.2], [0, 0], tpr=0.5)
+    with pytest.raises(ValueError, match="no negative rows"):
+        binarize([0.1, 0.2], [1, 1], fpr=0.5)
+
+
+def test_bad_inputs_name_the_argument():
+    with pytest.raises(ValueError, match="y_score contains NaN"):
+        binarize([0.1, np.nan], [0, 1], tpr=0.5)
+    with pytest.raises(ValueError, match="y_score contains NaN or infinite"):
+        binarize([0.1, np.inf], [0, 1], tpr=0.5)
+    with pytest.raises(ValueError, match="length mismatch"):
+        binarize([0.1, 0.2, 0.3], [0, 1], tpr=0.5)
+    with pytest.raises(ValueError, match="y_true must hold only 0 and 1"):
+        binarize([0.1, 0.2], [0, 2], tpr=0.5)
