@@ -17,6 +17,7 @@ from .bundled import (
     load_dataset,
     load_german,
 )
+from .custom import load_table
 from .splits import BudgetSlicer, Split, budget_slice, strata, train_validation_test_split
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "load_credit_default",
     "load_dataset",
     "load_german",
+    "load_table",
     "strata",
     "train_validation_test_split",
 ]

@@ -1,0 +1,66 @@
+"""Load a data set of one's own from a CSV or Parquet file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..metrics import Task
+from .bundled import Dataset, _finish
+
+READERS = {".csv": pd.read_csv, ".parquet": pd.read_parquet}
+
+
+def _binary_target(column: pd.Series, name: str) -> np.ndarray:
+    """0/1 labels from a two-valued column (the larger value, or "yes"/"true"/">50K"-like text, is 1)."""
+    if column.isna().any():
+        raise ValueError(f"target column {name!r} has {int(column.isna().sum())} missing values")
+    values = sorted(column.unique().tolist(), key=str)
+    if len(values) != 2:
+        shown = values[:6]
+        raise ValueError(f"target column {name!r} must have exactly two classes, found {len(values)}: {shown}")
+    if set(values) <= {0, 1} or set(values) <= {False, True}:
+        return column.astype(int).to_numpy()
+    positive = values[1]
+    return (column == positive).to_numpy()
+
+
+def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,ratio=tpr",
+               drop_sensitive: bool = False) -> Dataset:
+    """A :class:`Dataset` from a ``.csv`` or ``.parquet`` file.
+
+    ``sensitive`` names one or more columns (a list or a comma-separated string); the
+    task's fairness ratio is taken over the first of them. Rows with a missing value in
+    the target or a sensitive column are refused with an error, not dropped silently.
+
+    >>> import tempfile, pandas as pd
+    >>> path = tempfile.mkdtemp() + "/toy.csv"
+    >>> pd.DataFrame({"x": [1, 2, 3, 4], "g": list("abab"), "y": [0, 1, 1, 0]}).to_csv(path, index=False)
+    >>> data = load_table(path, target="y", sensitive="g")
+    >>> data.X.columns.tolist(), data.y.tolist(), str(data.task)
+    (['x', 'g'], [0, 1, 1, 0], 'precision@tpr=0.5,ratio=tpr')
+    """
+    path = Path(path)
+    reader = READERS.get(path.suffix.lower())
+    if reader is None:
+        raise ValueError(f"data file {str(path)!r} must end in one of {sorted(READERS)}")
+    if not path.is_file():
+        raise ValueError(f"data file {str(path)!r} does not exist")
+    frame = reader(path)
+    columns = [c.strip() for c in sensitive.split(",")] if isinstance(sensitive, str) else list(sensitive)
+    missing = [c for c in [target, *columns] if c not in frame.columns]
+    if missing:
+        raise ValueError(f"column(s) {missing} not in {path.name}; it has {list(frame.columns)}")
+    if not columns:
+        raise ValueError("name at least one sensitive column")
+    y = _binary_target(frame.pop(target), target)
+    groups = frame[columns]
+    for column in columns:
+        if groups[column].isna().any():
+            raise ValueError(f"sensitive column {column!r} has missing values")
+        if groups[column].nunique() < 2:
+            raise ValueError(f"sensitive column {column!r} has a single value; fairness needs two groups")
+    spec = Task.from_string(task, sensitive=[columns[0]])
+    return _finish(path.stem, frame, y, groups.astype(str), spec, str(path), drop_sensitive)

@@ -1,0 +1,54 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairops.datasets import load_table
+
+
+@pytest.fixture
+def table(tmp_path):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({
+        "income": rng.normal(size=50),
+        "city": rng.choice(["x", "y"], 50),
+        "sex": rng.choice(["F", "M"], 50),
+        "race": rng.choice(["a", "b", "c"], 50),
+        "label": rng.choice(["no", "yes"], 50),
+    })
+    return frame
+
+
+def test_csv_and_parquet_give_the_same_dataset(table, tmp_path):
+    table.to_csv(tmp_path / "d.csv", index=False)
+    table.to_parquet(tmp_path / "d.parquet")
+    a = load_table(tmp_path / "d.csv", target="label", sensitive="sex,race", task="recall@fpr=0.1,ratio=fpr")
+    b = load_table(tmp_path / "d.parquet", target="label", sensitive=["sex", "race"], task="recall@fpr=0.1,ratio=fpr")
+    assert np.array_equal(a.y, (table["label"] == "yes").to_numpy())
+    assert np.array_equal(a.y, b.y)
+    assert list(a.sensitive.columns) == ["sex", "race"] and a.task.sensitive == ("sex",)
+    assert str(a.task) == "recall@fpr=0.1,ratio=fpr"
+    assert isinstance(a.X["city"].dtype, pd.CategoricalDtype)
+
+
+@pytest.mark.parametrize(
+    "change, kwargs, message",
+    [
+        (lambda t: t, {"target": "nope", "sensitive": "sex"}, r"column\(s\) \['nope'\] not in"),
+        (lambda t: t, {"target": "label", "sensitive": "colour"}, r"column\(s\) \['colour'\] not in"),
+        (lambda t: t.assign(label=np.arange(50) % 3), {"target": "label", "sensitive": "sex"}, "exactly two classes, found 3"),
+        (lambda t: t.assign(sex="F"), {"target": "label", "sensitive": "sex"}, "'sex' has a single value"),
+        (lambda t: t.assign(sex=[None] + ["F"] * 49), {"target": "label", "sensitive": "sex"}, "'sex' has missing values"),
+        (lambda t: t, {"target": "label", "sensitive": "sex", "task": "accuracy"}, "task spec"),
+    ],
+)
+def test_bad_tables_are_refused_by_name(table, tmp_path, change, kwargs, message):
+    change(table).to_csv(tmp_path / "d.csv", index=False)
+    with pytest.raises(ValueError, match=message):
+        load_table(tmp_path / "d.csv", **kwargs)
+
+
+def test_bad_paths(tmp_path):
+    with pytest.raises(ValueError, match="must end in one of"):
+        load_table(tmp_path / "d.xlsx", target="y", sensitive="s")
+    with pytest.raises(ValueError, match="does not exist"):
+        load_table(tmp_path / "d.csv", target="y", sensitive="s")
