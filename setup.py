@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy
 from Cython.Build import cythonize
-from setuptools import Extension, find_packages, setup
+from setuptools import Extension, find_namespace_packages, setup
 
 HERE = Path(__file__).parent
 
@@ -32,7 +32,7 @@ def _extensions():
 
 setup(
     # plugins/ is a source folder installed as fairops.plugins, never as a top-level "plugins".
-    packages=find_packages(include=["fairops", "fairops.*"]) + ["fairops.plugins"],
+    packages=find_namespace_packages(include=["fairops", "fairops.*"], exclude=["*.__pycache__"]) + ["fairops.plugins"],
     package_dir={"fairops.plugins": "plugins"},
     ext_modules=cythonize(
         _extensions(),
