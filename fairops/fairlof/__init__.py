@@ -1,0 +1,30 @@
+"""FairLOF and FairLOF-Flex: local outlier factor with fairness corrections over several
+multi-valued sensitive attributes, plus the per-group quota baseline.
+
+>>> import numpy as np
+>>> from fairops.fairlof import FairLOF, quota_outliers
+>>> rng = np.random.default_rng(0)
+>>> X = rng.normal(size=(300, 4)); S = {"sex": rng.choice(["f", "m"], 300)}
+>>> det = FairLOF(n_neighbors=5, lambda_="auto", target_jaccard=0.9).fit(X, sensitive_features=S)
+>>> 0.0 <= det.fitted_lambda_ <= 1.0
+True
+"""
+
+from .corrections import GroupStatistics, correction_coefficients, group_statistics
+from .detector import DEFAULT_FLOOR, FairLOF
+from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, guide_lambda, top_outliers
+from .quota import group_quotas, quota_outliers
+
+__all__ = [
+    "DEFAULT_FLOOR",
+    "DEFAULT_LAMBDAS",
+    "FairLOF",
+    "GroupStatistics",
+    "PATH_COLUMNS",
+    "correction_coefficients",
+    "group_quotas",
+    "group_statistics",
+    "guide_lambda",
+    "quota_outliers",
+    "top_outliers",
+]

@@ -1,0 +1,114 @@
+"""Input checks for the FairLOF detector; every error names the argument.
+
+>>> import numpy as np
+>>> as_features(np.array([[0.0, 1.0], [2.0, 3.0]])).shape
+(2, 2)
+>>> encoded = encode_fit_groups({"sex": ["f", "m", "m", "f"]}, 4)
+>>> encoded.names, encoded.labels, encoded.codes[:, 0].tolist()
+(('sex',), (('f', 'm'),), [0, 1, 1, 0])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.utils.validation import check_array
+
+from fairops.metrics._validation import encode_sensitive
+
+
+def as_features(X, n_features: int | None = None) -> np.ndarray:
+    """X as a finite float64 (n, d) array."""
+    if X is None:
+        raise ValueError("X is required")
+    array = check_array(X, dtype=np.float64, ensure_all_finite=False, input_name="X")
+    if not np.all(np.isfinite(array)):
+        raise ValueError("X contains NaN or infinite values; impute or drop them before FairLOF")
+    if n_features is not None and array.shape[1] != n_features:
+        raise ValueError(f"X has {array.shape[1]} features, but the detector was fitted with {n_features}")
+    return np.ascontiguousarray(array)
+
+
+@dataclass(frozen=True)
+class FitGroups:
+    """Sensitive columns as an (n, n_attributes) code matrix with their names and readable values."""
+
+    names: tuple
+    labels: tuple
+    codes: np.ndarray
+
+    @property
+    def n_values(self) -> np.ndarray:
+        return np.array([len(values) for values in self.labels], dtype=np.intp)
+
+
+def encode_fit_groups(sensitive_features, n_rows: int) -> FitGroups:
+    """Encode the fit-time sensitive columns; refuse NaN, constant columns and groups of one row."""
+    encoded = encode_sensitive(sensitive_features, n_rows, min_values=2)
+    for name, codes, labels in zip(encoded.names, encoded.codes, encoded.labels):
+        counts = np.bincount(codes, minlength=len(labels))
+        if counts.min() < 2:
+            lonely = labels[int(np.argmin(counts))]
+            raise ValueError(
+                f"sensitive_features column {name!r} has a group of one row (value {lonely!r}); "
+                "group statistics need at least 2 rows per value: merge rare values first"
+            )
+    codes = np.ascontiguousarray(np.stack(encoded.codes, axis=1), dtype=np.intp)
+    return FitGroups(encoded.names, encoded.labels, codes)
+
+
+def encode_new_groups(sensitive_features, n_rows: int, names, labels) -> np.ndarray:
+    """Codes of new rows in the fitted value order; a value unseen at fit time raises.
+
+    >>> encode_new_groups(["m", "f"], 2, ("sex",), (("f", "m"),)).tolist()
+    [[1], [0]]
+    """
+    if sensitive_features is None:
+        raise ValueError("sensitive_features is required to score new rows (their groups set the correction)")
+    encoded = encode_sensitive(sensitive_features, n_rows, min_values=1)
+    if len(encoded.names) != len(names):
+        raise ValueError(
+            f"sensitive_features has {len(encoded.names)} column(s), the detector was fitted with "
+            f"{len(names)}: {list(names)}"
+        )
+    order = list(range(len(names)))
+    default = all(name.startswith("sensitive_") for name in encoded.names)
+    if not default and tuple(encoded.names) != tuple(names):
+        if sorted(encoded.names) != sorted(names):
+            raise ValueError(f"sensitive_features columns {list(encoded.names)} differ from the fitted {list(names)}")
+        order = [list(encoded.names).index(name) for name in names]  # same columns, other order
+    columns = []
+    for position, name, fit_labels in zip(order, names, labels):
+        new_codes, new_labels = encoded.codes[position], encoded.labels[position]
+        lookup = {value: code for code, value in enumerate(fit_labels)}
+        unseen = [value for value in new_labels if value not in lookup]
+        if unseen:
+            raise ValueError(
+                f"sensitive_features column {name!r} holds value(s) {unseen[:5]} unseen at fit time; "
+                f"known values: {list(fit_labels)}"
+            )
+        mapping = np.array([lookup[value] for value in new_labels], dtype=np.intp)
+        columns.append(mapping[new_codes])
+    return np.ascontiguousarray(np.stack(columns, axis=1), dtype=np.intp)
+
+
+def group_weights(c, names) -> np.ndarray:
+    """c as one non-negative weight per attribute (None -> 1/|S|; a scalar, sequence or dict by name)."""
+    n_attributes = len(names)
+    if c is None:
+        return np.full(n_attributes, 1.0 / n_attributes)
+    if isinstance(c, dict):
+        missing = [name for name in names if name not in c]
+        if missing or len(c) != n_attributes:
+            raise ValueError(f"c must give one weight per sensitive column {list(names)}, got keys {list(c)}")
+        values = np.array([c[name] for name in names], dtype=np.float64)
+    else:
+        values = np.asarray(c, dtype=np.float64)
+        if values.ndim == 0:
+            values = np.full(n_attributes, float(values))
+        if values.shape != (n_attributes,):
+            raise ValueError(f"c must be a scalar or hold {n_attributes} weights, got shape {values.shape}")
+    if not np.all(np.isfinite(values)) or np.any(values < 0):
+        raise ValueError(f"c must hold finite non-negative weights, got {values.tolist()}")
+    return values
