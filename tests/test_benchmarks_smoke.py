@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-QUICK_RUNS = ["metrics_speed.py", "fairlof_speed.py", "fairlof_paper.py"]
+QUICK_RUNS = ["metrics_speed.py", "fairlof_speed.py", "fairlof_paper.py", "scaff_speed.py", "scaff_paper.py"]
 
 
 @pytest.mark.parametrize("script", QUICK_RUNS)
