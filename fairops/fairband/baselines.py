@@ -1,0 +1,111 @@
+"""The paper's comparison tuners, all driven by the same (accuracy, fairness) objective.
+
+=========  =====================================  ==================  ============
+tuner      sampler                                fits per iteration  final pick
+=========  =====================================  ==================  ============
+RS         random, every fit at full budget       24 (same budget)    alpha = 1
+RS-bal     same run as RS                         24                  alpha = 0.5
+HB         FairbandSampler(alpha=1)               206                 alpha = 1
+FB-bal     FairbandSampler(alpha=0.5)             206                 alpha = 0.5
+FB-auto    FairbandSampler(alpha="auto")          206                 alpha = auto
+=========  =====================================  ==================  ============
+
+RS gets ``ceil(total budget of one Fairband iteration)`` = 24 full-budget fits, as in the paper's logs.
+
+>>> import optuna
+>>> from fairops.fairband.toy import make_toy_objective
+>>> optuna.logging.set_verbosity(optuna.logging.WARNING)
+>>> result = run_tuner("RS-bal", make_toy_objective(), seed=0)
+>>> len(result.study.trials), result.selection.alpha
+(24, 0.5)
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import optuna
+from optuna.samplers import RandomSampler
+
+from . import schedule
+from .sampler import FairbandSampler
+from .selection import Selection, select_best
+
+TUNERS = ("RS", "RS-bal", "HB", "FB-bal", "FB-auto")
+_ALPHA = {"RS": 1.0, "RS-bal": 0.5, "HB": 1.0, "FB-bal": 0.5, "FB-auto": "auto"}
+
+
+class FullBudgetRandomSampler(RandomSampler):
+    """Random search where every trial is a full-budget fit (``budget(trial) == 1``)."""
+
+    def before_trial(self, study, trial):
+        study._storage.set_trial_user_attr(trial._trial_id, "budget", 1.0)
+        study._storage.set_trial_user_attr(trial._trial_id, "configuration_id", trial.number)
+        super().before_trial(study, trial)
+
+
+@dataclass
+class TunerResult:
+    tuner: str
+    study: optuna.Study
+    selection: Selection
+
+
+def _check(tuner: str) -> None:
+    if tuner not in TUNERS:
+        raise ValueError(f"tuner must be one of {TUNERS}, got {tuner!r}")
+
+
+def trials_per_iteration(tuner: str, eta: int = 3, s_max: int = 4) -> int:
+    """Fits the tuner gets for the budget of one Fairband iteration.
+
+    >>> trials_per_iteration("HB"), trials_per_iteration("RS")
+    (206, 24)
+    """
+    _check(tuner)
+    if tuner.startswith("RS"):
+        return math.ceil(schedule.total_budget(s_max, eta) - 1e-9)
+    return schedule.iteration_size(eta, s_max)
+
+
+def make_study(tuner: str, *, seed: int = 0, storage=None, study_name: str | None = None,
+               **sampler_options) -> optuna.Study:
+    """A two-objective (accuracy, fairness) study with the tuner's sampler."""
+    _check(tuner)
+    if tuner.startswith("RS"):
+        sampler = FullBudgetRandomSampler(seed=seed)
+    else:
+        sampler = FairbandSampler(alpha=_ALPHA[tuner], seed=seed, **sampler_options)
+    study = optuna.create_study(directions=["maximize", "maximize"], sampler=sampler, storage=storage,
+                                study_name=study_name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        study.set_metric_names(["accuracy", "fairness"])
+    return study
+
+
+def run_tuner(tuner: str, objective, *, seed: int = 0, iterations: int = 1, study=None,
+              **optimize_options) -> TunerResult:
+    """Run one tuner for ``iterations`` Fairband iterations' worth of budget and apply its pick."""
+    _check(tuner)
+    if not isinstance(iterations, int) or iterations < 1:
+        raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
+    if study is None:
+        study = make_study(tuner, seed=seed)
+    shape = {}
+    if isinstance(study.sampler, FairbandSampler):
+        shape = {"eta": study.sampler.eta, "s_max": study.sampler.s_max}
+    study.optimize(objective, n_trials=iterations * trials_per_iteration(tuner, **shape), **optimize_options)
+    return TunerResult(tuner, study, select_best(study, alpha=_ALPHA[tuner]))
+
+
+def pick_alpha(tuner: str):
+    """The alpha the tuner's final pick uses.
+
+    >>> pick_alpha("FB-bal")
+    0.5
+    """
+    _check(tuner)
+    return _ALPHA[tuner]

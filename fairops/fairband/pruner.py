@@ -1,0 +1,152 @@
+"""FairbandPruner: the pruner half of the pair.
+
+Asynchronous mode (``FairbandSampler(mode="async")`` or any other sampler): fairness-aware ASHA. One trial
+is one configuration trained up the rungs of its bracket (budgets ``eta**(i - s)``). After each rung the
+objective reports (accuracy, fairness) through :class:`RungProgress` (multi-objective studies cannot
+call ``trial.report``); the trial goes on to the next rung only if its score ``o`` is in the top
+``floor(m / eta)`` of the ``m`` trials of its bracket that have reached that rung so far, with the same
+alpha rule as the synchronous mode (dynamic alpha over those ``m`` trials for ``"auto"``). Decisions
+depend on arrival order, which is the price of never waiting.
+
+Synchronous mode (sampler ``FairbandSampler()``): the sampler already runs the exact schedule, so the
+pruner never stops a fit (``prune`` is always False) and cannot change the schedule's counts; it only
+checks that its settings agree with the sampler's. Stopping a fit early from partial progress would
+change that fit's values and hence the paper's promotions, so it is not done.
+"""
+
+from __future__ import annotations
+
+import math
+
+import optuna
+from optuna.pruners import BasePruner
+from optuna.trial import FrozenTrial
+
+from . import ranking, schedule
+from .sampler import FairbandSampler
+
+
+def _attr(rung: int, what: str) -> str:
+    return f"rung{rung}_{what}"
+
+
+class FairbandPruner(BasePruner):
+    """Fairness-aware Hyperband pruner (see the module docstring for the two modes).
+
+    Parameters ``eta``, ``s_max`` and ``alpha`` default to the study's FairbandSampler settings, else to
+    the paper's (3, 4, "auto").
+
+    >>> import optuna
+    >>> from fairops.fairband import FairbandPruner, FairbandSampler, RungProgress
+    >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
+    >>> study = optuna.create_study(directions=["maximize"] * 2, pruner=FairbandPruner(),
+    ...                             sampler=FairbandSampler(mode="async", seed=0))
+    >>> def objective(trial):
+    ...     x = trial.suggest_float("x", 0, 1)
+    ...     progress = RungProgress(trial)
+    ...     for fraction in progress:
+    ...         progress.report(x * fraction, 1 - x)
+    ...     return progress.values
+    >>> study.optimize(objective, n_trials=50)
+    >>> max(t.user_attrs["rung"] for t in study.trials) >= 1
+    True
+    """
+
+    def __init__(self, eta: int | None = None, s_max: int | None = None, alpha=None) -> None:
+        if eta is not None or s_max is not None:
+            schedule.iteration_size(eta or schedule.ETA, schedule.S_MAX if s_max is None else s_max)
+        self._eta = eta
+        self._s_max = s_max
+        self._alpha = None if alpha is None else ranking.check_alpha(alpha)
+
+    def settings(self, study: optuna.Study) -> tuple[int, int, float | str, str]:
+        """(eta, s_max, alpha, mode) in force for ``study``."""
+        sampler = study.sampler
+        if isinstance(sampler, FairbandSampler):
+            eta, s_max, alpha, mode = sampler.eta, sampler.s_max, sampler.alpha, sampler.mode
+            for name, mine, theirs in (("eta", self._eta, eta), ("s_max", self._s_max, s_max),
+                                       ("alpha", self._alpha, alpha)):
+                if mine is not None and mine != theirs:
+                    raise ValueError(f"FairbandPruner {name}={mine!r} differs from the sampler's {theirs!r}")
+            return eta, s_max, alpha, mode
+        eta = schedule.ETA if self._eta is None else self._eta
+        s_max = schedule.S_MAX if self._s_max is None else self._s_max
+        return eta, s_max, ("auto" if self._alpha is None else self._alpha), "async"
+
+    def prune(self, study: optuna.Study, trial: FrozenTrial) -> bool:
+        """True when the trial should stop after its last reported rung (async mode only)."""
+        eta, s_max, alpha, mode = self.settings(study)
+        if mode == "sync":
+            return False
+        rung = trial.user_attrs.get("rung")
+        bracket = trial.user_attrs.get("bracket")
+        if rung is None or bracket is None:
+            return False
+        if rung >= bracket:  # top rung of the bracket: nothing left to train
+            return True
+        entries = []
+        for t in study.get_trials(deepcopy=False):
+            attrs = t.user_attrs if t.number != trial.number else trial.user_attrs
+            if attrs.get("bracket") == bracket and _attr(rung, "accuracy") in attrs:
+                entries.append((t.number, attrs[_attr(rung, "accuracy")], attrs[_attr(rung, "fairness")]))
+        if trial.number not in {e[0] for e in entries}:
+            entries.append((trial.number, trial.user_attrs[_attr(rung, "accuracy")],
+                            trial.user_attrs[_attr(rung, "fairness")]))
+        keep = len(entries) // eta
+        return trial.number not in ranking.top_k(entries, keep, alpha)
+
+
+class RungProgress:
+    """Iterate over a trial's rung budgets in asynchronous mode and report each rung's values.
+
+    ``for fraction in progress`` yields the budgets of the trial's bracket from its first rung up; after
+    each :meth:`report` the pruner decides whether the next rung runs. :attr:`values` is the last
+    reported (accuracy, fairness), the natural return value of the objective.
+    """
+
+    def __init__(self, trial: optuna.Trial) -> None:
+        self._trial = trial
+        study = trial.study
+        pruner = study.pruner if isinstance(study.pruner, FairbandPruner) else FairbandPruner()
+        self._pruner = pruner
+        self._eta, self._s_max, _, mode = pruner.settings(study)
+        if mode != "async":
+            raise ValueError("RungProgress is for asynchronous mode; with FairbandSampler() (sync) use "
+                             "budget(trial) and one fit per trial")
+        if "bracket" in trial.user_attrs:
+            self._bracket = int(trial.user_attrs["bracket"])
+        else:
+            self._bracket = schedule.async_slot_of(trial.number, self._eta, self._s_max).bracket
+            trial.set_user_attr("bracket", self._bracket)
+        self._rung = -1
+        self._stopped = False
+        self.values: tuple[float, float] | None = None
+
+    @property
+    def rung(self) -> int:
+        return self._rung
+
+    def __iter__(self):
+        for i in range(self._bracket + 1):
+            if self._stopped:
+                return
+            self._rung = i
+            yield schedule.rung_budget(self._bracket, i, self._eta, self._s_max)
+            if self.values is None or self._reported != i:
+                raise RuntimeError(f"report(accuracy, fairness) was not called for rung {i}")
+
+    def report(self, accuracy: float, fairness: float) -> bool:
+        """Record this rung's values; returns True if the trial goes on to the next rung."""
+        if self._rung < 0:
+            raise RuntimeError("report() must be called inside the loop over RungProgress")
+        accuracy, fairness = float(accuracy), float(fairness)
+        trial, i = self._trial, self._rung
+        trial.set_user_attr(_attr(i, "accuracy"), accuracy if math.isfinite(accuracy) else None)
+        trial.set_user_attr(_attr(i, "fairness"), fairness if math.isfinite(fairness) else None)
+        trial.set_user_attr("rung", i)
+        trial.set_user_attr("budget", schedule.rung_budget(self._bracket, i, self._eta, self._s_max))
+        self.values = (accuracy, fairness)
+        self._reported = i
+        frozen = trial.study._storage.get_trial(trial._trial_id)
+        self._stopped = self._pruner.prune(trial.study, frozen)
+        return not self._stopped

@@ -1,0 +1,122 @@
+"""Model selection after a Fairband (or any two-objective accuracy/fairness) study.
+
+- :func:`select_best`: the paper's final pick, argmax of ``o = alpha*accuracy + (1-alpha)*fairness`` over
+  all successful fits at any budget; with ``alpha="auto"`` alpha comes from the means over all fits.
+  Optionally a constraint instead: best accuracy with fairness >= ``min_fairness``, or best fairness
+  with accuracy >= ``min_accuracy``.
+- :func:`pareto_front`: the non-dominated (accuracy, fairness) fits.
+
+Ties are broken by the lower trial number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from optuna.trial import FrozenTrial, TrialState
+
+from . import ranking
+from .sampler import STUDY_ATTR
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The picked trial, the alpha it was picked with (None for a constraint) and its score."""
+
+    trial: FrozenTrial
+    alpha: float | None
+    score: float
+    rule: str
+
+    @property
+    def accuracy(self) -> float:
+        return float(self.trial.values[0])
+
+    @property
+    def fairness(self) -> float:
+        return float(self.trial.values[1])
+
+
+def _fits(trials: Sequence[FrozenTrial]) -> list[FrozenTrial]:
+    return [t for t in trials if t.state == TrialState.COMPLETE and t.values is not None
+            and len(t.values) == 2 and ranking.is_valid(*t.values)]
+
+
+def _trials_of(study_or_trials) -> list[FrozenTrial]:
+    if hasattr(study_or_trials, "get_trials"):
+        if len(study_or_trials.directions) != 2:
+            raise ValueError("study must have two objectives (accuracy, fairness), "
+                             f"got {len(study_or_trials.directions)}")
+        return study_or_trials.get_trials(deepcopy=False)
+    return list(study_or_trials)
+
+
+def _study_alpha(study_or_trials):
+    if hasattr(study_or_trials, "_storage"):
+        settings = study_or_trials._storage.get_study_system_attrs(study_or_trials._study_id).get(STUDY_ATTR)
+        if settings is not None:
+            return settings["alpha"]
+    raise ValueError("alpha is required: this study was not run by FairbandSampler; pass alpha='auto' "
+                     "or a float in [0, 1]")
+
+
+def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = None,
+                min_accuracy: float | None = None) -> Selection:
+    """Pick a fit from a study (or a list of FrozenTrials) with values (accuracy, fairness).
+
+    ``alpha=None`` uses the alpha setting the FairbandSampler of the study ran with.
+
+    >>> import optuna
+    >>> study = optuna.create_study(directions=["maximize", "maximize"])
+    >>> for acc, fair in [(0.9, 0.5), (0.8, 0.8), (0.6, 1.0)]:
+    ...     study.add_trial(optuna.trial.create_trial(values=[acc, fair]))
+    >>> pick = select_best(study, alpha=0.5)
+    >>> pick.trial.number, pick.alpha
+    (1, 0.5)
+    >>> select_best(study, alpha=1.0).trial.number, select_best(study, min_fairness=0.9).trial.number
+    (0, 2)
+    """
+    if min_fairness is not None and min_accuracy is not None:
+        raise ValueError("give at most one of min_fairness and min_accuracy")
+    fits = _fits(_trials_of(study_or_trials))
+    if not fits:
+        raise ValueError("no successful fit (COMPLETE trial with finite accuracy and fairness) to select from")
+    if min_fairness is not None or min_accuracy is not None:
+        which, bound = (1, min_fairness) if min_fairness is not None else (0, min_accuracy)
+        if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not 0 <= bound <= 1:
+            name = "min_fairness" if which == 1 else "min_accuracy"
+            raise ValueError(f"{name} must be a float in [0, 1], got {bound!r}")
+        feasible = [t for t in fits if t.values[which] >= bound]
+        if not feasible:
+            name = "fairness" if which == 1 else "accuracy"
+            raise ValueError(f"no fit has {name} >= {bound}")
+        target = 1 - which  # maximise the other objective, then the constrained one
+        best = min(feasible, key=lambda t: (-t.values[target], -t.values[which], t.number))
+        rule = f"max {'accuracy' if target == 0 else 'fairness'} s.t. " \
+               f"{'fairness' if which == 1 else 'accuracy'} >= {bound}"
+        return Selection(best, None, float(best.values[target]), rule)
+    if alpha is None:
+        alpha = _study_alpha(study_or_trials)
+    value = ranking.resolve_alpha(alpha, [tuple(t.values) for t in fits])
+    best = min(fits, key=lambda t: (-ranking.weighted_score(*t.values, value), t.number))
+    return Selection(best, value, ranking.weighted_score(*best.values, value), f"argmax o, alpha={alpha}")
+
+
+def pareto_front(study_or_trials) -> list[FrozenTrial]:
+    """Successful fits not dominated in (accuracy, fairness), sorted by accuracy descending.
+
+    >>> import optuna
+    >>> study = optuna.create_study(directions=["maximize", "maximize"])
+    >>> for acc, fair in [(0.9, 0.5), (0.8, 0.8), (0.7, 0.7), (0.6, 1.0)]:
+    ...     study.add_trial(optuna.trial.create_trial(values=[acc, fair]))
+    >>> [t.number for t in pareto_front(study)]
+    [0, 1, 3]
+    """
+    fits = sorted(_fits(_trials_of(study_or_trials)), key=lambda t: (-t.values[0], -t.values[1], t.number))
+    front, best_fairness = [], -float("inf")
+    for t in fits:
+        if t.values[1] > best_fairness:
+            front.append(t)
+            best_fairness = t.values[1]
+    return front

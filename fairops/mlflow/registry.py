@@ -1,0 +1,265 @@
+"""Registry-based selection: pick a trial by a rule, register its model, point an alias at it.
+
+:func:`register_best` applies a selection rule to a two-objective (accuracy, fairness) study:
+
+- ``"fairband"`` (default): the Fairband pick, argmax of ``alpha*accuracy + (1-alpha)*fairness`` over
+  every fit (``alpha`` from the argument or the study's FairbandSampler settings; ``"auto"`` = FB-auto);
+- ``"fairness>=0.8"``: best accuracy among fits with fairness >= 0.8 (``"accuracy>=0.7"``: best fairness
+  among fits with accuracy >= 0.7);
+- ``{"trial": 12}`` or ``{"run_id": "..."}``: a trial chosen by hand (by number or by its child run).
+
+It then refits the chosen configuration when ``refit`` is given (``refit(params, trial) -> model``),
+or reuses the model logged in the trial's child run; logs the model with its flavor (fairops,
+LightGBM or scikit-learn) in a ``selection`` run, registers a new version, sets the alias, and
+attaches the metrics, the rule, ``model_card.json`` and ``pareto_front.png`` (accuracy vs fairness of
+every fit, the Pareto front drawn, the pick highlighted).
+
+The selection itself is :func:`fairops.fairband.selection.select_best`; :func:`select` adds the rule
+parsing.
+
+>>> import optuna
+>>> optuna.logging.set_verbosity(optuna.logging.WARNING)
+>>> study = optuna.create_study(directions=["maximize", "maximize"])
+>>> for acc, fair in [(0.9, 0.5), (0.8, 0.8), (0.6, 1.0)]:
+...     study.add_trial(optuna.trial.create_trial(values=[acc, fair]))
+>>> select(study, "fairness>=0.75").trial.number, select(study, "fairband", alpha=0.5).trial.number
+(1, 1)
+>>> select(study, {"trial": 2}).rule
+'trial 2 chosen by hand'
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+
+import fairops
+
+from .tracking import PARENT_ATTR, ROLE_TAG, STUDY_TAG, TRIAL_TAG
+
+_CONSTRAINT = re.compile(r"^\s*(accuracy|fairness)\s*>=\s*([0-9]*\.?[0-9]+)\s*$")
+FAIRBAND_SETTINGS_ATTR = "fairband:settings"
+
+
+@dataclass(frozen=True)
+class Pick:
+    """A selected trial, the alpha it was ranked with (None for other rules) and the rule in words."""
+
+    trial: object
+    alpha: float | None
+    rule: str
+
+
+@dataclass
+class RegisteredBest:
+    """What :func:`register_best` did: the registered version, its alias and the selection behind it."""
+
+    name: str
+    version: str
+    alias: str
+    run_id: str
+    model_uri: str
+    pick: Pick
+    card: dict = field(default_factory=dict)
+
+    @property
+    def alias_uri(self) -> str:
+        return f"models:/{self.name}@{self.alias}"
+
+
+def _fits(study):
+    return [t for t in study.get_trials(deepcopy=False)
+            if t.state.name == "COMPLETE" and t.values is not None and len(t.values) == 2
+            and all(math.isfinite(float(v)) for v in t.values)]
+
+
+def _study_alpha(study):
+    settings = study._storage.get_study_system_attrs(study._study_id).get(FAIRBAND_SETTINGS_ATTR)
+    if settings and "alpha" in settings:
+        return settings["alpha"]
+    raise ValueError("rule 'fairband' needs alpha: the study was not run by FairbandSampler; "
+                     "pass alpha='auto' or a float in [0, 1]")
+
+
+def _trial_of_run(study, run_id: str, tracking_uri=None):
+    from mlflow.tracking import MlflowClient
+
+    tags = MlflowClient(tracking_uri).get_run(run_id).data.tags
+    if tags.get(STUDY_TAG) != study.study_name or TRIAL_TAG not in tags:
+        raise ValueError(f"run {run_id} is not a trial run of study {study.study_name!r}")
+    return int(tags[TRIAL_TAG])
+
+
+def select(study, rule="fairband", *, alpha=None, tracking_uri=None) -> Pick:
+    """Apply a selection rule (see the module docstring) and return the :class:`Pick`."""
+    from fairops.fairband.selection import select_best
+
+    if len(study.directions) != 2:
+        raise ValueError(f"study must have two objectives (accuracy, fairness), got {len(study.directions)}")
+    if isinstance(rule, dict):
+        if set(rule) == {"trial"}:
+            number = rule["trial"]
+        elif set(rule) == {"run_id"}:
+            number = _trial_of_run(study, rule["run_id"], tracking_uri)
+        else:
+            raise ValueError(f"a rule given as a dict must be {{'trial': n}} or {{'run_id': id}}, got {rule!r}")
+        chosen = [t for t in _fits(study) if t.number == number]
+        if not chosen:
+            raise ValueError(f"trial {number!r} is not a completed fit with finite (accuracy, fairness) in the study")
+        return Pick(chosen[0], None, f"trial {number} chosen by hand")
+    if not isinstance(rule, str):
+        raise TypeError(f"rule must be 'fairband', a constraint like 'fairness>=0.8', or a dict; got {rule!r}")
+    if rule == "fairband":
+        selection = select_best(study.get_trials(deepcopy=False),
+                                alpha=alpha if alpha is not None else _study_alpha(study))
+        return Pick(selection.trial, selection.alpha, f"fairband: {selection.rule}")
+    match = _CONSTRAINT.match(rule)
+    if not match:
+        raise ValueError(f"rule {rule!r} is not 'fairband', 'fairness>=<x>', 'accuracy>=<x>' or a dict")
+    bound = float(match[2])
+    keyword = {"min_fairness": bound} if match[1] == "fairness" else {"min_accuracy": bound}
+    selection = select_best(study.get_trials(deepcopy=False), **keyword)
+    return Pick(selection.trial, None, selection.rule)
+
+
+def pareto_picture(study, pick: Pick, path: str) -> None:
+    """Accuracy vs fairness of every fit, the Pareto front as a line and the pick as a star (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fairops.fairband.selection import pareto_front
+
+    fits = _fits(study)
+    front = pareto_front(fits)
+    figure, axis = plt.subplots(figsize=(5.5, 4.2))
+    budgets = [float(t.user_attrs.get("budget", 1.0)) for t in fits]
+    points = axis.scatter([t.values[0] for t in fits], [t.values[1] for t in fits], c=budgets, cmap="viridis",
+                          s=14, alpha=0.7, label=f"fits ({len(fits)})")
+    if any(b != 1.0 for b in budgets):
+        figure.colorbar(points, ax=axis, label="budget (share of training data)")
+    axis.plot([t.values[0] for t in front], [t.values[1] for t in front], "-", color="black", lw=1,
+              label="Pareto front")
+    axis.scatter([pick.trial.values[0]], [pick.trial.values[1]], marker="*", s=260, color="red",
+                 edgecolor="black", zorder=5, label=f"pick: trial {pick.trial.number}")
+    axis.set(xlabel="accuracy", ylabel="fairness", title=f"{study.study_name}: {pick.rule}")
+    axis.legend(fontsize=8, loc="lower left")
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+
+
+def _card(study, pick: Pick, name, version, alias, flavor, refit: bool, extra: dict | None) -> dict:
+    from fairops.fairband.selection import pareto_front
+
+    trial = pick.trial
+    keep = ("budget", "bracket", "rung", "configuration_id", "auc_y", "auc_s", "alpha")
+    return {
+        "model": {"name": name, "version": str(version), "alias": alias, "flavor": flavor},
+        "fairops_version": fairops.__version__,
+        "study": {"name": study.study_name, "n_trials": len(study.get_trials(deepcopy=False)),
+                  "n_fits": len(_fits(study))},
+        "selection": {"rule": pick.rule, "alpha": pick.alpha, "refit": refit},
+        "trial": {"number": trial.number, "params": trial.params,
+                  "accuracy": float(trial.values[0]), "fairness": float(trial.values[1]),
+                  "attributes": {k: trial.user_attrs[k] for k in keep if k in trial.user_attrs}},
+        "pareto_front": [{"trial": t.number, "accuracy": float(t.values[0]), "fairness": float(t.values[1])}
+                         for t in pareto_front(_fits(study))],
+        **({"notes": extra} if extra else {}),
+    }
+
+
+def _logged_model_uri(client, experiment_id, study, trial) -> str:
+    runs = client.search_runs(
+        [experiment_id],
+        f"tags.`{STUDY_TAG}` = '{study.study_name}' and tags.`{TRIAL_TAG}` = '{trial.number}' "
+        f"and tags.`{ROLE_TAG}` = 'trial'",
+        max_results=1,
+    )
+    if runs:
+        models = client.search_logged_models(
+            experiment_ids=[runs[0].info.experiment_id],
+            filter_string=f"source_run_id = '{runs[0].info.run_id}'",
+            max_results=1,
+        )
+        if models:
+            return models[0].model_uri
+    raise ValueError(
+        f"trial {trial.number} has no logged model; pass refit=callable(params, trial) -> fitted model, "
+        "or track the study with FairnessTrackingCallback(log_models=True) and keep_model(...)"
+    )
+
+
+def register_best(study, name: str, rule="fairband", *, alias: str = "champion", refit=None, alpha=None,
+                  tracking_uri=None, experiment_name=None, input_example=None, pip_requirements=None,
+                  card_notes: dict | None = None) -> RegisteredBest:
+    """Select a trial, log and register its model, set ``alias``; see the module docstring.
+
+    ``refit(params, trial)`` returns the fitted model for the chosen configuration (e.g. refit on the
+    full training data). ``pip_requirements`` default to fairops (and the flavor's own) pinned.
+    """
+    from mlflow.entities import Metric, Param
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracking import MlflowClient
+    from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
+
+    from ._flavor import log_estimator
+    from .tracking import FairnessTrackingCallback
+
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty registered model name, got {name!r}")
+    if not isinstance(alias, str) or not alias or (alias.lower().startswith("v") and alias[1:].isdigit()):
+        raise ValueError(f"alias must be a non-empty name not of the form 'v<number>', got {alias!r}")
+    if refit is not None and not callable(refit):
+        raise TypeError(f"refit must be None or a callable(params, trial) -> fitted model, got {refit!r}")
+    pick = select(study, rule, alpha=alpha, tracking_uri=tracking_uri)
+    tracker = FairnessTrackingCallback(tracking_uri, experiment_name)
+    client = tracker.client
+    experiment_id = tracker.experiment_id(study)
+    tags = {MLFLOW_RUN_NAME: f"{study.study_name}/selection", ROLE_TAG: "selection", STUDY_TAG: study.study_name,
+            TRIAL_TAG: str(pick.trial.number), "selection_rule": pick.rule, "fairops_version": fairops.__version__}
+    stored = study._storage.get_study_system_attrs(study._study_id).get(PARENT_ATTR)
+    if stored and stored.get("experiment_id") == experiment_id:
+        tags[MLFLOW_PARENT_RUN_ID] = stored["run_id"]
+    run_id = client.create_run(experiment_id, tags=tags).info.run_id
+    try:
+        params, metrics, _ = tracker.trial_record(study, pick.trial)
+        if pick.alpha is not None:
+            metrics["selection_alpha"] = pick.alpha
+        client.log_batch(run_id, metrics=[Metric(k, v, 0, 0) for k, v in metrics.items()],
+                         params=[Param(k, v) for k, v in params.items()])
+        if refit is not None:
+            model = refit(dict(pick.trial.params), pick.trial)
+            info = log_estimator(model, run_id=run_id, tracking_uri=tracker.tracking_uri, registered_model_name=name, input_example=input_example,
+                                 pip_requirements=pip_requirements)
+            flavor, version = type(model).__name__, info.registered_model_version
+        else:
+            source = _logged_model_uri(client, experiment_id, study, pick.trial)
+            try:
+                client.create_registered_model(name)
+            except MlflowException:  # it exists already
+                pass
+            version = client.create_model_version(name, source, run_id=run_id).version
+            flavor = "logged with the trial"
+        client.set_registered_model_alias(name, alias, str(version))
+        for key, value in (("selection_rule", pick.rule), ("trial_number", str(pick.trial.number)),
+                           ("accuracy", f"{pick.trial.values[0]:.6g}"), ("fairness", f"{pick.trial.values[1]:.6g}")):
+            client.set_model_version_tag(name, str(version), key, value)
+        card = _card(study, pick, name, version, alias, flavor, refit is not None, card_notes)
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, "model_card.json"), "w") as handle:
+                json.dump(card, handle, indent=1, default=str)
+            with open(os.path.join(folder, "selection_rule.json"), "w") as handle:
+                json.dump({"rule": pick.rule, "alpha": pick.alpha, "trial": pick.trial.number}, handle)
+            pareto_picture(study, pick, os.path.join(folder, "pareto_front.png"))
+            client.log_artifacts(run_id, folder, artifact_path="selection")
+        client.set_terminated(run_id, "FINISHED")
+    except BaseException:
+        client.set_terminated(run_id, "FAILED")
+        raise
+    return RegisteredBest(name, str(version), alias, run_id, f"models:/{name}/{version}", pick, card)

@@ -1,0 +1,167 @@
+"""MLflow flavor for SCAFF trees and forests (``fairops.scaff``).
+
+The model is saved as data (JSON + ``.npz``, checked against a sha256 manifest), never pickled.
+As a pyfunc the model returns P(y = 1) for each row; when a ``threshold`` was stored it returns a
+DataFrame with ``probability`` and ``label`` (``classes_[1]`` where probability >= threshold).
+
+>>> import tempfile, numpy as np, pandas as pd
+>>> from fairops.scaff import SCAFFClassifier
+>>> rng = np.random.default_rng(0)
+>>> X = pd.DataFrame(rng.normal(size=(200, 3)), columns=["a", "b", "c"]); s = rng.integers(0, 2, 200)
+>>> y = (X["a"] + s > 0.5).astype(int)
+>>> clf = SCAFFClassifier(n_estimators=5, theta=0.3).fit(X, y, sensitive_features=s)
+>>> path = tempfile.mkdtemp() + "/model"
+>>> _ = save_model(clf, path, input_example=X.head(3), pip_requirements=[])
+>>> bool(np.allclose(load_model(path).predict_proba(X)[:, 1], clf.predict_proba(X)[:, 1]))
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _flavor, _model_files
+
+FLAVOR_NAME = "fairops_scaff"
+_LOADER_MODULE = "fairops.mlflow.scaff"
+
+
+def _classes() -> dict:
+    from fairops.scaff import SCAFFClassifier, SCAFFTreeClassifier
+
+    return {"SCAFFClassifier": SCAFFClassifier, "SCAFFTreeClassifier": SCAFFTreeClassifier}
+
+
+def get_default_pip_requirements() -> list[str]:
+    """Requirements a served SCAFF model installs: fairops pinned to this version."""
+    return _flavor.default_pip_requirements()
+
+
+def get_default_conda_env():
+    """Conda environment holding :func:`get_default_pip_requirements`."""
+    from mlflow.utils.environment import _mlflow_conda_env
+
+    return _mlflow_conda_env(additional_pip_deps=get_default_pip_requirements())
+
+
+class _ScaffPyfunc:
+    """pyfunc view of a fitted SCAFF estimator."""
+
+    def __init__(self, model, extra: dict):
+        self.model = model
+        self.threshold = extra.get("threshold")
+        self.feature_names = extra.get("feature_names")
+
+    def get_raw_model(self):
+        return self.model
+
+    def predict_proba(self, data):
+        frame = _flavor.as_frame(data)
+        if self.feature_names is not None:
+            features = _flavor.pick_columns(frame, self.feature_names, "feature")
+        else:
+            features = frame.to_numpy(dtype=np.float64)
+        return self.model.predict_proba(features)
+
+    def predict(self, data, params=None):
+        import pandas as pd
+
+        probability = self.predict_proba(data)[:, 1]
+        if self.threshold is None:
+            return probability
+        labels = self.model.classes_[(probability >= self.threshold).astype(np.intp)]
+        return pd.DataFrame({"probability": probability, "label": labels})
+
+
+def _extra(sk_model, threshold) -> dict:
+    if threshold is not None:
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+            raise ValueError(f"threshold must be a probability in [0, 1] or None, got {threshold!r}")
+        threshold = float(threshold)
+    names = getattr(sk_model, "feature_names_in_", None)
+    return {"threshold": threshold, "feature_names": None if names is None else [str(n) for n in names]}
+
+
+def save_model(
+    sk_model,
+    path,
+    conda_env=None,
+    mlflow_model=None,
+    signature=None,
+    input_example=None,
+    pip_requirements=None,
+    extra_pip_requirements=None,
+    metadata=None,
+    threshold=None,
+):
+    """Save a fitted ``SCAFFClassifier``/``SCAFFTreeClassifier`` as an MLflow model at ``path``.
+
+    ``threshold``: optional decision threshold on P(y = 1); the pyfunc then also returns labels.
+    ``signature`` is inferred from ``input_example`` when not given.
+    """
+    return _flavor.save_flavor_model(
+        sk_model,
+        path,
+        flavor_name=FLAVOR_NAME,
+        loader_module=_LOADER_MODULE,
+        classes=_classes(),
+        extra=_extra(sk_model, threshold),
+        make_pyfunc=_ScaffPyfunc,
+        conda_env=conda_env,
+        mlflow_model=mlflow_model,
+        signature=signature,
+        input_example=input_example,
+        pip_requirements=pip_requirements,
+        extra_pip_requirements=extra_pip_requirements,
+        metadata=metadata,
+    )
+
+
+def log_model(
+    sk_model,
+    name="model",
+    *,
+    registered_model_name=None,
+    signature=None,
+    input_example=None,
+    pip_requirements=None,
+    extra_pip_requirements=None,
+    conda_env=None,
+    metadata=None,
+    threshold=None,
+    run_id=None,
+    **kwargs,
+):
+    """Log a SCAFF estimator to the active (or given) run; returns MLflow's ``ModelInfo``."""
+    import sys
+
+    from mlflow.models import Model
+
+    return Model.log(
+        artifact_path=None,
+        name=name,
+        flavor=sys.modules[__name__],
+        registered_model_name=registered_model_name,
+        sk_model=sk_model,
+        signature=signature,
+        input_example=input_example,
+        pip_requirements=pip_requirements,
+        extra_pip_requirements=extra_pip_requirements,
+        conda_env=conda_env,
+        metadata=metadata,
+        threshold=threshold,
+        run_id=run_id,
+        **kwargs,
+    )
+
+
+def load_model(model_uri, dst_path=None):
+    """The native fitted estimator from a model URI (``runs:/``, ``models:/name@alias``, a path...)."""
+    local = _flavor.local_model_dir(model_uri, dst_path)
+    return _model_files.read_state(_flavor.data_dir(local, FLAVOR_NAME), _classes()).estimator
+
+
+def _load_pyfunc(path, model_config=None):
+    """pyfunc loader: ``path`` is the model's data folder."""
+    loaded = _model_files.read_state(path, _classes())
+    return _ScaffPyfunc(loaded.estimator, loaded.extra)

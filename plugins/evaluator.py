@@ -1,0 +1,206 @@
+"""MLflow model evaluator ``fairops``: fairness at a target threshold for named sensitive columns.
+
+Registered through the ``mlflow.model_evaluator`` entry point, so that::
+
+    mlflow.models.evaluate(model, data, targets="y", model_type="classifier",
+                           evaluators=["default", "fairops"],
+                           evaluator_config={"fairops": {"sensitive_features": ["sex"]}})
+
+logs, next to the default evaluator's metrics:
+
+- ``fairops_tpr_ratio``, ``fairops_fpr_ratio``, ``fairops_ppr_ratio`` (min over the columns) and
+  the same per column (``fairops_tpr_ratio_sex``): lowest group rate / highest at the threshold
+  reached by the target (default TPR 0.5, ties broken with ``seed``);
+- ``fairops_auc_s`` (and per column), ``fairops_auc_y``, ``fairops_precision``, ``fairops_recall``;
+- artifacts ``fairops_group_rates.csv`` (counts and rates per group) and ``fairops_group_roc.png``
+  (one ROC curve per group, the operating point marked).
+
+Config keys: ``sensitive_features`` (a column name or list of columns of ``data``, or
+``{name: values}`` when the sensitive columns are not model inputs, e.g. with ``feature_names=``),
+``target`` (``{"tpr": t}``, ``{"fpr": f}`` or ``{"top_k": k}``), ``pos_label`` (default 1),
+``seed`` (default 0). The evaluator opts in only when ``sensitive_features`` is in its config.
+Scores come from the model's ``predict_proba`` (column of ``pos_label``); a fairops SCAFF model's
+pyfunc output is already P(y = 1).
+
+>>> FairnessEvaluator.can_evaluate(model_type="classifier", evaluator_config={"sensitive_features": "sex"})
+True
+>>> FairnessEvaluator.can_evaluate(model_type="classifier", evaluator_config={})
+False
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+import pandas as pd
+from mlflow.models.evaluation import EvaluationResult, ModelEvaluator
+from mlflow.models.evaluation.artifacts import CsvEvaluationArtifact, ImageEvaluationArtifact
+
+from fairops.metrics import auc_s, auc_y, binarize, group_rates, precision, ratio_of, recall
+
+RATES = ("tpr", "fpr", "ppr")
+CONFIG_KEYS = {"sensitive_features", "target", "pos_label", "seed"}
+RATES_FILE = "fairops_group_rates.csv"
+ROC_FILE = "fairops_group_roc.png"
+
+
+def _sensitive_frame(config: dict, features: pd.DataFrame) -> pd.DataFrame:
+    """The sensitive columns as strings: named columns of the data, or given as ``{name: values}``."""
+    given = config.get("sensitive_features")
+    if isinstance(given, dict):
+        if not given:
+            raise ValueError("evaluator_config['sensitive_features'] names no column; give one or more column names")
+        frame = pd.DataFrame({str(name): np.asarray(values) for name, values in given.items()})
+        if len(frame) != len(features):
+            raise ValueError(f"evaluator_config['sensitive_features'] has {len(frame)} rows, the data {len(features)}")
+        return frame.astype(str)
+    return features[_sensitive_names(config, features.columns)].astype(str)
+
+
+def _sensitive_names(config: dict, columns) -> list[str]:
+    names = config.get("sensitive_features")
+    if isinstance(names, str):
+        names = [names]
+    if not names:
+        raise ValueError("evaluator_config['sensitive_features'] names no column; give one or more column names of data")
+    names = list(names)
+    unknown = [name for name in names if name not in columns]
+    if unknown:
+        raise ValueError(
+            f"evaluator_config['sensitive_features'] names unknown column(s) {unknown}; data has {list(columns)}"
+        )
+    return names
+
+
+def _binary_labels(labels, pos_label) -> np.ndarray:
+    if labels is None:
+        raise ValueError("the fairops evaluator needs targets (a binary label column)")
+    labels = np.asarray(labels)
+    values = pd.unique(labels)
+    if len(values) != 2 or pos_label not in set(values.tolist()):
+        raise ValueError(
+            f"the fairops evaluator needs a binary target holding pos_label={pos_label!r}; "
+            f"got {len(values)} distinct value(s): {sorted(map(str, values))[:10]}"
+        )
+    return (labels == pos_label).astype(np.int8)
+
+
+def _input_columns(model, features: pd.DataFrame) -> pd.DataFrame:
+    schema = model.metadata.get_input_schema() if getattr(model, "metadata", None) else None
+    if schema is None or not schema.has_input_names():
+        return features
+    return features[[name for name in schema.input_names() if name in features.columns]]
+
+
+def _scores(model, features: pd.DataFrame, pos_label) -> np.ndarray:
+    if model is None:
+        raise ValueError("the fairops evaluator needs a model to score the rows")
+    loader = getattr(getattr(model, "metadata", None), "flavors", {}).get("python_function", {}).get("loader_module")
+    if loader == "fairops.mlflow.scaff":
+        output = model.predict(features)
+        return np.asarray(output["probability"] if isinstance(output, pd.DataFrame) else output, dtype=np.float64)
+    raw = model.get_raw_model() if hasattr(model, "get_raw_model") else model
+    if not hasattr(raw, "predict_proba"):
+        raise ValueError(
+            f"the fairops evaluator needs a score: the model ({type(raw).__name__}, loader {loader}) "
+            "has no predict_proba"
+        )
+    probabilities = np.asarray(raw.predict_proba(_input_columns(model, features)), dtype=np.float64)
+    classes = list(getattr(raw, "classes_", [0, 1]))
+    column = classes.index(pos_label) if pos_label in classes else probabilities.shape[1] - 1
+    return probabilities[:, column]
+
+
+def _roc_picture(path: str, y: np.ndarray, score: np.ndarray, y_pred: np.ndarray, sensitive: pd.DataFrame):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from sklearn.metrics import roc_curve
+
+    names = list(sensitive.columns)
+    figure, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 4), squeeze=False)
+    for axis, name in zip(axes[0], names):
+        for group in sorted(pd.unique(sensitive[name]), key=str):
+            rows = (sensitive[name] == group).to_numpy()
+            if len(np.unique(y[rows])) < 2:
+                continue
+            fpr, tpr, _ = roc_curve(y[rows], score[rows])
+            line = axis.plot(fpr, tpr, label=f"{group}")[0]
+            positives, negatives = y[rows] == 1, y[rows] == 0
+            axis.plot(y_pred[rows][negatives].mean(), y_pred[rows][positives].mean(), "o", color=line.get_color())
+        axis.plot([0, 1], [0, 1], ":", color="grey")
+        axis.set(title=f"ROC per group of {name}", xlabel="false-positive rate", ylabel="true-positive rate")
+        axis.legend(title="group (dot: operating point)", fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=80)
+    plt.close(figure)
+
+
+class FairnessEvaluator(ModelEvaluator):
+    """Fairness ratios, AUC_S and per-group rates for the sensitive columns named in the config."""
+
+    @classmethod
+    def can_evaluate(cls, *, model_type, evaluator_config, **kwargs) -> bool:
+        return model_type == "classifier" and "sensitive_features" in (evaluator_config or {})
+
+    def compute(self, *, features: pd.DataFrame, labels, score, config: dict):
+        """``(metrics, rate_table, y, y_pred, sensitive)`` without logging anything."""
+        unknown = sorted(set(config) - CONFIG_KEYS)
+        if unknown:
+            raise ValueError(f"unknown fairops evaluator_config key(s) {unknown}; known: {sorted(CONFIG_KEYS)}")
+        sensitive = _sensitive_frame(config, features)
+        names = list(sensitive.columns)
+        y = _binary_labels(labels, config.get("pos_label", 1))
+        target = config.get("target", {"tpr": 0.5})
+        if not isinstance(target, dict) or len(target) != 1:
+            raise ValueError(f"evaluator_config['target'] must be one of {{'tpr': t}}, {{'fpr': f}}, {{'top_k': k}}; got {target!r}")
+        y_pred = binarize(score, y, seed=int(config.get("seed", 0)), **target)
+        metrics = {
+            "fairops_auc_y": auc_y(y, score),
+            "fairops_auc_s": auc_s(score, sensitive),
+            "fairops_precision": precision(y, y_pred),
+            "fairops_recall": recall(y, y_pred),
+        }
+        records = []
+        for name in names:
+            rates = group_rates(y, y_pred, sensitive[name])
+            records.extend({**record, "attribute": name} for record in rates.to_records())
+            metrics[f"fairops_auc_s_{name}"] = auc_s(score, sensitive[name])
+            for rate in RATES:
+                metrics[f"fairops_{rate}_ratio_{name}"] = ratio_of(rates, rate)
+        for rate in RATES:
+            metrics[f"fairops_{rate}_ratio"] = min(metrics[f"fairops_{rate}_ratio_{name}"] for name in names)
+        return metrics, pd.DataFrame.from_records(records), y, y_pred, sensitive
+
+    def evaluate(self, *, model_type, dataset, run_id, evaluator_config, model=None, extra_metrics=None,
+                 custom_artifacts=None, predictions=None, **kwargs):
+        from mlflow.entities import Metric
+        from mlflow.tracking import MlflowClient
+
+        config = dict(evaluator_config or {})
+        features = dataset.features_data
+        if not isinstance(features, pd.DataFrame):
+            features = pd.DataFrame(features, columns=dataset.feature_names)
+        _sensitive_frame(config, features)
+        _binary_labels(dataset.labels_data, config.get("pos_label", 1))
+        score = _scores(model, features, config.get("pos_label", 1))
+        metrics, table, y, y_pred, sensitive = self.compute(
+            features=features, labels=dataset.labels_data, score=score, config=config
+        )
+        client = MlflowClient()
+        stamp = int(pd.Timestamp.now().timestamp() * 1000)
+        client.log_batch(run_id, metrics=[Metric(k, float(v), stamp, 0) for k, v in metrics.items()])
+        artifact_uri = client.get_run(run_id).info.artifact_uri
+        with tempfile.TemporaryDirectory() as folder:
+            table.to_csv(os.path.join(folder, RATES_FILE), index=False)
+            _roc_picture(os.path.join(folder, ROC_FILE), y, score, y_pred, sensitive)
+            client.log_artifact(run_id, os.path.join(folder, RATES_FILE))
+            client.log_artifact(run_id, os.path.join(folder, ROC_FILE))
+        artifacts = {
+            "fairops_group_rates": CsvEvaluationArtifact(uri=f"{artifact_uri}/{RATES_FILE}"),
+            "fairops_group_roc": ImageEvaluationArtifact(uri=f"{artifact_uri}/{ROC_FILE}"),
+        }
+        return EvaluationResult(metrics=metrics, artifacts=artifacts, run_id=run_id)

@@ -1,0 +1,92 @@
+"""Asynchronous (ASHA-style) mode of FairbandPruner, and its passive role in synchronous mode."""
+
+import math
+
+import optuna
+import pytest
+
+from fairops.fairband import (FairbandPruner, FairbandSampler, FairbandScheduleError, RungProgress, ranking,
+                              schedule, slot_of)
+from fairops.fairband.toy import toy_values
+
+optuna.logging.set_verbosity(optuna.logging.ERROR)
+
+
+def _async_objective(trial):
+    params = {"x": trial.suggest_float("x", 0, 1), "y": trial.suggest_float("y", 0, 1)}
+    progress = RungProgress(trial)
+    for fraction in progress:
+        progress.report(*toy_values(params, fraction))
+    return progress.values
+
+
+def _async_study(alpha="auto", base_sampler=None, n_trials=300, seed=0):
+    study = optuna.create_study(directions=["maximize", "maximize"], pruner=FairbandPruner(),
+                                sampler=FairbandSampler(mode="async", alpha=alpha, seed=seed,
+                                                        base_sampler=base_sampler))
+    study.optimize(_async_objective, n_trials=n_trials)
+    return study
+
+
+@pytest.mark.parametrize("alpha", ["auto", 1.0, 0.5])
+def test_serial_async_decisions_equal_brute_force(alpha):
+    study = _async_study(alpha)
+    trials = sorted(study.trials, key=lambda t: t.number)
+    fits = 0
+    for t in trials:
+        s = t.user_attrs["bracket"]
+        assert s == schedule.async_slot_of(t.number).bracket
+        top = t.user_attrs["rung"]
+        fits += top + 1
+        for i in range(top + 1):
+            assert t.user_attrs[f"rung{i}_accuracy"] == pytest.approx(toy_values(t.params, 3.0 ** (i - s))[0])
+            if i == s:
+                break
+            # at report time (n_jobs=1) the trials at rung i of bracket s are the lower-numbered ones + itself
+            peers = [u for u in trials if u.number <= t.number and u.user_attrs["bracket"] == s
+                     and f"rung{i}_accuracy" in u.user_attrs]
+            pairs = [(u.user_attrs[f"rung{i}_accuracy"], u.user_attrs[f"rung{i}_fairness"]) for u in peers]
+            a = ranking.resolve_alpha(alpha, pairs)
+            scores = sorted(((-(a * p[0] + (1 - a) * p[1]), u.number) for u, p in zip(peers, pairs)))
+            promoted = t.number in [n for _, n in scores[: len(peers) // 3]]
+            assert promoted == (top > i), (t.number, i)
+        assert t.values == pytest.approx(toy_values(t.params, t.user_attrs["budget"]))
+    assert fits > len(trials)  # some trials went past rung 0
+    assert max(t.user_attrs["rung"] for t in trials if t.user_attrs["bracket"] == 4) >= 2
+
+
+def test_async_tpe_sees_only_its_bracket():
+    seen = []
+
+    class Spy(optuna.samplers.TPESampler):
+        def sample_independent(self, study, trial, name, dist):
+            seen.append({u.user_attrs.get("bracket") for u in study.get_trials()}
+                        | {schedule.async_slot_of(trial.number).bracket})
+            return super().sample_independent(study, trial, name, dist)
+
+    _async_study(base_sampler=Spy(seed=0, n_startup_trials=3), n_trials=160)
+    assert seen and all(len(b) == 1 for b in seen)
+
+
+def test_pruner_is_passive_in_sync_mode_and_rung_progress_refuses():
+    study = optuna.create_study(directions=["maximize", "maximize"], sampler=FairbandSampler(seed=0),
+                                pruner=FairbandPruner())
+    trial = study.ask()
+    assert study.pruner.prune(study, study.trials[0]) is False
+    with pytest.raises(ValueError, match="asynchronous"):
+        RungProgress(trial)
+
+
+def test_pruner_settings_must_agree_with_sampler():
+    study = optuna.create_study(directions=["maximize", "maximize"], sampler=FairbandSampler(alpha=0.5, seed=0),
+                                pruner=FairbandPruner(alpha=1.0))
+    with pytest.raises(FairbandScheduleError, match="alpha"):
+        study.ask()
+
+
+def test_async_with_plain_random_sampler_uses_number_brackets():
+    study = optuna.create_study(directions=["maximize", "maximize"], pruner=FairbandPruner(alpha=0.5),
+                                sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(_async_objective, n_trials=60)
+    assert {t.user_attrs["bracket"] for t in study.trials} == {4}  # the first 81 numbers are bracket 4
+    assert all(math.isfinite(t.values[0]) for t in study.trials)

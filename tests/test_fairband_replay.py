@@ -1,0 +1,121 @@
+"""Replay the Fairband paper's published Adult logs through FairbandSampler.
+
+The logged rung-0 configurations are the sampler's rung-0 proposals and the objective returns the logged
+validation (performance, fairness) of a (configuration, budget) pair. Promotions and final picks must
+match the logs (ties in the logs explain the rare mismatch).
+"""
+
+import math
+from pathlib import Path
+
+import optuna
+import pytest
+
+from fairops.fairband import FairbandSampler, budget, ranking, select_best, slot_of
+
+LOGS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "fair-automl"
+EVALS = LOGS / "all_tuner_iters_evals_Adult.csv.gz"
+PICKS = LOGS / "Adult_non-aggregated-results.csv"
+pytestmark = pytest.mark.skipif(not EVALS.exists() or not PICKS.exists(),
+                                reason=f"published Fairband logs not found at {LOGS}")
+optuna.logging.set_verbosity(optuna.logging.ERROR)
+
+
+class LogReplaySampler(optuna.samplers.BaseSampler):
+    """Proposes the logged configuration of each rung-0 slot (by bracket and position)."""
+
+    def __init__(self, rung0):
+        self._rung0 = rung0  # bracket -> list of configuration uuids in logged order
+
+    def infer_relative_search_space(self, study, trial):
+        return {}
+
+    def sample_relative(self, study, trial, search_space):
+        return {}
+
+    def sample_independent(self, study, trial, name, distribution):
+        slot = slot_of(trial.number)
+        return self._rung0[slot.bracket][slot.position]
+
+
+def _load():
+    import pandas as pd
+
+    evals = pd.read_csv(EVALS)
+    evals = evals[evals.tuner.isin(["HB", "FB", "FB-auto"])].sort_values(["run_uuid", "index"])
+    picks = pd.read_csv(PICKS).set_index("run_uuid")
+    return evals, picks
+
+
+def _replay(run):
+    rung0 = {int(s): list(g.model_config_uuid) for s, g in run[run.i == 0].groupby("si")}
+    values = {(r.model_config_uuid, round(r.ri, 3)): (r.performance, r.fairness) for r in run.itertuples()}
+    logged_alpha = run.alpha.iloc[0]
+    alpha = "auto" if logged_alpha == "dynamic" else float(logged_alpha)
+    choices = sorted(run.model_config_uuid.unique())
+
+    def objective(trial):
+        config = trial.suggest_categorical("config", choices)
+        return values.get((config, round(100 * budget(trial), 3)), (math.nan, math.nan))
+
+    study = optuna.create_study(directions=["maximize", "maximize"],
+                                sampler=FairbandSampler(alpha=alpha, seed=0, base_sampler=LogReplaySampler(rung0)))
+    study.optimize(objective, n_trials=206)
+    matches = 0
+    for (s, i), logged in run[run.i > 0].groupby(["si", "i"]):
+        ours = {t.params["config"] for t in study.trials
+                if t.user_attrs["bracket"] == s and t.user_attrs["rung"] == i}
+        matches += ours == set(logged.model_config_uuid)
+    pick = select_best(study)
+    return (alpha, matches, (pick.trial.params["config"],
+                             round(100 * budget(pick.trial), 3)), _tie_aware(run, alpha), pick)
+
+
+def _tie_aware(run, alpha):
+    """Rungs where the logged promotion is a top-k of our score and ours has the same scores (ties aside)."""
+    ok = 0
+    for s in range(5):
+        for i in range(s):
+            rung = run[(run.si == s) & (run.i == i)]
+            logged = set(run[(run.si == s) & (run.i == i + 1)].model_config_uuid)
+            entries = [(k, a, f) for k, (a, f) in enumerate(zip(rung.performance, rung.fairness))]
+            value = ranking.resolve_alpha(alpha, [(a, f) for _, a, f in entries])
+            score = {rung.model_config_uuid.iloc[k]: ranking.weighted_score(a, f, value) for k, a, f in entries}
+            ours = {rung.model_config_uuid.iloc[k] for k in ranking.top_k(entries, len(rung) // 3, alpha)}
+            outside = [v for c, v in score.items() if c not in logged]
+            valid = not outside or min(score[c] for c in logged) >= max(outside)
+            ok += valid and sorted(score[c] for c in ours) == sorted(score[c] for c in logged)
+    return ok
+
+
+@pytest.fixture(scope="module")
+def replays():
+    evals, picks = _load()
+    out = {}
+    for run_uuid, run in evals.groupby("run_uuid"):
+        alpha, matches, pick, tie_aware, selection = _replay(run)
+        chosen = picks.loc[run_uuid]
+        exact = pick == (chosen.model_config_uuid, round(chosen.ri, 3))
+        logged_score = ranking.weighted_score(chosen.performance, chosen.fairness, selection.alpha)
+        out[run_uuid] = (run.tuner.iloc[0], matches, exact, tie_aware,
+                         exact or selection.score == pytest.approx(logged_score, abs=1e-12))
+    return out
+
+
+# Exact promoted-set matches needed over the 15 runs x 10 promotion rungs. HB's logged precision values tie
+# exactly at the cut in about 15 rungs and the logs do not record how the paper broke those ties (no
+# order-based rule found reaches more than 145/150), so HB is held to the tie-aware check below instead.
+EXACT = {"FB-auto": 149, "FB": 149, "HB": 135}
+
+
+@pytest.mark.parametrize("tuner", ["FB-auto", "HB", "FB"])
+def test_promotions_and_picks_match_the_logs(replays, tuner):
+    runs = [v for v in replays.values() if v[0] == tuner]
+    assert len(runs) == 15
+    rung_matches = sum(v[1] for v in runs)
+    assert rung_matches >= EXACT[tuner], f"{tuner}: {rung_matches}/150 rungs match"
+    # HB's logged picks tie at the maximum in 5 of 15 runs, broken inconsistently in the logs
+    assert sum(v[2] for v in runs) >= (10 if tuner == "HB" else 15), "final picks"
+    assert sum(v[4] for v in runs) == 15, "final picks up to ties"
+    # every logged promotion is a valid top-k of our score and ours differs from it only among ties
+    assert sum(v[3] for v in runs) >= (149 if tuner == "FB-auto" else 150)

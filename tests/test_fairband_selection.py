@@ -1,0 +1,67 @@
+"""select_best, constraints and the Pareto front against brute force."""
+
+import numpy as np
+import optuna
+import pytest
+from optuna.trial import TrialState, create_trial
+
+from fairops.fairband import pareto_front, select_best
+
+optuna.logging.set_verbosity(optuna.logging.ERROR)
+
+
+def _study(values, failed=0):
+    study = optuna.create_study(directions=["maximize", "maximize"])
+    for a, f in values:
+        study.add_trial(create_trial(values=[float(a), float(f)]))
+    for _ in range(failed):
+        study.add_trial(create_trial(state=TrialState.FAIL))
+    return study
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_pick_matches_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    values = np.round(rng.random((60, 2)), 2)
+    study = _study(values, failed=3)
+    for alpha in (0.0, 0.3, 0.5, 1.0, "auto"):
+        a = 0.5 * (values[:, 1].mean() - values[:, 0].mean()) + 0.5 if alpha == "auto" else alpha
+        o = a * values[:, 0] + (1 - a) * values[:, 1]
+        expected = int(np.flatnonzero(np.isclose(o, o.max(), rtol=0, atol=1e-12))[0])
+        pick = select_best(study, alpha=alpha)
+        assert pick.trial.number == expected and pick.alpha == pytest.approx(a)
+        assert pick.score == pytest.approx(o.max())
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_constraints_and_front_match_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    values = np.round(rng.random((50, 2)), 1)
+    study = _study(values)
+    ok = values[:, 1] >= 0.7
+    best = max(np.flatnonzero(ok), key=lambda k: (values[k, 0], values[k, 1], -k))
+    assert select_best(study, min_fairness=0.7).trial.number == best
+    ok = values[:, 0] >= 0.6
+    best = max(np.flatnonzero(ok), key=lambda k: (values[k, 1], values[k, 0], -k))
+    assert select_best(study, min_accuracy=0.6).trial.number == best
+    dominated = {i for i in range(50) for j in range(50)
+                 if (values[j] >= values[i]).all() and (values[j] > values[i]).any()}
+    front_values = {tuple(values[i]) for i in range(50) if i not in dominated}
+    front = pareto_front(study)
+    assert {tuple(t.values) for t in front} == front_values and len(front) == len(front_values)
+
+
+def test_errors_name_the_argument():
+    study = _study([(0.5, 0.5)])
+    with pytest.raises(ValueError, match="alpha is required"):
+        select_best(study)
+    with pytest.raises(ValueError, match="min_fairness"):
+        select_best(study, min_fairness=1.5)
+    with pytest.raises(ValueError, match="at most one"):
+        select_best(study, min_fairness=0.1, min_accuracy=0.1)
+    with pytest.raises(ValueError, match="no fit has fairness"):
+        select_best(study, min_fairness=0.9)
+    with pytest.raises(ValueError, match="no successful fit"):
+        select_best(_study([], failed=2), alpha=0.5)
+    with pytest.raises(ValueError, match="two objectives"):
+        select_best(optuna.create_study(), alpha=0.5)

@@ -1,0 +1,158 @@
+"""The ``fairops`` MLflow evaluator, found through its ``mlflow.model_evaluator`` entry point."""
+
+from importlib.metadata import entry_points
+
+import mlflow
+import numpy as np
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+from sklearn.compose import make_column_transformer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.svm import LinearSVC
+
+from fairops.metrics import auc_s, binarize
+from fairops.mlflow._flavor import log_estimator
+
+
+@pytest.fixture(scope="module")
+def tracking(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("evaluator")
+    mlflow.set_tracking_uri(f"sqlite:///{folder}/mlflow.db")
+    experiment = mlflow.create_experiment("evaluator", artifact_location=str(folder / "artifacts"))
+    mlflow.set_experiment(experiment_id=experiment)
+    yield folder
+    mlflow.set_tracking_uri(None)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(7)
+    n = 600
+    sex = rng.choice(["f", "m"], n)
+    race = rng.choice(["a", "b", "c"], n)
+    x1 = rng.normal(size=n) + 0.8 * (sex == "m")
+    x2 = rng.normal(size=n)
+    y = ((x1 + 0.5 * x2 + rng.normal(scale=0.7, size=n)) > 0.6).astype(int)
+    # object dtype: MLflow 3.17's shap evaluator (part of "default") fails on pandas 3's string dtype.
+    frame = pd.DataFrame({"x1": x1, "x2": x2, "y": y})
+    frame["sex"], frame["race"] = pd.Series(sex, dtype=object), pd.Series(race, dtype=object)
+    return frame
+
+
+def _log_sklearn(model, example, name="model"):
+    with mlflow.start_run() as run:
+        info = log_estimator(model, run_id=run.info.run_id, name=name, input_example=example,
+                             pip_requirements=["scikit-learn"])
+    return info.model_uri
+
+
+@pytest.fixture(scope="module")
+def model_uri(tracking, data):
+    # The model takes the sensitive columns as input and ignores them, so the default evaluator
+    # and the fairops evaluator both see the whole frame.
+    model = make_pipeline(make_column_transformer(("passthrough", ["x1", "x2"])), LogisticRegression())
+    model.fit(data.drop(columns="y"), data["y"])
+    return _log_sklearn(model, data.drop(columns="y").head(3)), model
+
+
+def test_plugin_is_installed_through_the_entry_point():
+    found = [ep for ep in entry_points(group="mlflow.model_evaluator") if ep.name == "fairops"]
+    assert found, ('pyproject.toml must declare [project.entry-points."mlflow.model_evaluator"] '
+                   'fairops = "fairops.plugins.evaluator:FairnessEvaluator" (then reinstall)')
+    from mlflow.models.evaluation.evaluator_registry import _model_evaluation_registry
+
+    assert _model_evaluation_registry.is_registered("fairops")
+    assert found[0].load().__name__ == "FairnessEvaluator"
+
+
+def _oracle_ratio(y, y_pred, groups, rate):
+    values = []
+    for group in np.unique(groups):
+        rows = groups == group
+        if rate == "tpr":
+            values.append(y_pred[rows & (y == 1)].mean())
+        elif rate == "fpr":
+            values.append(y_pred[rows & (y == 0)].mean())
+        else:
+            values.append(y_pred[rows].mean())
+    return min(values) / max(values)
+
+
+def test_default_and_fairops_in_one_call(tracking, data, model_uri):
+    uri, model = model_uri
+    config = {"fairops": {"sensitive_features": ["sex", "race"], "target": {"fpr": 0.1}}}
+    with mlflow.start_run() as run:
+        result = mlflow.models.evaluate(uri, data, targets="y", model_type="classifier",
+                                        evaluators=["default", "fairops"], evaluator_config=config)
+    metrics = result.metrics
+    assert "accuracy_score" in metrics and "roc_auc" in metrics  # the default evaluator ran too
+    score = model.predict_proba(data.drop(columns="y"))[:, 1]
+    y = data["y"].to_numpy()
+    y_pred = binarize(score, y, fpr=0.1)
+    assert y_pred[y == 0].sum() == int(0.1 * (y == 0).sum())
+    for column in ("sex", "race"):
+        groups = data[column].to_numpy()
+        for rate in ("tpr", "fpr", "ppr"):
+            assert metrics[f"fairops_{rate}_ratio_{column}"] == pytest.approx(_oracle_ratio(y, y_pred, groups, rate))
+    assert metrics["fairops_tpr_ratio"] == min(metrics["fairops_tpr_ratio_sex"], metrics["fairops_tpr_ratio_race"])
+    assert metrics["fairops_auc_s_sex"] == pytest.approx(auc_s(score, data["sex"]))
+    from sklearn.metrics import roc_auc_score
+
+    assert metrics["fairops_auc_y"] == pytest.approx(roc_auc_score(y, score))
+    logged = MlflowClient().get_run(run.info.run_id)
+    assert logged.data.metrics["fairops_fpr_ratio_race"] == pytest.approx(metrics["fairops_fpr_ratio_race"])
+    files = {a.path for a in MlflowClient().list_artifacts(run.info.run_id)}
+    assert {"fairops_group_rates.csv", "fairops_group_roc.png"} <= files
+    table = pd.read_csv(mlflow.artifacts.download_artifacts(run_id=run.info.run_id,
+                                                           artifact_path="fairops_group_rates.csv"))
+    assert len(table) == 5 and set(table["attribute"]) == {"sex", "race"}
+    female = table[(table["attribute"] == "sex") & (table["group"] == "f")].iloc[0]
+    rows = data["sex"].to_numpy() == "f"
+    assert female["count"] == rows.sum() and female["tpr"] == pytest.approx(y_pred[rows & (y == 1)].mean())
+
+
+def test_sensitive_values_given_outside_the_features(tracking, data):
+    uri = _log_sklearn(LogisticRegression().fit(data[["x1", "x2"]], data["y"]), data[["x1", "x2"]].head(2), "plain")
+    config = {"fairops": {"sensitive_features": {"sex": data["sex"].to_numpy()}}}
+    with mlflow.start_run():
+        result = mlflow.models.evaluate(uri, data, targets="y", model_type="classifier", feature_names=["x1", "x2"],
+                                        evaluators=["default", "fairops"], evaluator_config=config)
+    assert "roc_auc" in result.metrics and 0 <= result.metrics["fairops_tpr_ratio_sex"] <= 1
+
+
+def test_opts_in_only_when_configured(tracking, data, model_uri):
+    with mlflow.start_run():
+        result = mlflow.models.evaluate(model_uri[0], data, targets="y", model_type="classifier")
+    assert "accuracy_score" in result.metrics
+    assert not any(name.startswith("fairops_") for name in result.metrics)
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"sensitive_features": ["gender"]}, r"unknown column\(s\) \['gender'\]"),
+        ({"sensitive_features": []}, "names no column"),
+        ({"sensitive_features": "sex", "thresh": 1}, r"unknown fairops evaluator_config key\(s\) \['thresh'\]"),
+    ],
+)
+def test_config_errors(tracking, data, model_uri, config, message):
+    with mlflow.start_run(), pytest.raises(ValueError, match=message):
+        mlflow.models.evaluate(model_uri[0], data, targets="y", model_type="classifier",
+                               evaluators="fairops", evaluator_config=config)
+
+
+def test_non_binary_target(tracking, data, model_uri):
+    frame = data.assign(y=np.arange(len(data)) % 3)
+    with mlflow.start_run(), pytest.raises(ValueError, match="binary target"):
+        mlflow.models.evaluate(model_uri[0], frame, targets="y", model_type="classifier",
+                               evaluators="fairops", evaluator_config={"sensitive_features": "sex"})
+
+
+def test_model_without_predict_proba(tracking, data):
+    uri = _log_sklearn(LinearSVC().fit(data[["x1", "x2"]], data["y"]), data[["x1", "x2"]].head(2), "svc")
+    with mlflow.start_run():
+        with pytest.raises(ValueError, match="has no predict_proba"):
+            mlflow.models.evaluate(uri, data, targets="y", model_type="classifier",
+                                   evaluators="fairops", evaluator_config={"sensitive_features": "sex"})

@@ -1,0 +1,134 @@
+"""SCAFF and FairLOF MLflow flavors: save/log/load, pyfunc, signature, requirements, bad input."""
+
+import json
+import os
+
+import mlflow
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from mlflow.exceptions import MlflowException
+
+import fairops
+from fairops.fairlof import FairLOF
+from fairops.mlflow import fairlof as fairlof_flavor
+from fairops.mlflow import scaff as scaff_flavor
+from fairops.mlflow._model_files import ModelFilesError
+from fairops.scaff import SCAFFClassifier
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(3)
+    n = 400
+    X = pd.DataFrame({"income": rng.normal(size=n), "age": rng.normal(size=n), "debt": rng.normal(size=n)})
+    sex = rng.choice(["f", "m"], n)
+    y = ((X["income"] + 0.7 * (sex == "m") + rng.normal(scale=0.6, size=n)) > 0.4).astype(int)
+    return X, y, sex
+
+
+@pytest.fixture(scope="module")
+def forest(data):
+    X, y, sex = data
+    return SCAFFClassifier(n_estimators=12, theta=0.3, random_state=0).fit(X, y, sensitive_features=sex)
+
+
+@pytest.fixture(scope="module")
+def detector(data):
+    X, _, sex = data
+    return FairLOF(n_neighbors=7, lambda_=0.5, novelty=True).fit(X.to_numpy(), sensitive_features={"sex": sex})
+
+
+@pytest.fixture(scope="module")
+def tracking(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("flavors")
+    mlflow.set_tracking_uri(f"sqlite:///{folder}/mlflow.db")
+    mlflow.set_experiment(experiment_id=mlflow.create_experiment("flavors", str(folder / "artifacts")))
+    yield folder
+    mlflow.set_tracking_uri(None)
+
+
+def test_scaff_save_records_flavor_signature_example_and_requirements(tmp_path, forest, data):
+    X = data[0]
+    path = tmp_path / "scaff"
+    scaff_flavor.save_model(forest, path, input_example=X.head(4))
+    mlmodel = yaml.safe_load((path / "MLmodel").read_text())
+    assert mlmodel["flavors"]["python_function"]["loader_module"] == "fairops.mlflow.scaff"
+    assert mlmodel["flavors"]["fairops_scaff"]["estimator"] == "SCAFFClassifier"
+    inputs = json.loads(mlmodel["signature"]["inputs"])
+    assert [column["name"] for column in inputs] == ["income", "age", "debt"]
+    assert json.loads(mlmodel["signature"]["outputs"])[0]["type"] == "double"
+    assert "saved_input_example_info" in mlmodel
+    assert (path / "requirements.txt").read_text().splitlines()[-1] == f"fairops=={fairops.__version__}"
+    assert scaff_flavor.get_default_pip_requirements() == [f"fairops=={fairops.__version__}"]
+    assert not any(name.endswith((".pkl", ".pickle")) for _, _, files in os.walk(path) for name in files)
+
+
+def test_scaff_pyfunc_returns_probability_and_labels_at_threshold(tmp_path, forest, data):
+    X = data[0]
+    expected = forest.predict_proba(X)[:, 1]
+    scaff_flavor.save_model(forest, tmp_path / "p", input_example=X.head(2), pip_requirements=[])
+    np.testing.assert_allclose(mlflow.pyfunc.load_model(str(tmp_path / "p")).predict(X), expected, rtol=0, atol=0)
+    scaff_flavor.save_model(forest, tmp_path / "t", input_example=X.head(2), pip_requirements=[], threshold=0.35)
+    out = mlflow.pyfunc.load_model(str(tmp_path / "t")).predict(X[["debt", "income", "age"]])  # reordered
+    assert list(out.columns) == ["probability", "label"]
+    np.testing.assert_allclose(out["probability"], expected, rtol=0, atol=0)
+    np.testing.assert_array_equal(out["label"], (expected >= 0.35).astype(int))
+    with pytest.raises(ValueError, match="threshold"):
+        scaff_flavor.save_model(forest, tmp_path / "bad", threshold=1.5, pip_requirements=[])
+
+
+def test_scaff_log_and_load_native(tracking, forest, data):
+    X = data[0]
+    with mlflow.start_run():
+        info = scaff_flavor.log_model(forest, name="scaff", input_example=X.head(3), pip_requirements=["fairops"])
+    native = scaff_flavor.load_model(info.model_uri)
+    assert isinstance(native, SCAFFClassifier) and native.get_params() == forest.get_params()
+    np.testing.assert_array_equal(native.predict_proba(X), forest.predict_proba(X))
+    local = mlflow.artifacts.download_artifacts(info.model_uri)
+    npz = os.path.join(local, "data", "arrays.npz")
+    with open(npz, "r+b") as handle:
+        handle.truncate(os.path.getsize(npz) - 10)
+    with pytest.raises(ModelFilesError, match="arrays.npz"):
+        mlflow.pyfunc.load_model(local)
+
+
+def test_fairlof_pyfunc_scores_new_rows_with_sensitive_columns(tmp_path, detector, data):
+    X, _, sex = data
+    rows = pd.concat([X, pd.DataFrame({"sex": sex})], axis=1).head(50).copy()
+    rows[["income", "age", "debt"]] += 0.05
+    fairlof_flavor.save_model(detector, tmp_path / "lof", input_example=rows.head(3), pip_requirements=[])
+    mlmodel = yaml.safe_load((tmp_path / "lof" / "MLmodel").read_text())
+    assert [c["name"] for c in json.loads(mlmodel["signature"]["inputs"])] == ["income", "age", "debt", "sex"]
+    model = mlflow.pyfunc.load_model(str(tmp_path / "lof"))
+    out = model.predict(rows)
+    scores = detector.score_samples(rows[["income", "age", "debt"]].to_numpy(), sensitive_features={"sex": rows["sex"]})
+    np.testing.assert_allclose(out["outlier_score"], -scores, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(out["outlier"], (detector.predict(
+        rows[["income", "age", "debt"]].to_numpy(), sensitive_features={"sex": rows["sex"]}) == -1).astype(int))
+    native = fairlof_flavor.load_model(str(tmp_path / "lof"))
+    np.testing.assert_array_equal(native.outliers_, detector.outliers_)
+    with pytest.raises(MlflowException, match="sex"):
+        model.predict(rows.drop(columns="sex"))
+
+
+def test_fairlof_missing_sensitive_column_without_signature(tmp_path, detector, data):
+    X = data[0]
+    fairlof_flavor.save_model(detector, tmp_path / "nosig", feature_names=["income", "age", "debt"],
+                              signature=False, pip_requirements=[])
+    model = mlflow.pyfunc.load_model(str(tmp_path / "nosig"))
+    with pytest.raises(ValueError, match=r"lacks the sensitive column\(s\) \['sex'\]"):
+        model.predict(X.head(5))
+
+
+def test_fairlof_save_refusals(tmp_path, data):
+    X, _, sex = data
+    plain = FairLOF(n_neighbors=5, lambda_=0.2).fit(X.to_numpy(), sensitive_features={"sex": sex})
+    with pytest.raises(ValueError, match="novelty=True"):
+        fairlof_flavor.save_model(plain, tmp_path / "a", feature_names=["income", "age", "debt"], pip_requirements=[])
+    novelty = FairLOF(n_neighbors=5, lambda_=0.2, novelty=True).fit(X.to_numpy(), sensitive_features={"sex": sex})
+    with pytest.raises(ValueError, match="feature_names has 2 names"):
+        fairlof_flavor.save_model(novelty, tmp_path / "b", feature_names=["income", "age"], pip_requirements=[])
+    with pytest.raises(ValueError, match="feature_names is required"):
+        fairlof_flavor.save_model(novelty, tmp_path / "c", pip_requirements=[])

@@ -1,0 +1,147 @@
+"""`mlflow models serve` of registered fairops models (models:/<name>@champion) on loopback."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import json
+
+import mlflow
+import numpy as np
+import optuna
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+
+from fairops.fairlof import FairLOF
+from fairops.mlflow import fairlof as fairlof_flavor
+from fairops.mlflow.registry import register_best
+from fairops.scaff import SCAFFClassifier
+
+pytestmark = pytest.mark.slow
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start(command, env, log):
+    """Start a server in its own process group (so the whole group can be stopped by its id)."""
+    return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def stop(process):
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def wait_ready(url, process, log_path, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}:\n{Path(log_path).read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                if answer.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.3)
+    raise RuntimeError(f"server at {url} not ready after {timeout}s:\n{Path(log_path).read_text()[-3000:]}")
+
+
+def post(url, frame):
+    # json.dumps writes floats in round-trip form (pandas' to_json keeps only 10 digits by default).
+    body = json.dumps({"dataframe_split": frame.to_dict(orient="split", index=False)}).encode()
+    request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("serving")
+    uri = f"sqlite:///{folder}/mlflow.db"
+    mlflow.set_tracking_uri(uri)
+    client = MlflowClient(uri)
+    client.create_experiment("serving", str(folder / "artifacts"))
+    rng = np.random.default_rng(5)
+    n = 400
+    X = pd.DataFrame({"income": rng.normal(size=n), "tenure": rng.normal(size=n)})
+    sex = rng.choice(["f", "m"], n)
+    y = ((X["income"] + 0.6 * (sex == "m") + rng.normal(scale=0.5, size=n)) > 0.3).astype(int)
+
+    study = optuna.create_study(directions=["maximize"] * 2, study_name="serving")
+    for theta, values in [(0.1, [0.8, 0.6]), (0.5, [0.75, 0.85]), (0.9, [0.6, 0.95])]:
+        study.add_trial(optuna.trial.create_trial(params={"theta": theta}, values=values,
+                                                  distributions={"theta": optuna.distributions.FloatDistribution(0, 1)}))
+    refit = lambda params, trial: SCAFFClassifier(n_estimators=10, theta=params["theta"]).fit(  # noqa: E731
+        X, y, sensitive_features=sex)
+    best = register_best(study, "scaff-serving", rule="fairness>=0.8", refit=refit, input_example=X.head(3),
+                         pip_requirements=["fairops"], tracking_uri=uri)
+    detector = FairLOF(n_neighbors=6, lambda_=0.4, novelty=True).fit(X.to_numpy(), sensitive_features={"sex": sex})
+    rows = X.assign(sex=sex)
+    with mlflow.start_run(experiment_id=client.get_experiment_by_name("serving").experiment_id):
+        info = fairlof_flavor.log_model(detector, name="lof", input_example=rows.head(3),
+                                        pip_requirements=["fairops"], registered_model_name="lof-serving")
+    client.set_registered_model_alias("lof-serving", "champion", str(info.registered_model_version))
+
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "MLFLOW_TRACKING_URI": uri}
+    processes, urls = [], {}
+    try:
+        for name in ("scaff-serving", "lof-serving"):
+            port = free_port()
+            log_path = folder / f"{name}.log"
+            command = [str(BIN / "mlflow"), "models", "serve", "-m", f"models:/{name}@champion",
+                       "--env-manager", "local", "-p", str(port), "-h", "127.0.0.1"]
+            process = start(command, env, open(log_path, "w"))
+            processes.append((process, log_path))
+            urls[name] = f"http://127.0.0.1:{port}"
+        for (process, log_path), url in zip(processes, urls.values()):
+            wait_ready(f"{url}/ping", process, log_path)
+        yield {"urls": urls, "X": X, "sex": sex, "rows": rows, "best": best, "detector": detector, "uri": uri}
+    finally:
+        for process, _ in processes:
+            stop(process)
+        mlflow.set_tracking_uri(None)
+
+
+def test_served_scaff_matches_in_process(served):
+    X = served["X"].iloc[:25]
+    status, answer = post(f"{served['urls']['scaff-serving']}/invocations", X)
+    assert status == 200
+    in_process = mlflow.pyfunc.load_model(served["best"].alias_uri).predict(X)
+    np.testing.assert_allclose(np.asarray(answer["predictions"], dtype=float), in_process, rtol=1e-12, atol=1e-12)
+    assert served["best"].pick.trial.params["theta"] == 0.5  # best accuracy with fairness >= 0.8
+
+
+def test_served_fairlof_matches_in_process(served):
+    rows = served["rows"].iloc[:30].copy()
+    rows[["income", "tenure"]] += 0.03
+    status, answer = post(f"{served['urls']['lof-serving']}/invocations", rows)
+    assert status == 200
+    got = pd.DataFrame(answer["predictions"])
+    expected = mlflow.pyfunc.load_model("models:/lof-serving@champion").predict(rows)
+    np.testing.assert_allclose(got["outlier_score"], expected["outlier_score"], rtol=1e-12)
+    np.testing.assert_array_equal(got["outlier"], expected["outlier"])
+
+
+def test_served_fairlof_refuses_rows_without_the_sensitive_column(served):
+    status, answer = post(f"{served['urls']['lof-serving']}/invocations", served["rows"].iloc[:3].drop(columns="sex"))
+    assert status == 400 and "sex" in answer["message"]

@@ -1,0 +1,234 @@
+"""Per-trial tracking on a real SQLite tracking store: runs, metrics, tags, threads, failures, models."""
+
+import numpy as np
+import optuna
+import pytest
+from mlflow.entities import ViewType
+from mlflow.tracking import MlflowClient
+
+import fairops
+from fairops.fairband import FairbandSampler, budget
+from fairops.mlflow.tracking import PARENT_ATTR, FairnessTrackingCallback, keep_model
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    # One store per module: creating the SQLite schema costs seconds.
+    folder = tmp_path_factory.mktemp("tracking")
+    return f"sqlite:///{folder}/mlflow.db", folder
+
+
+@pytest.fixture()
+def uri(store):
+    return store[0]
+
+
+@pytest.fixture()
+def make(store):
+    def build(experiment, **kwargs):
+        return FairnessTrackingCallback(store[0], experiment, artifact_location=str(store[1] / experiment),
+                                        settle_seconds=0.1, **kwargs)
+    return build
+
+
+def _runs(client, experiment_id, role):
+    return client.search_runs([experiment_id], f"tags.`fairops.role` = '{role}'", max_results=1000)
+
+
+def test_fairband_study_gets_one_parent_and_one_child_per_fit(uri, make):
+    callback = make("fb")
+    study = optuna.create_study(directions=["maximize"] * 2, sampler=FairbandSampler(eta=3, s_max=1, alpha=0.5, seed=0),
+                                study_name="fb-study")
+
+    def objective(trial):
+        x = trial.suggest_float("x", 0, 1)
+        depth = trial.suggest_int("depth", 1, 4)
+        trial.set_user_attr("auc_y", 0.6 + 0.3 * x)
+        trial.set_user_attr("auc_s", 0.5 + 0.2 * x)
+        return x * budget(trial), 1 - x / depth
+
+    study.optimize(objective, n_trials=6, callbacks=[callback])
+    client = MlflowClient(uri)
+    experiment_id = callback.experiment_id(study)
+    parents, children = _runs(client, experiment_id, "study"), _runs(client, experiment_id, "trial")
+    assert len(parents) == 1 and len(children) == 6
+    parent = parents[0].info.run_id
+    assert study._storage.get_study_system_attrs(study._study_id)[PARENT_ATTR]["run_id"] == parent
+    by_number = {int(r.data.tags["fairops.trial_number"]): r for r in children}
+    assert sorted(by_number) == list(range(6))
+    for trial in study.trials:
+        run = by_number[trial.number]
+        metrics, tags = run.data.metrics, run.data.tags
+        assert tags["mlflow.parentRunId"] == parent
+        assert metrics["accuracy"] == pytest.approx(trial.values[0])
+        assert metrics["fairness"] == pytest.approx(trial.values[1])
+        assert metrics["auc_y"] == pytest.approx(trial.user_attrs["auc_y"])
+        assert metrics["budget"] == pytest.approx(trial.user_attrs["budget"])
+        assert metrics["alpha"] == pytest.approx(0.5)
+        assert metrics["weighted_score"] == pytest.approx(0.5 * trial.values[0] + 0.5 * trial.values[1])
+        for name in ("bracket", "rung", "configuration_id"):
+            assert tags[name] == str(trial.user_attrs[name])
+        assert tags["trial_state"] == "COMPLETE" and tags["study_name"] == "fb-study"
+        assert tags["fairops_version"] == fairops.__version__
+        assert run.data.params == {"x": str(trial.params["x"]), "depth": str(trial.params["depth"])}
+        assert run.info.status == "FINISHED"
+
+
+def test_one_transaction_runs_equal_public_api_runs(uri, make):
+    fast, public = make("fast"), make("public", fast_sql=False)
+    assert fast._sql is not None and public._sql is None
+    study = optuna.create_study(directions=["maximize"] * 2, study_name="same")
+
+    def objective(trial):
+        x = trial.suggest_float("x", 0, 1)
+        trial.set_user_attr("auc_s", 0.5 + x / 4)
+        trial.set_user_attr("rung", 2)
+        for rung in range(3):  # what an asynchronous Fairband trial reports
+            trial.set_user_attr(f"rung{rung}_accuracy", x * (rung + 1) / 3)
+            trial.set_user_attr(f"rung{rung}_fairness", 1 - x / (rung + 1))
+        return x, 1 - x
+
+    study.optimize(objective, n_trials=3, callbacks=[fast, public])
+    assert fast._sql is not None  # no fallback happened
+    client = MlflowClient(uri)
+    runs = {}
+    for callback in (fast, public):
+        for run in _runs(client, callback.experiment_id(study), "trial"):
+            runs.setdefault(run.data.tags["fairops.trial_number"], []).append(run)
+    for number, (a, b) in runs.items():
+        assert a.data.params == b.data.params and a.data.metrics == b.data.metrics
+        skip = {"mlflow.parentRunId", "mlflow.user", "mlflow.source.name", "mlflow.source.type"}
+        assert {k: v for k, v in a.data.tags.items() if k not in skip} == \
+               {k: v for k, v in b.data.tags.items() if k not in skip}
+        assert (a.info.status, a.info.start_time, a.info.end_time, a.info.run_name) == \
+               (b.info.status, b.info.start_time, b.info.end_time, b.info.run_name)
+        history = client.get_metric_history(a.info.run_id, "fairness")
+        assert [m.value for m in history] == [a.data.metrics["fairness"]]
+        for run in (a, b):
+            rungs = client.get_metric_history(run.info.run_id, "rung_accuracy")
+            assert [m.step for m in rungs] == [0, 1, 2]
+            assert [m.value for m in rungs] == pytest.approx([a.data.metrics["accuracy"] * (i + 1) / 3 for i in range(3)])
+        assert a.data.metrics["rung_fairness"] == pytest.approx(1 - a.data.metrics["accuracy"] / 3)  # latest = step 2
+    best = client.search_runs([fast.experiment_id(study)], "metrics.fairness >= 0.5 and tags.`fairops.role` = 'trial'")
+    assert len(best) == sum(t.values[1] >= 0.5 for t in study.trials)
+
+
+def test_threads_log_every_trial_exactly_once(uri, make):
+    callback = make("threads")
+    study = optuna.create_study(directions=["maximize"] * 2, sampler=optuna.samplers.RandomSampler(seed=1))
+
+    def objective(trial):
+        x = trial.suggest_float("x", 0, 1)
+        return x, 1 - x
+
+    study.optimize(objective, n_trials=24, n_jobs=4, callbacks=[callback])
+    client = MlflowClient(uri)
+    experiment_id = callback.experiment_id(study)
+    children = _runs(client, experiment_id, "trial")
+    numbers = sorted(int(r.data.tags["fairops.trial_number"]) for r in children)
+    assert numbers == list(range(24))
+    all_runs = client.search_runs([experiment_id], run_view_type=ViewType.ALL, max_results=1000)
+    assert len(all_runs) == 25  # one parent, no deleted candidates: the threads share one process lock
+    assert len({r.data.tags["mlflow.parentRunId"] for r in children}) == 1
+
+
+def test_outlier_metrics_failed_and_pruned_trials(uri, make):
+    callback = make("outliers", metric_names=["jaccard_target", "wass_target"])
+    study = optuna.create_study(directions=["maximize", "minimize"])
+
+    def objective(trial):
+        lam = trial.suggest_float("lambda", 0, 1)
+        if trial.number == 1:
+            raise ValueError("broken fit")
+        if trial.number == 2:
+            raise optuna.TrialPruned()
+        for name, value in {"jaccard": 1 - lam, "preservation": 0.9, "outlier_fraction": 0.8,
+                            "euclidean_disparity": lam / 2, "wasserstein_disparity": lam / 3}.items():
+            trial.set_user_attr(name, value)
+        return 1 - lam, lam / 3
+
+    study.optimize(objective, n_trials=4, callbacks=[callback], catch=(ValueError,))
+    client = MlflowClient(uri)
+    runs = {int(r.data.tags["fairops.trial_number"]): r
+            for r in _runs(client, callback.experiment_id(study), "trial")}
+    assert sorted(runs) == [0, 1, 2, 3]
+    assert runs[1].info.status == "FAILED" and runs[1].data.tags["trial_state"] == "FAIL"
+    assert runs[2].info.status == "KILLED" and runs[2].data.tags["trial_state"] == "PRUNED"
+    assert "jaccard_target" not in runs[1].data.metrics
+    lam = study.trials[3].params["lambda"]
+    assert runs[3].data.metrics["jaccard"] == pytest.approx(1 - lam)
+    assert runs[3].data.metrics["wasserstein_disparity"] == pytest.approx(lam / 3)
+    assert runs[3].data.metrics["wass_target"] == pytest.approx(lam / 3)
+    assert "weighted_score" not in runs[3].data.metrics  # no accuracy/fairness pair
+
+
+def test_models_are_logged_only_on_request(uri, make):
+    from fairops.mlflow import scaff as scaff_flavor
+    from fairops.scaff import SCAFFTreeClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    s = rng.integers(0, 2, 120)
+    y = (X[:, 0] + s > 0.5).astype(int)
+    models = {}
+
+    def objective(trial):
+        model = SCAFFTreeClassifier(theta=trial.suggest_float("theta", 0, 1)).fit(X, y, sensitive_features=s)
+        models[trial.number] = model
+        keep_model(trial, model)
+        return 0.5, 0.5
+
+    quiet = make("no-models")
+    study = optuna.create_study(directions=["maximize"] * 2, study_name="no-models")
+    study.optimize(objective, n_trials=1, callbacks=[quiet])
+    client = MlflowClient(uri)
+    run = _runs(client, quiet.experiment_id(study), "trial")[0]
+    assert client.search_logged_models([quiet.experiment_id(study)]) == []
+
+    loud = make("models", log_models=True, model_pip_requirements=["fairops"])
+    study = optuna.create_study(directions=["maximize"] * 2, study_name="models")
+    study.optimize(objective, n_trials=1, callbacks=[loud])
+    run = _runs(client, loud.experiment_id(study), "trial")[0]
+    logged = client.search_logged_models([loud.experiment_id(study)])
+    assert len(logged) == 1 and logged[0].source_run_id == run.info.run_id
+    import mlflow
+
+    mlflow.set_tracking_uri(uri)
+    try:
+        again = scaff_flavor.load_model(logged[0].model_uri)
+    finally:
+        mlflow.set_tracking_uri(None)
+    np.testing.assert_array_equal(again.predict_proba(X), models[0].predict_proba(X))
+
+
+def test_parent_created_up_front_is_reused_by_other_callbacks(uri, make):
+    study = optuna.create_study(directions=["maximize"] * 2, study_name="up-front")
+    first = make("up-front")
+    parent = first.parent_run_id(study)  # before any worker starts
+    second = make("up-front")  # e.g. another worker: finds the id in the study's system attributes
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1), 0.5), n_trials=2, callbacks=[second])
+    first.finish(study)
+    client = MlflowClient(uri)
+    parents = client.search_runs([first.experiment_id(study)], "tags.`fairops.role` = 'study'",
+                                 run_view_type=ViewType.ALL)
+    assert [r.info.run_id for r in parents] == [parent] and parents[0].info.status == "FINISHED"
+    children = _runs(client, first.experiment_id(study), "trial")
+    assert {r.data.tags["mlflow.parentRunId"] for r in children} == {parent} and len(children) == 2
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="alpha"):
+        FairnessTrackingCallback("sqlite:///:memory:", alpha=1.5)
+    with pytest.raises(ValueError, match="settle_seconds"):
+        FairnessTrackingCallback("sqlite:///:memory:", settle_seconds=-1)
+    with pytest.raises(TypeError, match="metric_names"):
+        FairnessTrackingCallback("sqlite:///:memory:", metric_names="accuracy")
+
+
+def test_metric_names_must_match_the_values(uri, make):
+    callback = make("mismatch", metric_names=["a", "b", "c"])
+    study = optuna.create_study(directions=["maximize"] * 2)
+    with pytest.raises(ValueError, match="metric_names has 3 names, the trial has 2 values"):
+        study.optimize(lambda t: (t.suggest_float("x", 0, 1), 0.5), n_trials=1, callbacks=[callback])
