@@ -1,38 +1,49 @@
-"""The ``fairops`` command."""
+"""The ``fairops`` command: one subcommand per job module in ``fairops.jobs``.
+
+Each job module offers ``add_parser(subcommands)`` (which sets ``run=callable(args) -> exit code``),
+so a new subcommand needs one entry in ``COMMANDS`` and nothing else here.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
-from .datasets import LOADERS
-
-
-def _baseline(args) -> int:
-    from .jobs.baseline import run_baseline
-
-    result = run_baseline(args.dataset, seed=args.seed)
-    print(f"dataset: {result['dataset']}  task: {result['task']}  "
-          f"train rows: {result['rows']['train']}  test rows: {result['rows']['test']}")
-    print("LightGBM baseline on the test split:")
-    for name, value in result["test"].items():
-        print(f"  {name:<9} {value:.4f}")
-    return 0
+COMMANDS = ("tune", "outliers", "compare", "baseline")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fairops", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    baseline = commands.add_parser("baseline", help="fit a LightGBM baseline and print its task metrics")
-    baseline.add_argument("--dataset", default="adult", choices=sorted(LOADERS))
-    baseline.add_argument("--seed", type=int, default=0)
-    baseline.set_defaults(run=_baseline)
+    parser = argparse.ArgumentParser(
+        prog="fairops",
+        description="Fairness-aware tuning, fair models and fair outlier detection, tracked in MLflow.",
+    )
+    subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"fairops.jobs.{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"fairops.jobs.{name}":
+                raise
+            continue  # a job not built yet
+        module.add_parser(subcommands)
     return parser
+
+
+class UserError(Exception):
+    """A problem with the user's input or environment: printed as one line, exit status 2."""
 
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except (UserError, ValueError, FileNotFoundError) as error:
+        print(f"fairops {args.command}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\nfairops {args.command}: interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

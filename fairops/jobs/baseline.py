@@ -1,10 +1,8 @@
-"""A plain LightGBM baseline on a bundled data set, scored on the task's metrics."""
+"""``fairops baseline``: a plain LightGBM baseline on a bundled data set, scored on the task's metrics."""
 
 from __future__ import annotations
 
-import lightgbm
-
-from ..datasets import load_dataset, train_validation_test_split
+from ..datasets import LOADERS, load_dataset, train_validation_test_split
 
 
 def run_baseline(dataset: str = "adult", *, seed: int = 0, n_estimators: int = 200) -> dict:
@@ -14,6 +12,8 @@ def run_baseline(dataset: str = "adult", *, seed: int = 0, n_estimators: int = 2
     >>> sorted(metrics["test"])
     ['accuracy', 'auc_s', 'auc_y', 'fairness']
     """
+    import lightgbm
+
     data = load_dataset(dataset)
     task = data.task
     parts = train_validation_test_split(data.y, data.sensitive[list(task.sensitive)], seed=seed)
@@ -23,3 +23,20 @@ def run_baseline(dataset: str = "adult", *, seed: int = 0, n_estimators: int = 2
     metrics = task.evaluate(data.y[parts.test], scores, data.sensitive.iloc[parts.test], seed=seed)
     return {"dataset": dataset, "task": str(task), "rows": {"train": len(parts.train), "test": len(parts.test)},
             "test": metrics}
+
+
+def _run(args) -> int:
+    result = run_baseline(args.dataset, seed=args.seed)
+    print(f"dataset: {result['dataset']}  task: {result['task']}  "
+          f"train rows: {result['rows']['train']}  test rows: {result['rows']['test']}")
+    print("LightGBM baseline on the test split:")
+    for name, value in result["test"].items():
+        print(f"  {name:<9} {value:.4f}")
+    return 0
+
+
+def add_parser(subcommands) -> None:
+    parser = subcommands.add_parser("baseline", help="fit a LightGBM baseline and print its task metrics")
+    parser.add_argument("--dataset", default="adult", choices=sorted(LOADERS))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.set_defaults(run=_run)
