@@ -59,18 +59,44 @@ class FairnessObjective:
         model.fit(X, y)
         return model
 
-    def _score(self, model, rows):
+    def _metrics(self, model, rows) -> dict:
         X, y, sensitive = self._rows(rows)
         scores = model.predict_proba(X)[:, 1]
-        result = self.task.evaluate(y, scores, sensitive, seed=self.seed)
+        return self.task.evaluate(y, scores, sensitive, seed=self.seed)
+
+    def _score(self, model, rows):
+        result = self._metrics(model, rows)
         accuracy, fairness = float(result["accuracy"]), float(result["fairness"])
         return accuracy, (fairness if math.isfinite(fairness) else float("nan"))
 
     def __call__(self, trial):
-        return self._score(self._fit(trial, trial_budget(trial)), self._validation)
+        model = self._fit(trial, trial_budget(trial))
+        result = self._metrics(model, self._validation)
+        # AUC_Y and AUC_S travel with the trial so trackers can log them beside the two objectives.
+        for name in ("auc_y", "auc_s"):
+            trial.set_user_attr(name, float(result[name]))
+        fairness = float(result["fairness"])
+        return float(result["accuracy"]), (fairness if math.isfinite(fairness) else float("nan"))
 
     def test(self, frozen_trial) -> tuple[float, float]:
         """Refit a finished trial's configuration at its budget; (test accuracy, test fairness)."""
-        fixed = FixedTrial(frozen_trial.params, number=frozen_trial.number)
         fraction = float(frozen_trial.user_attrs.get("budget", 1.0))
-        return self._score(self._fit(fixed, fraction), self._test)
+        return self._score(self.refit(frozen_trial, fraction), self._test)
+
+    def refit(self, frozen_trial, fraction: float = 1.0):
+        """The trial's configuration fitted on ``fraction`` of the training rows (all of them by default)."""
+        return self._fit(FixedTrial(frozen_trial.params, number=frozen_trial.number), fraction)
+
+    def evaluate(self, model, part: str = "test") -> dict:
+        """The task's metrics (accuracy, fairness, auc_y, auc_s) of a fitted model on one part of the split."""
+        rows = {"validation": self._validation, "test": self._test}.get(part)
+        if rows is None:
+            raise ValueError(f"part must be 'validation' or 'test', got {part!r}")
+        return {name: float(value) for name, value in self._metrics(model, rows).items()}
+
+    def rows(self, part: str):
+        """(X, y, sensitive) of ``"train"``, ``"validation"`` or ``"test"``."""
+        chosen = {"train": self._train, "validation": self._validation, "test": self._test}.get(part)
+        if chosen is None:
+            raise ValueError(f"part must be 'train', 'validation' or 'test', got {part!r}")
+        return self._rows(chosen)

@@ -1,0 +1,435 @@
+"""``fairops tune``: Fairband on a data set, every fit tracked in MLflow, the pick registered.
+
+The job splits the data train / validation / test (stratified by label x group), gives each fit a
+nested stratified slice of the training rows as its budget, tunes the paper's model families plus
+the SCAFF forest (so fair training competes with fair tuning), logs every fit as a child run, then
+refits the pick on all training rows, scores it on the test rows and registers it with an alias.
+
+Storage is embedded by default: ``<project>/optuna.db`` and ``<project>/mlflow.db`` (SQLite). Give
+``--storage postgresql+psycopg://...`` and ``--tracking-uri http://...`` and start the same command
+on many machines: every worker joins one study and the Fairband schedule stays exact.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..datasets import LOADERS
+
+METHODS = {"fb-auto": "FB-auto", "fb-bal": "FB-bal", "hb": "HB", "rs": "RS", "rs-bal": "RS-bal"}
+OVERFLOW_ATTR = "fairops:beyond_budget"
+HEARTBEAT_SECONDS = 10
+
+
+@dataclass
+class TuneSettings:
+    """Everything ``fairops tune`` needs; the CLI flags map one to one onto these fields."""
+
+    dataset: str | None = "adult"
+    data: str | None = None
+    target: str | None = None
+    sensitive: str | None = None
+    task: str = "precision@tpr=0.5,ratio=tpr"
+    method: str = "fb-auto"
+    alpha: float | None = None
+    iterations: int = 1
+    profile: str = "fast"
+    families: list[str] | None = None
+    max_train_rows: int | None = None
+    storage: str | None = None
+    tracking_uri: str | None = None
+    project_dir: str = "fairops-project"
+    study_name: str | None = None
+    model_name: str | None = None
+    n_jobs: int = 1
+    seed: int = 0
+    finalize: bool = True
+    progress: bool = True
+    wait_timeout: float = 3600.0
+    heartbeat: float = HEARTBEAT_SECONDS
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
+        if self.alpha is not None and not 0.0 <= self.alpha <= 1.0:
+            raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
+        if self.alpha is not None and self.method.startswith("rs"):
+            raise ValueError("--alpha applies to the Fairband methods (fb-auto, fb-bal, hb), not to random search")
+        if not isinstance(self.iterations, int) or self.iterations < 1:
+            raise ValueError(f"iterations must be a positive integer, got {self.iterations!r}")
+        if self.n_jobs < 1:
+            raise ValueError(f"n-jobs must be at least 1, got {self.n_jobs}")
+        if (self.data is None) == (self.dataset is None):
+            raise ValueError("give either --dataset NAME or --data FILE (with --target and --sensitive)")
+        if self.data is not None and (not self.target or not self.sensitive):
+            raise ValueError("--data needs --target COLUMN and --sensitive COLUMN[,COLUMN...]")
+
+    @property
+    def tuner(self) -> str:
+        return METHODS[self.method]
+
+    @property
+    def source_name(self) -> str:
+        return self.dataset if self.data is None else Path(self.data).stem
+
+    def resolved(self) -> "TuneSettings":
+        """A copy with the project folder created and default storage, tracking URI and names filled in."""
+        project = Path(self.project_dir).resolve()
+        needs_folder = self.storage is None or self.tracking_uri is None
+        if needs_folder:
+            project.mkdir(parents=True, exist_ok=True)
+        alpha_part = "" if self.alpha is None else f"-alpha{self.alpha:g}"
+        name = self.study_name or f"{self.source_name}-{self.method}{alpha_part}-{self.profile}-seed{self.seed}"
+        return TuneSettings(**{
+            **self.__dict__,
+            "project_dir": str(project),
+            "storage": self.storage or f"sqlite:///{project / 'optuna.db'}",
+            "tracking_uri": self.tracking_uri or f"sqlite:///{project / 'mlflow.db'}",
+            "study_name": name,
+            "model_name": self.model_name or f"fairops-{self.source_name}",
+        })
+
+
+@dataclass
+class TuneResult:
+    """What a finished (or joined) run produced."""
+
+    settings: TuneSettings
+    study: object
+    fits: int
+    rows: dict = field(default_factory=dict)
+    registered: object = None
+
+
+def load_source(settings: TuneSettings):
+    """The bundled data set or the user's file, as a :class:`~fairops.datasets.Dataset`."""
+    from ..datasets import load_dataset, load_table
+
+    if settings.data is not None:
+        return load_table(settings.data, target=settings.target, sensitive=settings.sensitive, task=settings.task)
+    return load_dataset(settings.dataset)
+
+
+def _storage(url: str, heartbeat: float = HEARTBEAT_SECONDS):
+    import optuna
+
+    if url.endswith((".log", ".journal")):
+        from optuna.storages import JournalStorage
+        from optuna.storages.journal import JournalFileBackend
+
+        return JournalStorage(JournalFileBackend(url))
+    try:
+        # Heartbeats let a restarted or surviving worker fail the trials of a killed one.
+        return optuna.storages.RDBStorage(url, heartbeat_interval=max(1, round(heartbeat)),
+                                          grace_period=max(2, round(3 * heartbeat)))
+    except Exception as error:  # unreachable server, bad URL, missing driver
+        raise ValueError(f"cannot open the Optuna storage {url!r}: {error}") from error
+
+
+def open_study(settings: TuneSettings):
+    """Create the study, or join it when it exists (resume, or another worker)."""
+    import warnings
+
+    import optuna
+
+    from ..fairband import FairbandSampler
+    from ..fairband.baselines import FullBudgetRandomSampler, pick_alpha
+
+    if settings.tuner.startswith("RS"):
+        sampler = FullBudgetRandomSampler(seed=settings.seed)
+    else:
+        alpha = pick_alpha(settings.tuner) if settings.alpha is None else settings.alpha
+        sampler = FairbandSampler(alpha=alpha, seed=settings.seed, wait_timeout=settings.wait_timeout)
+    study = optuna.create_study(study_name=settings.study_name, storage=_storage(settings.storage, settings.heartbeat),
+                                sampler=sampler, directions=["maximize", "maximize"], load_if_exists=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        study.set_metric_names(["accuracy", "fairness"])
+    return study
+
+
+def pick_alpha_of(settings: TuneSettings):
+    """The alpha of the final pick: the method's (or ``--alpha``)."""
+    from ..fairband.baselines import pick_alpha
+
+    return pick_alpha(settings.tuner) if settings.alpha is None else settings.alpha
+
+
+def target_trials(settings: TuneSettings) -> int:
+    """Fits the run is made of: iterations x the method's fits per Fairband iteration."""
+    from ..fairband.baselines import trials_per_iteration
+
+    return settings.iterations * trials_per_iteration(settings.tuner)
+
+
+class _Interrupt:
+    """First Ctrl-C: let the fits in flight finish, then stop. Second: abort at once."""
+
+    def __init__(self, study):
+        self.study = study
+        self.requested = False
+        self._previous = None
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print("\nstopping after the fits in progress (Ctrl-C again to abort them); "
+              "run the same command to resume", file=sys.stderr, flush=True)
+        self.study.stop()
+
+    def __enter__(self):
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+def _stop_at(target: int):
+    """Callback stopping a worker once the study holds ``target`` trials (any worker's)."""
+
+    def callback(study, trial):
+        if len(study.get_trials(deepcopy=False)) >= target:
+            study.stop()
+
+    return callback
+
+
+def _bounded(objective, target: int):
+    """Refuse trials numbered past the run's budget (several workers can overshoot by a trial or two)."""
+    import optuna
+
+    def wrapped(trial):
+        if trial.number >= target:
+            trial.set_user_attr(OVERFLOW_ATTR, True)
+            raise optuna.TrialPruned(f"trial {trial.number} is past the run's {target} fits")
+        return objective(trial)
+
+    return wrapped
+
+
+def _tracked(tracker, study_target: int):
+    """Log only the run's own fits (never the refused overflow trials)."""
+
+    def callback(study, trial):
+        if trial.number < study_target:
+            tracker(study, trial)
+
+    return callback
+
+
+def wait_for_fits(study, target: int, timeout: float, poll: float = 1.0) -> list:
+    """Block until the first ``target`` trials are finished (other workers may still be fitting)."""
+    from optuna.trial import TrialState
+
+    deadline = time.monotonic() + timeout
+    while True:
+        trials = [t for t in study.get_trials(deepcopy=False) if t.number < target]
+        if len(trials) >= target and all(t.state != TrialState.RUNNING for t in trials):
+            return trials
+        if time.monotonic() > deadline:
+            running = [t.number for t in trials if t.state == TrialState.RUNNING]
+            raise TimeoutError(f"fits still running after {timeout:.0f} s: {running[:10]}; "
+                               "a killed worker's fits are failed by heartbeat on RDB storages")
+        time.sleep(poll)
+
+
+def _evaluate_pick(objective, trial) -> tuple[object, dict]:
+    model = objective.refit(trial, 1.0)
+    return model, {"validation": objective.evaluate(model, "validation"), "test": objective.evaluate(model, "test")}
+
+
+def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
+    """Run (or resume, or join) the study, then pick, refit, test and register.
+
+    >>> settings = TuneSettings(dataset="german", method="fb-bal", project_dir="/nonexistent/x", storage="x")
+    >>> settings.tuner, target_trials(settings)
+    ('FB-bal', 206)
+    """
+    import optuna
+
+    from ..fairband import FairnessObjective, select_best
+    from ..mlflow.tracking import FairnessTrackingCallback
+    from .families import tuning_families
+    from .progress import FitProgress
+
+    out = out or sys.stdout
+    settings = settings.resolved()
+    _quiet_libraries()
+    data = load_source(settings)
+    families = settings.families or tuning_families(data.task.sensitive)
+    if settings.families and "scaff_forest" in settings.families:
+        tuning_families(data.task.sensitive)  # registers the SCAFF family for this data's columns
+    objective = FairnessObjective(data, profile=settings.profile, families=families, seed=settings.seed,
+                                  max_train_rows=settings.max_train_rows)
+    study = open_study(settings)
+    target = target_trials(settings)
+    tracker = FairnessTrackingCallback(settings.tracking_uri, experiment_name=settings.study_name,
+                                       alpha=None if pick_alpha_of(settings) == "auto" else pick_alpha_of(settings))
+    tracker.parent_run_id(study)
+    done_before = len([t for t in study.get_trials(deepcopy=False) if t.number < target])
+    print(f"project: {settings.project_dir}\nstudy: {settings.study_name} ({settings.tuner}, "
+          f"{target} fits, {done_before} already in the study)\nstorage: {settings.storage}\n"
+          f"tracking: {settings.tracking_uri}\ndata: {data!r}", file=out, flush=True)
+
+    progress = FitProgress(target, pick_alpha_of(settings), stream=out if settings.progress else _Silent())
+    if done_before < target:
+        with _Interrupt(study):
+            study.optimize(_bounded(objective, target), n_trials=None if done_before else target,
+                           n_jobs=settings.n_jobs, catch=(Exception,),
+                           callbacks=[_tracked(tracker, target), progress, _stop_at(target)])
+        progress.close()
+    trials = [t for t in study.get_trials(deepcopy=False) if t.number < target]
+    if len(trials) < target:
+        raise KeyboardInterrupt  # stopped early: the study keeps what was done
+    result = TuneResult(settings, study, fits=len(trials))
+    if not settings.finalize:
+        print(f"worker done: {result.fits} fits in the study", file=out)
+        return result
+
+    wait_for_fits(study, target, settings.wait_timeout)
+    pick = select_best(trials, alpha=pick_alpha_of(settings))
+    accurate = select_best(trials, alpha=1.0)
+    model, pick_scores = _evaluate_pick(objective, pick.trial)
+    _, accurate_scores = _evaluate_pick(objective, accurate.trial)
+    result.rows = {
+        f"Fairband pick (#{pick.trial.number})": {"trial": pick.trial, **pick_scores},
+        f"most accurate (#{accurate.trial.number})": {"trial": accurate.trial, **accurate_scores},
+    }
+    result.registered = _register(settings, study, pick, model, pick_scores, objective)
+    print_summary(result, out=out)
+    return result
+
+
+def _quiet_libraries() -> None:
+    """Keep the job's output to its own lines: library chatter goes to warnings-level logs only."""
+    import logging
+    import warnings
+
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    warnings.filterwarnings("ignore", message=".*Integer columns in Python cannot represent missing values.*")
+    for name in ("mlflow", "alembic"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+class _Silent:
+    def isatty(self):
+        return False
+
+    def write(self, text):
+        return len(text)
+
+    def flush(self):
+        pass
+
+
+def _servable(model, X_train):
+    """The refit model behind a step that restores the training categories of text input."""
+    from sklearn.pipeline import Pipeline
+
+    from .families import RestoreCategories
+
+    return Pipeline([("restore_categories", RestoreCategories().fit(X_train)), ("model", model)])
+
+
+def _as_text(frame):
+    """Category columns as plain strings: what a client sends to a served model."""
+    return frame.astype({c: object for c in frame.columns if str(frame[c].dtype) == "category"})
+
+
+def _register(settings, study, pick, model, scores, objective):
+    from ..mlflow.registry import register_best
+
+    X_train, _, _ = objective.rows("train")
+    X_test, _, _ = objective.rows("test")
+    servable = _servable(model, X_train)
+    return register_best(
+        study, settings.model_name, rule={"trial": pick.trial.number}, alias="champion",
+        refit=lambda params, trial: servable, tracking_uri=settings.tracking_uri,
+        experiment_name=settings.study_name, input_example=_as_text(X_test.head(5)),
+        card_notes={"method": settings.tuner, "alpha": pick.alpha, "refit": "all training rows",
+                    "test": scores["test"], "validation_refit": scores["validation"]},
+    )
+
+
+def print_summary(result: TuneResult, *, out=None) -> None:
+    """The pick vs the most accurate fit, on validation (refit) and test, and where to look next."""
+    out = out or sys.stdout
+    print("\n" + f"{'':<28}{'validation':>22}{'test':>22}", file=out)
+    print(f"{'':<28}{'accuracy':>11}{'fairness':>11}{'accuracy':>11}{'fairness':>11}", file=out)
+    for label, row in result.rows.items():
+        v, t = row["validation"], row["test"]
+        print(f"{label:<28}{v['accuracy']:>11.4f}{v['fairness']:>11.4f}{t['accuracy']:>11.4f}{t['fairness']:>11.4f}",
+              file=out)
+    print("(models refit on all training rows; accuracy = the task's metric at its threshold, "
+          "fairness = its group ratio)", file=out)
+    settings = result.settings
+    if result.registered is not None:
+        print(f"\nregistered: models:/{settings.model_name}@champion (version {result.registered.version})",
+              file=out)
+    print(f"look: mlflow ui --backend-store-uri {settings.tracking_uri}", file=out)
+
+
+def _run(args) -> int:
+    settings = TuneSettings(
+        dataset=None if args.data else args.dataset, data=args.data, target=args.target,
+        sensitive=args.sensitive, task=args.task, method=args.method, alpha=args.alpha,
+        iterations=args.iterations, profile=args.profile,
+        families=args.families.split(",") if args.families else None, max_train_rows=args.max_train_rows,
+        storage=args.storage, tracking_uri=args.tracking_uri, project_dir=args.project_dir,
+        study_name=args.study_name, model_name=args.model_name, n_jobs=args.n_jobs, seed=args.seed,
+        finalize=not args.no_finalize, progress=not args.no_progress, heartbeat=args.heartbeat,
+        wait_timeout=args.wait_timeout,
+    )
+    run_tune(settings)
+    return 0
+
+
+def add_parser(subcommands) -> None:
+    parser = subcommands.add_parser(
+        "tune", help="Fairband over the paper's model families + SCAFF, tracked in MLflow, pick registered",
+        description=__doc__.split("\n\n")[0])
+    source = parser.add_argument_group("data")
+    source.add_argument("--dataset", default="adult", choices=sorted(LOADERS))
+    source.add_argument("--data", help="a CSV or Parquet file of one's own (instead of --dataset)")
+    source.add_argument("--target", help="with --data: the 0/1 (two-valued) label column")
+    source.add_argument("--sensitive", help="with --data: sensitive column(s), comma-separated")
+    source.add_argument("--task", default="precision@tpr=0.5,ratio=tpr",
+                        help="with --data: accuracy metric at a threshold and fairness ratio")
+    source.add_argument("--max-train-rows", type=int, help="subsample the training rows (quick looks)")
+    search = parser.add_argument_group("search")
+    search.add_argument("--method", default="fb-auto", choices=sorted(METHODS))
+    search.add_argument("--alpha", type=float, help="fixed alpha in [0, 1] instead of the method's")
+    search.add_argument("--iterations", type=int, default=1, help="Fairband iterations (206 fits each)")
+    search.add_argument("--profile", default="fast", choices=["fast", "paper"])
+    search.add_argument("--families", help="comma-separated model families (default: all + scaff_forest)")
+    search.add_argument("--seed", type=int, default=0)
+    search.add_argument("--n-jobs", type=int, default=1, help="fits run in parallel threads in this process")
+    where = parser.add_argument_group("storage and tracking")
+    where.add_argument("--project-dir", default="fairops-project",
+                       help="folder of the embedded SQLite stores (default: ./fairops-project)")
+    where.add_argument("--storage", help="Optuna storage URL (e.g. postgresql+psycopg://...)")
+    where.add_argument("--tracking-uri", help="MLflow tracking URI (e.g. http://mlflow:5000)")
+    where.add_argument("--study-name", help="join or name the study (default from data, method, profile, seed)")
+    where.add_argument("--model-name", help="registered model name (default: fairops-<data>)")
+    where.add_argument("--no-finalize", action="store_true",
+                       help="worker only: fit and log, leave the pick and registration to another worker")
+    where.add_argument("--heartbeat", type=float, default=HEARTBEAT_SECONDS,
+                       help="seconds between worker heartbeats on RDB storages; a worker silent for 3 "
+                            "heartbeats has its fits failed so the others go on (default: 10)")
+    where.add_argument("--wait-timeout", type=float, default=3600.0,
+                       help="longest wait for another worker's fits before giving up with an error")
+    where.add_argument("--no-progress", action="store_true")
+    parser.set_defaults(run=_run)
