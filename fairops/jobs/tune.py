@@ -243,6 +243,19 @@ def wait_for_fits(study, target: int, timeout: float, poll: float = 1.0) -> list
         time.sleep(poll)
 
 
+def _families(settings: TuneSettings, data) -> list[str]:
+    """The families to tune; the SCAFF forest is registered for this data's sensitive columns."""
+    from ..fairband.search_space import FAMILIES
+    from .families import tuning_families
+
+    every = tuning_families(data.task.sensitive)
+    chosen = list(settings.families or every)
+    unknown = [name for name in chosen if name not in FAMILIES]
+    if unknown or not chosen:
+        raise ValueError(f"families must be a non-empty list from {sorted(FAMILIES)}, got unknown {unknown}")
+    return chosen
+
+
 def _evaluate_pick(objective, trial) -> tuple[object, dict]:
     model = objective.refit(trial, 1.0)
     return model, {"validation": objective.evaluate(model, "validation"), "test": objective.evaluate(model, "test")}
@@ -259,16 +272,13 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
 
     from ..fairband import FairnessObjective, select_best
     from ..mlflow.tracking import FairnessTrackingCallback
-    from .families import tuning_families
     from .progress import FitProgress
 
     out = out or sys.stdout
     settings = settings.resolved()
     _quiet_libraries()
     data = load_source(settings)
-    families = settings.families or tuning_families(data.task.sensitive)
-    if settings.families and "scaff_forest" in settings.families:
-        tuning_families(data.task.sensitive)  # registers the SCAFF family for this data's columns
+    families = _families(settings, data)
     objective = FairnessObjective(data, profile=settings.profile, families=families, seed=settings.seed,
                                   max_train_rows=settings.max_train_rows)
     study = open_study(settings)
