@@ -3,12 +3,14 @@
 ``evaluate(configuration_id, budget)`` returns (accuracy, fairness) or None for a failed fit.
 Configuration ids and slot positions follow the same numbering as the sampler: in each iteration the
 rung-0 configurations of bracket s_max come first, then those of bracket s_max - 1, and so on.
+Ties follow the paper's implementation: a rung's scores in position order (the final pick: all fits in
+evaluation order) are sorted ascending with NumPy 1.x's default argsort and read backwards.
 
 >>> run = reference_run(lambda c, b: (b * (c % 7) / 7, 1 - (c % 5) / 5), alpha="auto")
 >>> len(run.fits), len({f.configuration for f in run.fits})
 (206, 143)
 >>> run.promoted[(0, 4, 1)][:3]
-[20, 55, 5]
+[20, 55, 40]
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from .ranking import numpy1_argsort
 
 
 @dataclass(frozen=True)
@@ -87,13 +91,14 @@ def reference_run(evaluate: Callable[[int, float], tuple[float, float] | None], 
                     break
                 value = _alpha(alpha, [(a, f) for _, a, f in results])
                 keep = len(current) // eta
-                ordered = sorted(results, key=lambda r: (-_score(r[1], r[2], value), r[0]))
+                scores = [_score(a, f, value) for _, a, f in results]
+                ordered = [results[j] for j in reversed(numpy1_argsort(scores))]
                 current = [c for c, _, _ in ordered[:keep]]
                 promoted[(it, s, i + 1)] = current
                 alphas[(it, s, i + 1)] = value
     good = [f for f in fits if _ok(f.accuracy, f.fairness)]
     pick_alpha = _alpha(alpha, [(f.accuracy, f.fairness) for f in good])
-    slot_rank = sorted(fits, key=lambda f: (f.iteration, f.rung, -f.bracket, f.position))
-    number = {id(f): k for k, f in enumerate(slot_rank)}  # trial number under rung-major slot order
-    pick = min(good, key=lambda f: (-_score(f.accuracy, f.fairness, pick_alpha), number[id(f)]))
+    # ``fits`` is in evaluation order: iteration, bracket from s_max down, rung, position
+    scores = [_score(f.accuracy, f.fairness, pick_alpha) for f in good]
+    pick = good[numpy1_argsort(scores)[-1]]
     return ReferenceRun(fits, promoted, alphas, pick, pick_alpha)

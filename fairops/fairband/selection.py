@@ -6,7 +6,10 @@
   with accuracy >= ``min_accuracy``.
 - :func:`pareto_front`: the non-dominated (accuracy, fairness) fits.
 
-Ties are broken by the lower trial number.
+Ties: fits of a synchronous Fairband run are taken in the order the paper's Hyperband evaluated them
+(iteration, bracket from ``s_max`` down, rung, position) and the argmax is the first entry of
+:func:`ranking.rank` with ``ties="paper"``, as the published logs show; other studies, and the
+constraint rules, break ties by the lower trial number.
 """
 
 from __future__ import annotations
@@ -61,6 +64,14 @@ def _study_alpha(study_or_trials):
                      "or a float in [0, 1]")
 
 
+def _in_evaluation_order(fits: list[FrozenTrial]) -> tuple[list[FrozenTrial], str]:
+    """Fits in the paper's evaluation order and the tie rule to use on them."""
+    if all(all(k in t.user_attrs for k in ("iteration", "bracket", "rung")) for t in fits):
+        return sorted(fits, key=lambda t: (t.user_attrs["iteration"], -t.user_attrs["bracket"],
+                                           t.user_attrs["rung"], t.number)), "paper"
+    return sorted(fits, key=lambda t: t.number), "key"
+
+
 def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = None,
                 min_accuracy: float | None = None) -> Selection:
     """Pick a fit from a study (or a list of FrozenTrials) with values (accuracy, fairness).
@@ -99,7 +110,8 @@ def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = Non
     if alpha is None:
         alpha = _study_alpha(study_or_trials)
     value = ranking.resolve_alpha(alpha, [tuple(t.values) for t in fits])
-    best = min(fits, key=lambda t: (-ranking.weighted_score(*t.values, value), t.number))
+    ordered, ties = _in_evaluation_order(fits)
+    best = ordered[ranking.rank([(k, *t.values) for k, t in enumerate(ordered)], value, ties=ties)[0]]
     return Selection(best, value, ranking.weighted_score(*best.values, value), f"argmax o, alpha={alpha}")
 
 
