@@ -13,7 +13,7 @@ import urllib.request
 import optuna
 import pytest
 
-from test_mlflow_serving import BIN, free_port, start, stop, wait_ready
+from services import BIN, free_port, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow
 N_WORKERS, TRIALS_PER_WORKER = 3, 4

@@ -25,44 +25,8 @@ from fairops.mlflow.registry import register_best
 from fairops.scaff import SCAFFClassifier
 
 pytestmark = pytest.mark.slow
-BIN = Path(sys.executable).parent
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start(command, env, log):
-    """Start a server in its own process group (so the whole group can be stopped by its id)."""
-    return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def stop(process):
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-
-
-def wait_ready(url, process, log_path, timeout=120):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}:\n{Path(log_path).read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(0.3)
-    raise RuntimeError(f"server at {url} not ready after {timeout}s:\n{Path(log_path).read_text()[-3000:]}")
-
-
+from services import BIN, free_port, start, stop, wait_ready  # noqa: E402
 def post(url, frame):
     # json.dumps writes floats in round-trip form (pandas' to_json keeps only 10 digits by default).
     body = json.dumps({"dataframe_split": frame.to_dict(orient="split", index=False)}).encode()
