@@ -13,60 +13,28 @@ share one random-search run per seed (they differ only in the final pick).
 
 import argparse
 import re
-import statistics
-import time
 import warnings
 
 import optuna
 
 from fairops.datasets import load_adult
-from fairops.fairband import FairnessObjective, make_study, run_tuner
-from fairops.fairband.baselines import pick_alpha
-from fairops.fairband.selection import select_best
+from fairops.fairband.comparison import compare_tuners, markdown_table
 
 PAPER_ADULT_TEST = {"HB": (99.4, 53.3), "FB-auto": (90.1, 93.9)}
 
 
 def run(seeds, *, quick=False, n_jobs=1, families=None):
-    rows = []
-    data = load_adult()
-    for seed in seeds:
-        objective = FairnessObjective(data, seed=seed, families=families,
-                                      max_train_rows=2000 if quick else None)
-        studies = {}
-        for tuner in ("RS", "HB", "FB-bal", "FB-auto"):
-            start = time.perf_counter()
-            result = run_tuner(tuner, objective, seed=seed, n_jobs=n_jobs, catch=(ValueError,))
-            studies[tuner] = (result.study, time.perf_counter() - start)
-        studies["RS-bal"] = studies["RS"]
-        for tuner in ("RS", "RS-bal", "HB", "FB-bal", "FB-auto"):
-            study, seconds = studies[tuner]
-            pick = select_best(study, alpha=pick_alpha(tuner))
-            test_accuracy, test_fairness = objective.test(pick.trial)
-            rows.append({"seed": seed, "tuner": tuner, "val_acc": pick.accuracy, "val_fair": pick.fairness,
-                         "test_acc": test_accuracy, "test_fair": test_fairness, "seconds": seconds,
-                         "fits": len(study.trials), "budget": pick.trial.user_attrs["budget"],
-                         "model": pick.trial.params.get("model", (families or ["?"])[0])})
-            print(f"seed {seed} {tuner:8s} val {pick.accuracy:.3f}/{pick.fairness:.3f} "
-                  f"test {test_accuracy:.3f}/{test_fairness:.3f} budget {rows[-1]['budget']:.3f} "
-                  f"{rows[-1]['model']} ({seconds:.0f} s)", flush=True)
-    return rows
+    def show(row):
+        print(f"seed {row['seed']} {row['tuner']:8s} val {row['val_acc']:.3f}/{row['val_fair']:.3f} "
+              f"test {row['test_acc']:.3f}/{row['test_fair']:.3f} budget {row['budget']:.3f} "
+              f"{row['model']} ({row['seconds']:.0f} s)", flush=True)
+
+    return compare_tuners(load_adult(), seeds, families=families, max_train_rows=2000 if quick else None,
+                          n_jobs=n_jobs, on_row=show)
 
 
 def table(rows):
-    def cell(values):
-        values = [100 * v for v in values]
-        spread = statistics.stdev(values) if len(values) > 1 else 0.0
-        return f"{statistics.mean(values):.1f} ± {spread:.1f}"
-
-    lines = ["| tuner | val accuracy | val fairness | test accuracy | test fairness | runs | s/run |",
-             "|---|---|---|---|---|---|---|"]
-    for tuner in ("RS", "RS-bal", "HB", "FB-bal", "FB-auto"):
-        sub = [r for r in rows if r["tuner"] == tuner]
-        lines.append(f"| {tuner} | {cell([r['val_acc'] for r in sub])} | {cell([r['val_fair'] for r in sub])} | "
-                     f"{cell([r['test_acc'] for r in sub])} | {cell([r['test_fair'] for r in sub])} | {len(sub)} | "
-                     f"{statistics.mean(r['seconds'] for r in sub):.0f} |")
-    return "\n".join(lines)
+    return markdown_table(rows)
 
 
 _ROW = re.compile(r"^seed (?P<seed>\d+) (?P<tuner>\S+)\s+val (?P<val_acc>[\d.]+)/(?P<val_fair>[\d.]+) "

@@ -1,0 +1,102 @@
+"""``fairops compare``: every tuning method on the same budget, over several seeds (the paper's Table 3)."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+from ..datasets import LOADERS
+
+METHOD_NAMES = {"rs": "RS", "rs-bal": "RS-bal", "hb": "HB", "fb-bal": "FB-bal", "fb-auto": "FB-auto"}
+
+
+def write_csv(rows, path: Path) -> None:
+    """One line per (seed, method) run."""
+    from ..fairband.comparison import ROW_FIELDS
+
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=ROW_FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def draw(rows, path: Path, title: str) -> None:
+    """Test accuracy vs test fairness per method: each run as a dot, the mean with its spread as a cross."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..fairband.comparison import summary
+
+    figure, axes = plt.subplots(figsize=(6, 4.5))
+    for index, entry in enumerate(summary(rows)):
+        colour = f"C{index}"
+        runs = [row for row in rows if row["tuner"] == entry["tuner"]]
+        axes.scatter([100 * r["test_acc"] for r in runs], [100 * r["test_fair"] for r in runs],
+                     color=colour, alpha=0.35, s=18)
+        axes.errorbar(entry["test_acc"], entry["test_fair"], xerr=entry["test_acc_sd"], yerr=entry["test_fair_sd"],
+                      color=colour, marker="o", capsize=3, label=f"{entry['tuner']} ({entry['runs']} runs)")
+    axes.set_xlabel("test accuracy (task metric, %)")
+    axes.set_ylabel("test fairness (group ratio, %)")
+    axes.set_title(title)
+    axes.legend(loc="best", fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def _run(args) -> int:
+    import warnings
+
+    import optuna
+
+    from ..datasets import load_dataset
+    from ..fairband.comparison import compare_tuners, markdown_table
+    from .families import tuning_families
+
+    if args.seeds < 1:
+        raise ValueError(f"--seeds must be at least 1, got {args.seeds}")
+    methods = [m.strip() for m in args.methods.split(",")]
+    unknown = [m for m in methods if m not in METHOD_NAMES]
+    if unknown:
+        raise ValueError(f"unknown method(s) {unknown}; choose from {sorted(METHOD_NAMES)}")
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    data = load_dataset(args.dataset)
+    every = tuning_families(data.task.sensitive)
+    families = args.families.split(",") if args.families else every
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    print(f"comparing {', '.join(METHOD_NAMES[m] for m in methods)} on {args.dataset} ({data.task}), "
+          f"seeds 0..{args.seeds - 1}, one Fairband iteration's budget each", flush=True)
+
+    def show(row):
+        print(f"  seed {row['seed']} {row['tuner']:<8} validation {row['val_acc']:.3f}/{row['val_fair']:.3f}  "
+              f"test {row['test_acc']:.3f}/{row['test_fair']:.3f}  ({row['fits']} fits, {row['seconds']:.0f} s)",
+              flush=True)
+
+    rows = compare_tuners(data, range(args.seeds), tuners=[METHOD_NAMES[m] for m in methods],
+                          profile=args.profile, families=families, max_train_rows=args.max_train_rows,
+                          n_jobs=args.n_jobs, on_row=show)
+    stem = out_dir / f"compare-{args.dataset}"
+    write_csv(rows, stem.with_suffix(".csv"))
+    draw(rows, stem.with_suffix(".png"), f"{args.dataset}: {data.task}")
+    print("\n" + markdown_table(rows))
+    print(f"\nwritten: {stem.with_suffix('.csv')} and {stem.with_suffix('.png')}")
+    return 0
+
+
+def add_parser(subcommands) -> None:
+    parser = subcommands.add_parser("compare", help="every method on the same budget over several seeds (Table 3)",
+                                    description=__doc__)
+    parser.add_argument("--dataset", default="adult", choices=sorted(LOADERS))
+    parser.add_argument("--seeds", type=int, default=5, help="runs per method, seeds 0..N-1 (default 5)")
+    parser.add_argument("--methods", default="rs,rs-bal,hb,fb-bal,fb-auto")
+    parser.add_argument("--profile", default="fast", choices=["fast", "paper"])
+    parser.add_argument("--families", help="comma-separated model families (default: all + scaff_forest)")
+    parser.add_argument("--max-train-rows", type=int)
+    parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--out-dir", default="fairops-project", help="where the CSV and the picture go")
+    parser.set_defaults(run=_run)

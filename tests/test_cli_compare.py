@@ -1,0 +1,24 @@
+import csv
+
+from fairops.cli import main
+
+
+def test_compare_writes_table_csv_and_picture(tmp_path, capsys):
+    code = main(["compare", "--dataset", "german", "--seeds", "2", "--methods", "rs,rs-bal,fb-auto",
+                 "--families", "logistic_regression", "--max-train-rows", "300", "--out-dir", str(tmp_path)])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "| FB-auto |" in out and "| RS-bal |" in out
+    with open(tmp_path / "compare-german.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["seed"], r["tuner"]) for r in rows] == [
+        ("0", "RS"), ("0", "RS-bal"), ("0", "FB-auto"), ("1", "RS"), ("1", "RS-bal"), ("1", "FB-auto")]
+    assert {r["fits"] for r in rows if r["tuner"] == "FB-auto"} == {"206"}
+    assert {r["fits"] for r in rows if r["tuner"].startswith("RS")} == {"24"}
+    assert all(0 <= float(r["test_fair"]) <= 1 for r in rows)
+    assert (tmp_path / "compare-german.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_unknown_method_is_refused(tmp_path, capsys):
+    assert main(["compare", "--dataset", "german", "--methods", "hb,bohb", "--out-dir", str(tmp_path)]) == 2
+    assert "unknown method(s) ['bohb']" in capsys.readouterr().err
