@@ -325,10 +325,15 @@ def _quiet_libraries() -> None:
     import logging
     import warnings
 
+    import mlflow  # noqa: F401  (imported first: it configures its loggers on import)
     import optuna
+    from sklearn.exceptions import ConvergenceWarning
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    # Small budget slices make short fits: unconverged or clipped-batch fits are expected, not news.
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)
+    warnings.filterwarnings("ignore", message=".*batch_size.*clipped.*")
     warnings.filterwarnings("ignore", message=".*Integer columns in Python cannot represent missing values.*")
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
