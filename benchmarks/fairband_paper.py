@@ -72,7 +72,7 @@ def main(argv=None):
     rows = run(seeds, quick=args.quick, n_jobs=args.n_jobs, families=families)
     print()
     print(table(rows))
-    print(f"\npaper, Adult test (accuracy / fairness, %): " +
+    print("\npaper, Adult test (accuracy / fairness, %): " +
           ", ".join(f"{k} {a} / {f}" for k, (a, f) in PAPER_ADULT_TEST.items()))
 
 

@@ -1,6 +1,5 @@
 """End-to-end runs of ``fairops tune`` on the bundled German credit data, with real stores."""
 
-import os
 import signal
 import subprocess
 import sys

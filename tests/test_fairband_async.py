@@ -6,7 +6,7 @@ import optuna
 import pytest
 
 from fairops.fairband import (FairbandPruner, FairbandSampler, FairbandScheduleError, RungProgress, ranking,
-                              schedule, slot_of)
+                              schedule)
 from fairops.fairband.toy import toy_values
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)

@@ -1,14 +1,8 @@
 """`mlflow models serve` of registered fairops models (models:/<name>@champion) on loopback."""
 
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import json
 

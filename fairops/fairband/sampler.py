@@ -10,7 +10,6 @@ processes.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 import warnings

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import sys
 from pathlib import Path
 
 from ..datasets import LOADERS

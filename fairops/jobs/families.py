@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from ..fairband.search_space import FAMILIES, PAPER_FAMILIES, register_family
+from ..fairband.search_space import FAMILIES, PAPER_FAMILIES, register_family  # noqa: F401 (doctests)
 from ..scaff import SCAFFClassifier
 
 SCAFF_FAMILY = "scaff_forest"

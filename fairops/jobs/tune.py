@@ -12,17 +12,24 @@ on many machines: every worker joins one study and the Fairband schedule stays e
 
 from __future__ import annotations
 
-import signal
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..datasets import LOADERS
+from .running import (
+    HEARTBEAT_SECONDS,
+    Interrupt,
+    Silent,
+    bounded,
+    open_storage,
+    quiet_libraries,
+    stop_at,
+    tracked,
+    wait_for_fits,
+)
 
 METHODS = {"fb-auto": "FB-auto", "fb-bal": "FB-bal", "hb": "HB", "rs": "RS", "rs-bal": "RS-bal"}
-OVERFLOW_ATTR = "fairops:beyond_budget"
-HEARTBEAT_SECONDS = 10
 
 
 @dataclass
@@ -114,22 +121,6 @@ def load_source(settings: TuneSettings):
     return load_dataset(settings.dataset)
 
 
-def _storage(url: str, heartbeat: float = HEARTBEAT_SECONDS):
-    import optuna
-
-    if url.endswith((".log", ".journal")):
-        from optuna.storages import JournalStorage
-        from optuna.storages.journal import JournalFileBackend
-
-        return JournalStorage(JournalFileBackend(url))
-    try:
-        # Heartbeats let a restarted or surviving worker fail the trials of a killed one.
-        return optuna.storages.RDBStorage(url, heartbeat_interval=max(1, round(heartbeat)),
-                                          grace_period=max(2, round(3 * heartbeat)))
-    except Exception as error:  # unreachable server, bad URL, missing driver
-        raise ValueError(f"cannot open the Optuna storage {url!r}: {error}") from error
-
-
 def open_study(settings: TuneSettings):
     """Create the study, or join it when it exists (resume, or another worker)."""
     import warnings
@@ -144,7 +135,7 @@ def open_study(settings: TuneSettings):
     else:
         alpha = pick_alpha(settings.tuner) if settings.alpha is None else settings.alpha
         sampler = FairbandSampler(alpha=alpha, seed=settings.seed, wait_timeout=settings.wait_timeout)
-    study = optuna.create_study(study_name=settings.study_name, storage=_storage(settings.storage, settings.heartbeat),
+    study = optuna.create_study(study_name=settings.study_name, storage=open_storage(settings.storage, settings.heartbeat),
                                 sampler=sampler, directions=["maximize", "maximize"], load_if_exists=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
@@ -164,83 +155,6 @@ def target_trials(settings: TuneSettings) -> int:
     from ..fairband.baselines import trials_per_iteration
 
     return settings.iterations * trials_per_iteration(settings.tuner)
-
-
-class _Interrupt:
-    """First Ctrl-C: let the fits in flight finish, then stop. Second: abort at once."""
-
-    def __init__(self, study):
-        self.study = study
-        self.requested = False
-        self._previous = None
-
-    def _handle(self, signum, frame):
-        if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-        print("\nstopping after the fits in progress (Ctrl-C again to abort them); "
-              "run the same command to resume", file=sys.stderr, flush=True)
-        self.study.stop()
-
-    def __enter__(self):
-        import threading
-
-        if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
-        return self
-
-    def __exit__(self, *exc):
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-
-
-def _stop_at(target: int):
-    """Callback stopping a worker once the study holds ``target`` trials (any worker's)."""
-
-    def callback(study, trial):
-        if len(study.get_trials(deepcopy=False)) >= target:
-            study.stop()
-
-    return callback
-
-
-def _bounded(objective, target: int):
-    """Refuse trials numbered past the run's budget (several workers can overshoot by a trial or two)."""
-    import optuna
-
-    def wrapped(trial):
-        if trial.number >= target:
-            trial.set_user_attr(OVERFLOW_ATTR, True)
-            raise optuna.TrialPruned(f"trial {trial.number} is past the run's {target} fits")
-        return objective(trial)
-
-    return wrapped
-
-
-def _tracked(tracker, study_target: int):
-    """Log only the run's own fits (never the refused overflow trials)."""
-
-    def callback(study, trial):
-        if trial.number < study_target:
-            tracker(study, trial)
-
-    return callback
-
-
-def wait_for_fits(study, target: int, timeout: float, poll: float = 1.0) -> list:
-    """Block until the first ``target`` trials are finished (other workers may still be fitting)."""
-    from optuna.trial import TrialState
-
-    deadline = time.monotonic() + timeout
-    while True:
-        trials = [t for t in study.get_trials(deepcopy=False) if t.number < target]
-        if len(trials) >= target and all(t.state != TrialState.RUNNING for t in trials):
-            return trials
-        if time.monotonic() > deadline:
-            running = [t.number for t in trials if t.state == TrialState.RUNNING]
-            raise TimeoutError(f"fits still running after {timeout:.0f} s: {running[:10]}; "
-                               "a killed worker's fits are failed by heartbeat on RDB storages")
-        time.sleep(poll)
 
 
 def _families(settings: TuneSettings, data) -> list[str]:
@@ -268,15 +182,13 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     >>> settings.tuner, target_trials(settings)
     ('FB-bal', 206)
     """
-    import optuna
-
     from ..fairband import FairnessObjective, select_best
     from ..mlflow.tracking import FairnessTrackingCallback
     from .progress import FitProgress
 
     out = out or sys.stdout
     settings = settings.resolved()
-    _quiet_libraries()
+    quiet_libraries()
     data = load_source(settings)
     families = _families(settings, data)
     objective = FairnessObjective(data, profile=settings.profile, families=families, seed=settings.seed,
@@ -291,12 +203,12 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
           f"{target} fits, {done_before} already in the study)\nstorage: {settings.storage}\n"
           f"tracking: {settings.tracking_uri}\ndata: {data!r}", file=out, flush=True)
 
-    progress = FitProgress(target, pick_alpha_of(settings), stream=out if settings.progress else _Silent())
+    progress = FitProgress(target, pick_alpha_of(settings), stream=out if settings.progress else Silent())
     if done_before < target:
-        with _Interrupt(study):
-            study.optimize(_bounded(objective, target), n_trials=None if done_before else target,
+        with Interrupt() as interrupt:
+            study.optimize(bounded(objective, target), n_trials=None if done_before else target,
                            n_jobs=settings.n_jobs, catch=(Exception,),
-                           callbacks=[_tracked(tracker, target), progress, _stop_at(target)])
+                           callbacks=[tracked(tracker, target), progress, stop_at(target), interrupt.callback])
         progress.close()
     trials = [t for t in study.get_trials(deepcopy=False) if t.number < target]
     if len(trials) < target:
@@ -318,36 +230,6 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     result.registered = _register(settings, study, pick, model, pick_scores, objective)
     print_summary(result, out=out)
     return result
-
-
-def _quiet_libraries() -> None:
-    """Keep the job's output to its own lines: library chatter goes to warnings-level logs only."""
-    import logging
-    import warnings
-
-    import mlflow  # noqa: F401  (imported first: it configures its loggers on import)
-    import optuna
-    from sklearn.exceptions import ConvergenceWarning
-
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    # Small budget slices make short fits: unconverged or clipped-batch fits are expected, not news.
-    warnings.filterwarnings("ignore", category=ConvergenceWarning)
-    warnings.filterwarnings("ignore", message=".*batch_size.*clipped.*")
-    warnings.filterwarnings("ignore", message=".*Integer columns in Python cannot represent missing values.*")
-    for name in ("mlflow", "alembic"):
-        logging.getLogger(name).setLevel(logging.WARNING)
-
-
-class _Silent:
-    def isatty(self):
-        return False
-
-    def write(self, text):
-        return len(text)
-
-    def flush(self):
-        pass
 
 
 def _servable(model, X_train):

@@ -24,6 +24,7 @@ __all__ = [
     "jaccard",
     "outlier_fraction",
     "precision",
+    "preservation",
     "ratio_of",
     "recall",
     "wasserstein_disparity",

@@ -205,7 +205,6 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
     """
     from mlflow.entities import Metric, Param
     from mlflow.exceptions import MlflowException
-    from mlflow.tracking import MlflowClient
     from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
 
     from ._flavor import log_estimator

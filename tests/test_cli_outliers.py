@@ -1,0 +1,204 @@
+"""``fairops outliers``: FairLOF vs LOF through the command, on real SQLite MLflow and Optuna stores."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import optuna
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+from sklearn.neighbors import LocalOutlierFactor
+
+import fairops.mlflow.fairlof as fairlof_flavor
+from fairops.cli import main
+from fairops.datasets import load_german
+from fairops.fairlof import FairLOF, guide_lambda
+from fairops.jobs.outliers import load_outlier_data, normalised_fairness
+from fairops.metrics import euclidean_disparity, wasserstein_disparity
+
+ROWS = 1500
+CREDIT = ["outliers", "--dataset", "credit_default", "--sensitive", "SEX,EDUCATION,MARRIAGE", "--max-rows", str(ROWS)]
+OUTLIER_METRICS = ("jaccard", "preservation", "outlier_fraction", "euclidean_disparity", "wasserstein_disparity")
+
+
+@pytest.fixture()
+def reset_tracking():
+    import mlflow
+
+    yield mlflow
+    mlflow.set_tracking_uri(None)
+
+
+def runs_of(uri, experiment="fairops-outliers", query=""):
+    client = MlflowClient(uri)
+    experiment_id = client.get_experiment_by_name(experiment).experiment_id
+    return client, client.search_runs([experiment_id], query, max_results=1000)
+
+
+def printed_model_uri(out: str) -> str:
+    (line,) = [line for line in out.splitlines() if line.startswith("model: ")]
+    return line.split()[1]
+
+
+def test_auto_lambda_prints_the_table_and_logs_metrics_and_a_loadable_model(tmp_path, capsys, reset_tracking):
+    mlflow = reset_tracking
+    project = tmp_path / "project"
+    assert main([*CREDIT, "--lambda", "auto", "--project-dir", str(project)]) == 0
+    out = capsys.readouterr().out
+    assert (project / "mlflow.db").is_file() and f"project: {project}" in out
+    header = next(line for line in out.splitlines() if line.split()[:2] == ["lambda", "Jacc"])
+    assert header.split() == ["lambda", "Jacc", "Pres", "OF", "ED", "ED", "chg", "Wass", "Wass", "chg"]
+
+    uri = f"sqlite:///{project / 'mlflow.db'}"
+    client, (run,) = runs_of(uri)
+    metrics, params = run.data.metrics, run.data.params
+    assert run.info.status == "FINISHED"
+
+    # Oracle for the LOF row: scikit-learn's LOF on the same standardised rows.
+    data = load_outlier_data("credit_default", max_rows=ROWS, seed=0)
+    assert int(params["rows"]) == data.n_rows and params["features"] == "20"
+    np.testing.assert_allclose(data.features.mean(), 0, atol=1e-9)
+    lof = LocalOutlierFactor(n_neighbors=5).fit(data.features.to_numpy())
+    t = int(params["top_t"])
+    assert t == min(500, int(0.05 * data.n_rows))
+    plain_top = np.argsort(lof.negative_outlier_factor_, kind="stable")[:t]
+    assert metrics["lof_jaccard"] == 1.0 and metrics["lof_preservation"] == 1.0
+    assert metrics["lof_euclidean_disparity"] == pytest.approx(euclidean_disparity(data.sensitive, plain_top))
+    assert metrics["lof_wasserstein_disparity"] == pytest.approx(wasserstein_disparity(data.sensitive, plain_top))
+
+    # FairLOF row: the guide point of the logged lambda path, and the relative changes.
+    local = client.download_artifacts(run.info.run_id, "fairlof/lambda_path.json", str(tmp_path))
+    with open(local) as handle:
+        path = json.load(handle)
+    fitted = float(params["fitted_lambda"])
+    assert params["lambda"] == "auto" and fitted == guide_lambda(path["lambda"], path["jaccard"], 0.9)
+    at = path["lambda"].index(fitted)
+    for name in OUTLIER_METRICS:
+        assert metrics[name] == pytest.approx(path[name][at])
+    lof_w, fair_w = metrics["lof_wasserstein_disparity"], metrics["wasserstein_disparity"]
+    assert metrics["wasserstein_disparity_change"] == pytest.approx((fair_w - lof_w) / lof_w)
+    fair_line = next(line for line in out.splitlines() if line.startswith("FairLOF "))
+    assert f"{metrics['jaccard']:.3f}" in fair_line
+    assert f"{100 * metrics['euclidean_disparity_change']:+.1f}%" in fair_line
+
+    # The logged model: native and pyfunc, against a detector fitted here with the same settings.
+    mlflow.set_tracking_uri(uri)
+    model_uri = printed_model_uri(out)
+    expected = FairLOF(n_neighbors=5, lambda_=fitted, novelty=True).fit(data.features.to_numpy(),
+                                                                       sensitive_features=data.sensitive)
+    native = fairlof_flavor.load_model(model_uri)
+    assert native.fitted_lambda_ == fitted
+    np.testing.assert_allclose(native.outlier_scores_, expected.outlier_scores_)
+    new_rows = pd.concat([data.features.iloc[:5], data.sensitive.iloc[:5]], axis=1)
+    answer = mlflow.pyfunc.load_model(model_uri).predict(new_rows)
+    want = -expected.score_samples(data.features.iloc[:5].to_numpy(), sensitive_features=data.sensitive.iloc[:5])
+    np.testing.assert_allclose(answer["outlier_score"], want)
+
+    local = client.download_artifacts(run.info.run_id, "preprocessing/standardise.json", str(tmp_path))
+    with open(local) as handle:
+        prep = json.load(handle)
+    assert prep["sensitive"] == ["SEX", "EDUCATION", "MARRIAGE"] and len(prep["features"]) == 20
+
+
+def test_lambda_zero_on_own_csv_equals_lof(tmp_path, capsys):
+    german = load_german()
+    frame = german.X[["duration", "credit_amount", "age", "purpose"]].copy()
+    frame["sex"], frame["age_group"], frame["label"] = german.sensitive["sex"], german.sensitive["age_group"], german.y
+    csv = tmp_path / "own.csv"
+    frame.to_csv(csv, index=False)
+    uri = f"sqlite:///{tmp_path / 'own.db'}"
+    assert main(["outliers", "--data", str(csv), "--sensitive", "sex,age_group", "--target", "label",
+                 "--lambda", "0", "--categorical", "onehot", "--tracking-uri", uri, "--experiment", "own",
+                 "--project-dir", str(tmp_path / "unused")]) == 0
+    out = capsys.readouterr().out
+    assert not (tmp_path / "unused").exists()  # an explicit tracking URI needs no project folder
+    _, (run,) = runs_of(uri, "own")
+    metrics = run.data.metrics
+    assert metrics["jaccard"] == 1.0 and metrics["preservation"] == 1.0
+    assert metrics["euclidean_disparity_change"] == 0.0 and metrics["wasserstein_disparity_change"] == 0.0
+    # 3 numeric columns + one dummy per purpose value; the label and sensitive columns are not features
+    assert int(run.data.params["features"]) == 3 + german.X["purpose"].nunique()
+    fair_line = next(line for line in out.splitlines() if line.startswith("FairLOF "))
+    assert fair_line.split()[1:3] == ["0.00", "1.000"] and "+0.0%" in fair_line
+
+
+def test_tune_logs_child_runs_with_the_outlier_metrics_and_resumes(tmp_path, capsys, reset_tracking):
+    project = tmp_path / "project"
+    command = [*CREDIT, "--tune", "--trials", "8", "--project-dir", str(project), "--seed", "3"]
+    assert main(command) == 0
+    out = capsys.readouterr().out
+    assert "fits: 8 to run, 0 done" in out and "Fairband pick: trial" in out
+
+    uri = f"sqlite:///{project / 'mlflow.db'}"
+    client, children = runs_of(uri, query="tags.`fairops.role` = 'trial'")
+    assert len(children) == 8
+    study = optuna.load_study(study_name="outliers-credit_default-fb-auto-seed3",
+                              storage=f"sqlite:///{project / 'optuna.db'}")
+    trials = {t.number: t for t in study.trials}
+    for child in children:
+        metrics = child.data.metrics
+        assert set(OUTLIER_METRICS) | {"accuracy", "fairness", "budget"} <= set(metrics)
+        assert set(child.data.params) == {"n_neighbors", "lambda", "flex_alpha", "flex_beta"}
+        trial = trials[int(child.data.tags["trial_number"])]
+        assert metrics["accuracy"] == metrics["jaccard"] == trial.values[0]
+        assert metrics["fairness"] == pytest.approx(normalised_fairness(
+            trial.user_attrs["wasserstein_disparity"], trial.user_attrs["lof_wasserstein_disparity"]))
+        assert 3 <= int(child.data.params["n_neighbors"]) <= 30
+        assert 0.5 <= float(child.data.params["flex_alpha"]) <= 2.0
+
+    (pick,) = runs_of(uri, query="tags.`fairops.role` = 'selection'")[1]
+    assert pick.data.tags["mlflow.parentRunId"] == children[0].data.tags["mlflow.parentRunId"]
+    assert int(pick.data.params["rows"]) == load_outlier_data("credit_default", max_rows=ROWS).n_rows
+    assert set(OUTLIER_METRICS) <= set(pick.data.metrics)
+    reset_tracking.set_tracking_uri(uri)
+    native = fairlof_flavor.load_model(printed_model_uri(out))
+    assert native.fitted_lambda_ == pytest.approx(float(pick.data.params["lambda"]))
+
+    assert main(command) == 0  # same command again: the study is resumed, no fit repeated
+    assert "fits: 0 to run, 8 done" in capsys.readouterr().out
+    assert len(study.trials) == 8
+    assert main([*command, "--max-rows", "1000"]) == 2  # other rows in the same study are refused
+    assert "was run on other data (credit_default, " in capsys.readouterr().err
+
+
+def test_bad_input_is_one_line_with_exit_status_2():
+    result = subprocess.run([sys.executable, "-m", "fairops.cli", "outliers", "--dataset", "nope"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "fairops outliers: error: unknown dataset 'nope'; choose one of "
+        "['adult', 'bank', 'compas', 'credit_default', 'german'] or pass --data FILE"]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--sensitive", "sex,NOPE"], "unknown sensitive column 'NOPE'"),
+    (["--lambda", "1.5"], "--lambda must be a number in [0, 1] or 'auto', got '1.5'"),
+    (["--lambda", "half"], "--lambda must be a number in [0, 1] or 'auto', got 'half'"),
+    (["--neighbors", "0"], "--neighbors must be a positive integer"),
+    (["--categorical", "ordinal"], "--categorical must be 'drop' or 'onehot'"),
+    (["--data", "missing.csv", "--sensitive", "g"], "give either --dataset or --data"),
+])
+def test_bad_options_on_bundled_data(tmp_path, capsys, extra, message):
+    args = ["outliers", "--dataset", "german", "--project-dir", str(tmp_path / "p"), *extra]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "p").exists()  # nothing is created for a refused command
+
+
+def test_bad_own_data(tmp_path, capsys):
+    csv = tmp_path / "own.csv"
+    pd.DataFrame({"x": np.arange(20.0), "g": ["a"] * 20, "h": ["u", "v"] * 10}).to_csv(csv, index=False)
+    cases = [
+        (["--data", str(csv), "--sensitive", "g"], "sensitive column 'g' has a single value"),
+        (["--data", str(csv), "--sensitive", "z"], "column(s) ['z'] not in own.csv"),
+        (["--data", str(csv)], "--sensitive is required with --data"),
+        (["--data", str(tmp_path / "none.csv"), "--sensitive", "h"], "does not exist"),
+        (["--data", str(tmp_path / "own.txt"), "--sensitive", "h"], "must end in one of ['.csv', '.parquet']"),
+    ]
+    for extra, message in cases:
+        assert main(["outliers", *extra, "--project-dir", str(tmp_path / "p")]) == 2, extra
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1, err
