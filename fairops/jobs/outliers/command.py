@@ -1,0 +1,60 @@
+"""The ``fairops outliers`` command line: its arguments and the entry that runs one fit or a tuning."""
+
+from __future__ import annotations
+
+from ...datasets import LOADERS
+from .data import DEFAULT_DATASET
+from .single import run_single
+from .tracking import DEFAULT_EXPERIMENT, DEFAULT_PROJECT
+from .tuning import METHODS, TUNE_MAX_ROWS, run_tune
+
+
+def _run(args) -> int:
+    return run_tune(args) if args.tune else run_single(args)
+
+
+def add_parser(subcommands) -> None:
+    parser = subcommands.add_parser(
+        "outliers", help="FairLOF vs LOF on a data set (optionally tuned with Fairband), tracked in MLflow",
+        description="FairLOF against plain LOF: metrics printed and logged to MLflow with the model. "
+                    "Features: numeric columns standardised (categoricals dropped or one-hot).")
+    source = parser.add_argument_group("data")
+    source.add_argument("--dataset", default=None,
+                        help=f"bundled data set, one of {sorted(LOADERS)} (default {DEFAULT_DATASET})")
+    source.add_argument("--data", default=None, help="a .csv or .parquet file of one's own (with --sensitive)")
+    source.add_argument("--sensitive", default=None,
+                        help="comma-separated sensitive columns (default for bundled data: all of its sensitive ones)")
+    source.add_argument("--target", default=None, help="label column of --data to leave out of the features")
+    source.add_argument("--categorical", default="drop", help="'drop' (default) or 'onehot' for text columns")
+    source.add_argument("--max-rows", type=int, default=None,
+                        help=f"stratified seeded sample of about this many rows (all; {TUNE_MAX_ROWS} with --tune)")
+    model = parser.add_argument_group("FairLOF")
+    model.add_argument("--neighbors", type=int, default=5, help="k (default 5)")
+    model.add_argument("--lambda", dest="lambda_", metavar="LAMBDA", default="auto",
+                       help="a number in [0, 1] or 'auto' (default)")
+    model.add_argument("--target-jaccard", type=float, default=0.9, help="guide point for --lambda auto (0.9)")
+    model.add_argument("--alpha", type=float, default=1.0, help="Flex exponent of the W term (1 = FairLOF)")
+    model.add_argument("--beta", type=float, default=1.0, help="Flex exponent of the D term (1 = FairLOF)")
+    model.add_argument("--top-t", type=int, default=None, help="outlier list size (default min(500, 5%% of rows))")
+    tune = parser.add_argument_group(
+        "tuning (--tune)", "Fairband searches k, lambda and the Flex exponents itself (--neighbors, --lambda, "
+        "--alpha, --beta are then not used); quality = Jaccard vs LOF, fairness = share of LOF's Wasserstein "
+        "disparity removed, budget = share of the rows")
+    tune.add_argument("--tune", action="store_true", help="search k, lambda, Flex alpha and beta with Fairband")
+    tune.add_argument("--method", default="fb-auto", choices=sorted(METHODS), help="Fairband alpha rule (fb-auto)")
+    tune.add_argument("--fairband-alpha", type=float, default=None, help="fixed Fairband alpha (overrides --method)")
+    tune.add_argument("--iterations", type=int, default=1, help="Fairband iterations of 206 fits (default 1)")
+    tune.add_argument("--trials", type=int, default=None, help="stop after this many fits (a short run)")
+    tune.add_argument("--study-name", default=None,
+                      help="Optuna study name (default outliers-<data>-<method>-seed<seed>)")
+    tune.add_argument("--storage", default=None, help="Optuna storage URL (default sqlite:///<project>/optuna.db)")
+    tune.add_argument("--n-jobs", type=int, default=1, help="fits run in parallel threads in this process")
+    tune.add_argument("--no-progress", action="store_true", help="no progress bar (none is drawn off a terminal)")
+    where = parser.add_argument_group("tracking")
+    where.add_argument("--project-dir", default=DEFAULT_PROJECT,
+                       help=f"folder of the default stores ({DEFAULT_PROJECT})")
+    where.add_argument("--tracking-uri", default=None,
+                       help="MLflow tracking URI (default sqlite:///<project>/mlflow.db)")
+    where.add_argument("--experiment", default=DEFAULT_EXPERIMENT, help=f"MLflow experiment ({DEFAULT_EXPERIMENT})")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.set_defaults(run=_run)

@@ -1,0 +1,90 @@
+"""One FairLOF fit and its comparison with plain LOF: the paper's metrics and the printed table."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ...metrics import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
+
+if TYPE_CHECKING:
+    from ...fairlof import FairLOF
+    from .data import OutlierData
+
+METRICS = ("jaccard", "preservation", "outlier_fraction", "euclidean_disparity", "wasserstein_disparity")
+SHORT = {"jaccard": "Jacc", "preservation": "Pres", "outlier_fraction": "OF",
+         "euclidean_disparity": "ED", "wasserstein_disparity": "Wass"}
+
+
+def fit_detector(data: OutlierData, *, n_neighbors=5, lambda_="auto", target_jaccard=0.9, alpha=1.0, beta=1.0,
+                 top_t=None, rows=None) -> FairLOF:
+    """A ``FairLOF(novelty=True)`` fitted on ``data`` (or its ``rows``); k is capped at rows - 1 as
+    scikit-learn's LocalOutlierFactor does."""
+    from ...fairlof import FairLOF  # imported on use: ``fairops --help`` stays quick
+
+    features, sensitive = data.features, data.sensitive
+    if rows is not None:
+        features, sensitive = features.iloc[rows], sensitive.iloc[rows]
+    n_rows = len(features)
+    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, (int, np.integer)) or n_neighbors < 1:
+        raise ValueError(f"--neighbors must be a positive integer, got {n_neighbors!r}")
+    if top_t is not None and (isinstance(top_t, bool) or not isinstance(top_t, (int, np.integer)) or top_t < 1):
+        raise ValueError(f"--top-t must be a positive integer, got {top_t!r}")
+    if top_t is not None and top_t > n_rows:
+        raise ValueError(f"--top-t={top_t} is larger than the number of rows ({n_rows})")
+    detector = FairLOF(n_neighbors=int(min(n_neighbors, n_rows - 1)), lambda_=lambda_, alpha=alpha, beta=beta,
+                       top_t=top_t, target_jaccard=target_jaccard, novelty=True)
+    return detector.fit(features.to_numpy(dtype=np.float64), sensitive_features=sensitive)
+
+
+def outlier_metrics(lof_scores, top, plain_top, sensitive) -> dict:
+    """Jacc, Pres, OF, ED and Wass of the outlier list ``top`` against plain LOF's ``plain_top``."""
+    return {
+        "jaccard": jaccard(top, plain_top),
+        "preservation": preservation(lof_scores, top, plain_top),
+        "outlier_fraction": outlier_fraction(lof_scores, top),
+        "euclidean_disparity": euclidean_disparity(sensitive, top),
+        "wasserstein_disparity": wasserstein_disparity(sensitive, top),
+    }
+
+
+def relative_change(value: float, anchor: float) -> float:
+    """(value - anchor) / anchor; 0 when both are 0, NaN when only the anchor is 0.
+
+    >>> relative_change(0.1, 0.2), relative_change(0.0, 0.0)
+    (-0.5, 0.0)
+    """
+    if anchor == 0:
+        return 0.0 if value == 0 else math.nan
+    return (value - anchor) / anchor
+
+
+def compare(detector: FairLOF, sensitive) -> dict:
+    """LOF and FairLOF rows of the paper's metrics plus the relative ED / Wass change."""
+    lof = outlier_metrics(detector.lof_scores_, detector.plain_outliers_, detector.plain_outliers_, sensitive)
+    fair = outlier_metrics(detector.lof_scores_, detector.outliers_, detector.plain_outliers_, sensitive)
+    change = {name: relative_change(fair[name], lof[name]) for name in ("euclidean_disparity", "wasserstein_disparity")}
+    return {"LOF": lof, "FairLOF": fair, "change": change}
+
+
+def format_table(result: dict, lambdas: dict) -> str:
+    """The LOF vs FairLOF table as printed by the command."""
+    header = f"{'':<10}{'lambda':>7}{'Jacc':>8}{'Pres':>8}{'OF':>7}{'ED':>9}{'ED chg':>9}{'Wass':>9}{'Wass chg':>10}"
+    lines = [header]
+    for label in ("LOF", "FairLOF"):
+        row = result[label]
+        if label == "LOF":
+            ed_change = wass_change = "-"
+        else:
+            ed_change, wass_change = (_percent(result["change"][name])
+                                      for name in ("euclidean_disparity", "wasserstein_disparity"))
+        lines.append(f"{label:<10}{lambdas[label]:>7.2f}{row['jaccard']:>8.3f}{row['preservation']:>8.4f}"
+                     f"{row['outlier_fraction']:>7.3f}{row['euclidean_disparity']:>9.4f}{ed_change:>9}"
+                     f"{row['wasserstein_disparity']:>9.4f}{wass_change:>10}")
+    return "\n".join(lines)
+
+
+def _percent(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{100 * value:+.1f}%"

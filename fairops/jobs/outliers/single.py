@@ -1,0 +1,57 @@
+"""``fairops outliers`` without ``--tune``: one FairLOF fit against plain LOF, printed and logged."""
+
+from __future__ import annotations
+
+from .data import load_outlier_data
+from .report import compare, fit_detector, format_table
+from .tracking import _base_params, _client, _where_to_look, ensure_experiment, log_result_run, resolve_places
+
+
+def parse_lambda(text) -> float | str:
+    """``"auto"`` or a float in [0, 1]; anything else is a ValueError naming ``--lambda``.
+
+    >>> parse_lambda("auto"), parse_lambda("0.25")
+    ('auto', 0.25)
+    """
+    if isinstance(text, str) and text.strip().lower() == "auto":
+        return "auto"
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"--lambda must be a number in [0, 1] or 'auto', got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"--lambda must be a number in [0, 1] or 'auto', got {text!r}")
+    return value
+
+
+def run_single(args) -> int:
+    """One FairLOF fit against plain LOF, printed and logged."""
+    lam = parse_lambda(args.lambda_)
+    data = load_outlier_data(args.dataset, data=args.data, sensitive=args.sensitive, target=args.target,
+                             max_rows=args.max_rows, seed=args.seed, categorical=args.categorical)
+    detector = fit_detector(data, n_neighbors=args.neighbors, lambda_=lam, target_jaccard=args.target_jaccard,
+                            alpha=args.alpha, beta=args.beta, top_t=args.top_t)
+    result = compare(detector, data.sensitive)
+    lambdas = {"LOF": 0.0, "FairLOF": detector.fitted_lambda_}
+    places = resolve_places(args.project_dir, args.tracking_uri)
+    if places.project is not None:
+        print(f"project: {places.project}")
+    print(f"data: {data.name}  rows: {data.n_rows} of {data.n_source_rows}  features: {data.features.shape[1]}  "
+          f"sensitive: {','.join(data.sensitive.columns)}")
+    guide = f" (guide point for Jaccard {args.target_jaccard})" if lam == "auto" else ""
+    print(f"detector: FairLOF k={detector.n_neighbors_} t={detector.top_t_} alpha={args.alpha} beta={args.beta} "
+          f"lambda={detector.fitted_lambda_:.2f}{guide}")
+    print(format_table(result, lambdas))
+
+    client = _client(places.tracking_uri)
+    experiment_id = ensure_experiment(client, args.experiment, places.artifact_location)
+    params = {**_base_params(data, args), "n_neighbors": detector.n_neighbors_, "lambda": args.lambda_,
+              "fitted_lambda": detector.fitted_lambda_, "target_jaccard": args.target_jaccard,
+              "flex_alpha": args.alpha, "flex_beta": args.beta, "top_t": detector.top_t_}
+    tags = {"fairops.role": "outliers", "fairops.dataset": data.name}
+    run_id, model_uri = log_result_run(client, experiment_id, run_name=f"fairlof-{data.name}", detector=detector,
+                                       data=data, result=result, params=params, tags=tags,
+                                       tracking_uri=places.tracking_uri, path=detector.path())
+    print(f"run: {run_id} in experiment {args.experiment!r}")
+    _where_to_look(places, model_uri)
+    return 0
