@@ -1,6 +1,11 @@
 """Shared test fixtures and paths."""
 
+import os
 from pathlib import Path
+
+# scikit-learn's estimator checks include array-API input checks that only run when SciPy's array
+# API support is on; it must be set before SciPy is first imported, so it is set here.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 import pytest
 
@@ -21,8 +26,6 @@ def postgres_url() -> str:
     Missing locally: the test is skipped with the reason. In CI (``FAIROPS_REQUIRE_SERVICES=1``)
     a missing server fails the test instead, so nothing is silently left untested.
     """
-    import os
-
     url = os.environ.get("FAIROPS_TEST_POSTGRES_URL")
     if not url:
         if os.environ.get("FAIROPS_REQUIRE_SERVICES"):
