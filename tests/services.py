@@ -1,5 +1,6 @@
 """Starting and stopping real servers (MLflow tracking server, model server) on loopback for tests."""
 
+import contextlib
 import os
 import signal
 import socket
@@ -48,3 +49,21 @@ def wait_ready(url, process, log_path, timeout=120):
     raise RuntimeError(f"server at {url} not ready after {timeout}s:\n{Path(log_path).read_text()[-3000:]}")
 
 
+
+@contextlib.contextmanager
+def mlflow_tracking_server(folder):
+    """A real `mlflow server` on loopback with a SQLite backend in ``folder``; yields its URL."""
+    port = free_port()
+    log_path = Path(folder) / "server.log"
+    command = [str(BIN / "mlflow"), "server", "--backend-store-uri", f"sqlite:///{folder}/mlflow.db",
+               "--artifacts-destination", str(Path(folder) / "artifacts"), "--host", "127.0.0.1",
+               "--port", str(port), "--workers", "1"]
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    with open(log_path, "w") as log:
+        process = start(command, env, log)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            wait_ready(f"{url}/health", process, log_path)
+            yield url
+        finally:
+            stop(process)

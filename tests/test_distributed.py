@@ -15,7 +15,7 @@ from optuna.trial import TrialState
 
 from fairops.cli import main
 from fairops.fairband import select_best
-from services import BIN, free_port, start, stop, wait_ready
+from services import mlflow_tracking_server
 
 pytestmark = pytest.mark.slow
 FAST = ["--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression", "--no-progress",
@@ -24,20 +24,8 @@ FAST = ["--dataset", "german", "--max-train-rows", "300", "--families", "logisti
 
 @pytest.fixture(scope="module")
 def mlflow_server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("mlflow-server")
-    port = free_port()
-    log_path = folder / "server.log"
-    command = [str(BIN / "mlflow"), "server", "--backend-store-uri", f"sqlite:///{folder}/mlflow.db",
-               "--artifacts-destination", str(folder / "artifacts"), "--host", "127.0.0.1", "--port", str(port),
-               "--workers", "1"]
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    process = start(command, env, open(log_path, "w"))
-    try:
-        url = f"http://127.0.0.1:{port}"
-        wait_ready(f"{url}/health", process, log_path)
+    with mlflow_tracking_server(tmp_path_factory.mktemp("mlflow-server")) as url:
         yield url
-    finally:
-        stop(process)
 
 
 def _workers(count, postgres_url, server, study_name, tmp_path):

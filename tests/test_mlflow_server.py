@@ -3,7 +3,6 @@ FairnessTrackingCallback; the REST API must show one parent, exactly one child p
 fairness metrics of every run (the data the compare view reads)."""
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -13,7 +12,7 @@ import urllib.request
 import optuna
 import pytest
 
-from services import BIN, free_port, start, stop, wait_ready
+from services import mlflow_tracking_server
 
 pytestmark = pytest.mark.slow
 N_WORKERS, TRIALS_PER_WORKER = 3, 4
@@ -71,19 +70,8 @@ def as_dict(entries):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("server")
-    port = free_port()
-    log_path = folder / "server.log"
-    command = [str(BIN / "mlflow"), "server", "--backend-store-uri", f"sqlite:///{folder}/mlflow.db",
-               "--artifacts-destination", str(folder / "artifacts"), "--host", "127.0.0.1", "--port", str(port),
-               "--workers", "1"]
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    process = start(command, env, open(log_path, "w"))
-    try:
-        url = f"http://127.0.0.1:{port}"
-        wait_ready(f"{url}/health", process, log_path)
+    with mlflow_tracking_server(folder) as url:
         yield url, folder
-    finally:
-        stop(process)
 
 
 @pytest.fixture(scope="module")
