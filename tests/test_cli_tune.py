@@ -64,7 +64,9 @@ def test_every_fit_is_a_child_run_and_the_pick_is_registered(finished_project):
     rows = load_german().X.head(20)
     served = rows.astype({c: object for c in rows.columns if str(rows[c].dtype) == "category"})
     predictions = np.asarray(model.predict(served))
-    assert predictions.shape[0] == 20 and set(np.unique(predictions)) <= {0, 1}
+    # the champion serves P(y=0), P(y=1) per row, the scores the task's threshold is applied to
+    assert predictions.shape == (20, 2) and np.allclose(predictions.sum(axis=1), 1.0)
+    assert ((predictions >= 0) & (predictions <= 1)).all() and len(np.unique(predictions[:, 1])) > 1
     assert version.tags["selection_rule"].startswith("trial")
 
 

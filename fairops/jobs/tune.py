@@ -256,6 +256,8 @@ def _register(settings, study, pick, model, scores, objective):
         study, settings.model_name, rule={"trial": pick.trial.number}, alias="champion",
         refit=lambda params, trial: servable, tracking_uri=settings.tracking_uri,
         experiment_name=settings.study_name, input_example=_as_text(X_test.head(5)),
+        # Served scores, not labels at 0.5: the task's threshold is applied by whoever consumes them.
+        log_options={"pyfunc_predict_fn": "predict_proba"},
         card_notes={"method": settings.tuner, "alpha": pick.alpha, "refit": "all training rows",
                     "test": scores["test"], "validation_refit": scores["validation"]},
     )

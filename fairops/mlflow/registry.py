@@ -197,8 +197,11 @@ def _logged_model_uri(client, experiment_id, study, trial) -> str:
 
 def register_best(study, name: str, rule="fairband", *, alias: str = "champion", refit=None, alpha=None,
                   tracking_uri=None, experiment_name=None, input_example=None, pip_requirements=None,
-                  card_notes: dict | None = None) -> RegisteredBest:
+                  card_notes: dict | None = None, log_options: dict | None = None) -> RegisteredBest:
     """Select a trial, log and register its model, set ``alias``; see the module docstring.
+
+    ``log_options`` go to the flavor's ``log_model`` with the refit model (for example
+    ``{"pyfunc_predict_fn": "predict_proba"}`` so a scikit-learn model serves scores, not labels).
 
     ``refit(params, trial)`` returns the fitted model for the chosen configuration (e.g. refit on the
     full training data). ``pip_requirements`` default to fairops (and the flavor's own) pinned.
@@ -235,7 +238,7 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
         if refit is not None:
             model = refit(dict(pick.trial.params), pick.trial)
             info = log_estimator(model, run_id=run_id, tracking_uri=tracker.tracking_uri, registered_model_name=name, input_example=input_example,
-                                 pip_requirements=pip_requirements)
+                                 pip_requirements=pip_requirements, **(log_options or {}))
             flavor, version = type(model).__name__, info.registered_model_version
         else:
             source = _logged_model_uri(client, experiment_id, study, pick.trial)
