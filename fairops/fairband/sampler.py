@@ -147,6 +147,10 @@ class FairbandSampler(BaseSampler):
 
     # -- Optuna hooks --------------------------------------------------------------------------
     def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        # Optuna's heartbeat thread starts only after ask() returns: a worker killed before that
+        # would leave a RUNNING trial with no heartbeat, which fail_stale_trials never fails, and
+        # the next rung would wait for it forever. Beat from the start, and while waiting.
+        self._beat(study, trial)
         self._check_study(study, trial)
         self._refuse_foreign(study, trial)
         slot = self.slot(trial.number)
@@ -295,10 +299,17 @@ class FairbandSampler(BaseSampler):
             self._rankings[key] = result
         return result
 
+    @staticmethod
+    def _beat(study: optuna.Study, trial: FrozenTrial) -> None:
+        if is_heartbeat_enabled(study._storage):
+            study._storage.record_heartbeat(trial._trial_id)
+
     def _wait_for_rung(self, study: optuna.Study, trial: FrozenTrial, slot: schedule.Slot) -> list[FrozenTrial]:
         numbers = schedule.trial_numbers_of_rung(slot.iteration, slot.bracket, slot.rung - 1,
                                                  self._eta, self._s_max)
         heartbeat = is_heartbeat_enabled(study._storage)
+        beat_every = study._storage.get_heartbeat_interval() if heartbeat else None
+        last_beat = time.monotonic()
         start = time.monotonic()
         pause = 0.001
         while True:
@@ -315,6 +326,9 @@ class FairbandSampler(BaseSampler):
                     "the previous rung; a worker probably died. Use an RDB storage with heartbeat_interval "
                     "so stale trials are failed, or raise wait_timeout for long fits")
             if heartbeat:
+                if time.monotonic() - last_beat >= beat_every:
+                    self._beat(study, trial)
+                    last_beat = time.monotonic()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
                     optuna.storages.fail_stale_trials(study)
