@@ -3,7 +3,7 @@
 
 Data: Adult (sex, race), credit card default (SEX, EDUCATION, MARRIAGE) from
 ``fairops.datasets``; student performance, maths and Portuguese (sex, address, age
-binned at 18) from ``../shared/datasets``. Features: the numeric columns only,
+binned at 18), bundled with fairops. Features: the numeric columns only,
 sensitive columns excluded, each standardised to mean 0 / sd 1 (categorical
 columns are dropped). k = 5, t = min(500, 5% of n), c = 1/|S|.
 
@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fairops.datasets._bundle import data_path
 from fairops.fairlof import FairLOF, guide_lambda, quota_outliers
 from fairops.metrics import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 TARGETS = (0.9, 0.8)
 EXPONENTS = (0.5, 1.0, 2.0)
 
@@ -50,7 +50,7 @@ def load_credit():
 
 
 def load_student(subject: str):
-    frame = pd.read_csv(SHARED / f"student_{subject}_new.csv.gz")
+    frame = pd.read_csv(data_path(f"student_{subject}_new.csv.gz"))
     sensitive = pd.DataFrame(
         {
             "sex": frame["sex"],

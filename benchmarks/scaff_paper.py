@@ -26,10 +26,11 @@ import pandas as pd
 from sklearn.model_selection import StratifiedKFold
 
 from fairops.datasets import load_adult, load_compas
+from fairops.datasets._bundle import data_path
 from fairops.metrics import auc_s, auc_y, fairness_ratio
 from fairops.scaff import SCAFFClassifier
 
-BANK_FILE = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "fair_trees_bank_marketing.csv.gz"
+BANK_FILE = data_path("fair_trees_bank_marketing.csv.gz")
 
 
 def load_bank_full(path: Path = BANK_FILE):

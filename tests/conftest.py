@@ -10,13 +10,6 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-
-
-@pytest.fixture(scope="session")
-def shared_dir() -> Path:
-    """The shared/ folder that sits beside the repository (CI lays a copy there)."""
-    return SHARED
 
 
 @pytest.fixture(scope="session")

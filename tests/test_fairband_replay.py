@@ -15,11 +15,9 @@ import pytest
 
 from fairops.fairband import FairbandSampler, budget, ranking, select_best, slot_of
 
-LOGS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "fair-automl"
+LOGS = Path(__file__).resolve().parents[1] / "benchmarks" / "reference" / "fair-automl"
 EVALS = LOGS / "all_tuner_iters_evals_Adult.csv.gz"
 PICKS = LOGS / "Adult_non-aggregated-results.csv"
-needs_logs = pytest.mark.skipif(not EVALS.exists() or not PICKS.exists(),
-                                reason=f"published Fairband logs not found at {LOGS}")
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 
 
@@ -105,7 +103,6 @@ def replays():
     return out
 
 
-@needs_logs
 @pytest.mark.parametrize("tuner", ["FB-auto", "HB", "FB"])
 def test_promotions_and_picks_match_the_logs(replays, tuner):
     runs = [v for v in replays.values() if v[0] == tuner]

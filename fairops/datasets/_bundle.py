@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from importlib import resources
 
-# sha256 of each bundled file, as published beside the original data.
+# sha256 of each bundled file, as published beside the original data (the list is data/SHA256SUMS).
 SHA256 = {
     "adult.data.gz": "c7a2b4716a97f930123e0baf879188d701e798172631a654fc703d4b082907f3",
     "adult.test.gz": "8a2c1bffa6e7ce5abfa43881ae5e87c4311ebc2b3cd526c9c40a43f19f06f799",
@@ -14,6 +14,9 @@ SHA256 = {
     "german.data.gz": "a4cc977b7fc38d60827f2f881d8377954ece4d7ade5d026e827307bb63395df2",
     "bank.csv.gz": "c257dbc06f583bde983efcf74f7f49a6a971bb5e0f7b6445900c79cacf9ffc17",
     "default_credit_card_clients.csv.gz": "045eb5c66f98a50f2928387cad5146fd0f0d8650d165cb46eddd922f2428d410",
+    "fair_trees_bank_marketing.csv.gz": "e3e2bf3b6dacbf5d57a8b356b49e782e95918adcd4464711ea7322ddfc0f3600",
+    "student_mat_new.csv.gz": "b054078ba070144b9ad3bd272328604eb044e10a481295926cde1a35b8d50015",
+    "student_por_new.csv.gz": "0318a76fbb1382046ae397f4e5348a816874ca784570aa55fc4d082df14a1380",
 }
 
 
