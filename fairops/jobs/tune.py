@@ -236,7 +236,7 @@ def _servable(model, X_train):
     """The refit model behind a step that restores the training categories of text input."""
     from sklearn.pipeline import Pipeline
 
-    from .families import RestoreCategories
+    from ..models import RestoreCategories
 
     return Pipeline([("restore_categories", RestoreCategories().fit(X_train)), ("model", model)])
 

@@ -1,0 +1,94 @@
+"""Column adapters that end up inside a served model.
+
+- :class:`SCAFFOnColumns`: a :class:`~fairops.scaff.SCAFFClassifier` that reads its sensitive
+  features from named columns of ``X``, so it is a plain ``fit(X, y)`` estimator (a Fairband family,
+  a pipeline step).
+- :class:`RestoreCategories`: the first step of a served pipeline; gives text columns back the
+  categories seen in training.
+"""
+
+from __future__ import annotations
+
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from ..scaff import SCAFFClassifier
+
+
+class SCAFFOnColumns(ClassifierMixin, BaseEstimator):
+    """A :class:`~fairops.scaff.SCAFFClassifier` whose sensitive features are columns of ``X``.
+
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> X = pd.DataFrame({"x": rng.normal(size=300), "sex": pd.Categorical(rng.choice(["F", "M"], 300))})
+    >>> y = (X["x"] > 0).astype(int).to_numpy()
+    >>> model = SCAFFOnColumns(sensitive_columns=("sex",), n_estimators=5).fit(X, y)
+    >>> model.predict_proba(X).shape
+    (300, 2)
+    """
+
+    def __init__(self, sensitive_columns=("sex",), theta=0.5, n_estimators=100, max_depth=4,
+                 max_features="sqrt", random_state=0):
+        self.sensitive_columns = sensitive_columns
+        self.theta = theta
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.max_features = max_features
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        columns = list(self.sensitive_columns)
+        missing = [c for c in columns if c not in getattr(X, "columns", ())]
+        if missing:
+            raise ValueError(f"X lacks the sensitive column(s) {missing} SCAFF needs")
+        self.forest_ = SCAFFClassifier(
+            n_estimators=self.n_estimators, theta=self.theta, max_depth=self.max_depth,
+            max_features=self.max_features, random_state=self.random_state, n_jobs=1,
+        ).fit(X, y, sensitive_features=X[columns])
+        self.classes_ = self.forest_.classes_
+        return self
+
+    def predict_proba(self, X):
+        return self.forest_.predict_proba(X)
+
+    def predict(self, X):
+        return self.forest_.predict(X)
+
+
+class RestoreCategories(BaseEstimator):
+    """First step of a served pipeline: give text columns back the categories seen in training.
+
+    MLflow serving delivers categorical columns as plain strings; models trained on pandas
+    ``category`` columns (LightGBM, SCAFF) need the same categories, in the same order. A value
+    outside them becomes missing, so the step itself takes missing values (what the model behind
+    it does with them is the model's business).
+
+    >>> import pandas as pd
+    >>> train = pd.DataFrame({"c": pd.Categorical(["a", "b"]), "x": [1, 2]})
+    >>> step = RestoreCategories().fit(train)
+    >>> step.transform(pd.DataFrame({"c": ["b"], "x": [3]}))["c"].cat.categories.tolist()
+    ['a', 'b']
+    """
+
+    def fit(self, X, y=None):
+        import pandas as pd
+
+        self.categories_ = {
+            column: list(X[column].cat.categories)
+            for column in X.columns if isinstance(X[column].dtype, pd.CategoricalDtype)
+        }
+        return self
+
+    def transform(self, X):
+        import pandas as pd
+
+        X = X.copy()
+        for column, categories in self.categories_.items():
+            if column not in X.columns:
+                raise ValueError(f"input lacks the column {column!r} the model was trained with")
+            X[column] = pd.Categorical(X[column].astype(object), categories=categories)
+        return X
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags

@@ -1,0 +1,261 @@
+"""The input a served model takes, checked on every request before the model sees a row.
+
+:class:`InputSchema` is recorded from the training frame: each required column with its kind
+(``integer``, ``number``, ``boolean`` or ``category`` with the categories seen in training), and
+whether the model takes missing values and categories it never saw. :meth:`InputSchema.check`
+refuses, with a one-line ``ValueError`` naming the column, the row and the value:
+
+- an input with no rows, or without a column the schema requires;
+- a fractional value (``40.5``) or text in an ``integer`` column, text or an infinite value in a
+  ``number`` column, anything but ``true``/``false`` in a ``boolean`` column;
+- a category not seen in training, unless the model takes unseen categories;
+- a missing value, unless the model takes missing values.
+
+What the model takes is read off the fitted model by :func:`takes_missing_values` (every step
+carries scikit-learn's ``allow_nan`` tag: LightGBM and scikit-learn's trees do, logistic regression
+and the MLP do not) and :func:`takes_unseen_categories` (one-hot encoding that ignores unknown
+categories).
+
+>>> import pandas as pd
+>>> train = pd.DataFrame({"age": [30, 41], "sex": pd.Categorical(["Female", "Male"]), "hours": [38.5, 40.0]})
+>>> schema = InputSchema.from_frame(train)
+>>> [(column.name, column.kind) for column in schema.columns]
+[('age', 'integer'), ('sex', 'category'), ('hours', 'number')]
+>>> schema.check(pd.DataFrame({"age": [40.0], "sex": ["Male"], "hours": [40]})).dtypes.astype(str).tolist()
+['int64', 'object', 'float64']
+>>> schema.check(pd.DataFrame({"age": [40.5], "sex": ["Male"], "hours": [40]}))
+Traceback (most recent call last):
+...
+ValueError: column 'age' must hold whole numbers; row 0 has 40.5
+>>> schema.check(pd.DataFrame({"age": [40], "sex": ["Alien"], "hours": [40]}))
+Traceback (most recent call last):
+...
+ValueError: column 'sex' has the category 'Alien' in row 0, unseen in training (known: 'Female', 'Male')
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+KINDS = ("integer", "number", "boolean", "category")
+_SHOWN = 8  # categories named in a message
+
+
+@dataclass(frozen=True)
+class Column:
+    """One required input column: its name, kind and, for a ``category`` column, the known values."""
+
+    name: str
+    kind: str
+    categories: tuple | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"column name must be a non-empty string, got {self.name!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"column {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+        if self.categories is not None:
+            if self.kind != "category":
+                raise ValueError(f"column {self.name!r}: only a category column has categories")
+            if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in self.categories):
+                raise ValueError(f"column {self.name!r}: categories must be text or numbers")
+            object.__setattr__(self, "categories", tuple(self.categories))
+
+
+def _kind(name, series) -> str:
+    import pandas as pd
+
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "boolean"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "integer"
+    if pd.api.types.is_float_dtype(dtype):
+        return "number"
+    if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_object_dtype(dtype) \
+            or pd.api.types.is_string_dtype(dtype):
+        return "category"
+    raise TypeError(f"column {name!r} has dtype {dtype}; a served model takes integers, numbers, booleans "
+                    "or categories")
+
+
+def _scalar(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _first(mask) -> int:
+    return int(np.flatnonzero(np.asarray(mask))[0])
+
+
+@dataclass(frozen=True)
+class InputSchema:
+    """Required columns in order, and whether the model takes missing values and unseen categories."""
+
+    columns: tuple
+    missing_values: bool = False
+    unseen_categories: bool = False
+
+    def __post_init__(self):
+        columns = tuple(self.columns)
+        if not columns or not all(isinstance(c, Column) for c in columns):
+            raise ValueError("an input schema needs at least one Column")
+        names = [c.name for c in columns]
+        if len(set(names)) != len(names):
+            raise ValueError(f"an input schema names each column once, got {names}")
+        object.__setattr__(self, "columns", columns)
+
+    @classmethod
+    def from_frame(cls, frame, *, missing_values: bool = False, unseen_categories: bool = False) -> "InputSchema":
+        """The schema of a training frame: its columns, kinds and categories."""
+        import pandas as pd
+
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"frame must be a pandas DataFrame of training rows, got {type(frame).__name__}")
+        columns = []
+        for name in frame.columns:
+            if not isinstance(name, str):
+                raise TypeError(f"column names must be text to be served, got {name!r}")
+            kind = _kind(name, frame[name])
+            categories = None
+            if kind == "category":
+                values = frame[name].cat.categories if isinstance(frame[name].dtype, pd.CategoricalDtype) \
+                    else frame[name].dropna().unique()
+                categories = tuple(_scalar(v) for v in values)
+            columns.append(Column(name, kind, categories))
+        return cls(tuple(columns), bool(missing_values), bool(unseen_categories))
+
+    @classmethod
+    def for_model(cls, model, frame) -> "InputSchema":
+        """The schema of ``frame``, with what the fitted ``model`` takes read off the model itself."""
+        return cls.from_frame(frame, missing_values=takes_missing_values(model),
+                              unseen_categories=takes_unseen_categories(model))
+
+    def to_dict(self) -> dict:
+        """JSON-able form (the inverse of :meth:`from_dict`)."""
+        return {"columns": [{"name": c.name, "kind": c.kind,
+                             **({} if c.categories is None else {"categories": list(c.categories)})}
+                            for c in self.columns],
+                "missing_values": self.missing_values, "unseen_categories": self.unseen_categories}
+
+    @classmethod
+    def from_dict(cls, document) -> "InputSchema":
+        """Rebuild from :meth:`to_dict`'s form; a malformed document is a ``ValueError``."""
+        if not isinstance(document, dict) or not isinstance(document.get("columns"), list):
+            raise ValueError("an input schema document must be a dict with a 'columns' list")
+        flags = {key: document.get(key, False) for key in ("missing_values", "unseen_categories")}
+        if not all(isinstance(value, bool) for value in flags.values()):
+            raise ValueError(f"input schema flags must be true or false, got {flags}")
+        columns = []
+        for entry in document["columns"]:
+            if not isinstance(entry, dict) or set(entry) - {"name", "kind", "categories"}:
+                raise ValueError(f"an input schema column must have name, kind and categories only, got {entry!r}")
+            categories = entry.get("categories")
+            if categories is not None and not isinstance(categories, list):
+                raise ValueError(f"categories of column {entry.get('name')!r} must be a list")
+            columns.append(Column(entry.get("name"), entry.get("kind"),
+                                  None if categories is None else tuple(categories)))
+        return cls(tuple(columns), **flags)
+
+    def check(self, data):
+        """``data`` as the model was trained on (columns in order, training dtypes); else a one-line error."""
+        import pandas as pd
+
+        if not isinstance(data, pd.DataFrame):
+            raise TypeError(f"input must be a table of rows (a pandas DataFrame), got {type(data).__name__}")
+        if len(data) == 0:
+            raise ValueError("input has no rows; send at least one row")
+        lacking = [c.name for c in self.columns if c.name not in data.columns]
+        if lacking:
+            raise ValueError(f"input lacks the required column(s) {lacking}")
+        checked = {c.name: pd.Series(self._column(c, data[c.name].reset_index(drop=True)))
+                   for c in self.columns}
+        return pd.DataFrame(checked)
+
+    def _column(self, column: Column, values):
+        import pandas as pd
+
+        absent = values.isna().to_numpy()
+        if absent.any() and not self.missing_values:
+            raise ValueError(f"column {column.name!r} has a missing value in row {_first(absent)}; "
+                             "this model cannot take missing values")
+        present = values.astype(object).to_numpy()
+        if column.kind in ("integer", "number"):
+            wrong = [not absent[i] and (isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real))
+                     for i, v in enumerate(present)]
+            if any(wrong):
+                row = _first(wrong)
+                raise ValueError(f"column {column.name!r} must hold numbers; row {row} has {present[row]!r}")
+            numbers_ = np.where(absent, np.nan, present).astype(np.float64)
+            infinite = np.isinf(numbers_)
+            if infinite.any():
+                row = _first(infinite)
+                raise ValueError(f"column {column.name!r} must hold finite numbers; row {row} has {numbers_[row]}")
+            if column.kind == "number":
+                return numbers_
+            fractional = ~absent & (numbers_ != np.floor(np.where(absent, 0.0, numbers_)))
+            if fractional.any():
+                row = _first(fractional)
+                raise ValueError(f"column {column.name!r} must hold whole numbers; row {row} has {numbers_[row]}")
+            return numbers_ if absent.any() else numbers_.astype(np.int64)
+        if column.kind == "boolean":
+            wrong = [not absent[i] and not isinstance(v, (bool, np.bool_)) for i, v in enumerate(present)]
+            if any(wrong):
+                row = _first(wrong)
+                raise ValueError(f"column {column.name!r} must hold true or false; row {row} has {present[row]!r}")
+            return present if absent.any() else present.astype(bool)
+        if column.categories is not None and not self.unseen_categories:
+            known = pd.Series(present).isin(list(column.categories)).to_numpy()
+            unseen = ~absent & ~known
+            if unseen.any():
+                row = _first(unseen)
+                shown = ", ".join(repr(v) for v in column.categories[:_SHOWN])
+                more = f", ... ({len(column.categories)} in all)" if len(column.categories) > _SHOWN else ""
+                raise ValueError(f"column {column.name!r} has the category {present[row]!r} in row {row}, "
+                                 f"unseen in training (known: {shown}{more})")
+        return pd.Series(np.where(absent, None, present), dtype=object)
+
+
+def _leaves(model):
+    """The estimators a fitted model is made of (pipeline steps and column-transformer parts, recursively)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(model, Pipeline):
+        for _, step in model.steps:
+            yield from _leaves(step)
+    elif isinstance(model, ColumnTransformer):
+        parts = getattr(model, "transformers_", model.transformers)
+        for _, part, _ in parts:
+            if not isinstance(part, str):  # "drop" and "passthrough" are strings
+                yield from _leaves(part)
+    elif model is not None and not isinstance(model, str):
+        yield model
+
+
+def takes_missing_values(model) -> bool:
+    """Whether every part of ``model`` carries scikit-learn's ``allow_nan`` tag.
+
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.tree import DecisionTreeClassifier
+    >>> takes_missing_values(LogisticRegression()), takes_missing_values(DecisionTreeClassifier())
+    (False, True)
+    """
+    from sklearn.utils import get_tags
+
+    return all(get_tags(part).input_tags.allow_nan for part in _leaves(model))
+
+
+def takes_unseen_categories(model) -> bool:
+    """Whether ``model`` one-hot encodes its categories and ignores unknown ones.
+
+    >>> from sklearn.preprocessing import OneHotEncoder
+    >>> takes_unseen_categories(OneHotEncoder(handle_unknown="ignore")), takes_unseen_categories(OneHotEncoder())
+    (True, False)
+    """
+    from sklearn.preprocessing import OneHotEncoder
+
+    encoders = [part for part in _leaves(model) if isinstance(part, OneHotEncoder)]
+    return bool(encoders) and all(encoder.handle_unknown != "error" for encoder in encoders)
