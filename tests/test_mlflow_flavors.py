@@ -2,6 +2,7 @@
 
 import json
 import os
+import zipfile
 
 import mlflow
 import numpy as np
@@ -14,6 +15,7 @@ import fairops
 from fairops.fairlof import FairLOF
 from fairops.mlflow import fairlof as fairlof_flavor
 from fairops.mlflow import scaff as scaff_flavor
+from fairops.mlflow._flavor import pinned_requirements
 from fairops.mlflow._model_files import ModelFilesError
 from fairops.scaff import SCAFFClassifier
 
@@ -49,7 +51,8 @@ def tracking(tmp_path_factory):
     mlflow.set_tracking_uri(None)
 
 
-def test_scaff_save_records_flavor_signature_example_and_requirements(tmp_path, forest, data):
+@pytest.mark.slow  # builds the fairops wheel once per source state (cached after)
+def test_scaff_save_records_flavor_signature_example_and_shipped_wheel(tmp_path, forest, data):
     X = data[0]
     path = tmp_path / "scaff"
     scaff_flavor.save_model(forest, path, input_example=X.head(4))
@@ -60,9 +63,25 @@ def test_scaff_save_records_flavor_signature_example_and_requirements(tmp_path, 
     assert [column["name"] for column in inputs] == ["income", "age", "debt"]
     assert json.loads(mlmodel["signature"]["outputs"])[0]["type"] == "double"
     assert "saved_input_example_info" in mlmodel
-    assert (path / "requirements.txt").read_text().splitlines()[-1] == f"fairops=={fairops.__version__}"
-    assert scaff_flavor.get_default_pip_requirements() == [f"fairops=={fairops.__version__}"]
-    assert not any(name.endswith((".pkl", ".pickle")) for _, _, files in os.walk(path) for name in files)
+    # the environment installs from the model itself: its own fairops wheel, the rest pinned from the index
+    requirements = (path / "requirements.txt").read_text().splitlines()
+    assert requirements[0] == f"mlflow=={mlflow.__version__}"
+    wheel_line = requirements[1]
+    assert wheel_line.startswith("wheels/") and wheel_line.endswith(".whl")
+    assert requirements[2:] == pinned_requirements()
+    assert scaff_flavor.get_default_pip_requirements() == [wheel_line, *pinned_requirements()]
+    with zipfile.ZipFile(path / wheel_line) as wheel:
+        names = set(wheel.namelist())
+        metadata = wheel.read(f"fairops-{fairops.__version__}.dist-info/METADATA").decode()
+    assert {"fairops/mlflow/scaff.py", "fairops/models/columns.py"} <= names
+    assert any(name.startswith("fairops/scaff/_tree.") and name.endswith(".so") for name in names)
+    assert f"Version: {fairops.__version__}" in metadata and "Requires-Dist: scikit-learn" in metadata
+    # one manifest over every file, MLmodel and the wheel included
+    manifest = json.loads((path / "fairops_manifest.json").read_text())
+    every = {os.path.relpath(os.path.join(root, name), path) for root, _, files in os.walk(path) for name in files}
+    assert set(manifest["files"]) == every - {"fairops_manifest.json"}
+    assert {"MLmodel", "requirements.txt", wheel_line, "data/arrays.npz"} <= set(manifest["files"])
+    assert not any(name.endswith((".pkl", ".pickle")) for name in every)
 
 
 def test_scaff_pyfunc_returns_probability_and_labels_at_threshold(tmp_path, forest, data):

@@ -1,7 +1,12 @@
 """MLflow integration: model flavors, per-trial tracking and registry selection.
 
 - :mod:`fairops.mlflow.scaff`, :mod:`fairops.mlflow.fairlof`: flavors (``save_model``, ``log_model``,
-  ``load_model``, pyfunc) storing models as JSON + ``.npz`` with a sha256 manifest, never pickles.
+  ``load_model``, pyfunc) storing models as JSON + ``.npz``, never pickles.
+- :mod:`fairops.mlflow.classifier`: the flavor of every other classifier fairops logs (pipelines,
+  LightGBM): skops with a trust list fixed in code, an input schema checked on every request.
+- :mod:`fairops.mlflow.loader`: load any of them verified, with fairops' loaders only.
+- :mod:`fairops.mlflow.sealing`: the manifest over every file of a model directory, HMAC-signed when
+  ``FAIROPS_MODEL_KEY`` is set.
 - :mod:`fairops.mlflow.tracking`: :class:`~fairops.mlflow.tracking.FairnessTrackingCallback`, one parent
   run per Optuna study and one child run per trial, written with batched calls.
 - :mod:`fairops.mlflow.registry`: :func:`~fairops.mlflow.registry.register_best`, pick a trial by a rule,
@@ -11,12 +16,12 @@ Submodules are imported on use so ``import fairops.mlflow`` stays cheap.
 
 >>> import fairops.mlflow
 >>> sorted(fairops.mlflow.__all__)
-['fairlof', 'registry', 'scaff', 'tracking']
+['classifier', 'fairlof', 'loader', 'registry', 'scaff', 'sealing', 'tracking']
 """
 
 import importlib
 
-__all__ = ["fairlof", "registry", "scaff", "tracking"]
+__all__ = ["classifier", "fairlof", "loader", "registry", "scaff", "sealing", "tracking"]
 
 
 def __getattr__(name):

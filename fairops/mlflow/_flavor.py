@@ -1,12 +1,15 @@
-"""What the SCAFF and FairLOF flavors share: writing an MLflow model directory around the model files.
+"""What the fairops flavors share: writing a sealed MLflow model directory around the model files.
 
 A fairops flavor directory holds ``MLmodel`` (with the flavor's section and a ``python_function``
-section pointing at the flavor module), ``data/`` (see :mod:`fairops.mlflow._model_files`), the
-environment files and, when given, the input example.
+section pointing at the flavor module), ``data/`` (the model as data: see
+:mod:`fairops.mlflow._model_files` and :mod:`fairops.mlflow.classifier`), the environment files, the
+input example when given, by default the fairops wheel under ``wheels/`` (:mod:`fairops.mlflow._wheel`)
+and, written last, ``fairops_manifest.json`` over all of it (:mod:`fairops.mlflow.sealing`).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 
@@ -15,15 +18,63 @@ import yaml
 import fairops
 
 DATA_SUBPATH = "data"
+# Versions a served model pins to the ones that saved it; the rest of fairops' dependencies
+# install from the wheel's metadata.
+PINNED = ("numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "skops")
+
+
+def pinned_requirements() -> list[str]:
+    """``name==<installed version>`` for the libraries a served model's files depend on.
+
+    >>> pinned_requirements()[0].startswith("numpy==")
+    True
+    """
+    from importlib.metadata import version
+
+    return [f"{name}=={version(name)}" for name in PINNED]
 
 
 def default_pip_requirements() -> list[str]:
-    """``fairops==<this version>``: a served model reinstalls the code that wrote it.
+    """The model's own copy of the fairops wheel (``wheels/<digest>/fairops-...whl``) and the pins.
 
-    >>> default_pip_requirements() == [f"fairops=={fairops.__version__}"]
-    True
+    A model saved with these installs with MLflow's default environment manager on a machine that
+    has only the package index: the wheel comes from the model directory, the rest from the index.
     """
-    return [f"fairops=={fairops.__version__}"]
+    from . import _wheel
+
+    return [_wheel.requirement(), *pinned_requirements()]
+
+
+def input_refused(reason) -> Exception:
+    """The exception a served model raises for input that breaks its schema: HTTP 400, one line.
+
+    An ``MlflowException`` (code ``INVALID_PARAMETER_VALUE``, so ``mlflow models serve`` answers 400)
+    that is also a ``ValueError``. MLflow's scoring server rewrites a prediction error's ``message``
+    to the whole input frame followed by the reason; this one keeps the reason as its message, so a
+    client reads one line, and no stack trace is sent.
+
+    >>> error = input_refused("column 'age' must hold whole numbers; row 0 has 40.5")
+    >>> error.message = "Failed to predict data '...'. Error: " + error.message
+    >>> error.message, error.get_http_status_code(), isinstance(error, ValueError)
+    ("column 'age' must hold whole numbers; row 0 has 40.5", 400, True)
+    """
+    return _refusal_class()(str(reason))
+
+
+@functools.cache
+def _refusal_class():
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
+
+    class InputRefused(MlflowException, ValueError):
+        def __init__(self, reason: str):
+            self._reason = reason
+            super().__init__(reason, error_code=INVALID_PARAMETER_VALUE)
+
+        message = property(lambda self: self._reason, lambda self, value: None)
+
+    InputRefused.__qualname__ = "InputRefused"  # made on first use: importing MLflow takes seconds
+    return InputRefused
 
 
 def save_flavor_model(
@@ -32,9 +83,11 @@ def save_flavor_model(
     *,
     flavor_name: str,
     loader_module: str,
-    classes: dict,
-    extra: dict,
-    make_pyfunc,
+    classes: dict | None = None,
+    extra: dict | None = None,
+    make_pyfunc=None,
+    write_data=None,
+    flavor_conf: dict | None = None,
     conda_env=None,
     mlflow_model=None,
     signature=None,
@@ -43,7 +96,13 @@ def save_flavor_model(
     extra_pip_requirements=None,
     metadata=None,
 ):
-    """Write a complete MLflow model directory for a fairops estimator (no requirement inference)."""
+    """Write a complete, sealed MLflow model directory for a fairops estimator (no requirement inference).
+
+    The data folder is written by ``write_data(folder)`` when given, else as state files
+    (``classes``, ``extra``: :func:`fairops.mlflow._model_files.write_state`). ``flavor_conf`` adds
+    keys to the flavor's section of ``MLmodel``. Without ``pip_requirements`` (or ``conda_env``) the
+    model ships the fairops wheel and pins what its files depend on (:func:`default_pip_requirements`).
+    """
     from mlflow.models import Model
     from mlflow.models.model import MLMODEL_FILE_NAME
     from mlflow.models.signature import _infer_signature_from_input_example
@@ -61,12 +120,15 @@ def save_flavor_model(
     )
     from mlflow.utils.model_utils import _validate_and_prepare_target_save_path
 
-    from . import _model_files
+    from . import _model_files, _wheel, sealing
 
     _validate_env_arguments(conda_env, pip_requirements, extra_pip_requirements)
     path = os.path.abspath(os.fspath(path))
     _validate_and_prepare_target_save_path(path)
-    _model_files.write_state(estimator, os.path.join(path, DATA_SUBPATH), classes, extra)
+    if write_data is not None:
+        write_data(os.path.join(path, DATA_SUBPATH))
+    else:
+        _model_files.write_state(estimator, os.path.join(path, DATA_SUBPATH), classes, extra)
 
     if mlflow_model is None:
         mlflow_model = Model()
@@ -87,13 +149,13 @@ def save_flavor_model(
         conda_env=_CONDA_ENV_FILE_NAME,
         python_env=_PYTHON_ENV_FILE_NAME,
     )
-    mlflow_model.add_flavor(
-        flavor_name,
-        data=DATA_SUBPATH,
-        fairops_version=fairops.__version__,
-        estimator=type(estimator).__name__,
-        format_version=_model_files.FORMAT_VERSION,
-    )
+    mlflow_model.add_flavor(flavor_name, **{
+        "data": DATA_SUBPATH,
+        "fairops_version": fairops.__version__,
+        "estimator": type(estimator).__name__,
+        "format_version": _model_files.FORMAT_VERSION,
+        **(flavor_conf or {}),
+    })
     mlflow_model.save(os.path.join(path, MLMODEL_FILE_NAME))
 
     if conda_env is None:
@@ -111,6 +173,13 @@ def save_flavor_model(
     with open(os.path.join(path, _REQUIREMENTS_FILE_NAME), "w") as handle:
         handle.write("\n".join(pip_requirements))
     _PythonEnv.current().to_yaml(os.path.join(path, _PYTHON_ENV_FILE_NAME))
+    for line in pip_requirements:
+        if line.startswith(f"{_wheel.WHEELS_FOLDER}/"):
+            if line != _wheel.requirement():
+                raise ValueError(f"requirement {line!r} names a wheel this fairops does not ship; the wheel of "
+                                 f"the running fairops is {_wheel.requirement()!r}")
+            _wheel.ship(path, line)
+    sealing.seal(path)
     return mlflow_model
 
 
@@ -149,11 +218,14 @@ def pick_columns(frame, names, what: str):
 
 
 def flavor_module(model):
-    """The MLflow flavor module that logs ``model``: fairops, LightGBM or scikit-learn.
+    """The fairops flavor module that logs ``model``: SCAFF, FairLOF, or any other classifier.
+
+    Every model fairops logs goes through a fairops flavor, so it loads through fairops' own loader
+    with the types fairops trusts (never a list read from ``MLmodel``).
 
     >>> from sklearn.linear_model import LogisticRegression
     >>> flavor_module(LogisticRegression()).__name__
-    'mlflow.sklearn'
+    'fairops.mlflow.classifier'
     """
     import importlib
 
@@ -162,15 +234,13 @@ def flavor_module(model):
         return importlib.import_module("fairops.mlflow.scaff")
     if module.startswith("fairops.fairlof"):
         return importlib.import_module("fairops.mlflow.fairlof")
-    if module.startswith("lightgbm"):  # Booster and the scikit-learn API (LGBMClassifier, ...)
-        return importlib.import_module("mlflow.lightgbm")
     from sklearn.base import BaseEstimator
 
-    if isinstance(model, BaseEstimator):
-        return importlib.import_module("mlflow.sklearn")
+    if isinstance(model, BaseEstimator) and hasattr(model, "predict_proba"):
+        return importlib.import_module("fairops.mlflow.classifier")
     raise TypeError(
-        f"no MLflow flavor for a {type(model).__name__}; expected a fairops SCAFF/FairLOF estimator, "
-        "a LightGBM model or a scikit-learn estimator"
+        f"no fairops flavor for a {type(model).__name__}; expected a fairops SCAFF/FairLOF estimator or a "
+        "scikit-learn-compatible classifier with predict_proba (a pipeline, LightGBM's LGBMClassifier, ...)"
     )
 
 
@@ -179,52 +249,22 @@ _uri_lock = threading.Lock()
 
 def log_estimator(model, *, run_id, tracking_uri=None, name="model", pip_requirements=None, input_example=None,
                   registered_model_name=None, **kwargs):
-    """Log ``model`` with its flavor into ``run_id``; returns MLflow's ``ModelInfo``.
+    """Log ``model`` with its fairops flavor into ``run_id``; returns MLflow's ``ModelInfo``.
 
-    ``pip_requirements`` defaults to the flavor's defaults plus nothing inferred: requirement
-    inference costs seconds per model. MLflow's ``Model.log`` reads the process-wide tracking URI,
-    so ``tracking_uri`` is switched to under a lock for the duration of the call.
+    ``pip_requirements`` defaults to the flavor's (the shipped fairops wheel and pins; nothing is
+    inferred: requirement inference costs seconds per model). MLflow's ``Model.log`` reads the
+    process-wide tracking URI, so ``tracking_uri`` is switched to under a lock for the call.
     """
     import mlflow
     from mlflow.tracking import MlflowClient
     from mlflow.tracking._tracking_service.utils import _use_tracking_uri
 
+    flavor = flavor_module(model)
     # The logged model is created first in the run's experiment (Model.log would otherwise put it in
     # the process's active experiment), then the flavor fills and finalizes it.
     with _uri_lock, _use_tracking_uri(tracking_uri or mlflow.get_tracking_uri()):
         experiment_id = MlflowClient().get_run(run_id).info.experiment_id
         entity = mlflow.initialize_logged_model(name=name, source_run_id=run_id, experiment_id=experiment_id)
-        return _log_with_flavor(model, name=name, pip_requirements=pip_requirements, input_example=input_example,
+        return flavor.log_model(model, name=name, pip_requirements=pip_requirements, input_example=input_example,
                                 registered_model_name=registered_model_name, run_id=run_id,
                                 model_id=entity.model_id, **kwargs)
-
-
-def _log_with_flavor(model, *, name, pip_requirements, input_example, registered_model_name, **kwargs):
-    flavor = flavor_module(model)
-    if pip_requirements is None:
-        if flavor.__name__.startswith("fairops."):
-            pip_requirements = flavor.get_default_pip_requirements()
-        else:
-            pip_requirements = [*default_pip_requirements(), *flavor.get_default_pip_requirements()]
-    if flavor.__name__ == "mlflow.sklearn":
-        kwargs.setdefault("serialization_format", "skops")
-        kwargs.setdefault("skops_trusted_types", _skops_types(model))
-    return flavor.log_model(
-        model,
-        name=name,
-        pip_requirements=list(pip_requirements),
-        input_example=input_example,
-        registered_model_name=registered_model_name,
-        **kwargs,
-    )
-
-
-def _skops_types(model) -> list[str]:
-    """Type names skops must trust to load ``model`` back (found by asking skops itself)."""
-    import io
-
-    import skops.io
-
-    buffer = io.BytesIO()
-    skops.io.dump(model, buffer)
-    return skops.io.get_untrusted_types(data=buffer.getvalue())

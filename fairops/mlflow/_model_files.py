@@ -26,22 +26,19 @@ NumPy arrays of a non-object dtype.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .sealing import ModelFilesError, sha256_file, verify_enclosing
+
 FORMAT_NAME = "fairops-model"
 FORMAT_VERSION = 1
 STATE_FILE = "state.json"
 ARRAYS_FILE = "arrays.npz"
 MANIFEST_FILE = "manifest.json"
-
-
-class ModelFilesError(ValueError):
-    """A saved model directory is missing, tampered with, truncated or of an unknown format."""
 
 
 @dataclass
@@ -60,14 +57,6 @@ def _json_default(value):
     if isinstance(value, tuple):
         return list(value)
     raise TypeError(f"model state holds a {type(value).__name__}, which cannot be saved as JSON: {value!r}")
-
-
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def split_state(estimator) -> tuple[str, dict, dict]:
@@ -115,7 +104,7 @@ def write_state(estimator, path, classes: dict, extra: dict | None = None) -> No
         json.dump(document, handle, default=_json_default, sort_keys=True)
     np.savez(os.path.join(path, ARRAYS_FILE), **arrays)
     files = {
-        name: {"sha256": _sha256(os.path.join(path, name)), "bytes": os.path.getsize(os.path.join(path, name))}
+        name: {"sha256": sha256_file(os.path.join(path, name)), "bytes": os.path.getsize(os.path.join(path, name))}
         for name in (STATE_FILE, ARRAYS_FILE)
     }
     manifest = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "files": files}
@@ -157,14 +146,19 @@ def verify(path) -> dict:
                 f"model file {name!r} in {path} has {size} bytes, the manifest says {expected.get('bytes')} "
                 "(truncated or modified)"
             )
-        if _sha256(file_path) != expected.get("sha256"):
+        if sha256_file(file_path) != expected.get("sha256"):
             raise ModelFilesError(f"model file {name!r} in {path} does not match its sha256 in the manifest (modified)")
     return manifest
 
 
 def read_state(path, classes: dict) -> LoadedState:
-    """Verify the folder ``path`` and rebuild the estimator; its class must be a key of ``classes``."""
+    """Verify the folder ``path`` and rebuild the estimator; its class must be a key of ``classes``.
+
+    When ``path`` is the data folder of an MLflow model directory (its parent holds ``MLmodel``),
+    the seal of that whole directory is verified first (:func:`fairops.mlflow.sealing.verify`).
+    """
     path = os.fspath(path)
+    verify_enclosing(path)
     verify(path)
     document = _read_json(os.path.join(path, STATE_FILE), STATE_FILE)
     class_name = document.get("estimator")

@@ -1,0 +1,245 @@
+"""MLflow flavor for the classifiers fairops registers: scikit-learn pipelines, LightGBM, SCAFF on columns.
+
+The model is saved with skops (no pickle) and loaded with :data:`TRUSTED_TYPES`, a list fixed in
+this module (the types fairops' model families are made of), never a list read from ``MLmodel``: a
+model file naming any other type is refused before anything in it is built. Its
+:class:`~fairops.models.InputSchema` is saved beside it and checked on every request, so
+``mlflow models serve`` answers rows that break it with HTTP 400 and a one-line reason.
+
+As a pyfunc the model answers a DataFrame with one column, ``probability``: the probability of the
+positive class (``classes_[1]`` unless ``positive_class`` is given). Its signature says so, and
+lists every input column as required: text columns as ``string``, numbers as ``double``, whole
+numbers and booleans as ``any``. MLflow's scoring server casts each JSON column to its declared type
+before the model sees it: a ``long`` column turns 40.5 into 40 and a ``boolean`` one turns null into
+false, silently (and a ``double`` column refuses pandas' int64 columns in process). Declared ``any``
+they reach the model as sent, and the model's own schema (``integer``, ``boolean``; kept in
+``MLmodel``'s metadata as ``fairops_input_schema``) refuses what breaks it.
+
+Files: ``data/model.skops`` and ``data/model.json`` (format, input schema, positive class), inside a
+directory sealed by :mod:`fairops.mlflow.sealing`.
+
+>>> import tempfile, numpy as np, pandas as pd, mlflow
+>>> from sklearn.linear_model import LogisticRegression
+>>> X = pd.DataFrame({"age": [25, 38, 52, 61, 33, 47], "hours": [20.0, 40.0, 45.0, 30.0, 38.0, 50.0]})
+>>> model = LogisticRegression().fit(X, [0, 0, 1, 1, 0, 1])
+>>> path = tempfile.mkdtemp() + "/model"
+>>> _ = save_model(model, path, input_example=X.head(2), pip_requirements=[])
+>>> served = mlflow.pyfunc.load_model(path)
+>>> bool(np.allclose(served.predict(X)["probability"], model.predict_proba(X)[:, 1]))
+True
+>>> served.predict(X.assign(age=40.5))
+Traceback (most recent call last):
+...
+fairops.mlflow._flavor.InputRefused: column 'age' must hold whole numbers; row 0 has 40.5
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from . import _flavor
+from .sealing import ModelFilesError, verify_enclosing
+
+FLAVOR_NAME = "fairops_classifier"
+_LOADER_MODULE = "fairops.mlflow.classifier"
+FORMAT_NAME = "fairops-classifier"
+FORMAT_VERSION = 1
+MODEL_FILE = "model.skops"
+DOCUMENT_FILE = "model.json"
+OUTPUT = "probability"
+
+# Types beyond skops' defaults (scikit-learn's estimators, NumPy, builtins) that fairops' model families
+# are made of; tests check that every family fits inside this list.
+TRUSTED_TYPES = (
+    "collections.OrderedDict",
+    "fairops.models.columns.RestoreCategories",
+    "fairops.models.columns.SCAFFOnColumns",
+    "fairops.scaff.forest.SCAFFClassifier",
+    "fairops.scaff.tree.SCAFFTreeClassifier",
+    "lightgbm.basic.Booster",
+    "lightgbm.sklearn.LGBMClassifier",
+    "sklearn.neural_network._stochastic_optimizers.AdamOptimizer",
+    "sklearn.neural_network._stochastic_optimizers.SGDOptimizer",
+    "sklearn.tree._tree.Tree",
+)
+
+# MLflow column types of the schema's kinds (see the module docstring for why some are "any").
+_MLFLOW_TYPES = {"integer": "any", "number": "double", "boolean": "any", "category": "string"}
+
+
+def get_default_pip_requirements() -> list[str]:
+    """Requirements a served classifier installs: the shipped fairops wheel and pinned libraries."""
+    return _flavor.default_pip_requirements()
+
+
+def untrusted_types(model_bytes: bytes) -> list[str]:
+    """Types a skops file names that neither skops' defaults nor :data:`TRUSTED_TYPES` cover."""
+    import skops.io
+
+    return sorted(set(skops.io.get_untrusted_types(data=model_bytes)) - set(TRUSTED_TYPES))
+
+
+def signature_of(schema):
+    """MLflow signature: the schema's columns, all required, and the one ``probability`` output."""
+    from mlflow.models import ModelSignature
+    from mlflow.types import ColSpec, Schema
+    from mlflow.types.schema import AnyType
+
+    def column_type(column):
+        numeric = column.categories and all(isinstance(v, (int, float)) for v in column.categories)
+        name = "any" if column.kind == "category" and numeric else _MLFLOW_TYPES[column.kind]
+        return AnyType() if name == "any" else name
+
+    inputs = Schema([ColSpec(column_type(c), c.name, required=True) for c in schema.columns])
+    return ModelSignature(inputs=inputs, outputs=Schema([ColSpec("double", OUTPUT)]))
+
+
+class _ClassifierPyfunc:
+    """pyfunc view: check the input against the schema, answer P(positive class) per row."""
+
+    def __init__(self, model, schema, positive_class):
+        self.model = model
+        self.schema = schema
+        self.positive_class = positive_class
+        self._column = [_plain(c) for c in model.classes_].index(positive_class)
+
+    def get_raw_model(self):
+        return self.model
+
+    def predict(self, data, params=None):
+        import pandas as pd
+
+        try:
+            rows = self.schema.check(_flavor.as_frame(data))
+        except (TypeError, ValueError) as error:
+            raise _flavor.input_refused(error) from None
+        return pd.DataFrame({OUTPUT: self.model.predict_proba(rows)[:, self._column]})
+
+
+def _plain(value):
+    return value.item() if hasattr(value, "item") else value
+
+
+def _prepare(sk_model, input_schema, input_example, positive_class):
+    """The schema, the positive class and the skops bytes, or a clear error before anything is written."""
+    import skops.io
+
+    from ..models import InputSchema
+
+    classes = getattr(sk_model, "classes_", None)
+    if not hasattr(sk_model, "predict_proba") or classes is None or len(classes) != 2:
+        raise TypeError(f"{type(sk_model).__name__} is not a fitted two-class classifier with predict_proba")
+    classes = [_plain(c) for c in classes]
+    positive_class = classes[1] if positive_class is None else _plain(positive_class)
+    if positive_class not in classes:
+        raise ValueError(f"positive_class {positive_class!r} is not one of the model's classes {classes}")
+    if input_schema is None:
+        if input_example is None:
+            raise TypeError("give input_schema (fairops.models.InputSchema) or an input_example DataFrame: "
+                            "a served classifier checks its input")
+        input_schema = InputSchema.for_model(sk_model, input_example)
+    if not isinstance(input_schema, InputSchema):
+        raise TypeError(f"input_schema must be a fairops.models.InputSchema, got {type(input_schema).__name__}")
+    model_bytes = skops.io.dumps(sk_model)
+    extra = untrusted_types(model_bytes)
+    if extra:
+        raise TypeError(f"cannot save a {type(sk_model).__name__}: it holds type(s) fairops does not load "
+                        f"{extra}; fairops loads only scikit-learn, LightGBM and its own estimators")
+    return input_schema, positive_class, model_bytes
+
+
+def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=None, pip_requirements=None,
+               extra_pip_requirements=None, metadata=None, input_schema=None, positive_class=None):
+    """Save a fitted two-class classifier as a sealed MLflow model at ``path``.
+
+    ``input_schema`` (a :class:`~fairops.models.InputSchema`, best made from the training frame with
+    :meth:`~fairops.models.InputSchema.for_model`) defaults to the schema of ``input_example``, whose
+    category columns then accept any value unless they are pandas categoricals.
+    """
+    import skops
+
+    schema, positive_class, model_bytes = _prepare(sk_model, input_schema, input_example, positive_class)
+    document = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "estimator": type(sk_model).__name__,
+                "positive_class": positive_class, "output": OUTPUT, "input_schema": schema.to_dict()}
+
+    def write_data(folder):
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, MODEL_FILE), "wb") as handle:
+            handle.write(model_bytes)
+        with open(os.path.join(folder, DOCUMENT_FILE), "w", encoding="utf-8") as handle:
+            json.dump(document, handle, indent=1, sort_keys=True)
+
+    return _flavor.save_flavor_model(
+        sk_model, path, flavor_name=FLAVOR_NAME, loader_module=_LOADER_MODULE, write_data=write_data,
+        flavor_conf={"format_version": FORMAT_VERSION, "serialization": "skops", "skops_version": skops.__version__},
+        conda_env=conda_env, mlflow_model=mlflow_model, signature=signature_of(schema), input_example=input_example,
+        pip_requirements=pip_requirements, extra_pip_requirements=extra_pip_requirements,
+        metadata={**(metadata or {}), "fairops_input_schema": schema.to_dict()},
+    )
+
+
+def log_model(sk_model, name="model", *, registered_model_name=None, input_example=None, pip_requirements=None,
+              extra_pip_requirements=None, conda_env=None, metadata=None, input_schema=None, positive_class=None,
+              run_id=None, **kwargs):
+    """Log a classifier to the active (or given) run; returns MLflow's ``ModelInfo``."""
+    import sys
+
+    from mlflow.models import Model
+
+    return Model.log(artifact_path=None, name=name, flavor=sys.modules[__name__],
+                     registered_model_name=registered_model_name, sk_model=sk_model, input_example=input_example,
+                     pip_requirements=pip_requirements, extra_pip_requirements=extra_pip_requirements,
+                     conda_env=conda_env, metadata=metadata, input_schema=input_schema,
+                     positive_class=positive_class, run_id=run_id, **kwargs)
+
+
+def _read(folder: str):
+    """(model, schema, positive class) from a data folder, trusting only :data:`TRUSTED_TYPES`."""
+    import skops.io
+
+    from ..models import InputSchema
+
+    try:
+        with open(os.path.join(folder, DOCUMENT_FILE), encoding="utf-8") as handle:
+            document = json.load(handle)
+    except (OSError, ValueError) as error:
+        raise ModelFilesError(f"model file {DOCUMENT_FILE!r} in {folder} cannot be read: {error}") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT_NAME \
+            or document.get("format_version") != FORMAT_VERSION:
+        raise ModelFilesError(f"model file {DOCUMENT_FILE!r} in {folder} is not a {FORMAT_NAME!r} document of "
+                              f"version {FORMAT_VERSION}")
+    try:
+        schema = InputSchema.from_dict(document.get("input_schema"))
+    except (TypeError, ValueError) as error:
+        raise ModelFilesError(f"model file {DOCUMENT_FILE!r} in {folder} has a malformed input schema: {error}") \
+            from None
+    path = os.path.join(folder, MODEL_FILE)
+    try:
+        with open(path, "rb") as handle:
+            model_bytes = handle.read()
+        extra = untrusted_types(model_bytes)
+    except Exception as error:  # OSError, zipfile.BadZipFile, a malformed skops schema ...
+        raise ModelFilesError(f"model file {MODEL_FILE!r} in {folder} is not a readable skops file: {error}") \
+            from None
+    if extra:
+        raise ModelFilesError(f"model file {MODEL_FILE!r} in {folder} names type(s) fairops does not trust: "
+                              f"{extra}; nothing of it was loaded")
+    model = skops.io.loads(model_bytes, trusted=list(TRUSTED_TYPES))
+    return model, schema, document.get("positive_class")
+
+
+def load_model(model_uri, dst_path=None):
+    """The fitted classifier (the pipeline as it was saved) from a model URI."""
+    from .sealing import verify
+
+    local = _flavor.local_model_dir(model_uri, dst_path)
+    verify(local)
+    return _read(os.path.join(local, _flavor.DATA_SUBPATH))[0]
+
+
+def _load_pyfunc(path, model_config=None):
+    """pyfunc loader: ``path`` is the model's data folder; the directory around it is verified first."""
+    verify_enclosing(path)
+    model, schema, positive_class = _read(path)
+    return _ClassifierPyfunc(model, schema, positive_class)

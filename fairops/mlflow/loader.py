@@ -1,0 +1,70 @@
+"""Load a model fairops wrote, trusting nothing in it but data: the way to load from a shared store.
+
+:func:`load_model` (a pyfunc model, like ``mlflow.pyfunc.load_model``) and :func:`load_native` (the
+fitted estimator or pipeline):
+
+1. download the model directory (any MLflow model URI: ``models:/name@alias``, ``runs:/``, a path);
+2. verify its seal (:mod:`fairops.mlflow.sealing`): the manifest over every file, ``MLmodel``
+   included, and its HMAC-SHA256 when ``FAIROPS_MODEL_KEY`` is set;
+3. pick the loader from :data:`LOADERS`, a table fixed in this module, by the fairops flavor the
+   directory names; ``MLmodel``'s ``loader_module``, code paths and any list of trusted types are
+   never used;
+4. the flavor reads its data with what fairops' code trusts: a fixed table of estimator classes
+   (SCAFF, FairLOF) or skops with :data:`fairops.mlflow.classifier.TRUSTED_TYPES`.
+
+``mlflow.pyfunc.load_model`` of a fairops model also runs fairops' loader (steps 2 and 4), but only
+because ``MLmodel`` says so: whoever can rewrite ``MLmodel`` chooses what MLflow runs. See
+docs/mlflow.md, "Threat model".
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+from . import _flavor
+from .sealing import ModelFilesError, verify
+
+LOADERS = {
+    "fairops_classifier": "fairops.mlflow.classifier",
+    "fairops_scaff": "fairops.mlflow.scaff",
+    "fairops_fairlof": "fairops.mlflow.fairlof",
+}
+
+
+def _open(model_uri, dst_path):
+    from mlflow.models import Model
+    from mlflow.models.model import MLMODEL_FILE_NAME
+
+    local = _flavor.local_model_dir(str(model_uri), dst_path)
+    verify(local)
+    meta = Model.load(os.path.join(local, MLMODEL_FILE_NAME))
+    names = [name for name in meta.flavors if name in LOADERS]
+    if len(names) != 1:
+        raise ModelFilesError(f"{model_uri} is not a model fairops wrote: its MLmodel names the flavors "
+                              f"{sorted(meta.flavors)}, fairops loads exactly one of {sorted(LOADERS)}")
+    return local, meta, importlib.import_module(LOADERS[names[0]])
+
+
+def load_model(model_uri, dst_path=None):
+    """A verified fairops model as an ``mlflow.pyfunc.PyFuncModel`` (signature enforced on predict).
+
+    >>> import tempfile, pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from fairops.mlflow import classifier
+    >>> X = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0]})
+    >>> path = tempfile.mkdtemp() + "/model"
+    >>> _ = classifier.save_model(LogisticRegression().fit(X, [0, 0, 1, 1]), path, input_example=X, pip_requirements=[])
+    >>> load_model(path).predict(X).columns.tolist()
+    ['probability']
+    """
+    from mlflow.pyfunc import PyFuncModel
+
+    local, meta, flavor = _open(model_uri, dst_path)
+    return PyFuncModel(model_meta=meta, model_impl=flavor._load_pyfunc(os.path.join(local, _flavor.DATA_SUBPATH)))
+
+
+def load_native(model_uri, dst_path=None):
+    """The verified fitted estimator (SCAFF, FairLOF) or pipeline (other classifiers)."""
+    local, _, flavor = _open(model_uri, dst_path)
+    return flavor.load_model(local)
