@@ -15,7 +15,7 @@ from fairops.fairband import FairbandSampler, budget
 from fairops.fairband.selection import select_best
 from fairops.metrics import fairness_ratio, precision, binarize
 from fairops.mlflow import scaff as scaff_flavor
-from fairops.mlflow.registry import register_best, select
+from fairops.mlflow.registry import default_description, describe, register_best, select
 from fairops.mlflow.tracking import FairnessTrackingCallback, keep_model
 from fairops.scaff import SCAFFTreeClassifier
 
@@ -123,7 +123,15 @@ def test_register_best_with_refit_card_and_picture(store, study, data):
     assert isinstance(scaff_flavor.load_model(first.alias_uri), SCAFFTreeClassifier)
 
     version = client.get_model_version("fair-credit", "1")
-    assert version.tags["selection_rule"] == pick.rule and version.tags["trial_number"] == str(pick.trial.number)
+    # the rule that made the pick, truthfully: Fairband's alpha setting and value, not "chosen by hand"
+    rule_text = describe(pick, study)
+    assert rule_text.startswith("Fairband: argmax alpha*accuracy + (1-alpha)*fairness over 6 fits, alpha fixed at 0.5")
+    assert version.tags["selection_rule"] == rule_text and version.tags["trial_number"] == str(pick.trial.number)
+    assert version.tags["selection_kind"] == "fairband" and version.tags["alpha_rule"] == "0.5"
+    assert float(version.tags["selection_alpha"]) == 0.5
+    accurate = select_best(study.get_trials(), alpha=1.0).trial
+    assert version.description == default_description(study, pick)
+    assert rule_text in version.description and f"most accurate fit, trial {accurate.number}" in version.description
     run = client.get_run(first.run_id)
     assert run.data.metrics["accuracy"] == pytest.approx(pick.trial.values[0])
     assert run.data.metrics["fairness"] == pytest.approx(pick.trial.values[1])
@@ -134,15 +142,42 @@ def test_register_best_with_refit_card_and_picture(store, study, data):
     local = mlflow.artifacts.download_artifacts(run_id=first.run_id, artifact_path="selection")
     card = json.loads(open(f"{local}/model_card.json").read())
     assert card["trial"]["number"] == pick.trial.number and card["selection"]["refit"] is True
+    assert card["selection"]["kind"] == "fairband" and card["selection"]["alpha_rule"] == 0.5
+    assert card["selection"]["alpha"] == 0.5 and card["selection"]["description"] == rule_text
+    assert card["most_accurate_fit"] == {"trial": accurate.number, "accuracy": accurate.values[0],
+                                         "fairness": accurate.values[1]}
+    assert json.loads(open(f"{local}/selection_rule.json").read()) == {
+        "kind": "fairband", "description": rule_text, "alpha_rule": 0.5, "alpha": 0.5, "trial": pick.trial.number,
+        "n_fits": 6}
     assert card["model"] == {"name": "fair-credit", "version": "1", "alias": "champion", "flavor": "SCAFFTreeClassifier"}
     assert card["notes"] == {"owner": "risk team"}
     front = card["pareto_front"]
     assert all(not (o["accuracy"] >= p["accuracy"] and o["fairness"] > p["fairness"]) for p in front for o in front)
     assert open(f"{local}/pareto_front.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
 
-    second = register_best(study, "fair-credit", rule="fairness>=0", refit=refit, pip_requirements=["fairops"])
+    second = register_best(study, "fair-credit", rule="fairness>=0", refit=refit, pip_requirements=["fairops"],
+                           input_example=X.head(3), description="by the risk team's constraint")
     assert second.version == "2"
     assert str(client.get_model_version_by_alias("fair-credit", "champion").version) == "2"
+    version = client.get_model_version("fair-credit", "2")
+    assert version.tags["selection_rule"] == "constraint: max accuracy s.t. fairness >= 0.0"
+    assert version.tags["selection_kind"] == "constraint" and "selection_alpha" not in version.tags
+    assert version.description == "by the risk team's constraint"
+
+
+def test_a_selection_already_made_is_registered_as_it_was_made(store, study, data):
+    X, y, s = data
+    made = select_best(study, alpha="auto")
+    chosen = register_best(study, "fair-auto", rule=made, refit=lambda params, trial: _fit(params, X, y, s),
+                           input_example=X.head(3), pip_requirements=["fairops"])
+    assert chosen.pick is made
+    tags = MlflowClient(store[0]).get_model_version("fair-auto", chosen.version).tags
+    assert tags["alpha_rule"] == "auto" and float(tags["selection_alpha"]) == pytest.approx(made.alpha)
+    assert "alpha rule auto (0.5*(mean fairness - mean accuracy) + 0.5 over all fits)" in tags["selection_rule"]
+    by_hand = register_best(study, "fair-hand", rule={"trial": 1}, refit=lambda params, trial: _fit(params, X, y, s),
+                            input_example=X.head(3), pip_requirements=["fairops"])
+    tags = MlflowClient(store[0]).get_model_version("fair-hand", by_hand.version).tags
+    assert tags["selection_rule"] == "trial 1 chosen by hand" and tags["selection_kind"] == "by hand"
 
 
 def test_register_the_model_logged_with_the_trial(store, study, data):
@@ -157,17 +192,20 @@ def test_register_the_model_logged_with_the_trial(store, study, data):
     np.testing.assert_array_equal(native.predict_proba(X), scaff_flavor.load_model(logged[0].model_uri).predict_proba(X))
 
 
-@pytest.mark.parametrize("make, flavor", [
+@pytest.mark.parametrize("make, name", [
     (lambda: LogisticRegression(), "sklearn"),
     (lambda: lightgbm.LGBMClassifier(n_estimators=5, verbose=-1), "lightgbm"),
 ])
-def test_other_flavors(store, study, data, make, flavor):
+def test_other_classifiers_go_through_the_fairops_classifier_flavor(store, study, data, make, name):
     X, y, _ = data
-    chosen = register_best(study, f"model-{flavor}", refit=lambda params, trial: make().fit(X, y),
-                           input_example=X.head(2), alias="candidate")
+    model = make().fit(X, y)
+    chosen = register_best(study, f"model-{name}", refit=lambda params, trial: model, input_example=X.head(2),
+                           alias="candidate", pip_requirements=["fairops"])
     loaded = mlflow.pyfunc.load_model(chosen.alias_uri)
-    assert loaded.metadata.flavors["python_function"]["loader_module"] == f"mlflow.{flavor}"
-    assert len(loaded.predict(X.head(7))) == 7
+    assert loaded.metadata.flavors["python_function"]["loader_module"] == "fairops.mlflow.classifier"
+    assert loaded.metadata.get_output_schema().input_names() == ["probability"]
+    answer = loaded.predict(X.head(7))
+    np.testing.assert_allclose(answer["probability"], model.predict_proba(X.head(7))[:, 1])
 
 
 def test_register_best_refusals(store, data):
@@ -177,7 +215,7 @@ def test_register_best_refusals(store, data):
         register_best(single, "x")
     plain = optuna.create_study(directions=["maximize"] * 2, study_name="plain")
     plain.optimize(lambda t: (t.suggest_float("x", 0, 1), 0.5), n_trials=2)
-    with pytest.raises(ValueError, match="needs alpha"):
+    with pytest.raises(ValueError, match="alpha is required"):
         register_best(plain, "x")
     with pytest.raises(ValueError, match="alias"):
         register_best(plain, "x", alias="v3")

@@ -25,12 +25,17 @@ from .sampler import STUDY_ATTR
 
 @dataclass(frozen=True)
 class Selection:
-    """The picked trial, the alpha it was picked with (None for a constraint) and its score."""
+    """The picked trial, the alpha it was picked with (None for a constraint) and its score.
+
+    ``alpha_rule`` is the alpha setting the pick was made with (``"auto"`` or a float; None for a
+    constraint), ``alpha`` the value it resolved to.
+    """
 
     trial: FrozenTrial
     alpha: float | None
     score: float
     rule: str
+    alpha_rule: float | str | None = None
 
     @property
     def accuracy(self) -> float:
@@ -112,7 +117,20 @@ def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = Non
     value = ranking.resolve_alpha(alpha, [tuple(t.values) for t in fits])
     ordered, ties = _in_evaluation_order(fits)
     best = ordered[ranking.rank([(k, *t.values) for k, t in enumerate(ordered)], value, ties=ties)[0]]
-    return Selection(best, value, ranking.weighted_score(*best.values, value), f"argmax o, alpha={alpha}")
+    return Selection(best, value, ranking.weighted_score(*best.values, value), f"argmax o, alpha={alpha}", alpha)
+
+
+def successful_fits(study_or_trials) -> list[FrozenTrial]:
+    """The fits selection ranks: COMPLETE trials with finite (accuracy, fairness), in trial order.
+
+    >>> import optuna
+    >>> study = optuna.create_study(directions=["maximize", "maximize"])
+    >>> study.add_trial(optuna.trial.create_trial(values=[0.9, 0.5]))
+    >>> study.add_trial(optuna.trial.create_trial(state=optuna.trial.TrialState.FAIL))
+    >>> len(successful_fits(study))
+    1
+    """
+    return _fits(_trials_of(study_or_trials))
 
 
 def pareto_front(study_or_trials) -> list[FrozenTrial]:

@@ -6,16 +6,18 @@
   every fit (``alpha`` from the argument or the study's FairbandSampler settings; ``"auto"`` = FB-auto);
 - ``"fairness>=0.8"``: best accuracy among fits with fairness >= 0.8 (``"accuracy>=0.7"``: best fairness
   among fits with accuracy >= 0.7);
-- ``{"trial": 12}`` or ``{"run_id": "..."}``: a trial chosen by hand (by number or by its child run).
+- ``{"trial": 12}`` or ``{"run_id": "..."}``: a trial chosen by hand (by number or by its child run);
+- a :class:`~fairops.fairband.selection.Selection` already made (e.g. by ``select_best``).
 
 It then refits the chosen configuration when ``refit`` is given (``refit(params, trial) -> model``),
-or reuses the model logged in the trial's child run; logs the model with its flavor (fairops,
-LightGBM or scikit-learn) in a ``selection`` run, registers a new version, sets the alias, and
-attaches the metrics, the rule, ``model_card.json`` and ``pareto_front.png`` (accuracy vs fairness of
-every fit, the Pareto front drawn, the pick highlighted).
+or reuses the model logged in the trial's child run; logs the model with its fairops flavor in a
+``selection`` run, registers a new version, sets the alias, describes the version (the rule that
+made the pick, its scores, the most accurate fit it was compared with) and attaches the metrics,
+the rule, ``model_card.json`` and ``pareto_front.png`` (accuracy vs fairness of every fit, the
+Pareto front drawn, the pick highlighted, the rule as the title).
 
 The selection itself is :func:`fairops.fairband.selection.select_best`; :func:`select` adds the rule
-parsing.
+parsing and :func:`describe` says in words what the rule did.
 
 >>> import optuna
 >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -24,34 +26,28 @@ parsing.
 ...     study.add_trial(optuna.trial.create_trial(values=[acc, fair]))
 >>> select(study, "fairness>=0.75").trial.number, select(study, "fairband", alpha=0.5).trial.number
 (1, 1)
->>> select(study, {"trial": 2}).rule
+>>> describe(select(study, "fairband", alpha="auto"), study)
+'Fairband: argmax alpha*accuracy + (1-alpha)*fairness over 3 fits, alpha rule auto (0.5*(mean fairness - mean accuracy) + 0.5 over all fits) = 0.5'
+>>> describe(select(study, {"trial": 2}), study)
 'trial 2 chosen by hand'
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import tempfile
+import textwrap
 from dataclasses import dataclass, field
 
 import fairops
+from fairops.fairband.selection import Selection, pareto_front, select_best, successful_fits
 
 from .tracking import PARENT_ATTR, ROLE_TAG, STUDY_TAG, TRIAL_TAG
 
 _CONSTRAINT = re.compile(r"^\s*(accuracy|fairness)\s*>=\s*([0-9]*\.?[0-9]+)\s*$")
-FAIRBAND_SETTINGS_ATTR = "fairband:settings"
-
-
-@dataclass(frozen=True)
-class Pick:
-    """A selected trial, the alpha it was ranked with (None for other rules) and the rule in words."""
-
-    trial: object
-    alpha: float | None
-    rule: str
+_BY_HAND = " chosen by hand"
 
 
 @dataclass
@@ -63,26 +59,12 @@ class RegisteredBest:
     alias: str
     run_id: str
     model_uri: str
-    pick: Pick
+    pick: Selection
     card: dict = field(default_factory=dict)
 
     @property
     def alias_uri(self) -> str:
         return f"models:/{self.name}@{self.alias}"
-
-
-def _fits(study):
-    return [t for t in study.get_trials(deepcopy=False)
-            if t.state.name == "COMPLETE" and t.values is not None and len(t.values) == 2
-            and all(math.isfinite(float(v)) for v in t.values)]
-
-
-def _study_alpha(study):
-    settings = study._storage.get_study_system_attrs(study._study_id).get(FAIRBAND_SETTINGS_ATTR)
-    if settings and "alpha" in settings:
-        return settings["alpha"]
-    raise ValueError("rule 'fairband' needs alpha: the study was not run by FairbandSampler; "
-                     "pass alpha='auto' or a float in [0, 1]")
 
 
 def _trial_of_run(study, run_id: str, tracking_uri=None):
@@ -94,50 +76,76 @@ def _trial_of_run(study, run_id: str, tracking_uri=None):
     return int(tags[TRIAL_TAG])
 
 
-def select(study, rule="fairband", *, alpha=None, tracking_uri=None) -> Pick:
-    """Apply a selection rule (see the module docstring) and return the :class:`Pick`."""
-    from fairops.fairband.selection import select_best
+def _by_hand(study, number) -> Selection:
+    chosen = [t for t in successful_fits(study) if t.number == number]
+    if not chosen:
+        raise ValueError(f"trial {number!r} is not a completed fit with finite (accuracy, fairness) in the study")
+    return Selection(chosen[0], None, float(chosen[0].values[0]), f"trial {number}{_BY_HAND}")
 
+
+def select(study, rule="fairband", *, alpha=None, tracking_uri=None) -> Selection:
+    """Apply a selection rule (see the module docstring) and return the :class:`Selection`."""
     if len(study.directions) != 2:
         raise ValueError(f"study must have two objectives (accuracy, fairness), got {len(study.directions)}")
+    if isinstance(rule, Selection):
+        if rule.trial.number not in {t.number for t in successful_fits(study)}:
+            raise ValueError(f"the selection's trial {rule.trial.number} is not a completed fit of the study")
+        return rule
     if isinstance(rule, dict):
         if set(rule) == {"trial"}:
-            number = rule["trial"]
-        elif set(rule) == {"run_id"}:
-            number = _trial_of_run(study, rule["run_id"], tracking_uri)
-        else:
-            raise ValueError(f"a rule given as a dict must be {{'trial': n}} or {{'run_id': id}}, got {rule!r}")
-        chosen = [t for t in _fits(study) if t.number == number]
-        if not chosen:
-            raise ValueError(f"trial {number!r} is not a completed fit with finite (accuracy, fairness) in the study")
-        return Pick(chosen[0], None, f"trial {number} chosen by hand")
+            return _by_hand(study, rule["trial"])
+        if set(rule) == {"run_id"}:
+            return _by_hand(study, _trial_of_run(study, rule["run_id"], tracking_uri))
+        raise ValueError(f"a rule given as a dict must be {{'trial': n}} or {{'run_id': id}}, got {rule!r}")
     if not isinstance(rule, str):
-        raise TypeError(f"rule must be 'fairband', a constraint like 'fairness>=0.8', or a dict; got {rule!r}")
+        raise TypeError(f"rule must be 'fairband', a constraint like 'fairness>=0.8', a dict or a Selection; "
+                        f"got {rule!r}")
     if rule == "fairband":
-        selection = select_best(study.get_trials(deepcopy=False),
-                                alpha=alpha if alpha is not None else _study_alpha(study))
-        return Pick(selection.trial, selection.alpha, f"fairband: {selection.rule}")
+        return select_best(study, alpha=alpha)
     match = _CONSTRAINT.match(rule)
     if not match:
         raise ValueError(f"rule {rule!r} is not 'fairband', 'fairness>=<x>', 'accuracy>=<x>' or a dict")
     bound = float(match[2])
     keyword = {"min_fairness": bound} if match[1] == "fairness" else {"min_accuracy": bound}
-    selection = select_best(study.get_trials(deepcopy=False), **keyword)
-    return Pick(selection.trial, None, selection.rule)
+    return select_best(study, **keyword)
 
 
-def pareto_picture(study, pick: Pick, path: str) -> None:
+def rule_kind(selection: Selection) -> str:
+    """``"fairband"``, ``"constraint"`` or ``"by hand"``: which kind of rule made ``selection``."""
+    if selection.alpha is not None:
+        return "fairband"
+    return "by hand" if selection.rule.endswith(_BY_HAND) else "constraint"
+
+
+def describe(selection: Selection, study_or_trials) -> str:
+    """The rule that made ``selection``, in one line (the alpha rule and its value for a Fairband pick)."""
+    kind = rule_kind(selection)
+    if kind == "fairband":
+        setting = selection.alpha_rule
+        how = ("alpha rule auto (0.5*(mean fairness - mean accuracy) + 0.5 over all fits)" if setting == "auto"
+               else f"alpha fixed at {setting:g}" if isinstance(setting, (int, float)) else f"alpha {setting}")
+        return (f"Fairband: argmax alpha*accuracy + (1-alpha)*fairness over {len(successful_fits(study_or_trials))} "
+                f"fits, {how} = {selection.alpha:.4g}")
+    return f"constraint: {selection.rule}" if kind == "constraint" else selection.rule
+
+
+def record(selection: Selection, study_or_trials) -> dict:
+    """The selection as data (the card's ``selection``, ``selection/selection_rule.json``)."""
+    return {"kind": rule_kind(selection), "description": describe(selection, study_or_trials),
+            "alpha_rule": selection.alpha_rule, "alpha": selection.alpha, "trial": selection.trial.number,
+            "n_fits": len(successful_fits(study_or_trials))}
+
+
+def pareto_picture(study, pick: Selection, path: str) -> None:
     """Accuracy vs fairness of every fit, the Pareto front as a line and the pick as a star (PNG)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fairops.fairband.selection import pareto_front
-
-    fits = _fits(study)
+    fits = successful_fits(study)
     front = pareto_front(fits)
-    figure, axis = plt.subplots(figsize=(5.5, 4.2))
+    figure, axis = plt.subplots(figsize=(6.2, 4.8))
     budgets = [float(t.user_attrs.get("budget", 1.0)) for t in fits]
     points = axis.scatter([t.values[0] for t in fits], [t.values[1] for t in fits], c=budgets, cmap="viridis",
                           s=14, alpha=0.7, label=f"fits ({len(fits)})")
@@ -147,29 +155,43 @@ def pareto_picture(study, pick: Pick, path: str) -> None:
               label="Pareto front")
     axis.scatter([pick.trial.values[0]], [pick.trial.values[1]], marker="*", s=260, color="red",
                  edgecolor="black", zorder=5, label=f"pick: trial {pick.trial.number}")
-    axis.set(xlabel="accuracy", ylabel="fairness", title=f"{study.study_name}: {pick.rule}")
+    title = textwrap.fill(f"{study.study_name}: {describe(pick, fits)}", 70)
+    axis.set(xlabel="accuracy", ylabel="fairness")
+    axis.set_title(title, fontsize=8)
     axis.legend(fontsize=8, loc="lower left")
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)
 
 
-def _card(study, pick: Pick, name, version, alias, flavor, refit: bool, extra: dict | None) -> dict:
-    from fairops.fairband.selection import pareto_front
+def _scores(trial) -> dict:
+    return {"trial": trial.number, "accuracy": float(trial.values[0]), "fairness": float(trial.values[1])}
 
+
+def default_description(study, pick: Selection) -> str:
+    """What the version is: the rule, the pick's scores and the most accurate fit's, as the study measured them."""
+    accurate = select_best(study, alpha=1.0).trial
+    return (f"Picked from study {study.study_name!r} by {describe(pick, study)}: trial {pick.trial.number}, "
+            f"accuracy {pick.trial.values[0]:.4f}, fairness {pick.trial.values[1]:.4f} (as the study measured it). "
+            f"Compared with the most accurate fit, trial {accurate.number}: accuracy {accurate.values[0]:.4f}, "
+            f"fairness {accurate.values[1]:.4f}.")
+
+
+def _card(study, pick: Selection, name, version, alias, flavor, refit: bool, extra: dict | None) -> dict:
     trial = pick.trial
     keep = ("budget", "bracket", "rung", "configuration_id", "auc_y", "auc_s", "alpha")
+    accurate = select_best(study, alpha=1.0).trial
     return {
         "model": {"name": name, "version": str(version), "alias": alias, "flavor": flavor},
         "fairops_version": fairops.__version__,
         "study": {"name": study.study_name, "n_trials": len(study.get_trials(deepcopy=False)),
-                  "n_fits": len(_fits(study))},
-        "selection": {"rule": pick.rule, "alpha": pick.alpha, "refit": refit},
+                  "n_fits": len(successful_fits(study))},
+        "selection": {**record(pick, study), "refit": refit},
         "trial": {"number": trial.number, "params": trial.params,
                   "accuracy": float(trial.values[0]), "fairness": float(trial.values[1]),
                   "attributes": {k: trial.user_attrs[k] for k in keep if k in trial.user_attrs}},
-        "pareto_front": [{"trial": t.number, "accuracy": float(t.values[0]), "fairness": float(t.values[1])}
-                         for t in pareto_front(_fits(study))],
+        "most_accurate_fit": _scores(accurate),
+        "pareto_front": [_scores(t) for t in pareto_front(study)],
         **({"notes": extra} if extra else {}),
     }
 
@@ -197,14 +219,16 @@ def _logged_model_uri(client, experiment_id, study, trial) -> str:
 
 def register_best(study, name: str, rule="fairband", *, alias: str = "champion", refit=None, alpha=None,
                   tracking_uri=None, experiment_name=None, input_example=None, pip_requirements=None,
-                  card_notes: dict | None = None, log_options: dict | None = None) -> RegisteredBest:
+                  description: str | None = None, card_notes: dict | None = None,
+                  log_options: dict | None = None) -> RegisteredBest:
     """Select a trial, log and register its model, set ``alias``; see the module docstring.
 
-    ``log_options`` go to the flavor's ``log_model`` with the refit model (for example
-    ``{"pyfunc_predict_fn": "predict_proba"}`` so a scikit-learn model serves scores, not labels).
-
     ``refit(params, trial)`` returns the fitted model for the chosen configuration (e.g. refit on the
-    full training data). ``pip_requirements`` default to fairops (and the flavor's own) pinned.
+    full training data); it is logged with its fairops flavor, ``log_options`` going to the flavor's
+    ``log_model`` (for a classifier, ``{"input_schema": InputSchema.for_model(model, X_train)}``
+    records the training categories). ``pip_requirements`` default to the flavor's: the shipped
+    fairops wheel and pinned libraries. ``description`` (Markdown) describes the model version;
+    by default :func:`default_description`.
     """
     from mlflow.entities import Metric, Param
     from mlflow.exceptions import MlflowException
@@ -223,8 +247,9 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
     tracker = FairnessTrackingCallback(tracking_uri, experiment_name)
     client = tracker.client
     experiment_id = tracker.experiment_id(study)
+    rule_text = describe(pick, study)
     tags = {MLFLOW_RUN_NAME: f"{study.study_name}/selection", ROLE_TAG: "selection", STUDY_TAG: study.study_name,
-            TRIAL_TAG: str(pick.trial.number), "selection_rule": pick.rule, "fairops_version": fairops.__version__}
+            TRIAL_TAG: str(pick.trial.number), "selection_rule": rule_text, "fairops_version": fairops.__version__}
     stored = study._storage.get_study_system_attrs(study._study_id).get(PARENT_ATTR)
     if stored and stored.get("experiment_id") == experiment_id:
         tags[MLFLOW_PARENT_RUN_ID] = stored["run_id"]
@@ -237,8 +262,9 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
                          params=[Param(k, v) for k, v in params.items()])
         if refit is not None:
             model = refit(dict(pick.trial.params), pick.trial)
-            info = log_estimator(model, run_id=run_id, tracking_uri=tracker.tracking_uri, registered_model_name=name, input_example=input_example,
-                                 pip_requirements=pip_requirements, **(log_options or {}))
+            info = log_estimator(model, run_id=run_id, tracking_uri=tracker.tracking_uri, registered_model_name=name,
+                                 input_example=input_example, pip_requirements=pip_requirements,
+                                 **(log_options or {}))
             flavor, version = type(model).__name__, info.registered_model_version
         else:
             source = _logged_model_uri(client, experiment_id, study, pick.trial)
@@ -249,15 +275,20 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
             version = client.create_model_version(name, source, run_id=run_id).version
             flavor = "logged with the trial"
         client.set_registered_model_alias(name, alias, str(version))
-        for key, value in (("selection_rule", pick.rule), ("trial_number", str(pick.trial.number)),
-                           ("accuracy", f"{pick.trial.values[0]:.6g}"), ("fairness", f"{pick.trial.values[1]:.6g}")):
+        client.update_model_version(name, str(version), description=description or default_description(study, pick))
+        version_tags = {"selection_rule": rule_text, "selection_kind": rule_kind(pick),
+                        "trial_number": str(pick.trial.number), "accuracy": f"{pick.trial.values[0]:.6g}",
+                        "fairness": f"{pick.trial.values[1]:.6g}"}
+        if pick.alpha is not None:
+            version_tags.update(alpha_rule=str(pick.alpha_rule), selection_alpha=f"{pick.alpha:.6g}")
+        for key, value in version_tags.items():
             client.set_model_version_tag(name, str(version), key, value)
         card = _card(study, pick, name, version, alias, flavor, refit is not None, card_notes)
         with tempfile.TemporaryDirectory() as folder:
             with open(os.path.join(folder, "model_card.json"), "w") as handle:
                 json.dump(card, handle, indent=1, default=str)
             with open(os.path.join(folder, "selection_rule.json"), "w") as handle:
-                json.dump({"rule": pick.rule, "alpha": pick.alpha, "trial": pick.trial.number}, handle)
+                json.dump(record(pick, study), handle, indent=1)
             pareto_picture(study, pick, os.path.join(folder, "pareto_front.png"))
             client.log_artifacts(run_id, folder, artifact_path="selection")
         client.set_terminated(run_id, "FINISHED")
