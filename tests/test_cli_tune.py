@@ -63,11 +63,14 @@ def test_every_fit_is_a_child_run_and_the_pick_is_registered(finished_project):
     model = mlflow.pyfunc.load_model("models:/fairops-german@champion")
     rows = load_german().X.head(20)
     served = rows.astype({c: object for c in rows.columns if str(rows[c].dtype) == "category"})
-    predictions = np.asarray(model.predict(served))
-    # the champion serves P(y=0), P(y=1) per row, the scores the task's threshold is applied to
-    assert predictions.shape == (20, 2) and np.allclose(predictions.sum(axis=1), 1.0)
-    assert ((predictions >= 0) & (predictions <= 1)).all() and len(np.unique(predictions[:, 1])) > 1
-    assert version.tags["selection_rule"].startswith("trial")
+    answer = model.predict(served)
+    # the champion serves P(positive class) per row, the score the task's threshold is applied to
+    assert list(answer.columns) == ["probability"] and len(answer) == 20
+    probability = answer["probability"].to_numpy()
+    assert ((probability >= 0) & (probability <= 1)).all() and len(np.unique(probability)) > 1
+    # the rule that made the pick, not "chosen by hand"
+    assert version.tags["selection_kind"] == "fairband" and "alpha rule auto" in version.tags["selection_rule"]
+    assert "most accurate fit" in version.description and "test accuracy" in version.description
 
 
 def test_rerunning_a_finished_study_adds_no_fits(finished_project, capsys):

@@ -227,7 +227,7 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
         f"Fairband pick (#{pick.trial.number})": {"trial": pick.trial, **pick_scores},
         f"most accurate (#{accurate.trial.number})": {"trial": accurate.trial, **accurate_scores},
     }
-    result.registered = _register(settings, study, pick, model, pick_scores, objective)
+    result.registered = _register(settings, study, objective, pick, model, pick_scores, accurate, accurate_scores)
     print_summary(result, out=out)
     return result
 
@@ -246,20 +246,54 @@ def _as_text(frame):
     return frame.astype({c: object for c in frame.columns if str(frame[c].dtype) == "category"})
 
 
-def _register(settings, study, pick, model, scores, objective):
+def _description(settings, study, objective, pick, scores, accurate, accurate_scores) -> str:
+    """The registered version in words: task, the rule, and the pick against the most accurate fit."""
+    from ..mlflow.registry import describe
+
+    def row(label, trial, measured):
+        v, t = measured["validation"], measured["test"]
+        family = f", {trial.params['model']}" if "model" in trial.params else ""
+        return (f"| {label} (trial {trial.number}{family}) | {v['accuracy']:.4f} | {v['fairness']:.4f} "
+                f"| {t['accuracy']:.4f} | {t['fairness']:.4f} |")
+
+    task = objective.task
+    return "\n".join([
+        f"fairops tune on `{settings.source_name}`: {settings.tuner}, profile {settings.profile}, "
+        f"seed {settings.seed}.",
+        f"Task `{task}`: accuracy = {task.metric} at {task.target} = {task.target_value:g}, fairness = "
+        f"{task.fairness.upper()} ratio over {', '.join(task.sensitive)}; the positive class is label 1.",
+        f"Selection: {describe(pick, study)}.",
+        "Scores of the models refit on all training rows:",
+        "",
+        "| | validation accuracy | validation fairness | test accuracy | test fairness |",
+        "|---|---|---|---|---|",
+        row("this model", pick.trial, scores),
+        row("most accurate fit", accurate.trial, accurate_scores),
+        "",
+        "Serves `probability`, the probability of the positive class; rows that break the input schema "
+        "get HTTP 400 with the reason.",
+    ])
+
+
+def _register(settings, study, objective, pick, model, scores, accurate, accurate_scores):
     from ..mlflow.registry import register_best
+    from ..models import InputSchema
 
     X_train, _, _ = objective.rows("train")
     X_test, _, _ = objective.rows("test")
     servable = _servable(model, X_train)
+    schema = InputSchema.for_model(servable, X_train)
+    compared = {"trial": accurate.trial.number, "validation_refit": accurate_scores["validation"],
+                "test": accurate_scores["test"]}
     return register_best(
-        study, settings.model_name, rule={"trial": pick.trial.number}, alias="champion",
+        study, settings.model_name, rule=pick, alias="champion",
         refit=lambda params, trial: servable, tracking_uri=settings.tracking_uri,
         experiment_name=settings.study_name, input_example=_as_text(X_test.head(5)),
-        # Served scores, not labels at 0.5: the task's threshold is applied by whoever consumes them.
-        log_options={"pyfunc_predict_fn": "predict_proba"},
-        card_notes={"method": settings.tuner, "alpha": pick.alpha, "refit": "all training rows",
-                    "test": scores["test"], "validation_refit": scores["validation"]},
+        log_options={"input_schema": schema},
+        description=_description(settings, study, objective, pick, scores, accurate, accurate_scores),
+        card_notes={"method": settings.tuner, "task": str(objective.task), "refit": "all training rows",
+                    "test": scores["test"], "validation_refit": scores["validation"],
+                    "most_accurate_fit_refit": compared, "input_schema": schema.to_dict()},
     )
 
 
