@@ -11,7 +11,7 @@ CLI), so a served model imports nothing it does not run.
 """
 
 from .columns import RestoreCategories, SCAFFOnColumns
-from .schema import Column, InputSchema, takes_missing_values, takes_unseen_categories
+from .schema import Column, InputSchema, columns_taking_missing_values, takes_unseen_categories
 
-__all__ = ["Column", "InputSchema", "RestoreCategories", "SCAFFOnColumns", "takes_missing_values",
+__all__ = ["Column", "InputSchema", "RestoreCategories", "SCAFFOnColumns", "columns_taking_missing_values",
            "takes_unseen_categories"]

@@ -85,7 +85,8 @@ class RestoreCategories(BaseEstimator):
         for column, categories in self.categories_.items():
             if column not in X.columns:
                 raise ValueError(f"input lacks the column {column!r} the model was trained with")
-            X[column] = pd.Categorical(X[column].astype(object), categories=categories)
+            values = X[column].astype(object)
+            X[column] = pd.Categorical(values.where(values.isin(categories)), categories=categories)
         return X
 
     def __sklearn_tags__(self):

@@ -9,12 +9,14 @@ refuses, with a one-line ``ValueError`` naming the column, the row and the value
 - a fractional value (``40.5``) or text in an ``integer`` column, text or an infinite value in a
   ``number`` column, anything but ``true``/``false`` in a ``boolean`` column;
 - a category not seen in training, unless the model takes unseen categories;
-- a missing value, unless the model takes missing values.
+- a missing value in a column where the model cannot take one.
 
-What the model takes is read off the fitted model by :func:`takes_missing_values` (every step
-carries scikit-learn's ``allow_nan`` tag: LightGBM and scikit-learn's trees do, logistic regression
-and the MLP do not) and :func:`takes_unseen_categories` (one-hot encoding that ignores unknown
-categories).
+What the model takes is read off the fitted model (:meth:`InputSchema.for_model`): a column takes
+missing values when the model answers a training row with that value missing
+(:func:`columns_taking_missing_values`: LightGBM does for every column, logistic regression only for
+its one-hot encoded ones); unseen categories are taken when the model one-hot encodes its categories
+and ignores unknown ones (:func:`takes_unseen_categories`), not when an unseen category would
+silently become a missing value.
 
 >>> import pandas as pd
 >>> train = pd.DataFrame({"age": [30, 41], "sex": pd.Categorical(["Female", "Male"]), "hours": [38.5, 40.0]})
@@ -46,11 +48,13 @@ _SHOWN = 8  # categories named in a message
 
 @dataclass(frozen=True)
 class Column:
-    """One required input column: its name, kind and, for a ``category`` column, the known values."""
+    """One required input column: name, kind, the known values of a ``category`` column (None: any),
+    and whether the model takes a missing value there."""
 
     name: str
     kind: str
     categories: tuple | None = None
+    missing: bool = False
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -63,6 +67,8 @@ class Column:
             if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in self.categories):
                 raise ValueError(f"column {self.name!r}: categories must be text or numbers")
             object.__setattr__(self, "categories", tuple(self.categories))
+        if not isinstance(self.missing, bool):
+            raise ValueError(f"column {self.name!r}: missing must be true or false, got {self.missing!r}")
 
 
 def _kind(name, series) -> str:
@@ -92,10 +98,9 @@ def _first(mask) -> int:
 
 @dataclass(frozen=True)
 class InputSchema:
-    """Required columns in order, and whether the model takes missing values and unseen categories."""
+    """Required columns in order, and whether the model takes categories unseen in training."""
 
     columns: tuple
-    missing_values: bool = False
     unseen_categories: bool = False
 
     def __post_init__(self):
@@ -108,56 +113,62 @@ class InputSchema:
         object.__setattr__(self, "columns", columns)
 
     @classmethod
-    def from_frame(cls, frame, *, missing_values: bool = False, unseen_categories: bool = False) -> "InputSchema":
-        """The schema of a training frame: its columns, kinds and categories."""
+    def from_frame(cls, frame, *, missing_values=(), unseen_categories: bool = False) -> "InputSchema":
+        """The schema of a training frame: its columns, kinds and categories.
+
+        ``missing_values`` names the columns that take a missing value (``True``: all of them). A
+        ``category`` column's known values are the categories of a pandas categorical; a plain text
+        column accepts any value.
+        """
         import pandas as pd
 
         if not isinstance(frame, pd.DataFrame):
             raise TypeError(f"frame must be a pandas DataFrame of training rows, got {type(frame).__name__}")
+        missing = set(frame.columns) if missing_values is True else set(missing_values or ())
         columns = []
         for name in frame.columns:
             if not isinstance(name, str):
                 raise TypeError(f"column names must be text to be served, got {name!r}")
             kind = _kind(name, frame[name])
             categories = None
-            if kind == "category":
-                values = frame[name].cat.categories if isinstance(frame[name].dtype, pd.CategoricalDtype) \
-                    else frame[name].dropna().unique()
-                categories = tuple(_scalar(v) for v in values)
-            columns.append(Column(name, kind, categories))
-        return cls(tuple(columns), bool(missing_values), bool(unseen_categories))
+            if kind == "category" and isinstance(frame[name].dtype, pd.CategoricalDtype):
+                categories = tuple(_scalar(v) for v in frame[name].cat.categories)
+            columns.append(Column(name, kind, categories, name in missing))
+        return cls(tuple(columns), bool(unseen_categories))
 
     @classmethod
     def for_model(cls, model, frame) -> "InputSchema":
-        """The schema of ``frame``, with what the fitted ``model`` takes read off the model itself."""
-        return cls.from_frame(frame, missing_values=takes_missing_values(model),
+        """The schema of the training ``frame``, with what the fitted ``model`` takes read off the model."""
+        return cls.from_frame(frame, missing_values=columns_taking_missing_values(model, frame),
                               unseen_categories=takes_unseen_categories(model))
 
     def to_dict(self) -> dict:
         """JSON-able form (the inverse of :meth:`from_dict`)."""
-        return {"columns": [{"name": c.name, "kind": c.kind,
+        return {"columns": [{"name": c.name, "kind": c.kind, "missing": c.missing,
                              **({} if c.categories is None else {"categories": list(c.categories)})}
                             for c in self.columns],
-                "missing_values": self.missing_values, "unseen_categories": self.unseen_categories}
+                "unseen_categories": self.unseen_categories}
 
     @classmethod
     def from_dict(cls, document) -> "InputSchema":
         """Rebuild from :meth:`to_dict`'s form; a malformed document is a ``ValueError``."""
-        if not isinstance(document, dict) or not isinstance(document.get("columns"), list):
-            raise ValueError("an input schema document must be a dict with a 'columns' list")
-        flags = {key: document.get(key, False) for key in ("missing_values", "unseen_categories")}
-        if not all(isinstance(value, bool) for value in flags.values()):
-            raise ValueError(f"input schema flags must be true or false, got {flags}")
+        if not isinstance(document, dict) or not isinstance(document.get("columns"), list) \
+                or set(document) - {"columns", "unseen_categories"}:
+            raise ValueError("an input schema document must be a dict with a 'columns' list and "
+                             "'unseen_categories' only")
+        unseen = document.get("unseen_categories", False)
+        if not isinstance(unseen, bool):
+            raise ValueError(f"unseen_categories must be true or false, got {unseen!r}")
         columns = []
         for entry in document["columns"]:
-            if not isinstance(entry, dict) or set(entry) - {"name", "kind", "categories"}:
-                raise ValueError(f"an input schema column must have name, kind and categories only, got {entry!r}")
+            if not isinstance(entry, dict) or set(entry) - {"name", "kind", "categories", "missing"}:
+                raise ValueError(f"an input schema column has name, kind, categories and missing only, got {entry!r}")
             categories = entry.get("categories")
             if categories is not None and not isinstance(categories, list):
                 raise ValueError(f"categories of column {entry.get('name')!r} must be a list")
             columns.append(Column(entry.get("name"), entry.get("kind"),
-                                  None if categories is None else tuple(categories)))
-        return cls(tuple(columns), **flags)
+                                  None if categories is None else tuple(categories), entry.get("missing", False)))
+        return cls(tuple(columns), unseen)
 
     def check(self, data):
         """``data`` as the model was trained on (columns in order, training dtypes); else a one-line error."""
@@ -178,7 +189,7 @@ class InputSchema:
         import pandas as pd
 
         absent = values.isna().to_numpy()
-        if absent.any() and not self.missing_values:
+        if absent.any() and not column.missing:
             raise ValueError(f"column {column.name!r} has a missing value in row {_first(absent)}; "
                              "this model cannot take missing values")
         present = values.astype(object).to_numpy()
@@ -235,17 +246,40 @@ def _leaves(model):
         yield model
 
 
-def takes_missing_values(model) -> bool:
-    """Whether every part of ``model`` carries scikit-learn's ``allow_nan`` tag.
+def columns_taking_missing_values(model, frame) -> list[str]:
+    """The columns of ``frame`` where ``model`` answers a training row with that value missing.
 
+    Probed one column at a time on the first row: the model must return finite probabilities
+    without raising.
+
+    >>> import pandas as pd
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.tree import DecisionTreeClassifier
-    >>> takes_missing_values(LogisticRegression()), takes_missing_values(DecisionTreeClassifier())
-    (False, True)
+    >>> X = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0], "b": [1.0, 0.0, 1.0, 0.0]})
+    >>> columns_taking_missing_values(LogisticRegression().fit(X, [0, 0, 1, 1]), X)
+    []
+    >>> columns_taking_missing_values(DecisionTreeClassifier().fit(X, [0, 0, 1, 1]), X)
+    ['a', 'b']
     """
-    from sklearn.utils import get_tags
+    import warnings
 
-    return all(get_tags(part).input_tags.allow_nan for part in _leaves(model))
+    import pandas as pd
+
+    row = frame.iloc[[0]].astype({c: object for c in frame.columns
+                                  if isinstance(frame[c].dtype, pd.CategoricalDtype)})
+    taking = []
+    for column in frame.columns:
+        probe = row.copy()
+        probe[column] = pd.Series([None], index=probe.index, dtype=object if row[column].dtype == object else float)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                answered = np.isfinite(np.asarray(model.predict_proba(probe), dtype=np.float64)).all()
+        except Exception:  # noqa: BLE001 - whatever the model raises, it does not take the value
+            answered = False
+        if answered:
+            taking.append(column)
+    return taking
 
 
 def takes_unseen_categories(model) -> bool:
