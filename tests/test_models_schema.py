@@ -48,6 +48,9 @@ def test_a_good_row_comes_back_in_training_dtypes(adult, schema):
     checked = schema.check(_row(adult))
     assert list(checked.columns) == list(adult[0].columns)
     assert checked["age"].dtype == np.int64 and checked["sex"].iloc[0] == adult[0]["sex"].iloc[0]
+    assert checked["sex"].dtype == adult[0]["sex"].dtype  # the training categories, in their order
+    text = InputSchema.from_frame(adult[0].astype({"sex": object}))
+    assert text.check(_row(adult, sex="any text"))["sex"].tolist() == ["any text"]  # plain text: no categories
     floats = _row(adult, age=40.0)  # JSON numbers arrive as floats; 40.0 is a whole number
     assert schema.check(floats)["age"].tolist() == [40]
 
@@ -87,12 +90,12 @@ def test_long_category_lists_are_cut_in_the_message(adult, schema):
 def test_what_a_model_takes_decides_what_is_refused(adult):
     X = adult[0]
     partly = InputSchema.from_frame(X, missing_values=["sex"])
-    assert partly.check(_row(adult, sex=None))["sex"].iloc[0] is None
+    assert pd.isna(partly.check(_row(adult, sex=None))["sex"].iloc[0])
     with pytest.raises(ValueError, match="column 'age' has a missing value"):
         partly.check(_row(adult, age=None))
     lenient = InputSchema.from_frame(X, missing_values=True, unseen_categories=True)
     checked = lenient.check(_row(adult, sex="Alien", age=None))
-    assert checked["sex"].iloc[0] == "Alien" and np.isnan(checked["age"].iloc[0])
+    assert pd.isna(checked["sex"].iloc[0]) and np.isnan(checked["age"].iloc[0])  # unseen: an unknown category
     assert checked["age"].dtype == np.float64  # a missing whole number can only be a float
 
 

@@ -11,6 +11,10 @@ refuses, with a one-line ``ValueError`` naming the column, the row and the value
 - a category not seen in training, unless the model takes unseen categories;
 - a missing value in a column where the model cannot take one.
 
+What passes comes back as the model was trained on it: columns in training order, whole numbers as
+``int64``, a column trained as a pandas categorical with the training categories in their order (text
+sent by a client becomes the category it names).
+
 What the model takes is read off the fitted model (:meth:`InputSchema.for_model`): a column takes
 missing values when the model answers a training row with that value missing
 (:func:`columns_taking_missing_values`: LightGBM does for every column, logistic regression only for
@@ -24,7 +28,7 @@ silently become a missing value.
 >>> [(column.name, column.kind) for column in schema.columns]
 [('age', 'integer'), ('sex', 'category'), ('hours', 'number')]
 >>> schema.check(pd.DataFrame({"age": [40.0], "sex": ["Male"], "hours": [40]})).dtypes.astype(str).tolist()
-['int64', 'object', 'float64']
+['int64', 'category', 'float64']
 >>> schema.check(pd.DataFrame({"age": [40.5], "sex": ["Male"], "hours": [40]}))
 Traceback (most recent call last):
 ...
@@ -217,16 +221,18 @@ class InputSchema:
                 row = _first(wrong)
                 raise ValueError(f"column {column.name!r} must hold true or false; row {row} has {present[row]!r}")
             return present if absent.any() else present.astype(bool)
-        if column.categories is not None and not self.unseen_categories:
-            known = pd.Series(present).isin(list(column.categories)).to_numpy()
-            unseen = ~absent & ~known
-            if unseen.any():
-                row = _first(unseen)
-                shown = ", ".join(repr(v) for v in column.categories[:_SHOWN])
-                more = f", ... ({len(column.categories)} in all)" if len(column.categories) > _SHOWN else ""
-                raise ValueError(f"column {column.name!r} has the category {present[row]!r} in row {row}, "
-                                 f"unseen in training (known: {shown}{more})")
-        return pd.Series(np.where(absent, None, present), dtype=object)
+        if column.categories is None:  # trained on plain text: any value, as text
+            return pd.Series(np.where(absent, None, present), dtype=object)
+        known = pd.Series(present).isin(list(column.categories)).to_numpy()
+        unseen = ~absent & ~known
+        if unseen.any() and not self.unseen_categories:
+            row = _first(unseen)
+            shown = ", ".join(repr(v) for v in column.categories[:_SHOWN])
+            more = f", ... ({len(column.categories)} in all)" if len(column.categories) > _SHOWN else ""
+            raise ValueError(f"column {column.name!r} has the category {present[row]!r} in row {row}, "
+                             f"unseen in training (known: {shown}{more})")
+        # trained on a pandas categorical: the same categories in the same order (an unseen value is missing)
+        return pd.Series(pd.Categorical(np.where(known, present, None), categories=list(column.categories)))
 
 
 def _leaves(model):
