@@ -43,11 +43,11 @@ def main(argv=None):
     # The model receives the sensitive column but does not use it.
     model = make_pipeline(make_column_transformer(("passthrough", ["income", "tenure"])), LogisticRegression())
     model.fit(data.drop(columns="y"), data["y"])
-    with mlflow.start_run() as run:
-        from fairops.mlflow._flavor import log_estimator
-
-        info = log_estimator(model, run_id=run.info.run_id, input_example=data.drop(columns="y").head(3),
-                             pip_requirements=["scikit-learn"])
+    with mlflow.start_run():
+        # MLflow's own flavor: its pyfunc answers labels, which the default classifier metrics expect
+        # (fairops' classifier flavor answers the probability of the positive class instead).
+        info = mlflow.sklearn.log_model(model, name="model", input_example=data.drop(columns="y").head(3),
+                                        pip_requirements=["scikit-learn"])
         result = mlflow.models.evaluate(
             info.model_uri, data, targets="y", model_type="classifier", evaluators=["default", "fairops"],
             evaluator_config={"fairops": {"sensitive_features": ["sex"], "target": {"tpr": 0.5}}})

@@ -2,13 +2,15 @@
 
 Every fit becomes a child run (accuracy, fairness, AUC_S, budget, bracket, rung); the pick (best
 accuracy with fairness >= 0.8, else the Fairband pick) is refitted on all training rows, registered
-as ``fair-scaff`` with alias ``champion``, and served with:
+as ``fair-scaff`` with alias ``champion`` (the version tagged with the rule that picked it, the model
+carrying its own fairops wheel and a manifest over its files), and served with:
 
-    python examples/registry_serving.py [--tracking-uri sqlite:///mlflow.db] [--serve]
-    MLFLOW_TRACKING_URI=sqlite:///mlflow.db mlflow models serve -m models:/fair-scaff@champion \\
-        --env-manager local -p 5001 -h 127.0.0.1
+    python examples/registry_serving.py [--tracking-uri sqlite:///mlflow.db] [--serve [--env-manager local]]
+    MLFLOW_TRACKING_URI=sqlite:///mlflow.db mlflow models serve -m models:/fair-scaff@champion -p 5001 -h 127.0.0.1
 
-``--serve`` starts that server itself, posts five rows to /invocations and stops it.
+``--serve`` starts that server itself, posts five rows to /invocations and stops it. MLflow's default
+environment manager (virtualenv, which needs ``pyenv``) builds an environment from the model alone, the
+first time in about two minutes; ``--env-manager local`` serves in the current environment instead.
 """
 
 import argparse
@@ -27,7 +29,7 @@ import pandas as pd
 
 from fairops.fairband import FairbandSampler, budget
 from fairops.metrics import binarize, fairness_ratio, precision
-from fairops.mlflow.registry import register_best
+from fairops.mlflow.registry import describe, register_best
 from fairops.mlflow.tracking import FairnessTrackingCallback
 from fairops.scaff import SCAFFTreeClassifier
 
@@ -41,7 +43,7 @@ def make_data(n=1200, seed=0):
     return X, y.to_numpy(), sex
 
 
-def serve_and_ask(uri, rows):
+def serve_and_ask(uri, rows, env_manager=None):
     import socket
 
     with socket.socket() as sock:
@@ -49,11 +51,12 @@ def serve_and_ask(uri, rows):
         port = sock.getsockname()[1]
     env = {**os.environ, "MLFLOW_TRACKING_URI": uri,
            "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")}
-    server = subprocess.Popen(["mlflow", "models", "serve", "-m", "models:/fair-scaff@champion", "--env-manager",
-                               "local", "-p", str(port), "-h", "127.0.0.1"], env=env, start_new_session=True,
+    manager = [] if env_manager is None else ["--env-manager", env_manager]
+    server = subprocess.Popen(["mlflow", "models", "serve", "-m", "models:/fair-scaff@champion", *manager,
+                               "-p", str(port), "-h", "127.0.0.1"], env=env, start_new_session=True,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(600):
+        for _ in range(3000):  # the first start of an environment manager installs the model's requirements
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/ping", timeout=1)
                 break
@@ -72,6 +75,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tracking-uri", default=None, help="default: a new SQLite store in a temporary folder")
     parser.add_argument("--serve", action="store_true")
+    parser.add_argument("--env-manager", default=None, help="for --serve: local, virtualenv (MLflow's default) or uv")
     args = parser.parse_args(argv)
     folder = tempfile.mkdtemp()
     uri = args.tracking_uri or f"sqlite:///{folder}/mlflow.db"
@@ -99,8 +103,8 @@ def main(argv=None):
     refit = lambda params, trial: SCAFFTreeClassifier(**params).fit(  # noqa: E731
         X.iloc[train], y[train], sensitive_features=sex[train])
     best = register_best(study, "fair-scaff", rule="fairness>=0.8" if feasible else "fairband", refit=refit,
-                         tracking_uri=uri, input_example=X.head(3), pip_requirements=["fairops"])
-    print(f"registered {best.name} version {best.version} as @{best.alias}: {best.pick.rule}, "
+                         tracking_uri=uri, input_example=X.head(3))
+    print(f"registered {best.name} version {best.version} as @{best.alias}: {describe(best.pick, study)}, "
           f"trial {best.pick.trial.number}, params {best.pick.trial.params}")
 
     import mlflow
@@ -110,7 +114,7 @@ def main(argv=None):
     in_process = champion.predict(X.iloc[valid[:5]])
     print("P(y=1) in process:", np.round(in_process, 4).tolist())
     if args.serve:
-        served = serve_and_ask(uri, X.iloc[valid[:5]])
+        served = serve_and_ask(uri, X.iloc[valid[:5]], args.env_manager)
         print("P(y=1) served:    ", np.round(served, 4).tolist())
     return best, in_process
 
