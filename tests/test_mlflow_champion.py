@@ -142,7 +142,8 @@ def _plant(skops_bytes: bytes, command: str) -> bytes:
 def _rehash_unsigned(folder: Path):
     """An attacker's manifest: every file re-hashed, no signature (the key is not theirs)."""
     files = {}
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != sealing.MANIFEST_FILE):
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()
+                       and p.name not in {sealing.MANIFEST_FILE, *sealing.ADDED_BY_MLFLOW}):
         files[path.relative_to(folder).as_posix()] = {"sha256": sealing.sha256_file(str(path)),
                                                        "bytes": path.stat().st_size}
     (folder / sealing.MANIFEST_FILE).write_text(json.dumps(

@@ -82,6 +82,12 @@ def test_mlflow_download_note_is_the_one_file_allowed_beside_the_listed(tree, tm
     path = _save(tree, tmp_path / "m", monkeypatch)
     (path / "registered_model_meta").write_text("model_name: x\nmodel_version: '1'\n")
     sealing.verify(path)
+    manifest = json.loads((path / sealing.MANIFEST_FILE).read_text())
+    manifest["files"]["registered_model_meta"] = {}
+    (path / sealing.MANIFEST_FILE).write_text(json.dumps(manifest))
+    _rehash(path)  # listed or not, MLflow's note is neither required nor refused
+    (path / "registered_model_meta").unlink()
+    sealing.verify(path)
     (path / sealing.MANIFEST_FILE).unlink()
     with pytest.raises(ModelFilesError, match="has no fairops_manifest.json"):
         mlflow.pyfunc.load_model(str(path))

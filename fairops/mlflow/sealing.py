@@ -149,7 +149,8 @@ def verify(model_dir) -> dict:
         raise ModelFilesError(f"model directory {model_dir!r} does not exist")
     document = _read_manifest(model_dir)
     _check_signature(model_dir, document)
-    listed, present = document["files"], set(_listing(model_dir)) - ADDED_BY_MLFLOW
+    listed = {name: entry for name, entry in document["files"].items() if name not in ADDED_BY_MLFLOW}
+    present = set(_listing(model_dir)) - ADDED_BY_MLFLOW
     added, lost = sorted(present - set(listed)), sorted(set(listed) - present)
     if added:
         raise ModelFilesError(f"model directory {model_dir} holds file(s) its manifest does not list "
