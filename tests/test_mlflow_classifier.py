@@ -176,3 +176,21 @@ def test_only_models_fairops_wrote_load_through_its_loader(tmp_path, adult):
     mlflow.sklearn.save_model(LogisticRegression().fit(numbers, y), tmp_path / "plain", serialization_format="skops")
     with pytest.raises(ModelFilesError, match="has no fairops_manifest.json"):
         loader.load_model(str(tmp_path / "plain"))
+
+
+def test_the_fairops_evaluator_scores_a_classifier_flavor_model(saved, adult, tmp_path):
+    served, path = saved
+    X, y = adult
+    frame = _as_text(X.iloc[:600]).assign(y=y[:600])
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path}/mlflow.db")
+    try:
+        with mlflow.start_run():
+            result = mlflow.models.evaluate(str(path), frame, targets="y", model_type="classifier",
+                                            evaluators="fairops",
+                                            evaluator_config={"sensitive_features": ["sex"], "target": {"tpr": 0.5}})
+    finally:
+        mlflow.set_tracking_uri(None)
+    from fairops.metrics import auc_s
+
+    scores = served.predict_proba(X.iloc[:600])[:, 1]
+    assert result.metrics["fairops_auc_s_sex"] == pytest.approx(auc_s(scores, X["sex"].iloc[:600]))

@@ -13,7 +13,6 @@ from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
 from fairops.metrics import auc_s, binarize
-from fairops.mlflow._flavor import log_estimator
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +41,10 @@ def data():
 
 
 def _log_sklearn(model, example, name="model"):
-    with mlflow.start_run() as run:
-        info = log_estimator(model, run_id=run.info.run_id, name=name, input_example=example,
-                             pip_requirements=["scikit-learn"])
+    # MLflow's own flavor: its pyfunc answers labels, which the default classifier metrics expect
+    # (fairops' classifier flavor answers the probability of the positive class).
+    with mlflow.start_run():
+        info = mlflow.sklearn.log_model(model, name=name, input_example=example, pip_requirements=["scikit-learn"])
     return info.model_uri
 
 
