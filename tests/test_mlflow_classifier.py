@@ -173,11 +173,13 @@ def test_a_model_holding_other_types_is_refused_at_save(adult, tmp_path):
 def test_only_models_fairops_wrote_load_through_its_loader(tmp_path, adult):
     X, y = adult
     numbers = X.select_dtypes("number")
-    mlflow.sklearn.save_model(LogisticRegression().fit(numbers, y), tmp_path / "plain", serialization_format="skops")
+    mlflow.sklearn.save_model(LogisticRegression().fit(numbers, y), tmp_path / "plain", serialization_format="skops",
+                              pip_requirements=[])
     with pytest.raises(ModelFilesError, match="has no fairops_manifest.json"):
         loader.load_model(str(tmp_path / "plain"))
 
 
+@pytest.mark.slow  # mlflow.models.evaluate: about 12 s
 def test_the_fairops_evaluator_scores_a_classifier_flavor_model(saved, adult, tmp_path):
     served, path = saved
     X, y = adult
