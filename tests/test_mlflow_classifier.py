@@ -186,7 +186,8 @@ def test_the_fairops_evaluator_scores_a_classifier_flavor_model(saved, adult, tm
     frame = _as_text(X.iloc[:600]).assign(y=y[:600])
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path}/mlflow.db")
     try:
-        with mlflow.start_run():
+        experiment = mlflow.create_experiment("evaluated", artifact_location=str(tmp_path / "artifacts"))
+        with mlflow.start_run(experiment_id=experiment):
             result = mlflow.models.evaluate(str(path), frame, targets="y", model_type="classifier",
                                             evaluators="fairops",
                                             evaluator_config={"sensitive_features": ["sex"], "target": {"tpr": 0.5}})
