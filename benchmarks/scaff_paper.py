@@ -40,8 +40,7 @@ from fairops.datasets import load_adult, load_bank_full  # noqa: E402
 from fairops.metrics import auc_s, auc_y  # noqa: E402
 from fairops.scaff import SCAFFClassifier  # noqa: E402
 
-# fairops-ignore: fairops with the optional rule that leaves groups absent from a node out of AUC_S.
-IMPLEMENTATIONS = ("fairops", "fair-trees", "fairops-ignore")
+IMPLEMENTATIONS = ("fairops", "fair-trees")
 
 
 def bank_experiment():
@@ -62,26 +61,12 @@ def adult_experiment():
     return X, np.asarray(data.y, dtype=np.int64), sensitive
 
 
-def adult_groups_experiment():
-    """Adult with one 10-valued sensitive column, race (5 values) x sex: many small groups."""
-    data = load_adult(drop_sensitive=True)
-    X = pd.get_dummies(data.X, dtype=np.float64)
-    combined = data.sensitive["race"].astype(str) + " & " + data.sensitive["sex"].astype(str)
-    return X, np.asarray(data.y, dtype=np.int64), pd.DataFrame({"race x sex": pd.factorize(combined, sort=True)[0]})
+EXPERIMENTS = {"bank": bank_experiment, "adult": adult_experiment}
 
 
-# The paper's two; "adult-groups" is an extra, run on request (--experiments adult-groups).
-EXPERIMENTS = {"bank": bank_experiment, "adult": adult_experiment, "adult-groups": adult_groups_experiment}
-PAPER_EXPERIMENTS = ["bank", "adult"]
-
-
-def fit_fairops(X, y, S, *, theta, trees, seed, absent_groups="worst"):
+def fit_fairops(X, y, S, *, theta, trees, seed):
     return SCAFFClassifier(n_estimators=trees, theta=theta, max_depth=4, max_features="sqrt", bootstrap=True,
-                           absent_groups=absent_groups, n_jobs=1, random_state=seed).fit(X, y, sensitive_features=S)
-
-
-def fit_fairops_ignore(X, y, S, *, theta, trees, seed):
-    return fit_fairops(X, y, S, theta=theta, trees=trees, seed=seed, absent_groups="ignore")
+                           n_jobs=1, random_state=seed).fit(X, y, sensitive_features=S)
 
 
 def fit_fair_trees(X, y, S, *, theta, trees, seed):
@@ -91,7 +76,7 @@ def fit_fair_trees(X, y, S, *, theta, trees, seed):
                                       bootstrap=True, n_jobs=1, random_state=seed).fit(X, y, Z=S)
 
 
-FITS = {"fairops": fit_fairops, "fair-trees": fit_fair_trees, "fairops-ignore": fit_fairops_ignore}
+FITS = {"fairops": fit_fairops, "fair-trees": fit_fair_trees}
 
 
 def strata(y, sensitive: pd.DataFrame) -> np.ndarray:
@@ -239,7 +224,7 @@ def plot(table: pd.DataFrame, sensitive_columns: dict, path: str, title: str) ->
 
     experiments = list(dict.fromkeys(table["experiment"]))
     fig, axes = plt.subplots(1, len(experiments), figsize=(6 * len(experiments), 4.8), squeeze=False)
-    styles = {"fairops": ("-", "o"), "fair-trees": ("--", "s"), "fairops-ignore": (":", "^")}
+    styles = {"fairops": ("-", "o"), "fair-trees": ("--", "s")}
     for ax, experiment in zip(axes[0], experiments):
         part = table[table["experiment"] == experiment]
         for colour, column in zip(("tab:blue", "tab:orange", "tab:green"), sensitive_columns[experiment]):
@@ -270,8 +255,8 @@ def main(argv=None) -> None:
     parser.add_argument("--trees", type=int, default=500)
     parser.add_argument("--rows", type=int, help="a seeded stratified subset of the rows")
     parser.add_argument("--theta-step", type=float, default=0.1)
-    parser.add_argument("--impl", nargs="+", choices=IMPLEMENTATIONS, default=["fairops", "fair-trees"])
-    parser.add_argument("--experiments", nargs="+", choices=list(EXPERIMENTS), default=PAPER_EXPERIMENTS)
+    parser.add_argument("--impl", nargs="+", choices=IMPLEMENTATIONS, default=list(IMPLEMENTATIONS))
+    parser.add_argument("--experiments", nargs="+", choices=list(EXPERIMENTS), default=list(EXPERIMENTS))
     parser.add_argument("--records", type=Path, help="folder of per-fit records (read, resumed, appended to)")
     parser.add_argument("--report-only", action="store_true", help="fit nothing; report the records")
     parser.add_argument("--json", help="write the per-theta means to this file")

@@ -8,12 +8,12 @@ def _folded(labels, z):
     return max(roc_auc_score(labels, z), 1.0 - roc_auc_score(labels, z))
 
 
-def brute_force_gains(X, y, S, theta, aggregate="max", absent="worst", rows=None):
+def brute_force_gains(X, y, S, theta, aggregate="max", rows=None):
     """{(feature, threshold): SG} for every distinct split of the node holding ``rows``, scored with roc_auc_score.
 
     Groups are the values of each column of ``S`` over all rows; a group absent from the node, or
-    making up all of it, scores AUC 1 (``absent="worst"``) or is left out (``"ignore"``).
-    AUC_S is the max over all groups, or the mean per column and then across columns.
+    making up all of it, scores AUC 1 (the worst case). AUC_S is the max over all groups, or the
+    mean per column and then across columns.
     """
     rows = np.arange(len(y)) if rows is None else np.asarray(rows)
     gains = {}
@@ -28,17 +28,13 @@ def brute_force_gains(X, y, S, theta, aggregate="max", absent="worst", rows=None
                 aucs = []
                 for value in np.unique(column):
                     member = column[rows] == value
-                    if 0 < member.sum() < len(member):
-                        aucs.append(_folded(member, z))
-                    elif absent == "worst":
-                        aucs.append(1.0)
+                    aucs.append(_folded(member, z) if 0 < member.sum() < len(member) else 1.0)
                 per_column.append(aucs)
-            every = [a for aucs in per_column for a in aucs]
-            if not every:
+            if not per_column:
                 s_term = 0.5
             elif aggregate == "max":
-                s_term = max(every)
+                s_term = max(a for aucs in per_column for a in aucs)
             else:
-                s_term = float(np.mean([np.mean(aucs) for aucs in per_column if aucs]))
+                s_term = float(np.mean([np.mean(aucs) for aucs in per_column]))
             gains[(j, threshold)] = (1 - theta) * (roc_auc_score(node_y, z) - 0.5) - theta * (s_term - 0.5)
     return gains

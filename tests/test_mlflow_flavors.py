@@ -98,7 +98,7 @@ def test_scaff_saves_weights_leaf_sizes_and_rules_as_data(tmp_path, data):
     X, y, sex = data
     labels = np.where(y == 1, "yes", "no")
     forest = SCAFFClassifier(n_estimators=6, theta=0.4, class_weight={"no": 1.0, "yes": 2.5}, min_samples_leaf=4,
-                             min_samples_split=0.05, absent_groups="ignore", sensitive_aggregation="mean",
+                             min_samples_split=0.05, sensitive_aggregation="mean",
                              random_state=1).fit(X, labels, sensitive_features=sex, sample_weight=np.linspace(0.5, 2, len(y)))
     scaff_flavor.save_model(forest, tmp_path / "m", pip_requirements=[])
     native = scaff_flavor.load_model(str(tmp_path / "m"))

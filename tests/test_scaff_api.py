@@ -325,7 +325,6 @@ def test_weights_that_drop_a_class_or_a_group_are_refused():
         (SCAFFClassifier(class_weight={0: -1.0, 1: 1.0}), "class_weight"),
         (SCAFFClassifier(class_weight={0: 1.0, 7: 1.0}), "class_weight"),
         (SCAFFTreeClassifier(class_weight="balanced_subsample"), "class_weight"),
-        (SCAFFClassifier(absent_groups="skip"), "absent_groups"),
     ],
 )
 def test_new_parameters_out_of_range_are_named(estimator, name):
@@ -367,8 +366,7 @@ def test_apply_gives_the_leaf_whose_value_is_predicted():
 
 def test_state_round_trip_keeps_the_new_parameters():
     X, y, S = _data()
-    model = _fit(theta=0.3, class_weight={0: 1.0, 1: 2.5}, min_samples_leaf=3, absent_groups="ignore",
-                 sensitive_aggregation="mean")
+    model = _fit(theta=0.3, class_weight={0: 1.0, 1: 2.5}, min_samples_leaf=3, sensitive_aggregation="mean")
     state = model._get_state()
     text = json.dumps({"params": state["params"], "meta": state["meta"]})
     rebuilt = SCAFFClassifier._from_state({**json.loads(text), "arrays": state["arrays"]})
@@ -376,9 +374,12 @@ def test_state_round_trip_keeps_the_new_parameters():
     np.testing.assert_array_equal(rebuilt.predict_proba(X), model.predict_proba(X))
 
 
-def test_state_saved_before_the_worst_case_rule_loads_as_the_old_rule():
-    state = _fit(theta=0.3)._get_state()
+def test_state_saved_before_the_new_parameters_still_loads():
+    X, _, _ = _data()
+    model = _fit(theta=0.3)
+    state = model._get_state()
     params = {k: v for k, v in state["params"].items()
-              if k not in ("absent_groups", "min_samples_split", "min_samples_leaf", "class_weight")}
+              if k not in ("min_samples_split", "min_samples_leaf", "class_weight")}
     rebuilt = SCAFFClassifier._from_state({**state, "params": params})
-    assert rebuilt.absent_groups == "ignore" and rebuilt.min_samples_leaf == 1
+    assert rebuilt.min_samples_leaf == 1 and rebuilt.class_weight is None
+    np.testing.assert_array_equal(rebuilt.predict_proba(X), model.predict_proba(X))

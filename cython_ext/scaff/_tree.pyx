@@ -11,8 +11,7 @@ Split criterion (node-local, two children, counts only)::
 
 AUC_S combines the one-vs-rest AUCs of every sensitive group: their max, or the mean per
 attribute and then across attributes. A group absent from the node, or making up all of it,
-has no AUC there: it counts as AUC 1 (the worst case, as the authors' code scores it) or,
-under the optional rule, is left out.
+has no AUC there: it counts as AUC 1, the worst case, as the authors' code scores it.
 """
 
 import numpy as np
@@ -50,7 +49,6 @@ def build_tree(
     Py_ssize_t min_samples_leaf,           # each child keeps at least this many samples
     double theta,
     int aggregate,                         # 0 = max, 1 = mean per attribute, then across attributes
-    bint worst_absent,                     # a group absent from the node, or all of it, scores AUC 1
     u64 seed,
     double min_gain,
 ):
@@ -110,7 +108,7 @@ def build_tree(
     cdef Py_ssize_t start, end, depth, parent, node, p, i, j, c, g, k, b, nb, last, swap_with, mid
     cdef Py_ssize_t best_feature, best_bin, n_active, n_node, left_n
     cdef double total_w, total_y, total_n, wi, left_w, left_y, auc_y, auc_s, gain, best_gain
-    cdef double group_auc, label_part, fixed_penalty, terms
+    cdef double group_auc, label_part, fixed_penalty
     cdef bint need_groups = theta > 0.0 and n_groups > 0
     cdef bint node_groups, any_absent, can_split
     cdef bint count_leaf = min_samples_leaf > 1
@@ -174,10 +172,9 @@ def build_tree(
             if not can_split:
                 continue
 
-            # Which groups have an AUC at this node (present, but not the whole node). Under the
-            # worst-case rule each other group counts as AUC 1; otherwise it is left out. When the
-            # AUC_S term is the same for every split, it becomes a fixed penalty and the group
-            # histograms are skipped.
+            # Which groups have an AUC at this node (present, but not the whole node); each other
+            # group counts as AUC 1. When the AUC_S term is the same for every split, it becomes a
+            # fixed penalty and the group histograms are skipped.
             node_groups = False
             fixed_penalty = 0.0
             if need_groups:
@@ -190,19 +187,15 @@ def build_tree(
                     c = group_column[g]
                     if g > column_start[c] and column_start[c + 1] - column_start[c] == 2:
                         continue  # a binary attribute's two one-vs-rest AUCs are equal: score the first
+                    column_terms[c] += 1.0
                     if group_total[g] > 0.0 and group_total[g] < total_w:
                         active[n_active] = g
                         n_active += 1
-                        column_terms[c] += 1.0
                     else:
                         any_absent = True
-                        if worst_absent:
-                            column_fixed[c] += 1.0
-                            column_terms[c] += 1.0
-                if aggregate == 0 and worst_absent and any_absent:
+                        column_fixed[c] += 1.0
+                if n_active == 0 or (aggregate == 0 and any_absent):
                     fixed_penalty = theta * 0.5  # AUC_S = 1 whatever the split
-                elif n_active == 0:
-                    fixed_penalty = theta * 0.5 if worst_absent else 0.0
                 else:
                     node_groups = True
 
@@ -294,12 +287,9 @@ def build_tree(
                                     - (left_w - group_left[g]) / (total_w - group_total[g])
                                 )
                             auc_s = 0.0
-                            terms = 0.0
                             for c in range(n_columns):
-                                if column_terms[c] > 0.0:
-                                    auc_s += column_sum[c] / column_terms[c]
-                                    terms += 1.0
-                            auc_s = auc_s / terms
+                                auc_s += column_sum[c] / column_terms[c]
+                            auc_s = auc_s / n_columns
                         gain = label_part - theta * (auc_s - 0.5)
                     else:
                         gain = label_part - fixed_penalty

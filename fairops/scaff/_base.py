@@ -151,7 +151,6 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
                 min_samples_leaf=min_leaf,
                 theta=float(self.theta),
                 aggregate=self.sensitive_aggregation,
-                absent_groups=self.absent_groups,
                 seed=int(seed) * 2654435761 + 1,
             )
 

@@ -11,7 +11,6 @@ import numpy as np
 from fairops.metrics._validation import encode_sensitive
 
 AGGREGATIONS = ("max", "mean")
-ABSENT_GROUP_RULES = ("worst", "ignore")
 
 
 def _is_int(value) -> bool:
@@ -43,8 +42,6 @@ def check_params(estimator, *, n_estimators: int, max_features, bootstrap: bool,
         raise ValueError(
             f"sensitive_aggregation must be one of {AGGREGATIONS}, got {estimator.sensitive_aggregation!r}"
         )
-    if estimator.absent_groups not in ABSENT_GROUP_RULES:
-        raise ValueError(f"absent_groups must be one of {ABSENT_GROUP_RULES}, got {estimator.absent_groups!r}")
     if not isinstance(estimator.intersectional, (bool, np.bool_)):
         raise TypeError(f"intersectional must be True or False, got {estimator.intersectional!r}")
     check_class_weight(estimator.class_weight, forest=hasattr(estimator, "n_estimators"))

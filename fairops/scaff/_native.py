@@ -12,8 +12,6 @@ import numpy as np
 from . import _tree
 
 AGGREGATE_CODES = {"max": 0, "mean": 1}
-# True: a group absent from a node (or all of it) scores AUC 1 there; False: it is left out.
-ABSENT_GROUP_RULES = {"worst": True, "ignore": False}
 # Gains at or below this are treated as zero: it absorbs rounding in |a - b| when a == b.
 MIN_GAIN = 1e-12
 
@@ -48,7 +46,7 @@ class GrowthData:
 
 
 def grow_tree(data: GrowthData, weight, *, max_depth, max_features, min_samples_split, min_samples_leaf, theta,
-              aggregate, absent_groups, seed):
+              aggregate, seed):
     """Node arrays of one tree grown on the rows of positive ``weight``: feature, bin, left, right, value, weight, gain."""
     weight = np.ascontiguousarray(weight, dtype=np.float64)
     if weight.shape != (data.y.shape[0],):
@@ -68,7 +66,6 @@ def grow_tree(data: GrowthData, weight, *, max_depth, max_features, min_samples_
         int(min_samples_leaf),
         float(theta),
         AGGREGATE_CODES[aggregate],
-        ABSENT_GROUP_RULES[absent_groups],
         np.uint64(seed),
         MIN_GAIN,
     )

@@ -76,10 +76,7 @@ def from_state(cls, state: dict):
     meta = state["meta"]
     if meta["class"] != cls.__name__:
         raise ValueError(f"state holds a {meta['class']}, not a {cls.__name__}")
-    params = params_from_json(state["params"])
-    # Models saved before the worst-case rule existed were grown with absent groups left out.
-    params.setdefault("absent_groups", "ignore")
-    model = cls(**params)
+    model = cls(**params_from_json(state["params"]))
     for name in STATE_ARRAYS:
         setattr(model, name, np.asarray(state["arrays"][name]))
     model.n_features_in_ = int(meta["n_features_in"])

@@ -51,7 +51,6 @@ class SCAFFClassifier(SCAFFBase):
         max_bins=256,
         class_weight=None,
         sensitive_aggregation="max",
-        absent_groups="worst",
         intersectional=False,
         n_jobs=None,
         random_state=None,
@@ -66,7 +65,6 @@ class SCAFFClassifier(SCAFFBase):
         self.max_bins = max_bins
         self.class_weight = class_weight
         self.sensitive_aggregation = sensitive_aggregation
-        self.absent_groups = absent_groups
         self.intersectional = intersectional
         self.n_jobs = n_jobs
         self.random_state = random_state

@@ -31,10 +31,8 @@ class SCAFFTreeClassifier(SCAFFBase):
         Weights per class, multiplied with ``sample_weight`` (as scikit-learn's trees do).
     sensitive_aggregation : "max" or "mean"
         How one-vs-rest AUCs of the sensitive groups are combined into AUC_S: the max over all,
-        or the mean per attribute and then across attributes.
-    absent_groups : "worst" or "ignore"
-        A node lacking a group of an attribute (or holding only one group) scores AUC 1 for it
-        (``"worst"``, the paper authors' rule); ``"ignore"`` leaves such groups out instead.
+        or the mean per attribute and then across attributes. A group absent from a node, or
+        making up all of it, counts as AUC 1 there (the worst case, as the authors' code scores it).
     intersectional : bool
         Treat each combination of the sensitive columns' values as one group.
     random_state : int, RandomState or None
@@ -56,7 +54,6 @@ class SCAFFTreeClassifier(SCAFFBase):
         max_bins=256,
         class_weight=None,
         sensitive_aggregation="max",
-        absent_groups="worst",
         intersectional=False,
         random_state=None,
     ):
@@ -68,7 +65,6 @@ class SCAFFTreeClassifier(SCAFFBase):
         self.max_bins = max_bins
         self.class_weight = class_weight
         self.sensitive_aggregation = sensitive_aggregation
-        self.absent_groups = absent_groups
         self.intersectional = intersectional
         self.random_state = random_state
 
