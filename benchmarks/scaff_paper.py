@@ -43,17 +43,24 @@ from fairops.scaff import SCAFFClassifier  # noqa: E402
 IMPLEMENTATIONS = ("fairops", "fair-trees")
 
 
-def bank_experiment():
-    """(X one-hot float, y, sensitive DataFrame of 0/1 columns)."""
+def encode(features: pd.DataFrame, encoding: str) -> pd.DataFrame:
+    """Text columns one-hot (the paper's encoding) or as their category codes (SCAFF's own handling)."""
+    if encoding == "one-hot":
+        return pd.get_dummies(features, dtype=np.float64)
+    return features.apply(lambda c: c.cat.codes if isinstance(c.dtype, pd.CategoricalDtype) else c).astype(np.float64)
+
+
+def bank_experiment(encoding="one-hot"):
+    """(X as floats, y, sensitive DataFrame of 0/1 columns)."""
     data = load_bank_full()
-    X = pd.get_dummies(data.X.drop(columns=["age_group"]), dtype=np.float64)
+    X = encode(data.X.drop(columns=["age_group"]), encoding)
     sensitive = pd.DataFrame({"age >= 65": (data.sensitive["age_group"] == ">=65").to_numpy().astype(np.int64)})
     return X, np.asarray(data.y, dtype=np.int64), sensitive
 
 
-def adult_experiment():
+def adult_experiment(encoding="one-hot"):
     data = load_adult(drop_sensitive=True)
-    X = pd.get_dummies(data.X, dtype=np.float64)
+    X = encode(data.X, encoding)
     sensitive = pd.DataFrame({
         "race": (data.sensitive["race"] == "White").to_numpy().astype(np.int64),
         "sex": (data.sensitive["sex"] == "Male").to_numpy().astype(np.int64),
@@ -99,7 +106,8 @@ def subsample(X, y, sensitive, rows: int, seed: int = 0):
     return X.iloc[keep].reset_index(drop=True), y[keep], sensitive.iloc[keep].reset_index(drop=True)
 
 
-def score_fold(implementation, experiment, X, y, sensitive, train, test, *, theta, trees, fold) -> dict:
+def score_fold(implementation, experiment, X, y, sensitive, train, test, *, theta, trees, fold,
+               encoding="one-hot") -> dict:
     X_train, X_test = X[train], X[test]
     S_train = sensitive.to_numpy()[train]
     cpu = time.process_time()
@@ -108,7 +116,7 @@ def score_fold(implementation, experiment, X, y, sensitive, train, test, *, thet
     score = model.predict_proba(X_test)[:, 1]
     s_test = sensitive.iloc[test]
     record = {"experiment": experiment, "implementation": implementation, "theta": theta, "fold": fold,
-              "trees": trees, "auc_y": auc_y(y[test], score), "auc_s": auc_s(score, s_test), "cpu_s": cpu}
+              "trees": trees, "encoding": encoding, "auc_y": auc_y(y[test], score), "auc_s": auc_s(score, s_test), "cpu_s": cpu}
     for column in sensitive.columns:
         record[f"auc_s[{column}]"] = auc_s(score, s_test[[column]])
     return record
@@ -116,7 +124,7 @@ def score_fold(implementation, experiment, X, y, sensitive, train, test, *, thet
 
 def _key(record) -> tuple:
     return record["experiment"], record["implementation"], round(float(record["theta"]), 6), int(record["fold"]), \
-        int(record["trees"])
+        int(record["trees"]), record.get("encoding", "one-hot")
 
 
 def read_records(folder: Path | None) -> list[dict]:
@@ -131,20 +139,20 @@ def read_records(folder: Path | None) -> list[dict]:
 def run(args, thetas, records) -> list[dict]:
     done = {_key(r) for r in records}
     for name in args.experiments:
-        X, y, sensitive = EXPERIMENTS[name]()
+        X, y, sensitive = EXPERIMENTS[name](args.encoding)
         if args.rows:
             X, y, sensitive = subsample(X, y, sensitive, args.rows)
-        print(f"{name}: {X.shape[0]} rows x {X.shape[1]} one-hot columns, sensitive {list(sensitive.columns)}",
+        print(f"{name}: {X.shape[0]} rows x {X.shape[1]} {args.encoding} columns, sensitive {list(sensitive.columns)}",
               flush=True)
         matrix = np.ascontiguousarray(X.to_numpy(dtype=np.float64))
         splits = folds(y, sensitive, args.folds)[: args.first_folds or args.folds]
         for fold, (train, test) in enumerate(splits):
             for theta in thetas:
                 for implementation in args.impl:
-                    if (name, implementation, round(theta, 6), fold, args.trees) in done:
+                    if (name, implementation, round(theta, 6), fold, args.trees, args.encoding) in done:
                         continue
                     record = score_fold(implementation, name, matrix, y, sensitive, train, test,
-                                        theta=theta, trees=args.trees, fold=fold)
+                                        theta=theta, trees=args.trees, fold=fold, encoding=args.encoding)
                     records.append(record)
                     if args.records:
                         args.records.mkdir(parents=True, exist_ok=True)
@@ -180,7 +188,20 @@ def auc_y_cost_at_drop(part: pd.DataFrame, column: str, drop: float):
     return None
 
 
-def report(table: pd.DataFrame, sensitive_columns: dict) -> None:
+def paired_gaps(records, experiment: str, trees: int):
+    """(common folds, {metric: largest |fairops - fair-trees| over thetas}) on the folds both have."""
+    frame = pd.DataFrame([r for r in records if r["experiment"] == experiment and r["trees"] == trees])
+    if set(frame["implementation"]) < set(IMPLEMENTATIONS):
+        return 0, {}
+    frame["theta"] = frame["theta"].round(6)
+    metrics = [c for c in frame.columns if c.startswith("auc_") and frame[c].notna().all()]
+    wide = frame.pivot_table(index=["theta", "fold"], columns="implementation", values=metrics).dropna()
+    common = wide.index.get_level_values("fold").nunique()
+    per_theta = wide.groupby(level="theta").mean()
+    return common, {m: float((per_theta[(m, "fairops")] - per_theta[(m, "fair-trees")]).abs().max()) for m in metrics}
+
+
+def report(table: pd.DataFrame, sensitive_columns: dict, records=(), trees: int = 500) -> None:
     for experiment, part in table.groupby("experiment", sort=False):
         columns = sensitive_columns[experiment]
         shown = [f"auc_s[{c}]" for c in columns]
@@ -210,6 +231,10 @@ def report(table: pd.DataFrame, sensitive_columns: dict) -> None:
                 row = point.iloc[0]
                 print(f"- {i} at theta 0.7: AUC_Y {row['auc_y']:.3f}, " + ", ".join(
                     f"AUC_S {c} {row[f'auc_s[{c}]']:.3f}" for c in columns))
+        common, gaps = paired_gaps(records, experiment, trees)
+        if common:
+            print(f"- on the {common} folds both ran, the largest gap over thetas between the fold means: "
+                  + ", ".join(f"{m} {gap:.3f}" for m, gap in gaps.items()))
         if set(IMPLEMENTATIONS) <= set(impls):
             cpu = part.groupby("implementation")["cpu_s"].mean()
             print(f"- mean fit CPU time per forest: fairops {cpu['fairops']:.2f} s, fair-trees "
@@ -254,6 +279,8 @@ def main(argv=None) -> None:
     parser.add_argument("--first-folds", type=int, help="run only the first N of the folds")
     parser.add_argument("--trees", type=int, default=500)
     parser.add_argument("--rows", type=int, help="a seeded stratified subset of the rows")
+    parser.add_argument("--encoding", choices=["one-hot", "codes"], default="one-hot",
+                        help="text columns one-hot (the paper's) or as category codes")
     parser.add_argument("--theta-step", type=float, default=0.1)
     parser.add_argument("--impl", nargs="+", choices=IMPLEMENTATIONS, default=list(IMPLEMENTATIONS))
     parser.add_argument("--experiments", nargs="+", choices=list(EXPERIMENTS), default=list(EXPERIMENTS))
@@ -266,18 +293,19 @@ def main(argv=None) -> None:
         args.rows, args.folds, args.trees, thetas = args.rows or 3000, 2, 10, [0.0, 0.5, 1.0]
     else:
         thetas = [float(t) for t in np.round(np.arange(0.0, 1.0 + 1e-9, args.theta_step), 10)]
-    print(f"folds={args.folds} trees={args.trees} thetas={thetas} implementations={args.impl}")
+    print(f"folds={args.folds} trees={args.trees} thetas={thetas} implementations={args.impl} encoding={args.encoding}")
     warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
     records = read_records(args.records)
     if not args.report_only:
         records = run(args, thetas, records)
-    records = [r for r in records if r["experiment"] in args.experiments and r["implementation"] in args.impl]
+    records = [r for r in records if r["experiment"] in args.experiments and r["implementation"] in args.impl
+               and r.get("encoding", "one-hot") == args.encoding]
     if not records:
         print("no records to report")
         return
     table = summarise(records, args.trees)
     columns = {r["experiment"]: [k[len("auc_s["):-1] for k in r if k.startswith("auc_s[")] for r in records}
-    report(table, columns)
+    report(table, columns, records, args.trees)
     if args.json:
         Path(args.json).write_text(table.to_json(orient="records", indent=1))
     if args.plot:
