@@ -309,9 +309,11 @@ def main(argv=None) -> None:
     if args.json:
         Path(args.json).write_text(table.to_json(orient="records", indent=1))
     if args.plot:
-        folds_used = int(table["folds"].max())
+        used = table.groupby("implementation")["folds"].min()
+        folds_text = ", ".join(f"{impl} {int(used[impl])}" for impl in IMPLEMENTATIONS if impl in used)
         plot(table, columns, args.plot,
-             f"SCAFF theta curves, {folds_used}-fold CV, {args.trees} trees, depth 4 (theta marked at the ends)")
+             f"SCAFF theta curves: folds of one {args.folds}-fold split ({folds_text}), {args.trees} trees, depth 4; "
+             "theta marked at the ends")
 
 
 if __name__ == "__main__":
