@@ -1,182 +1,319 @@
-"""Reproduce the SCAFF paper's trade-off curves: AUC_Y and AUC_S along theta.
+"""The SCAFF paper's trade-off curves: fairops beside fair-trees 3.1.9, on the same folds.
 
-Protocol (paper): stratified (y x s) 10-fold CV, bagging, 500 trees, depth 4, sqrt(d)
-features per node, theta in {0, 0.1, ..., 1}. Data: Bank (s = age >= 65, the full
-processed file), Adult (race, sex, both, intersectional) and COMPAS (race, sex). The
-sensitive columns are left out of the features. Per theta: mean test AUC_Y, AUC_S and the
-threshold-dependent view, demographic parity (lowest / highest group positive rate)
-averaged over thresholds at the 9 deciles of the test scores, with its Pearson
-correlation with AUC_S along theta.
+Protocol (the paper's): one-hot encoded features, 10-fold CV stratified on label x sensitive
+groups, bagged forests of 500 trees of depth 4 with sqrt(d) features per node, theta in
+{0, 0.1, ..., 1}; per fold the test AUC_Y and AUC_S (per sensitive column and their max).
 
-    .venv/bin/python benchmarks/scaff_paper.py                 # the paper's protocol
-    .venv/bin/python benchmarks/scaff_paper.py --quick         # 2 folds, 20 trees, 3 thetas
-    .venv/bin/python benchmarks/scaff_paper.py --folds 5 --trees 100 --plot docs/scaff_paper.png
+- Bank: the full Bank Marketing data (45,203 rows), s = age >= 65; the features are all other
+  columns, marital status included, one-hot: 49 columns.
+- Adult: train and test files without missing values (45,222 rows), s = race (White vs
+  non-White) and sex, neither a feature; the other 12 columns one-hot: 97 columns.
+
+Both implementations get the same float matrix, the same integer-coded sensitive columns and
+the same folds; fold k seeds both forests with ``random_state=k``. Every finished fit is appended
+to ``<records>/<implementation>.jsonl`` (with its CPU seconds), so a long run can be resumed and
+the implementations run in separate processes; the report is built from those files.
+
+    .venv/bin/python benchmarks/scaff_paper.py --records scaff_paper_runs --plot docs/scaff_paper.png
+    .venv/bin/python benchmarks/scaff_paper.py --records scaff_paper_runs --impl fair-trees   # one side only
+    .venv/bin/python benchmarks/scaff_paper.py --records scaff_paper_runs --report-only --plot docs/scaff_paper.png
+    .venv/bin/python benchmarks/scaff_paper.py --quick      # 3,000 rows, 2 folds, 10 trees, thetas 0 / 0.5 / 1
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 import warnings
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-from sklearn.model_selection import StratifiedKFold
+for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
 
-from fairops.datasets import load_adult, load_compas
-from fairops.datasets._bundle import data_path
-from fairops.metrics import auc_s, auc_y, fairness_ratio
-from fairops.scaff import SCAFFClassifier
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
-BANK_FILE = data_path("fair_trees_bank_marketing.csv.gz")
+from fairops.datasets import load_adult, load_bank_full  # noqa: E402
+from fairops.metrics import auc_s, auc_y  # noqa: E402
+from fairops.scaff import SCAFFClassifier  # noqa: E402
 
-
-def load_bank_full(path: Path = BANK_FILE):
-    """The processed full Bank Marketing file: features, y, s = age >= 65."""
-    frame = pd.read_csv(path)
-    y = (frame["__y__subscription"] == "yes").astype(np.int8).to_numpy()
-    sensitive = pd.DataFrame({"age_65_plus": np.where(frame["__Z__age"] == ">=65", "yes", "no")})
-    features = frame[[c for c in frame.columns if not c.startswith("__")]]
-    for name in features.columns:
-        if features[name].dtype == object or str(features[name].dtype).startswith("str"):
-            features[name] = features[name].astype("category")
-    return features, y, sensitive
+IMPLEMENTATIONS = ("fairops", "fair-trees")
 
 
-def experiments():
-    """(name, X, y, sensitive DataFrame, intersectional) of every curve in the paper."""
-    bank_X, bank_y, bank_s = load_bank_full()
-    adult, compas = load_adult(drop_sensitive=True), load_compas(drop_sensitive=True)
-    # As in the authors' processed Adult file, race is White vs Black (other rows left out).
-    keep = adult.sensitive["race"].isin(["White", "Black"]).to_numpy()
-    adult_X = adult.X.loc[keep].reset_index(drop=True)
-    adult_s = adult.sensitive.loc[keep].reset_index(drop=True)
-    adult_s["race"] = adult_s["race"].astype(str)
-    adult_y, compas_y = np.asarray(adult.y)[keep], np.asarray(compas.y)
-    return [
-        ("bank (age >= 65)", bank_X, bank_y, bank_s, False),
-        ("adult (race)", adult_X, adult_y, adult_s[["race"]], False),
-        ("adult (sex)", adult_X, adult_y, adult_s[["sex"]], False),
-        ("adult (race and sex)", adult_X, adult_y, adult_s[["race", "sex"]], False),
-        ("adult (race x sex)", adult_X, adult_y, adult_s[["race", "sex"]], True),
-        ("compas (race)", compas.X, compas_y, compas.sensitive[["race"]], False),
-        ("compas (sex)", compas.X, compas_y, compas.sensitive[["sex"]], False),
-    ]
+def encode(features: pd.DataFrame, encoding: str) -> pd.DataFrame:
+    """Text columns one-hot (the paper's encoding) or as their category codes (SCAFF's own handling)."""
+    if encoding == "one-hot":
+        return pd.get_dummies(features, dtype=np.float64)
+    return features.apply(lambda c: c.cat.codes if isinstance(c.dtype, pd.CategoricalDtype) else c).astype(np.float64)
 
 
-def _strata(y, sensitive):
+def bank_experiment(encoding="one-hot"):
+    """(X as floats, y, sensitive DataFrame of 0/1 columns)."""
+    data = load_bank_full()
+    X = encode(data.X.drop(columns=["age_group"]), encoding)
+    sensitive = pd.DataFrame({"age >= 65": (data.sensitive["age_group"] == ">=65").to_numpy().astype(np.int64)})
+    return X, np.asarray(data.y, dtype=np.int64), sensitive
+
+
+def adult_experiment(encoding="one-hot"):
+    data = load_adult(drop_sensitive=True)
+    X = encode(data.X, encoding)
+    sensitive = pd.DataFrame({
+        "race": (data.sensitive["race"] == "White").to_numpy().astype(np.int64),
+        "sex": (data.sensitive["sex"] == "Male").to_numpy().astype(np.int64),
+    })
+    return X, np.asarray(data.y, dtype=np.int64), sensitive
+
+
+EXPERIMENTS = {"bank": bank_experiment, "adult": adult_experiment}
+
+
+def fit_fairops(X, y, S, *, theta, trees, seed):
+    return SCAFFClassifier(n_estimators=trees, theta=theta, max_depth=4, max_features="sqrt", bootstrap=True,
+                           n_jobs=1, random_state=seed).fit(X, y, sensitive_features=S)
+
+
+def fit_fair_trees(X, y, S, *, theta, trees, seed):
+    from fair_trees import FairRandomForestClassifier
+
+    return FairRandomForestClassifier(n_estimators=trees, theta=theta, max_depth=4, max_features="sqrt",
+                                      bootstrap=True, n_jobs=1, random_state=seed).fit(X, y, Z=S)
+
+
+FITS = {"fairops": fit_fairops, "fair-trees": fit_fair_trees}
+
+
+def strata(y, sensitive: pd.DataFrame) -> np.ndarray:
     labels = pd.Series(y).astype(str).to_numpy().astype(object)
     for name in sensitive.columns:
         labels = labels + "|" + sensitive[name].astype(str).to_numpy()
     return labels
 
 
-def _scoring_groups(sensitive: pd.DataFrame, intersectional: bool):
-    if not intersectional or sensitive.shape[1] == 1:
-        return sensitive
-    return sensitive.astype(str).agg("&".join, axis=1)
+def folds(y, sensitive, n_folds: int):
+    splitter = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=0)
+    return list(splitter.split(np.zeros(len(y)), strata(y, sensitive)))
 
 
-def demographic_parity_at_deciles(score, sensitive, intersectional: bool, seed: int = 0) -> float:
-    """Mean over the 9 test-score deciles of min/max group positive rate.
-
-    At decile q the top ``round((1 - q) n)`` rows are flagged; ties at the cut are broken at
-    random with a fixed seed (the project's threshold rule), so every cut flags exactly that many.
-    """
-    n = len(score)
-    order = np.lexsort((np.random.default_rng(seed).random(n), -score))
-    ratios = []
-    for q in np.arange(1, 10) / 10:
-        predicted = np.zeros(n, dtype=np.int8)
-        predicted[order[: int(round((1 - q) * n))]] = 1
-        ratios.append(fairness_ratio(predicted, predicted, sensitive, rate="ppr", intersectional=intersectional))
-    return float(np.mean(ratios))
+def subsample(X, y, sensitive, rows: int, seed: int = 0):
+    """A seeded subset of ``rows`` rows that keeps every label x group stratum (for quick runs)."""
+    _, keep = next(StratifiedKFold(n_splits=max(2, len(y) // rows), shuffle=True, random_state=seed)
+                   .split(np.zeros(len(y)), strata(y, sensitive)))
+    keep = np.sort(keep)
+    return X.iloc[keep].reset_index(drop=True), y[keep], sensitive.iloc[keep].reset_index(drop=True)
 
 
-def run_experiment(name, X, y, sensitive, intersectional, *, thetas, folds, trees, n_jobs, seed=0):
-    splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
-    scores = {theta: [] for theta in thetas}
-    for train, test in splitter.split(np.zeros(len(y)), _strata(y, sensitive)):
-        s_train, s_test = sensitive.iloc[train], sensitive.iloc[test]
-        groups_test = _scoring_groups(s_test, intersectional)
-        for theta in thetas:
-            model = SCAFFClassifier(n_estimators=trees, theta=theta, max_depth=4, max_features="sqrt",
-                                    intersectional=intersectional, n_jobs=n_jobs, random_state=seed)
-            model.fit(X.iloc[train], y[train], sensitive_features=s_train)
-            score = model.predict_proba(X.iloc[test])[:, 1]
-            per_column = [auc_s(score, s_test[[column]]) for column in sensitive.columns] if sensitive.shape[1] > 1 else []
-            scores[theta].append([
-                auc_y(y[test], score),
-                auc_s(score, groups_test),
-                demographic_parity_at_deciles(score, s_test, intersectional),
-                *per_column,
-            ])
-    rows = []
-    for theta in thetas:
-        mean = np.mean(scores[theta], axis=0)
-        row = {"experiment": name, "theta": float(theta), "auc_y": mean[0], "auc_s": mean[1], "dp": mean[2]}
-        if sensitive.shape[1] > 1:
-            row.update({f"auc_s[{c}]": value for c, value in zip(sensitive.columns, mean[3:])})
-        rows.append(row)
-    return rows
+def score_fold(implementation, experiment, X, y, sensitive, train, test, *, theta, trees, fold,
+               encoding="one-hot") -> dict:
+    X_train, X_test = X[train], X[test]
+    S_train = sensitive.to_numpy()[train]
+    cpu = time.process_time()
+    model = FITS[implementation](X_train, y[train], S_train, theta=theta, trees=trees, seed=fold)
+    cpu = time.process_time() - cpu
+    score = model.predict_proba(X_test)[:, 1]
+    s_test = sensitive.iloc[test]
+    record = {"experiment": experiment, "implementation": implementation, "theta": theta, "fold": fold,
+              "trees": trees, "encoding": encoding, "auc_y": auc_y(y[test], score), "auc_s": auc_s(score, s_test), "cpu_s": cpu}
+    for column in sensitive.columns:
+        record[f"auc_s[{column}]"] = auc_s(score, s_test[[column]])
+    return record
 
 
-def main():
+def _key(record) -> tuple:
+    return record["experiment"], record["implementation"], round(float(record["theta"]), 6), int(record["fold"]), \
+        int(record["trees"]), record.get("encoding", "one-hot")
+
+
+def read_records(folder: Path | None) -> list[dict]:
+    if folder is None or not folder.exists():
+        return []
+    records = []
+    for path in sorted(folder.glob("*.jsonl")):
+        records += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return records
+
+
+def run(args, thetas, records) -> list[dict]:
+    done = {_key(r) for r in records}
+    for name in args.experiments:
+        X, y, sensitive = EXPERIMENTS[name](args.encoding)
+        if args.rows:
+            X, y, sensitive = subsample(X, y, sensitive, args.rows)
+        print(f"{name}: {X.shape[0]} rows x {X.shape[1]} {args.encoding} columns, sensitive {list(sensitive.columns)}",
+              flush=True)
+        matrix = np.ascontiguousarray(X.to_numpy(dtype=np.float64))
+        splits = folds(y, sensitive, args.folds)[: args.first_folds or args.folds]
+        for fold, (train, test) in enumerate(splits):
+            for theta in thetas:
+                for implementation in args.impl:
+                    if (name, implementation, round(theta, 6), fold, args.trees, args.encoding) in done:
+                        continue
+                    record = score_fold(implementation, name, matrix, y, sensitive, train, test,
+                                        theta=theta, trees=args.trees, fold=fold, encoding=args.encoding)
+                    records.append(record)
+                    if args.records:
+                        args.records.mkdir(parents=True, exist_ok=True)
+                        with open(args.records / f"{implementation}.jsonl", "a") as handle:
+                            handle.write(json.dumps(record) + "\n")
+                    print(f"  fold {fold} theta {theta:.1f} {implementation}: AUC_Y {record['auc_y']:.3f} "
+                          f"AUC_S {record['auc_s']:.3f} ({record['cpu_s']:.1f} s CPU)", flush=True)
+    return records
+
+
+def summarise(records, trees) -> pd.DataFrame:
+    frame = pd.DataFrame([r for r in records if r["trees"] == trees])
+    frame["theta"] = frame["theta"].round(6)
+    metrics = [c for c in frame.columns if c.startswith("auc_")] + ["cpu_s"]
+    grouped = frame.groupby(["experiment", "implementation", "theta"])
+    table = grouped[metrics].mean()
+    table["folds"] = grouped["fold"].nunique()
+    table = table.reset_index()
+    order = {name: i for i, name in enumerate(EXPERIMENTS)}
+    return table.sort_values(["experiment", "implementation", "theta"], key=lambda c: c.map(order) if c.name == "experiment" else c,
+                             kind="stable").reset_index(drop=True)
+
+
+def auc_y_cost_at_drop(part: pd.DataFrame, column: str, drop: float):
+    """(theta, AUC_Y cost) where AUC_S has fallen by ``drop`` from theta = 0, linearly interpolated."""
+    part = part.sort_values("theta")
+    thetas, s, label = part["theta"].to_numpy(), part[column].to_numpy(), part["auc_y"].to_numpy()
+    target = s[0] - drop
+    for i in range(1, len(s)):
+        if s[i] <= target:
+            t = (s[i - 1] - target) / (s[i - 1] - s[i])
+            return thetas[i - 1] + t * (thetas[i] - thetas[i - 1]), label[0] - (label[i - 1] + t * (label[i] - label[i - 1]))
+    return None
+
+
+def paired_gaps(records, experiment: str, trees: int):
+    """(common folds, {metric: largest |fairops - fair-trees| over thetas}) on the folds both have."""
+    frame = pd.DataFrame([r for r in records if r["experiment"] == experiment and r["trees"] == trees])
+    if set(frame["implementation"]) < set(IMPLEMENTATIONS):
+        return 0, {}
+    frame["theta"] = frame["theta"].round(6)
+    metrics = [c for c in frame.columns if c.startswith("auc_") and frame[c].notna().all()]
+    wide = frame.pivot_table(index=["theta", "fold"], columns="implementation", values=metrics).dropna()
+    common = wide.index.get_level_values("fold").nunique()
+    per_theta = wide.groupby(level="theta").mean()
+    return common, {m: float((per_theta[(m, "fairops")] - per_theta[(m, "fair-trees")]).abs().max()) for m in metrics}
+
+
+def report(table: pd.DataFrame, sensitive_columns: dict, records=(), trees: int = 500) -> None:
+    for experiment, part in table.groupby("experiment", sort=False):
+        columns = sensitive_columns[experiment]
+        shown = [f"auc_s[{c}]" for c in columns]
+        impls = [i for i in IMPLEMENTATIONS if i in set(part["implementation"])]
+        print(f"\n## {experiment}  (folds: " + ", ".join(
+            f"{i} {int(part[part['implementation'] == i]['folds'].min())}" for i in impls) + ")")
+        header = "| theta |" + "".join(f" {i} AUC_Y |" + "".join(f" {i} AUC_S {c} |" for c in columns) for i in impls)
+        print(header)
+        print("|---|" + "---|" * (len(impls) * (1 + len(columns))))
+        wide = part.pivot(index="theta", columns="implementation")
+        for theta in wide.index:
+            cells = "".join(
+                f" {wide.loc[theta, ('auc_y', i)]:.3f} |" + "".join(f" {wide.loc[theta, (c, i)]:.3f} |" for c in shown)
+                for i in impls
+            )
+            print(f"| {theta:.1f} |{cells}")
+        for i in impls:
+            mine = part[part["implementation"] == i]
+            if experiment == "bank":
+                found = auc_y_cost_at_drop(mine, "auc_s", 0.2)
+                start = mine.sort_values("theta").iloc[0]
+                print(f"- {i}: AUC_S {start['auc_s']:.3f} at theta 0; " + (
+                    f"down 0.2 at theta {found[0]:.2f} for an AUC_Y cost of {found[1]:.3f}" if found
+                    else f"never down 0.2 (lowest {mine['auc_s'].min():.3f})"))
+            point = mine[np.isclose(mine["theta"], 0.7)]
+            if experiment == "adult" and len(point):
+                row = point.iloc[0]
+                print(f"- {i} at theta 0.7: AUC_Y {row['auc_y']:.3f}, " + ", ".join(
+                    f"AUC_S {c} {row[f'auc_s[{c}]']:.3f}" for c in columns))
+        common, gaps = paired_gaps(records, experiment, trees)
+        if common:
+            print(f"- on the {common} folds both ran, the largest gap over thetas between the fold means: "
+                  + ", ".join(f"{m} {gap:.3f}" for m, gap in gaps.items()))
+        if set(IMPLEMENTATIONS) <= set(impls):
+            cpu = part.groupby("implementation")["cpu_s"].mean()
+            print(f"- mean fit CPU time per forest: fairops {cpu['fairops']:.2f} s, fair-trees "
+                  f"{cpu['fair-trees']:.2f} s ({cpu['fair-trees'] / cpu['fairops']:.1f}x)")
+
+
+def plot(table: pd.DataFrame, sensitive_columns: dict, path: str, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    experiments = list(dict.fromkeys(table["experiment"]))
+    fig, axes = plt.subplots(1, len(experiments), figsize=(6 * len(experiments), 4.8), squeeze=False)
+    styles = {"fairops": ("-", "o"), "fair-trees": ("--", "s")}
+    for ax, experiment in zip(axes[0], experiments):
+        part = table[table["experiment"] == experiment]
+        for colour, column in zip(("tab:blue", "tab:orange", "tab:green"), sensitive_columns[experiment]):
+            for implementation, (line, marker) in styles.items():
+                curve = part[part["implementation"] == implementation].sort_values("theta")
+                if curve.empty:
+                    continue
+                ax.plot(curve[f"auc_s[{column}]"], curve["auc_y"], line, marker=marker, color=colour,
+                        markersize=4, label=f"{implementation}, s = {column}")
+                for _, row in curve.iloc[[0, -1]].iterrows():
+                    ax.annotate(f"{row['theta']:.1f}", (row[f"auc_s[{column}]"], row["auc_y"]), fontsize=7,
+                                textcoords="offset points", xytext=(4, 2))
+        ax.set_title(experiment)
+        ax.set_xlabel("AUC_S (0.5 = strong demographic parity)")
+        ax.set_ylabel("AUC_Y")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="2 folds, 20 trees, thetas 0, 0.5, 1")
+    parser.add_argument("--quick", action="store_true", help="3,000 rows, 2 folds, 10 trees, thetas 0, 0.5, 1")
     parser.add_argument("--folds", type=int, default=10)
+    parser.add_argument("--first-folds", type=int, help="run only the first N of the folds")
     parser.add_argument("--trees", type=int, default=500)
+    parser.add_argument("--rows", type=int, help="a seeded stratified subset of the rows")
+    parser.add_argument("--encoding", choices=["one-hot", "codes"], default="one-hot",
+                        help="text columns one-hot (the paper's) or as category codes")
     parser.add_argument("--theta-step", type=float, default=0.1)
-    parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument("--only", help="run only experiments whose name contains this text")
-    parser.add_argument("--json", help="write the per-theta rows to this file")
+    parser.add_argument("--impl", nargs="+", choices=IMPLEMENTATIONS, default=list(IMPLEMENTATIONS))
+    parser.add_argument("--experiments", nargs="+", choices=list(EXPERIMENTS), default=list(EXPERIMENTS))
+    parser.add_argument("--records", type=Path, help="folder of per-fit records (read, resumed, appended to)")
+    parser.add_argument("--report-only", action="store_true", help="fit nothing; report the records")
+    parser.add_argument("--json", help="write the per-theta means to this file")
     parser.add_argument("--plot", help="write the AUC_S vs AUC_Y curves to this image")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.quick:
-        args.folds, args.trees, thetas = 2, 20, [0.0, 0.5, 1.0]
+        args.rows, args.folds, args.trees, thetas = args.rows or 3000, 2, 10, [0.0, 0.5, 1.0]
     else:
         thetas = [float(t) for t in np.round(np.arange(0.0, 1.0 + 1e-9, args.theta_step), 10)]
-    print(f"folds={args.folds} trees={args.trees} thetas={thetas}")
+    print(f"folds={args.folds} trees={args.trees} thetas={thetas} implementations={args.impl} encoding={args.encoding}")
     warnings.filterwarnings("ignore", message="The least populated class", category=UserWarning)
-    all_rows = []
-    for name, X, y, sensitive, intersectional in experiments():
-        if args.only and args.only not in name:
-            continue
-        start = time.perf_counter()
-        rows = run_experiment(name, X, y, sensitive, intersectional, thetas=thetas, folds=args.folds,
-                              trees=args.trees, n_jobs=args.n_jobs)
-        all_rows += rows
-        table = pd.DataFrame(rows)
-        # Thetas whose forests score every row alike carry no ranking: left out of the correlation.
-        varied = table[table["auc_y"] > 0.5 + 1e-9]
-        corr = np.corrcoef(varied["dp"], varied["auc_s"])[0, 1] if len(varied) > 2 else float("nan")
-        extra = [c for c in table.columns if c.startswith("auc_s[")]
-        print(f"\n## {name}  ({time.perf_counter() - start:.0f} s, Pearson(DP, AUC_S) = {corr:.2f})")
-        print("| theta | AUC_Y | AUC_S | DP at deciles |" + "".join(f" {c} |" for c in extra))
-        print("|---|---|---|---|" + "---|" * len(extra))
-        for row in rows:
-            cells = "".join(f" {row[c]:.3f} |" for c in extra)
-            print(f"| {row['theta']:.1f} | {row['auc_y']:.3f} | {row['auc_s']:.3f} | {row['dp']:.3f} |{cells}")
+    records = read_records(args.records)
+    if not args.report_only:
+        records = run(args, thetas, records)
+    records = [r for r in records if r["experiment"] in args.experiments and r["implementation"] in args.impl
+               and r.get("encoding", "one-hot") == args.encoding]
+    if not records:
+        print("no records to report")
+        return
+    table = summarise(records, args.trees)
+    columns = {r["experiment"]: [k[len("auc_s["):-1] for k in r if k.startswith("auc_s[")] for r in records}
+    report(table, columns, records, args.trees)
     if args.json:
-        Path(args.json).write_text(json.dumps(all_rows, indent=1))
+        Path(args.json).write_text(table.to_json(orient="records", indent=1))
     if args.plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        frame = pd.DataFrame(all_rows)
-        fig, ax = plt.subplots(figsize=(7, 5))
-        for name, part in frame.groupby("experiment", sort=False):
-            ax.plot(part["auc_s"], part["auc_y"], marker="o", label=name)
-        ax.set_xlabel("AUC_S (0.5 = parity)")
-        ax.set_ylabel("AUC_Y")
-        ax.set_title(f"SCAFF theta curves ({args.folds}-fold CV, {args.trees} trees, depth 4)")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=120)
+        used = table.groupby("implementation")["folds"].min()
+        folds_text = ", ".join(f"{impl} {int(used[impl])}" for impl in IMPLEMENTATIONS if impl in used)
+        plot(table, columns, args.plot,
+             f"SCAFF theta curves: folds of one {args.folds}-fold split ({folds_text}), {args.trees} trees, depth 4; "
+             "theta marked at the ends")
 
 
 if __name__ == "__main__":

@@ -113,6 +113,21 @@ def test_scaff_log_and_load_native(tracking, forest, data):
         mlflow.pyfunc.load_model(local)
 
 
+def test_scaff_saves_weights_leaf_sizes_and_rules_as_data(tmp_path, data):
+    X, y, sex = data
+    labels = np.where(y == 1, "yes", "no")
+    forest = SCAFFClassifier(n_estimators=6, theta=0.4, class_weight={"no": 1.0, "yes": 2.5}, min_samples_leaf=4,
+                             min_samples_split=0.05, sensitive_aggregation="mean",
+                             random_state=1).fit(X, labels, sensitive_features=sex, sample_weight=np.linspace(0.5, 2, len(y)))
+    scaff_flavor.save_model(forest, tmp_path / "m", pip_requirements=[])
+    native = scaff_flavor.load_model(str(tmp_path / "m"))
+    assert native.get_params() == forest.get_params()
+    np.testing.assert_array_equal(native.predict_proba(X), forest.predict_proba(X))
+    np.testing.assert_array_equal(native.apply(X), forest.apply(X))
+    assert [t.class_weight for t in native.estimators_] == [{"no": 1.0, "yes": 2.5}] * 6
+    assert not any(name.endswith((".pkl", ".pickle")) for _, _, files in os.walk(tmp_path / "m") for name in files)
+
+
 def test_fairlof_pyfunc_scores_new_rows_with_sensitive_columns(tmp_path, detector, data):
     X, _, sex = data
     rows = pd.concat([X, pd.DataFrame({"sex": sex})], axis=1).head(50).copy()

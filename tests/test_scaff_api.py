@@ -27,7 +27,7 @@ def _data(n=600, seed=0):
 
 def _fit(**params):
     X, y, S = _data()
-    return SCAFFClassifier(n_estimators=8, **params).fit(X, y, sensitive_features=S)
+    return SCAFFClassifier(n_estimators=8, **{"random_state": 0, **params}).fit(X, y, sensitive_features=S)
 
 
 # ------------------------------------------------------------------ bad input
@@ -182,9 +182,9 @@ def routing():
 
 def test_pipeline_routes_sensitive_features(routing):
     X, y, S = _data()
-    scaff = SCAFFClassifier(n_estimators=8, theta=0.6).set_fit_request(sensitive_features=True)
+    scaff = SCAFFClassifier(n_estimators=8, theta=0.6, random_state=0).set_fit_request(sensitive_features=True)
     pipe = make_pipeline(StandardScaler(), scaff).fit(X, y, sensitive_features=S)
-    direct = SCAFFClassifier(n_estimators=8, theta=0.6).fit(StandardScaler().fit_transform(X), y, sensitive_features=S)
+    direct = SCAFFClassifier(n_estimators=8, theta=0.6, random_state=0).fit(StandardScaler().fit_transform(X), y, sensitive_features=S)
     fitted = pipe[-1]
     assert fitted.n_sensitive_groups_ == 6
     np.testing.assert_array_equal(fitted.node_feature_, direct.node_feature_)
@@ -209,3 +209,177 @@ def test_unlimited_depth_grows_until_no_split_gains():
     leaves = deep.node_value_[deep.node_feature_ < 0]
     assert np.all((leaves == 0) | (leaves == 1))  # only pure leaves are left unsplit here
     np.testing.assert_array_equal(deep.predict(X), y)
+
+
+# ------------------------------------------------------- weights, leaf sizes
+NODE_ARRAYS = ("node_feature_", "node_threshold_", "node_value_", "node_left_", "node_right_")
+
+
+def _assert_same_trees(a, b):
+    for name in NODE_ARRAYS:
+        np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=1e-12, err_msg=name)
+
+
+def test_zero_sample_weight_equals_dropping_the_rows():
+    X, y, S = _data()
+    weight = np.where(np.arange(len(y)) % 3 == 0, 0.0, 1.0)
+    kept = weight > 0
+    params = dict(theta=0.4, max_depth=5)
+    weighted = SCAFFTreeClassifier(**params).fit(X, y, sensitive_features=S, sample_weight=weight)
+    dropped = SCAFFTreeClassifier(**params).fit(X[kept], y[kept], sensitive_features=S[kept])
+    _assert_same_trees(weighted, dropped)
+
+
+def test_integer_sample_weight_equals_repeating_the_rows():
+    X, y, S = _data(n=300)
+    X = np.round(X, 1)  # fewer distinct values than max_bins: repeating rows moves no cut point
+    weight = np.random.default_rng(2).integers(1, 4, len(y))
+    params = dict(theta=0.3, max_depth=4)
+    weighted = SCAFFTreeClassifier(**params).fit(X, y, sensitive_features=S, sample_weight=weight)
+    repeated = SCAFFTreeClassifier(**params).fit(
+        np.repeat(X, weight, axis=0), np.repeat(y, weight), sensitive_features=S.loc[S.index.repeat(weight)])
+    _assert_same_trees(weighted, repeated)
+    np.testing.assert_allclose(weighted.node_weight_, repeated.node_weight_)
+
+
+def test_class_weight_is_a_per_class_sample_weight():
+    X, y, S = _data()
+    by_class = _fit(class_weight={0: 1.0, 1: 3.0}, theta=0.4)
+    by_row = SCAFFClassifier(n_estimators=8, random_state=0, theta=0.4).fit(
+        X, y, sensitive_features=S, sample_weight=np.where(y == 1, 3.0, 1.0))
+    np.testing.assert_array_equal(by_class.predict_proba(X), by_row.predict_proba(X))
+    balanced = _fit(class_weight="balanced", theta=0.4)
+    share = y.mean()
+    manual = SCAFFClassifier(n_estimators=8, random_state=0, theta=0.4).fit(
+        X, y, sensitive_features=S, sample_weight=np.where(y == 1, 0.5 / share, 0.5 / (1 - share)))
+    np.testing.assert_allclose(balanced.predict_proba(X), manual.predict_proba(X))
+    # Per bootstrap sample, the classes weigh the same: every root holds half of each tree's weight in class 1.
+    subsample = _fit(class_weight="balanced_subsample", theta=0.4)
+    roots = subsample.node_offsets_[:-1]
+    np.testing.assert_allclose(subsample.node_value_[roots], 0.5)
+    assert not np.allclose(balanced.node_value_[balanced.node_offsets_[:-1]], 0.5)
+
+
+def test_class_weight_changes_leaf_values_not_label_splits():
+    # AUC_Y compares class-conditional shares, so scaling a class's weight moves no split at theta = 0
+    # (AUC_S weighs each row by its class weight, so at theta > 0 the splits may move).
+    X, y, S = _data()
+    plain = SCAFFTreeClassifier(theta=0.0).fit(X, y, sensitive_features=S)
+    weighted = SCAFFTreeClassifier(theta=0.0, class_weight={0: 1.0, 1: 5.0}).fit(X, y, sensitive_features=S)
+    np.testing.assert_array_equal(plain.node_feature_, weighted.node_feature_)
+    np.testing.assert_array_equal(plain.node_threshold_, weighted.node_threshold_)
+    assert np.all(weighted.node_value_ >= plain.node_value_)
+
+
+@pytest.mark.parametrize("leaf, split", [(20, 2), (0.05, 2), (1, 150), (5, 0.2)])
+def test_min_samples_leaf_and_split_bound_the_nodes(leaf, split):
+    X, y, S = _data()
+    n = len(y)
+    min_leaf = leaf if isinstance(leaf, int) else int(np.ceil(leaf * n))
+    min_split = max(split if isinstance(split, int) else int(np.ceil(split * n)), 2 * min_leaf)
+    tree = SCAFFTreeClassifier(theta=0.2, max_depth=None, min_samples_leaf=leaf, min_samples_split=split).fit(
+        X, y, sensitive_features=S)
+    counts = tree.node_weight_  # unit weights: the number of rows in each node
+    internal = tree.node_feature_ >= 0
+    assert np.all(counts[~internal] >= min_leaf)
+    assert np.all(counts[internal] >= min_split)
+    np.testing.assert_array_equal(np.bincount(tree.apply(X), minlength=len(counts))[~internal], counts[~internal])
+    unbounded = SCAFFTreeClassifier(theta=0.2, max_depth=None).fit(X, y, sensitive_features=S)
+    assert internal.sum() < (unbounded.node_feature_ >= 0).sum()
+
+
+@pytest.mark.parametrize(
+    "fit_args, message",
+    [
+        ({"sample_weight": -np.ones(600)}, "sample_weight must be >= 0"),
+        ({"sample_weight": np.full(600, np.nan)}, "sample_weight contains NaN"),
+        ({"sample_weight": np.ones(599)}, r"sample_weight must have shape \(600,\)"),
+        ({"sample_weight": np.zeros(600)}, "sample_weight is zero for every row"),
+        ({"sample_weight": np.array(["a"] * 600)}, "sample_weight must hold numbers"),
+    ],
+)
+def test_bad_sample_weight_is_named(fit_args, message):
+    X, y, S = _data()
+    with pytest.raises((ValueError, TypeError), match=message):
+        SCAFFClassifier(n_estimators=2).fit(X, y, sensitive_features=S, **fit_args)
+
+
+def test_weights_that_drop_a_class_or_a_group_are_refused():
+    X, y, S = _data()
+    with pytest.raises(ValueError, match="only one class"):
+        SCAFFTreeClassifier().fit(X, y, sensitive_features=S, sample_weight=(y == 1).astype(float))
+    with pytest.raises(ValueError, match="only one class"):
+        SCAFFTreeClassifier(class_weight={0: 0.0, 1: 1.0}).fit(X, y, sensitive_features=S)
+    with pytest.raises(ValueError, match="'race' has values that occur only in rows with weight 0"):
+        SCAFFTreeClassifier().fit(X, y, sensitive_features=S, sample_weight=(S["race"] != "a").astype(float))
+
+
+@pytest.mark.parametrize(
+    "estimator, name",
+    [
+        (SCAFFClassifier(min_samples_leaf=0), "min_samples_leaf"),
+        (SCAFFClassifier(min_samples_leaf=1.0), "min_samples_leaf"),
+        (SCAFFClassifier(min_samples_split=1), "min_samples_split"),
+        (SCAFFClassifier(min_samples_split=1.5), "min_samples_split"),
+        (SCAFFClassifier(class_weight="auto"), "class_weight"),
+        (SCAFFClassifier(class_weight={0: -1.0, 1: 1.0}), "class_weight"),
+        (SCAFFClassifier(class_weight={0: 1.0, 7: 1.0}), "class_weight"),
+        (SCAFFTreeClassifier(class_weight="balanced_subsample"), "class_weight"),
+    ],
+)
+def test_new_parameters_out_of_range_are_named(estimator, name):
+    X, y, S = _data()
+    with pytest.raises(ValueError, match=name):
+        estimator.set_params(**({"n_estimators": 2} if hasattr(estimator, "n_estimators") else {})).fit(
+            X, y, sensitive_features=S)
+
+
+# ------------------------------------------------------- trees and leaves
+def test_random_state_defaults_to_fresh_randomness():
+    X, y, S = _data()
+    first, second = (SCAFFClassifier(n_estimators=4).fit(X, y, sensitive_features=S) for _ in range(2))
+    assert SCAFFClassifier().random_state is None
+    assert not np.array_equal(first.node_threshold_, second.node_threshold_)
+
+
+def test_estimators_are_the_forests_trees():
+    X, y, S = _data()
+    forest = _fit(theta=0.3)
+    trees = forest.estimators_
+    assert len(trees) == forest.n_trees_ == 8 and all(isinstance(t, SCAFFTreeClassifier) for t in trees)
+    assert trees[0].get_params()["theta"] == 0.3 and trees[0].max_features == "sqrt"
+    mean = np.mean([t.predict_proba(X) for t in trees], axis=0)
+    np.testing.assert_allclose(mean, forest.predict_proba(X))
+    leaves = forest.apply(X)
+    assert leaves.shape == (len(y), 8)
+    for t, tree in enumerate(trees):
+        np.testing.assert_array_equal(tree.apply(X), leaves[:, t])
+
+
+def test_apply_gives_the_leaf_whose_value_is_predicted():
+    X, y, S = _data()
+    tree = SCAFFTreeClassifier(theta=0.3, max_depth=6).fit(X, y, sensitive_features=S)
+    leaves = tree.apply(X)
+    assert leaves.shape == (len(y),) and np.all(tree.node_feature_[leaves] == -1)
+    np.testing.assert_array_equal(tree.node_value_[leaves], tree.predict_proba(X)[:, 1])
+
+
+def test_state_round_trip_keeps_the_new_parameters():
+    X, y, S = _data()
+    model = _fit(theta=0.3, class_weight={0: 1.0, 1: 2.5}, min_samples_leaf=3, sensitive_aggregation="mean")
+    state = model._get_state()
+    text = json.dumps({"params": state["params"], "meta": state["meta"]})
+    rebuilt = SCAFFClassifier._from_state({**json.loads(text), "arrays": state["arrays"]})
+    assert rebuilt.get_params() == model.get_params()
+    np.testing.assert_array_equal(rebuilt.predict_proba(X), model.predict_proba(X))
+
+
+def test_state_saved_before_the_new_parameters_still_loads():
+    X, _, _ = _data()
+    model = _fit(theta=0.3)
+    state = model._get_state()
+    params = {k: v for k, v in state["params"].items()
+              if k not in ("min_samples_split", "min_samples_leaf", "class_weight")}
+    rebuilt = SCAFFClassifier._from_state({**state, "params": params})
+    assert rebuilt.min_samples_leaf == 1 and rebuilt.class_weight is None
+    np.testing.assert_array_equal(rebuilt.predict_proba(X), model.predict_proba(X))

@@ -2,35 +2,10 @@
 
 import numpy as np
 import pytest
-from sklearn.metrics import roc_auc_score
+from scaff_brute_force import brute_force_gains
 
 from fairops.metrics import auc_y
 from fairops.scaff import SCAFFClassifier, SCAFFTreeClassifier
-
-
-def _folded(labels, z):
-    return max(roc_auc_score(labels, z), 1.0 - roc_auc_score(labels, z))
-
-
-def brute_force_gains(X, y, S, theta, aggregate="max"):
-    """{(feature, threshold): SG} for every distinct split of the root, scored with roc_auc_score."""
-    gains = {}
-    for j in range(X.shape[1]):
-        values = np.unique(X[:, j])
-        for threshold in (values[:-1] + values[1:]) / 2:
-            left = X[:, j] <= threshold
-            z = np.where(left, y[left].mean(), y[~left].mean())
-            group_aucs = []
-            for column in S.T:
-                for value in np.unique(column):
-                    member = column == value
-                    if 0 < member.sum() < len(member):
-                        group_aucs.append(_folded(member, z))
-            s_term = 0.5
-            if group_aucs:
-                s_term = max(group_aucs) if aggregate == "max" else float(np.mean(group_aucs))
-            gains[(j, threshold)] = (1 - theta) * (roc_auc_score(y, z) - 0.5) - theta * (s_term - 0.5)
-    return gains
 
 
 def _data(seed, n=120, group_values=(2,)):
@@ -73,6 +48,41 @@ def test_intersectional_root_split_matches_brute_force(theta):
     best = max(gains.values())
     assert best > 0
     assert gains[(int(tree.node_feature_[0]), float(tree.node_threshold_[0]))] == pytest.approx(best, abs=1e-12)
+
+
+def _rare_group_data(seed, n=400):
+    """A rare group living at high values of feature 1: a root split on it leaves one child without it."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 10, size=(n, 3)).astype(float)
+    rare = (X[:, 1] == 9) & (rng.random(n) < 0.5)
+    other = rng.integers(0, 3, n)
+    S = np.column_stack([rare.astype(int), other])
+    y = ((0.3 * X[:, 0] + X[:, 1] + rng.normal(0, 1.5, n)) > 6).astype(int)
+    return X, y, S
+
+
+@pytest.mark.parametrize("aggregate", ["max", "mean"])
+@pytest.mark.parametrize("theta", [0.1, 0.3, 0.45])
+def test_child_splits_match_brute_force_with_absent_groups(aggregate, theta):
+    X, y, S = _rare_group_data(0)
+    tree = SCAFFTreeClassifier(theta=theta, max_depth=2, sensitive_aggregation=aggregate).fit(
+        X, y, sensitive_features=S)
+    assert tree.node_feature_[0] >= 0
+    leaf = tree.apply(X)
+    root_left = X[:, tree.node_feature_[0]] <= tree.node_threshold_[0]
+    lacking = 0
+    for child, rows in ((tree.node_left_[0], np.flatnonzero(root_left)), (tree.node_right_[0], np.flatnonzero(~root_left))):
+        lacking += len(np.unique(S[rows, 0])) < 2
+        gains = brute_force_gains(X, y, S, theta, aggregate, rows)
+        best = max(gains.values())
+        if best <= 1e-12:
+            assert tree.node_feature_[child] == -1
+            assert np.all(leaf[rows] == child)
+            continue
+        chosen = (int(tree.node_feature_[child]), float(tree.node_threshold_[child]))
+        assert gains[chosen] == pytest.approx(best, abs=1e-12)
+        assert tree.node_gain_[child] == pytest.approx(best, abs=1e-12)
+    assert lacking >= 1  # the data does put a child without the rare group under test
 
 
 def _proxy_data(n=3000, seed=0):
@@ -124,8 +134,8 @@ def test_independent_group_gives_an_auc_tree():
 
 def test_theta_zero_ignores_the_sensitive_features():
     X, y, S = _data(7, n=400, group_values=(3,))
-    with_s = SCAFFClassifier(n_estimators=5, theta=0.0).fit(X, y, sensitive_features=S)
-    without_s = SCAFFClassifier(n_estimators=5, theta=0.0).fit(X, y)
+    with_s = SCAFFClassifier(n_estimators=5, theta=0.0, random_state=0).fit(X, y, sensitive_features=S)
+    without_s = SCAFFClassifier(n_estimators=5, theta=0.0, random_state=0).fit(X, y)
     for name in ("node_feature_", "node_threshold_", "node_value_"):
         np.testing.assert_array_equal(getattr(with_s, name), getattr(without_s, name))
 

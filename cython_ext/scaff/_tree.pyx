@@ -9,8 +9,9 @@ Split criterion (node-local, two children, counts only)::
     AUC(class) = 0.5 + |P(left | class 1) - P(left | class 0)| / 2
     SG = (1 - theta) * (AUC_Y - 0.5) - theta * (AUC_S - 0.5)
 
-AUC_S is the max or the mean over the one-vs-rest AUCs of every sensitive group present
-in the node (a group that is absent, or that is the whole node, has no AUC there).
+AUC_S combines the one-vs-rest AUCs of every sensitive group: their max, or the mean per
+attribute and then across attributes. A group absent from the node, or making up all of it,
+has no AUC there: it counts as AUC 1, the worst case, as the authors' code scores it.
 """
 
 import numpy as np
@@ -39,19 +40,22 @@ def build_tree(
     const cnp.int32_t[::1] n_bins,         # (n_features,)
     const cnp.uint8_t[::1] y,              # (n_samples,) 0/1
     const cnp.int32_t[:, ::1] groups,      # (n_samples, n_columns): global group id per column
-    int n_groups,
-    const double[::1] weight,              # (n_samples,) bootstrap counts
+    const cnp.int32_t[::1] column_start,   # (n_columns + 1,): column c owns ids column_start[c] ..< [c + 1]
+    const double[::1] weight,              # (n_samples,) > 0 for every sample in `samples`
     cnp.intp_t[::1] samples,               # in-bag sample ids; reordered in place
     int max_depth,                         # < 0: unlimited
     int max_features,
+    Py_ssize_t min_samples_split,          # a node with fewer samples is a leaf
+    Py_ssize_t min_samples_leaf,           # each child keeps at least this many samples
     double theta,
-    int aggregate,                         # 0 = max, 1 = mean
+    int aggregate,                         # 0 = max, 1 = mean per attribute, then across attributes
     u64 seed,
     double min_gain,
 ):
     """Grow one tree; returns its node arrays trimmed to the number of nodes."""
     cdef Py_ssize_t n_features = binned.shape[0]
     cdef Py_ssize_t n_columns = groups.shape[1]
+    cdef Py_ssize_t n_groups = column_start[n_columns] if n_columns > 0 else 0
     cdef Py_ssize_t n_in_bag = samples.shape[0]
     cdef Py_ssize_t capacity = 2 * n_in_bag - 1 if n_in_bag > 0 else 1
     if max_depth >= 0 and max_depth < 40:
@@ -79,11 +83,18 @@ def build_tree(
 
     # Work buffers, allocated once per tree.
     cdef Py_ssize_t n_groups_alloc = n_groups if n_groups > 0 else 1
+    cdef Py_ssize_t n_columns_alloc = n_columns if n_columns > 0 else 1
     cdef double[::1] hist_w = np.zeros(max_bin_count, dtype=np.float64)
     cdef double[::1] hist_y = np.zeros(max_bin_count, dtype=np.float64)
+    cdef cnp.intp_t[::1] hist_n = np.zeros(max_bin_count, dtype=np.intp)
     cdef double[::1] hist_g = np.zeros(max_bin_count * n_groups_alloc, dtype=np.float64)
     cdef double[::1] group_total = np.zeros(n_groups_alloc, dtype=np.float64)
     cdef double[::1] group_left = np.zeros(n_groups_alloc, dtype=np.float64)
+    cdef cnp.intp_t[::1] group_column = np.zeros(n_groups_alloc, dtype=np.intp)
+    cdef cnp.intp_t[::1] active = np.zeros(n_groups_alloc, dtype=np.intp)
+    cdef double[::1] column_sum = np.zeros(n_columns_alloc, dtype=np.float64)
+    cdef double[::1] column_fixed = np.zeros(n_columns_alloc, dtype=np.float64)
+    cdef double[::1] column_terms = np.zeros(n_columns_alloc, dtype=np.float64)
     cdef cnp.intp_t[::1] feature_order = np.arange(n_features, dtype=np.intp)
     # Stack of pending nodes: start, end, depth, parent, is_left. Depth-first growth keeps
     # at most one pending sibling per level plus two fresh children: max_depth + 1 entries.
@@ -94,19 +105,22 @@ def build_tree(
 
     cdef u64 rng_state = seed
     cdef Py_ssize_t n_nodes = 0, top = 0
-    cdef Py_ssize_t start, end, depth, parent, node, p, i, j, c, g, b, nb, swap_with, mid
-    cdef Py_ssize_t best_feature, best_bin
+    cdef Py_ssize_t start, end, depth, parent, node, p, i, j, c, g, k, b, nb, last, swap_with, mid
+    cdef Py_ssize_t best_feature, best_bin, n_active, n_node, left_n
     cdef double total_w, total_y, total_n, wi, left_w, left_y, auc_y, auc_s, gain, best_gain
-    cdef double group_auc, group_sum, label_part
-    cdef int group_count
-    cdef bint need_groups = theta > 0.0 and n_groups > 0 and n_columns > 0
-    cdef bint can_split
+    cdef double group_auc, label_part, fixed_penalty
+    cdef bint need_groups = theta > 0.0 and n_groups > 0
+    cdef bint node_groups, any_absent, can_split
+    cdef bint count_leaf = min_samples_leaf > 1
     cdef cnp.intp_t tmp
     cdef int draw = max_features
     if draw > n_features:
         draw = <int>n_features
     if draw < 1:
         draw = 1
+    for c in range(n_columns):
+        for g in range(column_start[c], column_start[c + 1]):
+            group_column[g] = c
 
     with nogil:
         stack[0, 0] = 0
@@ -142,13 +156,15 @@ def build_tree(
                     for c in range(n_columns):
                         group_total[groups[i, c]] += wi
             total_n = total_w - total_y
+            n_node = end - start
             node_weight[node] = total_w
             node_value[node] = total_y / total_w if total_w > 0 else 0.0
 
             # A pure node has AUC_Y = 0.5, so SG <= 0 for every split: stop early.
             can_split = (
                 (max_depth < 0 or depth < max_depth)
-                and end - start >= 2
+                and n_node >= min_samples_split
+                and n_node >= 2 * min_samples_leaf
                 and total_y > 0.0
                 and total_n > 0.0
                 and theta < 1.0
@@ -156,15 +172,43 @@ def build_tree(
             if not can_split:
                 continue
 
+            # Which groups have an AUC at this node (present, but not the whole node); each other
+            # group counts as AUC 1. When the AUC_S term is the same for every split, it becomes a
+            # fixed penalty and the group histograms are skipped.
+            node_groups = False
+            fixed_penalty = 0.0
+            if need_groups:
+                n_active = 0
+                any_absent = False
+                for c in range(n_columns):
+                    column_fixed[c] = 0.0
+                    column_terms[c] = 0.0
+                for g in range(n_groups):
+                    c = group_column[g]
+                    if g > column_start[c] and column_start[c + 1] - column_start[c] == 2:
+                        continue  # a binary attribute's two one-vs-rest AUCs are equal: score the first
+                    column_terms[c] += 1.0
+                    if group_total[g] > 0.0 and group_total[g] < total_w:
+                        active[n_active] = g
+                        n_active += 1
+                    else:
+                        any_absent = True
+                        column_fixed[c] += 1.0
+                if n_active == 0 or (aggregate == 0 and any_absent):
+                    fixed_penalty = theta * 0.5  # AUC_S = 1 whatever the split
+                else:
+                    node_groups = True
+
             best_gain = min_gain
             best_feature = -1
             best_bin = -1
-            # Partial Fisher-Yates: the first `draw` entries become this node's features.
-            for j in range(draw):
-                swap_with = j + <Py_ssize_t>(_next_random(&rng_state) % <u64>(n_features - j))
-                tmp = feature_order[j]
-                feature_order[j] = feature_order[swap_with]
-                feature_order[swap_with] = tmp
+            if draw < n_features:
+                # Partial Fisher-Yates: the first `draw` entries become this node's features.
+                for j in range(draw):
+                    swap_with = j + <Py_ssize_t>(_next_random(&rng_state) % <u64>(n_features - j))
+                    tmp = feature_order[j]
+                    feature_order[j] = feature_order[swap_with]
+                    feature_order[swap_with] = tmp
 
             for j in range(draw):
                 f = feature_order[j]
@@ -173,8 +217,9 @@ def build_tree(
                     continue
                 memset(&hist_w[0], 0, nb * sizeof(double))
                 memset(&hist_y[0], 0, nb * sizeof(double))
-                if need_groups:
+                if node_groups:
                     memset(&hist_g[0], 0, nb * n_groups * sizeof(double))
+                    memset(&group_left[0], 0, n_groups * sizeof(double))
                     for p in range(start, end):
                         i = samples[p]
                         b = binned[f, i]
@@ -183,7 +228,6 @@ def build_tree(
                         hist_y[b] += wi * y[i]
                         for c in range(n_columns):
                             hist_g[b * n_groups + groups[i, c]] += wi
-                    memset(&group_left[0], 0, n_groups * sizeof(double))
                 else:
                     for p in range(start, end):
                         i = samples[p]
@@ -191,45 +235,64 @@ def build_tree(
                         wi = weight[i]
                         hist_w[b] += wi
                         hist_y[b] += wi * y[i]
+                if count_leaf:
+                    memset(&hist_n[0], 0, nb * sizeof(cnp.intp_t))
+                    for p in range(start, end):
+                        hist_n[binned[f, samples[p]]] += 1
 
+                # Thresholds after the last non-empty bin would leave the right child empty.
+                last = nb - 1
+                while last > 0 and hist_w[last] == 0.0:
+                    last -= 1
                 left_w = 0.0
                 left_y = 0.0
-                for b in range(nb - 1):
+                left_n = 0
+                for b in range(last):
                     if hist_w[b] == 0.0:
                         continue  # same partition as the previous threshold
                     left_w += hist_w[b]
                     left_y += hist_y[b]
-                    if need_groups:
-                        for g in range(n_groups):
+                    if node_groups:
+                        for k in range(n_active):
+                            g = active[k]
                             group_left[g] += hist_g[b * n_groups + g]
-                    if left_w >= total_w:
-                        break
+                    if count_leaf:
+                        left_n += hist_n[b]
+                        if n_node - left_n < min_samples_leaf:
+                            break  # the right child only shrinks from here
+                        if left_n < min_samples_leaf:
+                            continue
                     auc_y = 0.5 + 0.5 * fabs(left_y / total_y - (left_w - left_y) / total_n)
                     label_part = (1.0 - theta) * (auc_y - 0.5)
-                    if label_part <= best_gain:
+                    if label_part - fixed_penalty <= best_gain:
                         continue  # the sensitive term can only lower the gain
-                    if need_groups:
-                        auc_s = 0.5
-                        group_sum = 0.0
-                        group_count = 0
-                        for g in range(n_groups):
-                            if group_total[g] <= 0.0 or group_total[g] >= total_w:
-                                continue
-                            group_auc = 0.5 + 0.5 * fabs(
-                                group_left[g] / group_total[g]
-                                - (left_w - group_left[g]) / (total_w - group_total[g])
-                            )
-                            if aggregate == 0:
+                    if node_groups:
+                        if aggregate == 0:
+                            auc_s = 0.5
+                            for k in range(n_active):
+                                g = active[k]
+                                group_auc = 0.5 + 0.5 * fabs(
+                                    group_left[g] / group_total[g]
+                                    - (left_w - group_left[g]) / (total_w - group_total[g])
+                                )
                                 if group_auc > auc_s:
                                     auc_s = group_auc
-                            else:
-                                group_sum += group_auc
-                                group_count += 1
-                        if aggregate != 0 and group_count > 0:
-                            auc_s = group_sum / group_count
+                        else:
+                            for c in range(n_columns):
+                                column_sum[c] = column_fixed[c]
+                            for k in range(n_active):
+                                g = active[k]
+                                column_sum[group_column[g]] += 0.5 + 0.5 * fabs(
+                                    group_left[g] / group_total[g]
+                                    - (left_w - group_left[g]) / (total_w - group_total[g])
+                                )
+                            auc_s = 0.0
+                            for c in range(n_columns):
+                                auc_s += column_sum[c] / column_terms[c]
+                            auc_s = auc_s / n_columns
                         gain = label_part - theta * (auc_s - 0.5)
                     else:
-                        gain = label_part
+                        gain = label_part - fixed_penalty
                     if gain > best_gain:
                         best_gain = gain
                         best_feature = f
@@ -278,6 +341,23 @@ def build_tree(
     )
 
 
+cdef inline Py_ssize_t _leaf(
+    const double* x,
+    const cnp.int32_t* feature,
+    const double* threshold,
+    const cnp.int32_t* left,
+    const cnp.int32_t* right,
+) noexcept nogil:
+    """Tree-local id of the leaf row ``x`` reaches (x <= threshold goes left)."""
+    cdef Py_ssize_t node = 0
+    while feature[node] >= 0:
+        if x[feature[node]] <= threshold[node]:
+            node = left[node]
+        else:
+            node = right[node]
+    return node
+
+
 def predict_forest(
     const double[:, ::1] X,
     const cnp.int32_t[::1] feature,
@@ -288,21 +368,35 @@ def predict_forest(
     const cnp.int64_t[::1] offsets,        # (n_trees + 1,) start of each tree's nodes
     double[::1] out,                       # (n_rows,) mean leaf value, written here
 ):
-    """Average over the trees of the leaf value reached by each row (x <= threshold goes left)."""
+    """Average over the trees of the leaf value reached by each row."""
     cdef Py_ssize_t n_rows = X.shape[0]
     cdef Py_ssize_t n_trees = offsets.shape[0] - 1
-    cdef Py_ssize_t r, t, base, node
+    cdef Py_ssize_t r, t, base
     cdef double total
     with nogil:
         for r in range(n_rows):
             total = 0.0
             for t in range(n_trees):
                 base = offsets[t]
-                node = 0
-                while feature[base + node] >= 0:
-                    if X[r, feature[base + node]] <= threshold[base + node]:
-                        node = left[base + node]
-                    else:
-                        node = right[base + node]
-                total += value[base + node]
+                total += value[base + _leaf(&X[r, 0], &feature[base], &threshold[base], &left[base], &right[base])]
             out[r] = total / n_trees
+
+
+def apply_forest(
+    const double[:, ::1] X,
+    const cnp.int32_t[::1] feature,
+    const double[::1] threshold,
+    const cnp.int32_t[::1] left,
+    const cnp.int32_t[::1] right,
+    const cnp.int64_t[::1] offsets,        # (n_trees + 1,) start of each tree's nodes
+    cnp.int64_t[:, ::1] out,               # (n_rows, n_trees) tree-local leaf id, written here
+):
+    """The leaf each row reaches in each tree."""
+    cdef Py_ssize_t n_rows = X.shape[0]
+    cdef Py_ssize_t n_trees = offsets.shape[0] - 1
+    cdef Py_ssize_t r, t, base
+    with nogil:
+        for r in range(n_rows):
+            for t in range(n_trees):
+                base = offsets[t]
+                out[r, t] = _leaf(&X[r, 0], &feature[base], &threshold[base], &left[base], &right[base])

@@ -17,6 +17,7 @@ from .bundled import (
     load_dataset,
     load_german,
 )
+from .bank_full import load_bank_full
 from .custom import load_table
 from .splits import BudgetSlicer, Split, budget_slice, strata, train_validation_test_split
 
@@ -28,6 +29,7 @@ __all__ = [
     "budget_slice",
     "load_adult",
     "load_bank",
+    "load_bank_full",
     "load_compas",
     "load_credit_default",
     "load_dataset",

@@ -8,34 +8,21 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
+from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import _native
+from . import _native, _state
 from ._inputs import (
     categorical_columns,
     check_params,
+    check_sample_weight,
     encode_categoricals,
     encode_groups,
     resolve_max_features,
+    resolve_min_samples,
 )
 from .binning import apply_bins, bin_counts, fit_bin_edges
-
-# Fitted attributes that make up the model; all plain arrays.
-STATE_ARRAYS = (
-    "classes_",
-    "bin_edges_",
-    "bin_offsets_",
-    "node_offsets_",
-    "node_feature_",
-    "node_threshold_",
-    "node_threshold_bin_",
-    "node_left_",
-    "node_right_",
-    "node_value_",
-    "node_weight_",
-    "node_gain_",
-)
 
 
 def resolve_n_jobs(n_jobs) -> int:
@@ -44,6 +31,34 @@ def resolve_n_jobs(n_jobs) -> int:
     if n_jobs < 0:
         return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
     return max(1, int(n_jobs))
+
+
+def _base_weights(estimator, y, sample_weight, bootstrap: bool):
+    """Per-row weight before bootstrapping: ``sample_weight`` x class weights (None = all 1)."""
+    class_weight = estimator.class_weight
+    if class_weight == "balanced_subsample" and not bootstrap:
+        class_weight = "balanced"  # one "subsample" = all rows
+    if class_weight is None or class_weight == "balanced_subsample":
+        return sample_weight
+    try:
+        expanded = compute_sample_weight(class_weight, y)
+    except ValueError as error:
+        raise ValueError(f"class_weight {class_weight!r} does not fit y: {error}") from None
+    return expanded if sample_weight is None else sample_weight * expanded
+
+
+def _check_weighted_groups(groups, weight, names) -> None:
+    """Refuse sensitive values carried only by rows of weight 0: no node could ever compare them."""
+    if weight is None or groups.shape[1] == 0:
+        return
+    for c, name in enumerate(names):
+        present = np.unique(groups[:, c])
+        weighted = np.unique(groups[weight > 0, c])
+        if len(weighted) < len(present):
+            raise ValueError(
+                f"sensitive_features column {name!r} has values that occur only in rows with weight 0; "
+                "drop those rows or give them a positive sample_weight"
+            )
 
 
 class SCAFFBase(ClassifierMixin, BaseEstimator):
@@ -60,12 +75,14 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         return tags
 
     # ----------------------------------------------------------------- fit
-    def fit(self, X, y, sensitive_features=None):
+    def fit(self, X, y, sensitive_features=None, sample_weight=None):
         """Grow the tree(s).
 
         ``sensitive_features``: one or more columns (DataFrame, Series, dict, 1-D/2-D array),
         binary or multi-valued, one row per sample. ``None`` = no sensitive attribute (the
         AUC_S term is 0.5, so the trees are plain AUC trees; a warning is issued if theta > 0).
+        ``sample_weight``: weights >= 0 per row, multiplied with ``class_weight`` and, in a
+        forest, with each tree's bootstrap counts; rows of weight 0 take no part in growth.
         """
         n_estimators, bootstrap, max_features, n_jobs = self._forest_spec()
         check_params(
@@ -85,40 +102,53 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         if len(self.classes_) != 2:
             raise ValueError(f"y must hold exactly 2 classes, got {len(self.classes_)} class(es)")
         n_samples, n_features = X.shape
-        groups, n_groups, names = encode_groups(
+        weight = _base_weights(self, y, check_sample_weight(sample_weight, n_samples), bootstrap)
+        if weight is not None:
+            if len(np.unique(y01[weight > 0])) < 2:
+                raise ValueError(
+                    "sample_weight and class_weight leave only one class with positive weight; "
+                    "SCAFF needs rows of both classes"
+                )
+        groups, column_start, names = encode_groups(
             sensitive_features, n_samples, intersectional=self.intersectional, theta=float(self.theta)
         )
+        _check_weighted_groups(groups, weight, names)
+        min_split, min_leaf = resolve_min_samples(self, n_samples)
         self._categories = {int(k): list(v) for k, v in categories.items()}
         self.sensitive_columns_ = names
-        self.n_sensitive_groups_ = int(n_groups)
+        self.n_sensitive_groups_ = int(column_start[-1])
 
-        self.bin_edges_, self.bin_offsets_ = fit_bin_edges(X, int(self.max_bins))
+        # Cut points come from the rows that take part: a weight-0 row must not move a threshold.
+        self.bin_edges_, self.bin_offsets_ = fit_bin_edges(X if weight is None else X[weight > 0], int(self.max_bins))
         data = _native.GrowthData.build(
             apply_bins(X, self.bin_edges_, self.bin_offsets_),
             bin_counts(self.bin_offsets_),
             y01,
             groups,
-            n_groups,
+            column_start,
         )
         draw = resolve_max_features(max_features, n_features)
         # Seeds are drawn up front: tree i gets seeds[i] whatever the thread layout.
         seeds = check_random_state(self.random_state).randint(0, 2**31 - 1, size=n_estimators)
+        subsample_balanced = bootstrap and self.class_weight == "balanced_subsample"
 
         def grow(seed):
             if bootstrap:
-                rng = np.random.default_rng(int(seed))
-                counts = np.bincount(rng.integers(0, n_samples, n_samples), minlength=n_samples)
-                samples = np.flatnonzero(counts)
-                weight = counts.astype(np.float64)
+                drawn = np.random.default_rng(int(seed)).integers(0, n_samples, n_samples)
+                tree_weight = np.bincount(drawn, minlength=n_samples).astype(np.float64)
+                if weight is not None:
+                    tree_weight *= weight
+                if subsample_balanced:
+                    tree_weight *= compute_sample_weight("balanced", y01, indices=drawn)
             else:
-                samples = np.arange(n_samples)
-                weight = np.ones(n_samples)
+                tree_weight = np.ones(n_samples) if weight is None else weight
             return _native.grow_tree(
                 data,
-                weight,
-                samples,
+                tree_weight,
                 max_depth=self.max_depth,
                 max_features=draw,
+                min_samples_split=min_split,
+                min_samples_leaf=min_leaf,
                 theta=float(self.theta),
                 aggregate=self.sensitive_aggregation,
                 seed=int(seed) * 2654435761 + 1,
@@ -174,6 +204,13 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         positive = self.predict_proba(X)[:, 1] > 0.5
         return self.classes_[positive.astype(np.intp)]
 
+    def _leaf_ids(self, X) -> np.ndarray:
+        """``(n_samples, n_trees)``: id of the leaf each row reaches in each tree (ids count per tree)."""
+        X = self._checked_X(X)
+        return _native.leaf_ids(
+            X, self.node_feature_, self.node_threshold_, self.node_left_, self.node_right_, self.node_offsets_
+        )
+
     @property
     def n_trees_(self) -> int:
         check_is_fitted(self, "node_offsets_")
@@ -201,31 +238,9 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
     def _get_state(self) -> dict:
         """Fitted model as ``{"params": ..., "meta": ..., "arrays": ...}``: JSON-able dicts + NumPy arrays."""
         check_is_fitted(self, "node_offsets_")
-        meta = {
-            "class": type(self).__name__,
-            "n_features_in": int(self.n_features_in_),
-            "sensitive_columns": list(self.sensitive_columns_),
-            "n_sensitive_groups": int(self.n_sensitive_groups_),
-            "categories": {str(k): v for k, v in self._categories.items()},
-        }
-        if hasattr(self, "feature_names_in_"):
-            meta["feature_names_in"] = [str(name) for name in self.feature_names_in_]
-        arrays = {name: np.asarray(getattr(self, name)) for name in STATE_ARRAYS}
-        return {"params": self.get_params(deep=False), "meta": meta, "arrays": arrays}
+        return _state.get_state(self)
 
     @classmethod
     def _from_state(cls, state: dict):
         """Rebuild a fitted estimator from :meth:`_get_state`'s output."""
-        meta = state["meta"]
-        if meta["class"] != cls.__name__:
-            raise ValueError(f"state holds a {meta['class']}, not a {cls.__name__}")
-        model = cls(**state["params"])
-        for name in STATE_ARRAYS:
-            setattr(model, name, np.asarray(state["arrays"][name]))
-        model.n_features_in_ = int(meta["n_features_in"])
-        if "feature_names_in" in meta:
-            model.feature_names_in_ = np.asarray(meta["feature_names_in"], dtype=object)
-        model.sensitive_columns_ = list(meta["sensitive_columns"])
-        model.n_sensitive_groups_ = int(meta["n_sensitive_groups"])
-        model._categories = {int(k): list(v) for k, v in meta["categories"].items()}
-        return model
+        return _state.from_state(cls, state)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 
@@ -12,30 +13,90 @@ from fairops.metrics._validation import encode_sensitive
 AGGREGATIONS = ("max", "mean")
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
 def check_params(estimator, *, n_estimators: int, max_features, bootstrap: bool, n_jobs=None) -> None:
     """Raise ValueError/TypeError naming the first parameter out of range."""
     theta = estimator.theta
-    if isinstance(theta, bool) or not isinstance(theta, numbers.Real) or not 0.0 <= float(theta) <= 1.0:
+    if not _is_real(theta) or not 0.0 <= float(theta) <= 1.0:
         raise ValueError(f"theta must be a number in [0, 1], got {theta!r}")
     depth = estimator.max_depth
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, numbers.Integral) or depth < 1):
+    if depth is not None and (not _is_int(depth) or depth < 1):
         raise ValueError(f"max_depth must be None or an integer >= 1, got {depth!r}")
     bins = estimator.max_bins
-    if isinstance(bins, bool) or not isinstance(bins, numbers.Integral) or not 2 <= bins <= 256:
+    if not _is_int(bins) or not 2 <= bins <= 256:
         raise ValueError(f"max_bins must be an integer in [2, 256], got {bins!r}")
+    split = estimator.min_samples_split
+    if not ((_is_int(split) and split >= 2) or (_is_real(split) and not _is_int(split) and 0.0 < split <= 1.0)):
+        raise ValueError(f"min_samples_split must be an integer >= 2 or a float in (0, 1], got {split!r}")
+    leaf = estimator.min_samples_leaf
+    if not ((_is_int(leaf) and leaf >= 1) or (_is_real(leaf) and not _is_int(leaf) and 0.0 < leaf < 1.0)):
+        raise ValueError(f"min_samples_leaf must be an integer >= 1 or a float in (0, 1), got {leaf!r}")
     if estimator.sensitive_aggregation not in AGGREGATIONS:
         raise ValueError(
             f"sensitive_aggregation must be one of {AGGREGATIONS}, got {estimator.sensitive_aggregation!r}"
         )
     if not isinstance(estimator.intersectional, (bool, np.bool_)):
         raise TypeError(f"intersectional must be True or False, got {estimator.intersectional!r}")
-    if isinstance(n_estimators, bool) or not isinstance(n_estimators, numbers.Integral) or n_estimators < 1:
+    check_class_weight(estimator.class_weight, forest=hasattr(estimator, "n_estimators"))
+    if not _is_int(n_estimators) or n_estimators < 1:
         raise ValueError(f"n_estimators must be an integer >= 1, got {n_estimators!r}")
     if not isinstance(bootstrap, (bool, np.bool_)):
         raise TypeError(f"bootstrap must be True or False, got {bootstrap!r}")
     resolve_max_features(max_features, 1)
-    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0):
+    if n_jobs is not None and (not _is_int(n_jobs) or n_jobs == 0):
         raise ValueError(f"n_jobs must be None or a non-zero integer (-1 = all cores), got {n_jobs!r}")
+
+
+def check_class_weight(class_weight, *, forest: bool) -> None:
+    presets = ("balanced", "balanced_subsample") if forest else ("balanced",)
+    if class_weight is None or isinstance(class_weight, dict):
+        if isinstance(class_weight, dict):
+            for label, value in class_weight.items():
+                if not _is_real(value) or not np.isfinite(value) or value < 0:
+                    raise ValueError(f"class_weight for class {label!r} must be a finite number >= 0, got {value!r}")
+        return
+    if isinstance(class_weight, str) and class_weight in presets:
+        return
+    raise ValueError(f"class_weight must be None, a dict {{class: weight}} or one of {presets}, got {class_weight!r}")
+
+
+def resolve_min_samples(estimator, n_samples: int) -> tuple[int, int]:
+    """(min_samples_split, min_samples_leaf) as counts, as scikit-learn's trees resolve them.
+
+    A float is a share of the ``n_samples`` rows given to ``fit``; a node needs at least
+    ``2 * min_samples_leaf`` samples to be split.
+    """
+    leaf = estimator.min_samples_leaf
+    leaf = int(leaf) if _is_int(leaf) else int(math.ceil(leaf * n_samples))
+    split = estimator.min_samples_split
+    split = int(split) if _is_int(split) else max(2, int(math.ceil(split * n_samples)))
+    return max(split, 2 * leaf), max(1, leaf)
+
+
+def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
+    """``sample_weight`` as a float array of ``n_samples`` finite weights >= 0 (None stays None)."""
+    if sample_weight is None:
+        return None
+    weight = np.asarray(sample_weight)
+    if weight.dtype == object or not (np.issubdtype(weight.dtype, np.number) or weight.dtype == bool):
+        raise TypeError(f"sample_weight must hold numbers, got dtype {weight.dtype}")
+    weight = weight.astype(np.float64)
+    if weight.ndim != 1 or weight.shape[0] != n_samples:
+        raise ValueError(f"sample_weight must have shape ({n_samples},), got {weight.shape}")
+    if not np.all(np.isfinite(weight)):
+        raise ValueError("sample_weight contains NaN or infinite values")
+    if np.any(weight < 0):
+        raise ValueError("sample_weight must be >= 0 everywhere")
+    if not np.any(weight > 0):
+        raise ValueError("sample_weight is zero for every row; at least one row needs a positive weight")
+    return weight
 
 
 def resolve_max_features(max_features, n_features: int) -> int:
@@ -97,8 +158,9 @@ def encode_categoricals(X, categories: dict):
 
 
 def encode_groups(sensitive_features, n_rows: int, *, intersectional: bool, theta: float):
-    """(groups (n, n_columns) int32 with global ids, n_groups, column names).
+    """(groups (n, n_columns) int32 with global ids, column_start (n_columns + 1,), column names).
 
+    Column c's values get the ids ``column_start[c]`` to ``column_start[c + 1] - 1``.
     ``None`` means no sensitive attribute: the AUC_S term is then 0.5 (no penalty), which
     makes every theta < 1 grow the same tree as theta = 0; a warning says so when theta > 0.
     """
@@ -110,13 +172,13 @@ def encode_groups(sensitive_features, n_rows: int, *, intersectional: bool, thet
                 UserWarning,
                 stacklevel=3,
             )
-        return np.zeros((n_rows, 0), dtype=np.int32), 0, []
+        return np.zeros((n_rows, 0), dtype=np.int32), np.zeros(1, dtype=np.int32), []
     encoded = encode_sensitive(sensitive_features, n_rows)
     if intersectional:
         encoded = encoded.intersection()
-    columns, offset = [], 0
+    columns, starts = [], [0]
     for codes, labels in zip(encoded.codes, encoded.labels):
-        columns.append(codes.astype(np.int32) + offset)
-        offset += len(labels)
+        columns.append(codes.astype(np.int32) + starts[-1])
+        starts.append(starts[-1] + len(labels))
     groups = np.ascontiguousarray(np.stack(columns, axis=1), dtype=np.int32)
-    return groups, offset, list(encoded.names)
+    return groups, np.asarray(starts, dtype=np.int32), list(encoded.names)

@@ -24,42 +24,59 @@ class GrowthData:
     n_bins: np.ndarray  # (n_features,) int32
     y: np.ndarray  # (n_samples,) uint8 0/1
     groups: np.ndarray  # (n_samples, n_columns) int32 global group ids
-    n_groups: int
+    column_start: np.ndarray  # (n_columns + 1,) int32: column c owns ids column_start[c] ..< [c + 1]
 
     @classmethod
-    def build(cls, binned, n_bins, y, groups, n_groups) -> "GrowthData":
+    def build(cls, binned, n_bins, y, groups, column_start) -> "GrowthData":
         binned = np.ascontiguousarray(binned, dtype=np.uint8)
         n_samples = binned.shape[1]
         y = np.ascontiguousarray(y, dtype=np.uint8)
         groups = np.ascontiguousarray(groups, dtype=np.int32).reshape(n_samples, -1)
         n_bins = np.ascontiguousarray(n_bins, dtype=np.int32)
+        column_start = np.ascontiguousarray(column_start, dtype=np.int32)
         if y.shape != (n_samples,) or n_bins.shape != (binned.shape[0],):
             raise ValueError("binned features, n_bins and y disagree in shape")
-        if groups.size and (groups.min() < 0 or groups.max() >= n_groups):
-            raise ValueError("group ids must lie in [0, n_groups)")
-        return cls(binned, n_bins, y, groups, int(n_groups))
+        if column_start.shape != (groups.shape[1] + 1,) or column_start[0] != 0 or np.any(np.diff(column_start) < 1):
+            raise ValueError("column_start must rise from 0 with one entry per sensitive column plus one")
+        for c in range(groups.shape[1]):
+            ids = groups[:, c]
+            if ids.size and (ids.min() < column_start[c] or ids.max() >= column_start[c + 1]):
+                raise ValueError(f"group ids of sensitive column {c} must lie in its own id range")
+        return cls(binned, n_bins, y, groups, column_start)
 
 
-def grow_tree(data: GrowthData, weight, samples, *, max_depth, max_features, theta, aggregate, seed):
-    """Node arrays of one tree: feature, bin, left, right, value, weight, gain."""
+def grow_tree(data: GrowthData, weight, *, max_depth, max_features, min_samples_split, min_samples_leaf, theta,
+              aggregate, seed):
+    """Node arrays of one tree grown on the rows of positive ``weight``: feature, bin, left, right, value, weight, gain."""
     weight = np.ascontiguousarray(weight, dtype=np.float64)
-    samples = np.array(samples, dtype=np.intp, copy=True)  # reordered by the kernel
     if weight.shape != (data.y.shape[0],):
         raise ValueError("weight must have one entry per sample")
+    samples = np.flatnonzero(weight > 0)  # reordered in place by the kernel
     return _tree.build_tree(
         data.binned,
         data.n_bins,
         data.y,
         data.groups,
-        data.n_groups,
+        data.column_start,
         weight,
         samples,
         -1 if max_depth is None else int(max_depth),
         int(max_features),
+        int(min_samples_split),
+        int(min_samples_leaf),
         float(theta),
         AGGREGATE_CODES[aggregate],
         np.uint64(seed),
         MIN_GAIN,
+    )
+
+
+def _tree_arrays(feature, threshold, left, right) -> tuple:
+    return (
+        np.ascontiguousarray(feature, dtype=np.int32),
+        np.ascontiguousarray(threshold, dtype=np.float64),
+        np.ascontiguousarray(left, dtype=np.int32),
+        np.ascontiguousarray(right, dtype=np.int32),
     )
 
 
@@ -69,12 +86,17 @@ def predict_mean_leaf_value(X, feature, threshold, left, right, value, offsets) 
     out = np.empty(X.shape[0], dtype=np.float64)
     _tree.predict_forest(
         X,
-        np.ascontiguousarray(feature, dtype=np.int32),
-        np.ascontiguousarray(threshold, dtype=np.float64),
-        np.ascontiguousarray(left, dtype=np.int32),
-        np.ascontiguousarray(right, dtype=np.int32),
+        *_tree_arrays(feature, threshold, left, right),
         np.ascontiguousarray(value, dtype=np.float64),
         np.ascontiguousarray(offsets, dtype=np.int64),
         out,
     )
+    return out
+
+
+def leaf_ids(X, feature, threshold, left, right, offsets) -> np.ndarray:
+    """``(n_rows, n_trees)`` tree-local id of the leaf each row of ``X`` reaches in each tree."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    out = np.empty((X.shape[0], len(offsets) - 1), dtype=np.int64)
+    _tree.apply_forest(X, *_tree_arrays(feature, threshold, left, right), np.ascontiguousarray(offsets, dtype=np.int64), out)
     return out

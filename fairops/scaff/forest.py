@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
 from ._base import SCAFFBase
+from .tree import SCAFFTreeClassifier
+
+# Fitted attributes a tree of the forest shares with the forest itself.
+_SHARED = ("classes_", "bin_edges_", "bin_offsets_", "n_features_in_", "feature_names_in_", "sensitive_columns_",
+           "n_sensitive_groups_", "_categories")
+_PER_NODE = ("node_feature_", "node_threshold_", "node_threshold_bin_", "node_left_", "node_right_", "node_value_",
+             "node_weight_", "node_gain_")
 
 
 class SCAFFClassifier(SCAFFBase):
@@ -15,15 +25,18 @@ class SCAFFClassifier(SCAFFBase):
     Trees grow in a thread pool of ``n_jobs`` threads (the compiled kernel releases the GIL).
 
     Parameters are those of :class:`SCAFFTreeClassifier` plus ``n_estimators``,
-    ``bootstrap`` and ``n_jobs`` (None = 1, -1 = all cores).
+    ``bootstrap``, ``n_jobs`` (None = 1, -1 = all cores) and the ``class_weight`` preset
+    ``"balanced_subsample"`` (class weights from each tree's bootstrap sample).
+    ``estimators_`` lists the trees as fitted :class:`SCAFFTreeClassifier` objects and
+    ``apply`` gives each row's leaf in every tree.
 
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(200, 3)); s = rng.integers(0, 2, 200)
     >>> y = (X[:, 0] + 0.5 * s > 0).astype(int)
-    >>> clf = SCAFFClassifier(n_estimators=10, theta=0.5).fit(X, y, sensitive_features=s)
-    >>> clf.predict_proba(X).shape
-    (200, 2)
+    >>> clf = SCAFFClassifier(n_estimators=10, theta=0.5, random_state=0).fit(X, y, sensitive_features=s)
+    >>> clf.predict_proba(X).shape, clf.apply(X).shape, len(clf.estimators_)
+    ((200, 2), (200, 10), 10)
     """
 
     def __init__(
@@ -32,19 +45,25 @@ class SCAFFClassifier(SCAFFBase):
         theta=0.5,
         max_depth=4,
         max_features="sqrt",
+        min_samples_split=2,
+        min_samples_leaf=1,
         bootstrap=True,
         max_bins=256,
+        class_weight=None,
         sensitive_aggregation="max",
         intersectional=False,
         n_jobs=None,
-        random_state=0,
+        random_state=None,
     ):
         self.n_estimators = n_estimators
         self.theta = theta
         self.max_depth = max_depth
         self.max_features = max_features
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
         self.bootstrap = bootstrap
         self.max_bins = max_bins
+        self.class_weight = class_weight
         self.sensitive_aggregation = sensitive_aggregation
         self.intersectional = intersectional
         self.n_jobs = n_jobs
@@ -52,3 +71,29 @@ class SCAFFClassifier(SCAFFBase):
 
     def _forest_spec(self):
         return self.n_estimators, self.bootstrap, self.max_features, self.n_jobs
+
+    def apply(self, X):
+        """``(n_samples, n_trees)``: the leaf each row reaches in each tree (ids count per tree)."""
+        return self._leaf_ids(X)
+
+    @property
+    def estimators_(self) -> list[SCAFFTreeClassifier]:
+        """The trees as fitted :class:`SCAFFTreeClassifier` objects (views on this forest's arrays).
+
+        Each predicts on its own; their mean ``predict_proba`` is the forest's.
+        """
+        check_is_fitted(self, "node_offsets_")
+        params = {name: value for name, value in self.get_params(deep=False).items()
+                  if name in SCAFFTreeClassifier._get_param_names()}
+        params["class_weight"] = None if self.class_weight == "balanced_subsample" else self.class_weight
+        trees = []
+        for start, stop in zip(self.node_offsets_[:-1], self.node_offsets_[1:]):
+            tree = SCAFFTreeClassifier(**params)
+            for name in _SHARED:
+                if hasattr(self, name):
+                    setattr(tree, name, getattr(self, name))
+            for name in _PER_NODE:
+                setattr(tree, name, getattr(self, name)[start:stop])
+            tree.node_offsets_ = np.array([0, stop - start], dtype=np.int64)
+            trees.append(tree)
+        return trees

@@ -60,6 +60,18 @@ def _scoring_groups(sensitive_features, n_rows: int, intersectional: bool):
     return encode_sensitive(sensitive_features, n_rows).intersection().codes[0]
 
 
+def path_auc_s(score, groups, n_rows: int, aggregate: str) -> float:
+    """AUC_S as the trees aggregate it: max over all groups, or the mean per attribute, then across.
+
+    >>> path_auc_s([0.1, 0.2, 0.3, 0.4], {"a": [0, 1, 0, 1], "b": [0, 0, 1, 1]}, 4, "mean")
+    0.875
+    """
+    if aggregate == "max":
+        return auc_s(score, groups)
+    encoded = encode_sensitive(groups, n_rows)
+    return float(np.mean([auc_s(score, codes, aggregate="mean") for codes in encoded.codes]))
+
+
 def scaff_path(
     X,
     y,
@@ -74,8 +86,9 @@ def scaff_path(
     """Fit :class:`SCAFFClassifier` at every theta and score it with ``auc_y`` / ``auc_s``.
 
     ``X_val, y_val, sensitive_val`` are the validation data (all three or none; none scores
-    on the training data, which overstates AUC_Y). AUC_S uses the forest's
-    ``sensitive_aggregation`` and, if ``intersectional=True``, the combined groups.
+    on the training data, which overstates AUC_Y). AUC_S aggregates the groups as the forest's
+    ``sensitive_aggregation`` does (max, or mean per attribute then across) and, if
+    ``intersectional=True``, over the combined groups.
     ``forest_params`` go to :class:`SCAFFClassifier` (``theta`` is set per point).
 
     >>> import numpy as np
@@ -110,7 +123,7 @@ def scaff_path(
             ScaffPathPoint(
                 float(theta),
                 auc_y(positive, score),
-                auc_s(score, groups_val, aggregate=model.sensitive_aggregation),
+                path_auc_s(score, groups_val, len(y_val), model.sensitive_aggregation),
             )
         )
     return ScaffPath(tuple(points))

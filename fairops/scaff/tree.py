@@ -18,11 +18,21 @@ class SCAFFTreeClassifier(SCAFFBase):
     max_depth : int or None
         Maximum depth; None grows until no split gains.
     max_features : "sqrt", "log2", int, float or None
-        Features drawn at random per node (None = all).
+        Features drawn at random per node (None = all, visited in column order, so ties between
+        equally good splits go to the first column whatever ``random_state``).
+    min_samples_split : int >= 2 or float in (0, 1]
+        A node with fewer samples (a float: that share of the rows) is a leaf.
+    min_samples_leaf : int >= 1 or float in (0, 1)
+        Each child keeps at least this many samples; a node needs twice as many to be split.
     max_bins : int in [2, 256]
-        Quantile bins per feature.
+        Quantile bins per feature (a feature with at most ``max_bins`` distinct values gets
+        every threshold between them, as an exact tree would).
+    class_weight : dict, "balanced" or None
+        Weights per class, multiplied with ``sample_weight`` (as scikit-learn's trees do).
     sensitive_aggregation : "max" or "mean"
-        How one-vs-rest AUCs of all sensitive groups are combined into AUC_S.
+        How one-vs-rest AUCs of the sensitive groups are combined into AUC_S: the max over all,
+        or the mean per attribute and then across attributes. A group absent from a node, or
+        making up all of it, counts as AUC 1 there (the worst case, as the authors' code scores it).
     intersectional : bool
         Treat each combination of the sensitive columns' values as one group.
     random_state : int, RandomState or None
@@ -30,8 +40,8 @@ class SCAFFTreeClassifier(SCAFFBase):
     >>> import numpy as np
     >>> X = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([0, 0, 1, 1])
     >>> tree = SCAFFTreeClassifier(theta=0.0).fit(X, y)
-    >>> tree.predict(X).tolist()
-    [0, 0, 1, 1]
+    >>> tree.predict(X).tolist(), tree.apply(X).tolist()
+    ([0, 0, 1, 1], [1, 1, 2, 2])
     """
 
     def __init__(
@@ -39,18 +49,28 @@ class SCAFFTreeClassifier(SCAFFBase):
         theta=0.5,
         max_depth=4,
         max_features=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
         max_bins=256,
+        class_weight=None,
         sensitive_aggregation="max",
         intersectional=False,
-        random_state=0,
+        random_state=None,
     ):
         self.theta = theta
         self.max_depth = max_depth
         self.max_features = max_features
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
         self.max_bins = max_bins
+        self.class_weight = class_weight
         self.sensitive_aggregation = sensitive_aggregation
         self.intersectional = intersectional
         self.random_state = random_state
 
     def _forest_spec(self):
         return 1, False, self.max_features, None
+
+    def apply(self, X):
+        """Id of the leaf each row of ``X`` reaches (an index into the ``node_*_`` arrays)."""
+        return self._leaf_ids(X)[:, 0]
