@@ -5,13 +5,9 @@ must equal the reference for threads, processes and every storage.
 """
 
 import math
-import os
-import subprocess
-import sys
 import time
 import uuid
 from collections import defaultdict
-from pathlib import Path
 
 import optuna
 import pytest
@@ -25,9 +21,9 @@ from fairops.fairband import (FairbandSampler, FairbandScheduleError, FairbandWa
 from fairops.fairband.claims import holds_slot
 from fairops.fairband.reference import reference_run
 from fairops.fairband.toy import ToyFitError, make_toy_objective, toy_values
+from fairband_worker import spawn
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
-REPO = Path(__file__).resolve().parents[1]
 FAIL_BELOW, NAN_ABOVE = 0.04, 0.96  # about 8% of configurations fail (exception or NaN)
 
 
@@ -124,29 +120,9 @@ def test_seed_changes_configurations(serial_configs):
     assert all(other[c] != serial_configs[c] for c in range(143))
 
 
-_WORKER = """
-import sys, optuna
-from fairops.fairband import FairbandSampler
-from fairops.fairband.toy import ToyFitError, make_toy_objective
-optuna.logging.set_verbosity(optuna.logging.ERROR)
-kind, url, name, n, seed, fail_below, nan_above, sleep, s_max = sys.argv[1:10]
-if kind == "journal":
-    from optuna.storages import JournalStorage
-    from optuna.storages.journal import JournalFileBackend
-    storage = JournalStorage(JournalFileBackend(url))
-else:
-    storage = optuna.storages.RDBStorage(url, heartbeat_interval=1, grace_period=2) if kind == "rdb-hb" else url
-study = optuna.load_study(study_name=name, storage=storage, sampler=FairbandSampler(seed=int(seed), s_max=int(s_max)))
-study.optimize(make_toy_objective(fail_below=float(fail_below), nan_above=float(nan_above), sleep=float(sleep)),
-               n_trials=int(n), catch=(ToyFitError,))
-"""
-
-
-def _spawn(kind, url, name, n, seed=7, fail_below=FAIL_BELOW, nan_above=NAN_ABOVE, sleep=0.0, s_max=4):
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.Popen([sys.executable, "-c", _WORKER, kind, url, name, str(n), str(seed),
-                             str(fail_below), str(nan_above), str(sleep), str(s_max)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def _spawn(kind, url, name, n, seed=7, sleep=0.0, s_max=4):
+    return spawn(kind, url, name, "--n-trials", n, "--seed", seed, "--sleep", sleep, "--s-max", s_max,
+                 "--fail-below", FAIL_BELOW, "--nan-above", NAN_ABOVE)
 
 
 def _run_processes(kind, url, storage, serial_configs, processes=2):
@@ -155,7 +131,7 @@ def _run_processes(kind, url, storage, serial_configs, processes=2):
     workers = [_spawn(kind, url, name, 206 // processes + (k < 206 % processes)) for k in range(processes)]
     for w in workers:
         _, err = w.communicate(timeout=150)
-        assert w.returncode == 0, err.decode()[-2000:]
+        assert w.returncode == 0, err[-2000:]
     study = optuna.load_study(study_name=name, storage=storage)
     assert check_against_reference(study, "auto") == serial_configs
     # both processes really took part
