@@ -28,6 +28,8 @@ compare-and-set: each claim is a function of the claims before it).
 
 from __future__ import annotations
 
+import os
+import socket
 from dataclasses import dataclass
 
 from optuna.trial import FrozenTrial, TrialState
@@ -46,14 +48,19 @@ class Claim:
     status: str
     configuration: str | None = None  # hash of the worker's study configuration
     reason: str | None = None
+    worker: str | None = None  # host:pid of the process that claimed
 
     def record(self) -> dict:
         record = {"trial": self.trial, "slot": self.slot, "status": self.status}
-        if self.configuration is not None:
-            record["configuration"] = self.configuration
-        if self.reason is not None:
-            record["reason"] = self.reason
+        for name in ("configuration", "reason", "worker"):
+            if getattr(self, name) is not None:
+                record[name] = getattr(self, name)
         return record
+
+
+def this_worker() -> str:
+    """``host:pid`` of this process, recorded with its claims (which worker holds which slot)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def claim_of(trial: FrozenTrial) -> Claim | None:
@@ -72,7 +79,7 @@ def claim_of(trial: FrozenTrial) -> Claim | None:
     if not isinstance(record, dict) or record.get("trial") != trial.number:
         return None
     return Claim(record["trial"], record.get("slot"), record.get("status", HELD), record.get("configuration"),
-                 record.get("reason"))
+                 record.get("reason"), record.get("worker"))
 
 
 def finished_by_its_worker(trial: FrozenTrial) -> bool:
@@ -115,18 +122,28 @@ class SlotBoard:
         self.frontier = 0
         self.first_configuration: tuple[int, str] | None = None
         self._finished: set[int] = set()
+        self._settled = 0  # every trial numbered below is finished and read
         self._low = 0  # every slot below is done
         self.update(trials)
 
     def update(self, trials) -> SlotBoard:
+        """Read ``trials`` (all of a study's trials, in number order, as ``get_trials`` returns them)."""
         self.running: dict[int, FrozenTrial] = {}
         self.unclaimed: list[int] = []
-        for t in trials:
-            if t.number in self._finished:
+        trials = list(trials)
+        # Trial numbers are 0, 1, 2, ... : skip the finished prefix without touching it.
+        start = self._settled if len(trials) >= self._settled and (
+            self._settled == 0 or trials[self._settled - 1].number == self._settled - 1) else 0
+        for position in range(start, len(trials)):
+            t = trials[position]
+            number = position if start else t.number
+            if number in self._finished:
                 continue
             if t.state.is_finished():
-                self._finished.add(t.number)
+                self._finished.add(number)
             self._add(t)
+        while self._settled in self._finished:
+            self._settled += 1
         self.unclaimed.sort()
         return self
 

@@ -31,7 +31,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from . import _optuna_internals as internals
 from . import ranking, schedule
-from .claims import CLAIM_ATTR, HELD, OUTCOME_ATTR, REFUSED, RELEASED, Claim, SlotBoard, claim_of
+from .claims import CLAIM_ATTR, HELD, OUTCOME_ATTR, REFUSED, RELEASED, Claim, SlotBoard, claim_of, this_worker
 from .settings import (CONFIGURATION_ATTR_PREFIX, SETTINGS_ATTR, FairbandSettings, check_configuration,
                        configuration_hash, first_difference)
 
@@ -48,7 +48,7 @@ class FairbandScheduleError(RuntimeError):
     """A trial does not fit the Fairband schedule (created outside it, or wrong study setup)."""
 
 
-class FairbandConfigurationError(FairbandScheduleError):
+class FairbandConfigurationError(FairbandScheduleError, ValueError):
     """A worker's configuration differs from the one the study was started with."""
 
 
@@ -242,7 +242,7 @@ class FairbandSampler(BaseSampler):
         attrs = {"bracket": slot.bracket, "rung": slot.rung, "budget": slot.budget}
         if self.mode == "sync":
             attrs = {"iteration": slot.iteration, **attrs}
-        claim = Claim(trial.number, index, HELD, self._configuration_hash).record()
+        claim = Claim(trial.number, index, HELD, self._configuration_hash, worker=this_worker()).record()
         if slot.rung == 0:
             assignment = _Assignment(HELD, index, slot, slot.configuration)
             self._finish_assignment(study, trial, assignment, attrs, claim)
@@ -304,16 +304,24 @@ class FairbandSampler(BaseSampler):
     def after_trial(self, study, trial, state, values) -> None:
         with self._lock:
             assignment = self._assignments.pop(self._key(study, trial), None)
-        if assignment is None or assignment.status != HELD:
+        if assignment is None:
             return
-        if state != TrialState.COMPLETE:
+        if assignment.status == HELD and state != TrialState.COMPLETE:
             # The fit's own result (its objective failed or pruned it), not a dead worker: the slot is done.
             try:
                 internals.write_trial_attrs(study, trial, system={OUTCOME_ATTR: state.name})
             except optuna.exceptions.UpdateFinishedTrialError:
                 pass  # another worker failed it as stale meanwhile; its slot will be redone
-        if self._base_sampler is not None:
+        if self._base_sampler is not None and assignment.slot is not None:
             self._base_sampler.after_trial(self._view(study, assignment.slot), trial, state, values)
+
+    def abandon(self, trial) -> None:
+        """Declare the fit of a live trial aborted (e.g. by Ctrl-C): however the trial ends, that is not
+        its slot's result, so the slot is free again and a later trial redoes it."""
+        with self._lock:
+            assignment = self._assignments.get(self._key(trial.study, trial))
+            if assignment is not None and assignment.status == HELD:
+                assignment.status, assignment.reason = RELEASED, f"trial {trial.number}'s fit was aborted"
 
     # -- what a live trial was given -----------------------------------------------------------
     def slot_of_trial(self, trial) -> schedule.Slot | None:
@@ -409,7 +417,7 @@ class FairbandSampler(BaseSampler):
             self._assignments[self._key(study, trial)] = _Assignment(status, reason=reason)
         internals.write_trial_attrs(study, trial, system={CLAIM_ATTR: Claim(
             trial.number, slot_index, status, None if status == REFUSED else self._configuration_hash,
-            reason).record()})
+            reason, this_worker()).record()})
         self._notify_claimed()
 
     # -- claiming a slot -------------------------------------------------------------------------
