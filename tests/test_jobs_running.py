@@ -1,0 +1,86 @@
+"""The job loop every `fairops` tuning command shares: it works a run to its end, whatever dies on the way."""
+
+import os
+import signal
+import threading
+import time
+import uuid
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from fairops.fairband import FairbandSampler
+from fairops.fairband.claims import holds_slot, slot_of_trial
+from fairops.fairband.toy import ToyFitError
+from fairops.jobs.running import SlotRun, StaleTrialCallbacks, open_storage, tracked, work_until_complete
+from fairband_worker import spawn
+from test_fairband_sync import FAIL_BELOW, NAN_ABOVE, _objective, check_against_reference
+
+optuna.logging.set_verbosity(optuna.logging.ERROR)
+pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+
+
+def _study(storage=None, name=None):
+    return optuna.create_study(directions=["maximize", "maximize"], storage=storage, study_name=name,
+                               sampler=FairbandSampler(seed=7, s_max=2, iterations=1))
+
+
+def test_a_fit_aborted_by_a_second_ctrl_c_is_redone():
+    study = _study()
+    run = SlotRun(study, 22)
+    toy, calls = _objective(), []
+
+    def interrupted_at_the_fifth_fit(trial):
+        calls.append(trial.number)
+        if len(calls) == 5:
+            raise KeyboardInterrupt  # what the second Ctrl-C raises inside the fit
+        return toy(trial)
+
+    with pytest.raises(KeyboardInterrupt):
+        study.optimize(run.guard(interrupted_at_the_fifth_fit), catch=(ToyFitError,))
+    aborted = study.trials[4]
+    assert aborted.state == TrialState.FAIL and holds_slot(aborted) is None and slot_of_trial(aborted) == 4
+    assert run.status() == (4, 0, 18)
+    assert work_until_complete(study, toy, run, catch=(ToyFitError,))
+    assert run.status() == (22, 0, 0)
+    check_against_reference(study, "auto", s_max=2)
+
+
+def test_stale_trial_callbacks_report_and_never_raise(caplog):
+    callbacks, seen = StaleTrialCallbacks(), []
+    callbacks.add(lambda study, trial: seen.append(trial))
+    callbacks.add(lambda study, trial: 1 / 0)
+    callbacks(None, "a trial")
+    assert seen == ["a trial"] and "ZeroDivisionError" in caplog.text
+
+
+@pytest.mark.slow
+def test_waits_for_another_workers_last_fit_and_redoes_it_when_that_worker_dies(tmp_path):
+    url = f"sqlite:///{tmp_path / 'loop.db'}"
+    stale = StaleTrialCallbacks()
+    study = _study(open_storage(url, heartbeat=1, on_stale=stale), name=f"loop-{uuid.uuid4().hex[:8]}")
+    run = SlotRun(study, 22)
+    reported = []
+    stale.add(tracked(lambda s, trial: reported.append(trial.number), run))
+    # The victim hangs in the iteration's last fit (bracket 2, rung 2), so this worker ends up with
+    # nothing left to fit but another worker's fit in progress.
+    victim = spawn("rdb-hb", url, study.study_name, "--s-max", 2, "--hang", "2,2,0", "--fail-below", FAIL_BELOW,
+                   "--nan-above", NAN_ABOVE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not any(slot_of_trial(t) == 21 and t.params for t in study.trials
+                                                  if t.state == TrialState.RUNNING):
+        time.sleep(0.1)
+    result = {}
+    worker = threading.Thread(target=lambda: result.update(done=work_until_complete(
+        study, _objective(), run, catch=(ToyFitError,), poll=0.2)))
+    worker.start()
+    time.sleep(2)
+    assert worker.is_alive() and run.status() == (21, 1, 0)  # waiting: the last fit is the victim's
+    os.killpg(victim.pid, signal.SIGKILL)
+    victim.wait()
+    dead = [t.number for t in study.trials if t.state == TrialState.RUNNING]
+    worker.join(timeout=120)
+    assert result == {"done": True}
+    assert reported == dead  # the heartbeat failure reached the tracking callback
+    check_against_reference(study, "auto", s_max=2)
