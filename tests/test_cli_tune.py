@@ -183,6 +183,15 @@ def _fit_keys_of(trial):
     return trial.user_attrs["bracket"], trial.user_attrs["rung"], trial.user_attrs["configuration_id"]
 
 
+def test_a_worker_with_other_options_is_refused_before_fitting(finished_project, capsys):
+    study = _study(finished_project)
+    before = len(study.get_trials(deepcopy=False))
+    other = [a if a != "300" else "200" for a in FAST]  # --max-train-rows 200 on the same study
+    assert main(["tune", *other, "--study-name", study.study_name, "--project-dir", str(finished_project)]) == 2
+    assert "max_train_rows: 300 in the study, 200 here" in capsys.readouterr().err
+    assert len(study.get_trials(deepcopy=False)) == before  # refused before creating a trial
+
+
 def test_own_csv_data(tmp_path):
     data = load_german()
     frame = data.X.assign(good=np.where(data.y == 1, "good", "bad"))
