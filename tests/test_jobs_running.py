@@ -13,7 +13,8 @@ from optuna.trial import TrialState
 from fairops.fairband import FairbandSampler
 from fairops.fairband.claims import holds_slot, slot_of_trial
 from fairops.fairband.toy import ToyFitError
-from fairops.jobs.running import SlotRun, StaleTrialCallbacks, open_storage, tracked, work_until_complete
+from fairops.jobs.running import (SlotRun, StaleTrialCallbacks, open_storage, track_missing, tracked,
+                                  work_until_complete)
 from fairband_worker import spawn
 from test_fairband_sync import FAIL_BELOW, NAN_ABOVE, _objective, check_against_reference
 
@@ -84,3 +85,33 @@ def test_waits_for_another_workers_last_fit_and_redoes_it_when_that_worker_dies(
     assert result == {"done": True}
     assert reported == dead  # the heartbeat failure reached the tracking callback
     check_against_reference(study, "auto", s_max=2)
+
+
+@pytest.mark.slow
+def test_a_worker_stopped_between_a_fit_and_its_logging_leaves_the_run_to_the_next(tmp_path):
+    """An exception outside the objective (the tracking store fails after a fit): the fit is kept, and
+    the next worker logs its child run, so every fit ends with exactly one."""
+    from mlflow.tracking import MlflowClient
+
+    from fairops.mlflow.tracking import FairnessTrackingCallback
+
+    study = _study(f"sqlite:///{tmp_path / 'optuna.db'}", name="logging")
+    run = SlotRun(study, 22)
+    tracker = FairnessTrackingCallback(f"sqlite:///{tmp_path / 'mlflow.db'}", experiment_name="logging")
+
+    def tracking_store_down_at_the_sixth_fit(study, trial):
+        if trial.number == 5:
+            raise ConnectionError("tracking store unreachable")
+        tracker(study, trial)
+
+    with pytest.raises(ConnectionError):
+        work_until_complete(study, _objective(), run, catch=(ToyFitError,),
+                            callbacks=[tracked(tracking_store_down_at_the_sixth_fit, run)])
+    assert holds_slot(study.trials[5]) == 5  # the fit itself is kept
+    assert work_until_complete(study, _objective(), run, catch=(ToyFitError,), callbacks=[tracked(tracker, run)])
+    assert track_missing(tracker, study, run) == 1
+    runs = MlflowClient(tracker.tracking_uri).search_runs([tracker.experiment_id(study)], max_results=100)
+    numbers = sorted(int(r.data.tags["fairops.trial_number"]) for r in runs
+                     if r.data.tags.get("fairops.role") == "trial")
+    assert numbers == sorted(t.number for t in run.fits())
+    assert track_missing(tracker, study, run) == 0
