@@ -28,6 +28,7 @@ path (in-memory, RDB, Journal, Optuna's gRPC storage proxy).
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import warnings
 from collections.abc import Callable, Container
@@ -52,8 +53,13 @@ def _version_tuple(version: str) -> tuple[int, int]:
 
 def internals_known(version: str | None = None) -> bool:
     """True when ``version`` (default: the installed Optuna) is inside :data:`WRITTEN_FOR`."""
+    return _in_range(optuna.__version__ if version is None else version)
+
+
+@functools.lru_cache(maxsize=8)
+def _in_range(version: str) -> bool:
     low, high = WRITTEN_FOR
-    return low <= _version_tuple(optuna.__version__ if version is None else version) < high
+    return low <= _version_tuple(version) < high
 
 
 @contextlib.contextmanager

@@ -60,7 +60,13 @@ class Claim:
 
 def this_worker() -> str:
     """``host:pid`` of this process, recorded with its claims (which worker holds which slot)."""
-    return f"{socket.gethostname()}:{os.getpid()}"
+    global _worker
+    if _worker is None or _worker[0] != os.getpid():  # a forked child is another worker
+        _worker = (os.getpid(), f"{socket.gethostname()}:{os.getpid()}")
+    return _worker[1]
+
+
+_worker: tuple[int, str] | None = None
 
 
 def claim_of(trial: FrozenTrial) -> Claim | None:

@@ -247,16 +247,19 @@ class FairbandSampler(BaseSampler):
             assignment = _Assignment(HELD, index, slot, slot.configuration)
             self._finish_assignment(study, trial, assignment, attrs, claim)
             return
-        internals.write_trial_attrs(study, trial, system={CLAIM_ATTR: claim})
-        self._notify_claimed()
-        waited = self._promoted(study, trial, index, slot)
-        if waited is None:  # gave the slot up: a slot it waits for must be redone first
-            return
-        alpha, promoted = waited
+        ranked = self._ranking_if_ready(study, slot)  # the board is as fresh as the claim
+        if ranked is None:  # publish the claim (later trials wait for it), then wait for the rung
+            internals.write_trial_attrs(study, trial, system={CLAIM_ATTR: claim})
+            self._notify_claimed()
+            claim = None
+            ranked = self._wait_for_rung(study, trial, index, slot)
+            if ranked is None:  # gave the slot up: a slot it waits for must be redone first
+                return
+        alpha, promoted = ranked
         source = promoted[slot.position]
         assignment = _Assignment(HELD, index, slot, int(source.user_attrs["configuration_id"]),
                                  dict(source.params), dict(source.distributions), alpha)
-        self._finish_assignment(study, trial, assignment, attrs)
+        self._finish_assignment(study, trial, assignment, attrs, claim)
 
     def _finish_assignment(self, study, trial, assignment: _Assignment, attrs: dict, claim: dict | None = None):
         if self._base_sampler is None or assignment.slot.rung > 0:
@@ -471,15 +474,21 @@ class FairbandSampler(BaseSampler):
         self._recorded_studies.add(key)
 
     # -- the rung barrier ----------------------------------------------------------------------
-    def _promoted(self, study: optuna.Study, trial: FrozenTrial, index: int, slot: schedule.Slot):
+    def _previous_slots(self, slot: schedule.Slot) -> range:
+        return schedule.trial_numbers_of_rung(slot.iteration, slot.bracket, slot.rung - 1, self.eta, self.s_max)
+
+    def _ranking_if_ready(self, study, slot: schedule.Slot):
+        """(alpha, promoted fits) when the previous rung is finished (per the last read), else None."""
         key = (id(internals.storage_of(study)), study.study_name, slot.iteration, slot.bracket, slot.rung - 1)
         with self._lock:
             cached = self._rankings.get(key)
-        if cached is not None:
-            return cached
-        previous = self._wait_for_rung(study, trial, index, slot)
-        if previous is None:
-            return None
+            if cached is not None:
+                return cached
+            board = self._board(study)
+            slots = self._previous_slots(slot)
+            if not all(s in board.done for s in slots):
+                return None
+            previous = [board.done[s] for s in slots]
         entries = []
         for t in previous:
             values = t.values if t.state == TrialState.COMPLETE and t.values is not None else (None, None)
@@ -492,24 +501,25 @@ class FairbandSampler(BaseSampler):
             self._rankings[key] = result
         return result
 
-    def _wait_for_rung(self, study, trial, index: int, slot: schedule.Slot) -> list[FrozenTrial] | None:
-        """The finished fits of the previous rung in position order, or None after giving the slot up."""
-        numbers = schedule.trial_numbers_of_rung(slot.iteration, slot.bracket, slot.rung - 1, self.eta, self.s_max)
-        waiter = _Waiter(self, study, trial, what=f"the previous rung (slots {numbers.start}-{numbers.stop - 1})")
+    def _wait_for_rung(self, study, trial, index: int, slot: schedule.Slot):
+        """(alpha, promoted fits) once the previous rung is finished, or None after giving the slot up."""
+        slots = self._previous_slots(slot)
+        waiter = _Waiter(self, study, trial, what=f"the previous rung (slots {slots.start}-{slots.stop - 1})")
         while True:
             trials = study.get_trials(deepcopy=False)
             with self._lock:
                 board = self._board(study).update(trials)
-            if all(s in board.done for s in numbers):
-                return [board.done[s] for s in numbers]
-            free = [s for s in numbers if board.is_free(s)]
+            ready = self._ranking_if_ready(study, slot)
+            if ready is not None:
+                return ready
+            free = [s for s in slots if board.is_free(s)]
             if free:
                 self._refuse(study, trial, (
                     f"trial {trial.number} gives up slot {index} (bracket {slot.bracket}, rung {slot.rung}): "
                     f"slot {free[0]} it waits for is free again (its worker died), and a new trial redoes it first"),
                     status=RELEASED, slot_index=index)
                 return None
-            waiter.wait_for_fits([board.running[s].number for s in numbers if s in board.running])
+            waiter.wait_for_fits([board.running[s].number for s in slots if s in board.running])
 
 
 class _Waiter:
