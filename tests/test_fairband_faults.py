@@ -153,7 +153,8 @@ def test_workers_racing_for_freed_slots_fit_each_exactly_once(kind, tmp_path, re
     study.optimize(_objective(), n_trials=40, catch=(ToyFitError,))
     freed = _orphans(study, 6)
     assert freed == list(range(40, 46))
-    workers = [spawn(kind, url, study.study_name, "--s-max", 4, "--iterations", 1, *TOY) for _ in range(3)]
+    workers = [spawn(kind, url, study.study_name, "--s-max", 4, "--iterations", 1, "--n-jobs", 2, *TOY)
+               for _ in range(3)]  # six claimers at once, in three processes
     for worker in workers:
         _, err = worker.communicate(timeout=300)
         assert worker.returncode == 0, err[-2000:]
