@@ -73,8 +73,8 @@ def test_killed_mid_fit_and_while_waiting_at_the_rung_barrier(heartbeat_url):
     victim = spawn("rdb-hb", heartbeat_url, study.study_name, "--s-max", 2, "--n-jobs", 2, "--hang", "2,0,5",
                    "--iterations", 1, *TOY)
     rung1 = schedule.rung_offset(2, 1, 3, 2)  # the first slot of bracket 2's rung 1 waits for slot 5
-
-    _wait_until(lambda: {5, rung1} <= _running_slots(study), what="the victim hanging in slot 5 and waiting in the first rung-1 slot")
+    _wait_until(lambda: {5, rung1} <= _running_slots(study),
+                what="the victim hanging in slot 5 and waiting in the first rung-1 slot")
     time.sleep(1.5)  # a heartbeat or two for both
     _kill(victim)
     dead = [t.number for t in study.get_trials(deepcopy=False) if t.state == TrialState.RUNNING]

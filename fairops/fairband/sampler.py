@@ -32,7 +32,7 @@ from optuna.trial import FrozenTrial, TrialState
 from . import _optuna_internals as internals
 from . import ranking, schedule
 from .claims import CLAIM_ATTR, HELD, OUTCOME_ATTR, REFUSED, RELEASED, Claim, SlotBoard, claim_of, this_worker
-from .settings import (CONFIGURATION_ATTR_PREFIX, SETTINGS_ATTR, FairbandSettings, check_configuration,
+from .settings import (CONFIGURATION_ATTR_PREFIX, SETTINGS_ATTR, FairbandSettings, validated_configuration,
                        configuration_hash, first_difference)
 
 STUDY_ATTR = SETTINGS_ATTR  # kept name: the study attribute holding (eta, s_max, alpha, mode)
@@ -139,7 +139,7 @@ class FairbandSampler(BaseSampler):
                                        or iterations < 1):
             raise ValueError(f"iterations must be a positive integer or None, got {iterations!r}")
         self._iterations = iterations
-        self._configuration = {**check_configuration(configuration), **self._settings.as_record(),
+        self._configuration = {**validated_configuration(configuration), **self._settings.as_record(),
                                "seed": self._seed}
         self._configuration_hash = configuration_hash(self._configuration)
         self._lock = threading.Lock()

@@ -81,12 +81,12 @@ def agreeing(settings: FairbandSettings, **wanted) -> FairbandSettings:
     return settings
 
 
-def check_configuration(configuration) -> dict:
+def validated_configuration(configuration) -> dict:
     """A caller's configuration as a plain JSON-able dict; refuses what a study cannot store or compare.
 
-    >>> check_configuration({"data": "adult", "rows": 1000})
+    >>> validated_configuration({"data": "adult", "rows": 1000})
     {'data': 'adult', 'rows': 1000}
-    >>> check_configuration({"seed": 1})
+    >>> validated_configuration({"seed": 1})
     Traceback (most recent call last):
     ...
     ValueError: configuration key 'seed' is set by FairbandSampler itself; use another name
