@@ -204,11 +204,23 @@ def work_until_complete(study, objective, run, *, n_jobs: int = 1, catch=(), cal
     return False
 
 
-def track_missing(tracker, study, run) -> int:
+def track_missing(tracker, study, run, settle: float = 0.0) -> int:
     """Log the run's fits that have no child run yet (their worker died between the fit and its logging).
 
-    Returns how many were logged. Reads the experiment's trial runs through MLflow's public client.
+    A fit that another worker has just finished may be a moment away from its own logging: when runs
+    are missing, look again after ``settle`` seconds and log only what is still missing. Returns how
+    many were logged. Reads the experiment's trial runs through MLflow's public client.
     """
+    missing = _unlogged(tracker, study, run)
+    if missing and settle > 0:
+        time.sleep(settle)
+        missing = _unlogged(tracker, study, run)
+    for trial in missing:
+        tracker(study, trial)
+    return len(missing)
+
+
+def _unlogged(tracker, study, run) -> list:
     from ..mlflow.tracking import ROLE_TAG, STUDY_TAG, TRIAL_TAG
 
     experiment_id = tracker.experiment_id(study)
@@ -217,14 +229,11 @@ def track_missing(tracker, study, run) -> int:
     logged, token = set(), None
     while True:
         page = tracker.client.search_runs([experiment_id], query, max_results=1000, page_token=token)
-        logged.update(run_.data.tags.get(TRIAL_TAG) for run_ in page)
+        logged.update(found.data.tags.get(TRIAL_TAG) for found in page)
         token = page.token
         if not token:
             break
-    missing = [trial for trial in run.fits() if str(trial.number) not in logged]
-    for trial in missing:
-        tracker(study, trial)
-    return len(missing)
+    return [trial for trial in run.fits() if str(trial.number) not in logged]
 
 
 def _stop_when_nothing_missing(run):

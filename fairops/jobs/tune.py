@@ -266,7 +266,7 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
         print(f"worker done: {result.fits} fits in the study", file=out)
         return result
 
-    track_missing(tracker, study, run)  # fits whose worker died before logging them
+    track_missing(tracker, study, run, settle=2 * settings.heartbeat)  # fits whose worker died before logging
     pick = select_best(trials, alpha=pick_alpha_of(settings))
     accurate = select_best(trials, alpha=1.0)
     model, pick_scores = _evaluate_pick(objective, pick.trial)
