@@ -9,6 +9,7 @@ efficiency at n_jobs=4 with a sleeping objective (sleep proportional to the budg
 
     python benchmarks/fairband_overhead.py            # 206 and 2060 trials; memory, SQLite, Journal
     python benchmarks/fairband_overhead.py --postgres postgresql+psycopg://...   # PostgreSQL too
+    python benchmarks/fairband_overhead.py --storages sqlite,postgres --postgres URL --trials 206 --repeats 3
     python benchmarks/fairband_overhead.py --quick    # 206 trials in memory (smoke test)
 """
 
@@ -83,10 +84,17 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--postgres", help="also measure on this PostgreSQL URL (one study each, deleted after)")
+    parser.add_argument("--storages", help="comma-separated subset of memory,sqlite,journal,postgres")
+    parser.add_argument("--trials", type=int, nargs="+", help="study sizes (default: 206 2060)")
+    parser.add_argument("--repeats", type=int, help="best of this many runs per figure (default: 3 in memory, 1 else)")
     args = parser.parse_args(argv)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
-    sizes = [206] if args.quick else [206, 2060]
+    sizes = args.trials or ([206] if args.quick else [206, 2060])
     kinds = ["memory"] if args.quick else ["memory", "sqlite", "journal"] + (["postgres"] if args.postgres else [])
+    if args.storages:
+        kinds = args.storages.split(",")
+        if "postgres" in kinds and not args.postgres:
+            parser.error("--storages postgres needs --postgres URL")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         fairband_ms("memory", 30, folder)  # warm-up: imports and first-call costs on both sides
@@ -96,9 +104,9 @@ def main(argv=None):
         print("|---|---|---|---|---|---|---|")
         for kind in kinds:
             for n in sizes:
-                if kind == "postgres" and n > 206:
+                if kind == "postgres" and n > 206 and not args.trials:
                     continue  # a networked store at 2060 trials takes minutes per side; 206 shows the ratio
-                repeats = 3 if kind == "memory" else 1  # best of 3 where it is cheap
+                repeats = args.repeats or (3 if kind == "memory" else 1)  # best of 3 where it is cheap
                 anchor = min(optuna_hyperband_ms(kind, n, folder, args.postgres) for _ in range(repeats))
                 fast = min(fairband_ms(kind, n, folder, postgres=args.postgres) for _ in range(repeats))
                 public = min(fairband_ms(kind, n, folder, public=True, postgres=args.postgres)

@@ -11,6 +11,7 @@ worker refused for its configuration exits with status 3 and the message on stde
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -56,6 +57,8 @@ def main(argv=None) -> int:
     parser.add_argument("--hang")
     parser.add_argument("--configuration")
     args = parser.parse_args(argv)
+    # Ctrl-C raises KeyboardInterrupt even if the parent ignored SIGINT when it started this process.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     import optuna
 

@@ -114,7 +114,7 @@ def test_ctrl_c_while_waiting_frees_the_slot_at_once_without_heartbeats(tmp_path
     rung1 = schedule.rung_offset(2, 1, 3, 2)  # the first rung-1 slot of bracket 2 waits for slot 5
     _wait_until(lambda: rung1 in _running_slots(study), what="a worker waiting at the rung barrier")
     os.killpg(waiting.pid, signal.SIGINT)
-    _, err = waiting.communicate(timeout=60)
+    _, err = waiting.communicate(timeout=120)
     assert "KeyboardInterrupt" in err
     waiter = [t for t in study.get_trials(deepcopy=False) if slot_of_trial(t) == rung1][0]
     assert waiter.state == TrialState.FAIL and holds_slot(waiter) is None  # freed at once, no heartbeat needed
