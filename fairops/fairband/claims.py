@@ -184,10 +184,6 @@ class SlotBoard:
             slot += 1
         return slot
 
-    def free_below(self, limit: int) -> list[int]:
-        """Slots below ``limit`` nobody holds."""
-        return [s for s in range(self._low, limit) if self.is_free(s)]
-
 
 def slot_of_trial(trial: FrozenTrial) -> int | None:
     """The slot a trial claimed (held or not), or None."""
