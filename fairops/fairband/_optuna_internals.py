@@ -11,8 +11,8 @@ methods of :class:`~optuna.storages.BaseStorage` and the storages' public heartb
 Inside :data:`WRITTEN_FOR` two internals make the hot path cheaper:
 
 - several attributes are written in one transaction on :class:`~optuna.storages.RDBStorage` (one commit,
-  so one fsync on SQLite, instead of one per attribute) and in one append on
-  :class:`~optuna.storages.JournalStorage`;
+  so one fsync on SQLite, instead of one per attribute; on SQLite and PostgreSQL one upsert per table
+  after one check that the trial still runs) and in one append on :class:`~optuna.storages.JournalStorage`;
 - :class:`BracketView` also filters ``Study._get_trials``, the call Optuna's samplers use, so a base
   sampler sees only its bracket.
 
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import threading
 import warnings
 from collections.abc import Callable, Container
@@ -144,12 +145,40 @@ def _rdb_batch(storage, trial_id: int, user: dict, system: dict) -> bool:
     from optuna.storages._rdb import models
     from optuna.storages._rdb.storage import _create_scoped_session
 
+    tables = ((models.TrialSystemAttributeModel, system), (models.TrialUserAttributeModel, user))
     with _create_scoped_session(backend.scoped_session) as session:
-        for key, value in system.items():
-            backend._set_trial_attr_without_commit(session, models.TrialSystemAttributeModel, trial_id, key, value)
-        for key, value in user.items():
-            backend._set_trial_attr_without_commit(session, models.TrialUserAttributeModel, trial_id, key, value)
+        insert = _multi_row_upsert(backend.engine.name)
+        if insert is None:  # another database: the storage's own statement per attribute
+            for model, attrs in tables:
+                for key, value in attrs.items():
+                    backend._set_trial_attr_without_commit(session, model, trial_id, key, value)
+            return True
+        # One look at the trial (is it still running?) and one statement per table, not two per attribute.
+        trial = models.TrialModel.find_or_raise_by_id(trial_id, session)
+        backend.check_trial_is_updatable(trial_id, trial.state)
+        for model, attrs in tables:
+            if attrs:
+                rows = [{"trial_id": trial_id, "key": key, "value_json": json.dumps(value)}
+                        for key, value in attrs.items()]
+                statement = insert(model).values(rows)
+                session.execute(statement.on_conflict_do_update(
+                    index_elements=[model.trial_id, model.key], set_={"value_json": statement.excluded.value_json}))
     return True
+
+
+def _multi_row_upsert(dialect: str):
+    """SQLAlchemy's INSERT with ON CONFLICT for the databases that have it (SQLite >= 3.24, PostgreSQL)."""
+    import sqlite3
+
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+
+        return insert
+    if dialect == "sqlite" and sqlite3.sqlite_version_info >= (3, 24, 0):
+        from sqlalchemy.dialects.sqlite import insert
+
+        return insert
+    return None
 
 
 def _journal_batch(storage, trial_id: int, user: dict, system: dict) -> bool:
