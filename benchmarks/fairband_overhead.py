@@ -5,7 +5,9 @@ reports once and asks ``should_prune`` (HyperbandPruner cannot run in two-object
 side is the two-objective (accuracy, fairness) study, measured twice: with the attribute writes batched
 through Optuna internals (the default inside the Optuna versions it was written for) and with public
 storage calls only (what any other Optuna version, or any storage, gets). Also measures parallel
-efficiency at n_jobs=4 with a sleeping objective (sleep proportional to the budget).
+efficiency at n_jobs=4 with a sleeping objective (sleep proportional to the budget). With ``--repeats``,
+the three sides run back to back in each round and the table shows medians (ratios: the median of the
+rounds' ratios), so a change in the machine's load between rounds does not decide the ratio.
 
     python benchmarks/fairband_overhead.py            # 206 and 2060 trials; memory, SQLite, Journal
     python benchmarks/fairband_overhead.py --postgres postgresql+psycopg://...   # PostgreSQL too
@@ -14,6 +16,7 @@ efficiency at n_jobs=4 with a sleeping objective (sleep proportional to the budg
 """
 
 import argparse
+import statistics
 import tempfile
 import time
 import uuid
@@ -106,13 +109,17 @@ def main(argv=None):
             for n in sizes:
                 if kind == "postgres" and n > 206 and not args.trials:
                     continue  # a networked store at 2060 trials takes minutes per side; 206 shows the ratio
-                repeats = args.repeats or (3 if kind == "memory" else 1)  # best of 3 where it is cheap
-                anchor = min(optuna_hyperband_ms(kind, n, folder, args.postgres) for _ in range(repeats))
-                fast = min(fairband_ms(kind, n, folder, postgres=args.postgres) for _ in range(repeats))
-                public = min(fairband_ms(kind, n, folder, public=True, postgres=args.postgres)
-                             for _ in range(repeats))
-                print(f"| {kind} | {n} | {anchor:.2f} | {fast:.2f} | {fast / anchor:.2f} | {public:.2f} "
-                      f"| {public / anchor:.2f} |", flush=True)
+                repeats = args.repeats or (3 if kind == "memory" else 1)
+                rounds = []
+                for _ in range(repeats):  # the three sides back to back, so a change of load hits all three
+                    rounds.append((optuna_hyperband_ms(kind, n, folder, args.postgres),
+                                   fairband_ms(kind, n, folder, postgres=args.postgres),
+                                   fairband_ms(kind, n, folder, public=True, postgres=args.postgres)))
+                anchor, fast, public = (statistics.median(side) for side in zip(*rounds))
+                fast_ratio = statistics.median(f / a for a, f, _ in rounds)
+                public_ratio = statistics.median(p / a for a, _, p in rounds)
+                print(f"| {kind} | {n} | {anchor:.2f} | {fast:.2f} | {fast_ratio:.2f} | {public:.2f} "
+                      f"| {public_ratio:.2f} |", flush=True)
         sleep = 0.02 if args.quick else 0.2  # seconds at full budget
         serial = fairband_ms("memory", 206, folder, n_jobs=1, sleep=sleep)
         parallel = fairband_ms("memory", 206, folder, n_jobs=4, sleep=sleep)
