@@ -1,5 +1,6 @@
 """End-to-end runs of ``fairops tune`` on the bundled German credit data, with real stores."""
 
+import os
 import signal
 import subprocess
 import sys
@@ -13,10 +14,12 @@ import optuna
 import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
+from optuna.trial import TrialState
 
 from fairops.cli import main
 from fairops.datasets import load_german
-from fairops.fairband import schedule
+from fairops.fairband import fits_of_run, schedule, select_best
+from fairops.fairband.claims import holds_slot, slot_of_trial
 
 FAST = ["--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression,scaff_forest",
         "--no-progress"]
@@ -113,6 +116,80 @@ def test_interrupted_run_resumes_without_lost_or_repeated_fits(tmp_path):
         [MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}").get_experiment_by_name(study.study_name).experiment_id],
         "tags.`fairops.role` = 'trial'", max_results=1000)
     assert len(runs) == 206
+
+
+def _child_runs(project: Path, study_name: str):
+    client = MlflowClient(f"sqlite:///{project / 'mlflow.db'}")
+    experiment = client.get_experiment_by_name(study_name)
+    return client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'trial'", max_results=1000)
+
+
+def _kill_mid_fit(command, project: Path, after: int):
+    """Start ``command``, SIGKILL it while a fit is running once ``after`` fits are done; the killed trial."""
+    for _ in range(5):
+        worker = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                  start_new_session=True)
+        try:
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline:
+                try:
+                    trials = _study(project).get_trials(deepcopy=False)
+                except (KeyError, ValueError, optuna.exceptions.StorageInternalError):
+                    trials = []
+                finished = sum(t.state.is_finished() for t in trials)
+                if finished >= after and any(t.state == TrialState.RUNNING and t.params for t in trials):
+                    break
+                time.sleep(0.05)
+            os.killpg(worker.pid, signal.SIGKILL)
+        finally:
+            worker.kill()
+            worker.wait()
+        killed = [t for t in _study(project).get_trials(deepcopy=False) if t.state == TrialState.RUNNING]
+        if killed:  # else the fit ended between the look and the kill: run and kill again
+            return killed[0]
+        after += 5
+    raise AssertionError("never caught a fit in progress")
+
+
+@pytest.mark.slow
+def test_sigkill_and_rerun_give_the_uninterrupted_fits_runs_and_pick(finished_project, tmp_path):
+    argv = ["tune", *FAST, "--project-dir", str(tmp_path), "--heartbeat", "1"]
+    killed = _kill_mid_fit([sys.executable, "-m", "fairops.cli", *argv], tmp_path, after=30)
+
+    assert main(argv) == 0  # the same command again
+    study = _study(tmp_path)
+    trials = study.get_trials(deepcopy=False)
+    assert trials[killed.number].state == TrialState.FAIL and holds_slot(trials[killed.number]) is None
+    fits = fits_of_run(trials, 206)
+    whole = fits_of_run(_study(finished_project).get_trials(deepcopy=False), 206)
+    assert len(fits) == 206 and all(t.state.is_finished() for t in fits)
+    assert [_fit_keys_of(t) + (t.params, t.values) for t in fits] == \
+        [_fit_keys_of(t) + (t.params, t.values) for t in whole]  # the schedule, fit by fit
+    redone = [t for t in fits if slot_of_trial(t) == slot_of_trial(killed)]
+    assert len(redone) == 1 and redone[0].number > killed.number and redone[0].params == killed.params
+    pick, uninterrupted = select_best(fits, alpha="auto"), select_best(whole, alpha="auto")
+    assert slot_of_trial(pick.trial) == slot_of_trial(uninterrupted.trial) and pick.score == uninterrupted.score
+
+    runs = _child_runs(tmp_path, study.study_name)
+    by_trial = Counter(int(r.data.tags["fairops.trial_number"]) for r in runs)
+    assert all(by_trial[t.number] == 1 for t in fits)  # one child run per fit, none doubled
+    finished_runs = {int(r.data.tags["fairops.trial_number"]) for r in runs if r.info.status == "FINISHED"}
+    assert finished_runs == {t.number for t in fits if t.state == TrialState.COMPLETE}
+    dead = [r for r in runs if int(r.data.tags["fairops.trial_number"]) == killed.number]
+    assert [r.info.status for r in dead] == ["FAILED"]  # the heartbeat failure reached the tracking
+
+
+def _fit_keys_of(trial):
+    return trial.user_attrs["bracket"], trial.user_attrs["rung"], trial.user_attrs["configuration_id"]
+
+
+def test_a_worker_with_other_options_is_refused_before_fitting(finished_project, capsys):
+    study = _study(finished_project)
+    before = len(study.get_trials(deepcopy=False))
+    other = [a if a != "300" else "200" for a in FAST]  # --max-train-rows 200 on the same study
+    assert main(["tune", *other, "--study-name", study.study_name, "--project-dir", str(finished_project)]) == 2
+    assert "max_train_rows: 300 in the study, 200 here" in capsys.readouterr().err
+    assert len(study.get_trials(deepcopy=False)) == before  # refused before creating a trial
 
 
 def test_own_csv_data(tmp_path):

@@ -5,13 +5,9 @@ must equal the reference for threads, processes and every storage.
 """
 
 import math
-import os
-import subprocess
-import sys
 import time
 import uuid
 from collections import defaultdict
-from pathlib import Path
 
 import optuna
 import pytest
@@ -20,13 +16,14 @@ from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
 from fairops.fairband import schedule
-from fairops.fairband import (FairbandSampler, FairbandScheduleError, FairbandWaitTimeout, budget,
+from fairops.fairband import (FairbandSampler, FairbandScheduleError, FairbandWaitTimeout, budget, fits_of_run,
                               select_best, slot_of)
+from fairops.fairband.claims import holds_slot
 from fairops.fairband.reference import reference_run
 from fairops.fairband.toy import ToyFitError, make_toy_objective, toy_values
+from fairband_worker import spawn
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
-REPO = Path(__file__).resolve().parents[1]
 FAIL_BELOW, NAN_ABOVE = 0.04, 0.96  # about 8% of configurations fail (exception or NaN)
 
 
@@ -39,19 +36,25 @@ def _new_study(alpha="auto", seed=0, storage=None, name=None, **kw):
                                sampler=FairbandSampler(alpha=alpha, seed=seed, **kw))
 
 
-def check_against_reference(study, alpha, iterations=1, s_max=4, killed=()):
-    """Assert the study equals the reference run; return {configuration id: params} of rung 0."""
+def check_against_reference(study, alpha, iterations=1, s_max=4):
+    """Assert the study's fits equal the reference run; return {configuration id: params} of rung 0.
+
+    Trials that hold no slot (a dead worker's, a refused or released one) may exist beside the fits;
+    each slot must have exactly one fit, whatever happened on the way.
+    """
+    n_slots = schedule.iteration_size(3, s_max) * iterations
     trials = study.get_trials(deepcopy=False)
-    assert len(trials) == schedule.iteration_size(3, s_max) * iterations
     assert all(t.state.is_finished() for t in trials)
-    rung0 = {t.user_attrs["configuration_id"]: t.params for t in trials if t.user_attrs["rung"] == 0}
+    holders = defaultdict(list)
+    for t in trials:
+        if holds_slot(t) is not None:
+            holders[holds_slot(t)].append(t.number)
+    assert sorted(holders) == list(range(n_slots)) and all(len(v) == 1 for v in holders.values()), holders
+    fits = fits_of_run(trials, n_slots)
+    rung0 = {t.user_attrs["configuration_id"]: t.params for t in fits if t.user_attrs["rung"] == 0}
     assert sorted(rung0) == list(range(schedule.configurations_per_iteration(3, s_max) * iterations))
 
-    dead = {(slot_of(n, 3, s_max).configuration, slot_of(n, 3, s_max).budget) for n in killed}
-
     def evaluate(c, b):
-        if (c, b) in dead:
-            return None
         try:
             return toy_values(rung0[c], b, fail_below=FAIL_BELOW, nan_above=NAN_ABOVE)
         except ToyFitError:
@@ -59,8 +62,8 @@ def check_against_reference(study, alpha, iterations=1, s_max=4, killed=()):
 
     ref = reference_run(evaluate, alpha, iterations=iterations, s_max=s_max)
     got = defaultdict(list)
-    for t in trials:
-        slot = slot_of(t.number, 3, s_max)
+    for index, t in enumerate(fits):
+        slot = slot_of(index, 3, s_max)
         attrs = t.user_attrs
         assert (attrs["iteration"], attrs["bracket"], attrs["rung"]) == (slot.iteration, slot.bracket, slot.rung)
         assert attrs["budget"] == pytest.approx(slot.budget)
@@ -117,29 +120,9 @@ def test_seed_changes_configurations(serial_configs):
     assert all(other[c] != serial_configs[c] for c in range(143))
 
 
-_WORKER = """
-import sys, optuna
-from fairops.fairband import FairbandSampler
-from fairops.fairband.toy import ToyFitError, make_toy_objective
-optuna.logging.set_verbosity(optuna.logging.ERROR)
-kind, url, name, n, seed, fail_below, nan_above, sleep, s_max = sys.argv[1:10]
-if kind == "journal":
-    from optuna.storages import JournalStorage
-    from optuna.storages.journal import JournalFileBackend
-    storage = JournalStorage(JournalFileBackend(url))
-else:
-    storage = optuna.storages.RDBStorage(url, heartbeat_interval=1, grace_period=2) if kind == "rdb-hb" else url
-study = optuna.load_study(study_name=name, storage=storage, sampler=FairbandSampler(seed=int(seed), s_max=int(s_max)))
-study.optimize(make_toy_objective(fail_below=float(fail_below), nan_above=float(nan_above), sleep=float(sleep)),
-               n_trials=int(n), catch=(ToyFitError,))
-"""
-
-
-def _spawn(kind, url, name, n, seed=7, fail_below=FAIL_BELOW, nan_above=NAN_ABOVE, sleep=0.0, s_max=4):
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.Popen([sys.executable, "-c", _WORKER, kind, url, name, str(n), str(seed),
-                             str(fail_below), str(nan_above), str(sleep), str(s_max)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def _spawn(kind, url, name, n, seed=7, sleep=0.0, s_max=4):
+    return spawn(kind, url, name, "--n-trials", n, "--seed", seed, "--sleep", sleep, "--s-max", s_max,
+                 "--fail-below", FAIL_BELOW, "--nan-above", NAN_ABOVE)
 
 
 def _run_processes(kind, url, storage, serial_configs, processes=2):
@@ -148,7 +131,7 @@ def _run_processes(kind, url, storage, serial_configs, processes=2):
     workers = [_spawn(kind, url, name, 206 // processes + (k < 206 % processes)) for k in range(processes)]
     for w in workers:
         _, err = w.communicate(timeout=150)
-        assert w.returncode == 0, err.decode()[-2000:]
+        assert w.returncode == 0, err[-2000:]
     study = optuna.load_study(study_name=name, storage=storage)
     assert check_against_reference(study, "auto") == serial_configs
     # both processes really took part
@@ -182,13 +165,13 @@ def test_killed_worker_sqlite_heartbeat(tmp_path):
 
 
 def _killed_worker_scenario(kind, url, storage):
-    """A worker dies during trial 0 (SIGKILL); the heartbeat fails it, it ranks last, the iteration completes.
+    """A worker dies during trial 0 (SIGKILL); the heartbeat fails it and its slot is fitted again.
 
     Uses s_max=2 (22 fits per iteration) to keep the heartbeat-laden run short.
     """
     name = f"fb-hb-{uuid.uuid4().hex[:8]}"
     study = optuna.create_study(directions=["maximize", "maximize"], storage=storage, study_name=name,
-                                sampler=FairbandSampler(seed=7, s_max=2))
+                                sampler=FairbandSampler(seed=7, s_max=2, iterations=1))
     victim = _spawn(kind, url, name, 1, sleep=3600.0, s_max=2)  # trial 0 would sleep an hour
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -199,14 +182,12 @@ def _killed_worker_scenario(kind, url, storage):
     time.sleep(1.5)  # let at least one heartbeat land
     victim.kill()
     victim.wait()
-    study.optimize(_objective(), n_trials=21, catch=(ToyFitError,))
+    study.optimize(_objective(), catch=(ToyFitError,))  # the sampler stops the loop when the iteration is done
     trials = study.get_trials(deepcopy=False)
-    assert len(trials) == 22 and trials[0].state == TrialState.FAIL
-    rung1 = [t for t in trials if t.user_attrs["bracket"] == 2 and t.user_attrs["rung"] == 1]
-    assert len(rung1) == 3 and 0 not in [t.user_attrs["configuration_id"] for t in rung1]
-    # the killed fit is a failed fit: the rest of the schedule equals the reference
-    ref = check_against_reference(study, "auto", s_max=2, killed=[0])
-    assert 0 in ref
+    assert trials[0].state == TrialState.FAIL and holds_slot(trials[0]) is None
+    redone = [t for t in trials if holds_slot(t) == 0]
+    assert len(redone) == 1 and redone[0].params == trials[0].params  # the same configuration, fitted again
+    check_against_reference(study, "auto", s_max=2)  # as if nobody had died
     optuna.delete_study(study_name=name, storage=storage)
 
 
@@ -226,27 +207,35 @@ def test_wait_limit_raises_clear_error():
     assert stuck.number == 0
 
 
-def test_enqueued_trial_is_refused():
-    study = _new_study(seed=0)
+def test_enqueued_trial_is_refused_and_the_worker_goes_on(caplog):
+    study = _new_study(seed=7, iterations=1)
     study.enqueue_trial({"x": 0.5, "y": 0.5})
-    with pytest.raises(FairbandScheduleError, match="enqueue_trial"):
-        study.optimize(_objective(), n_trials=1)
-    assert study.trials[0].state == TrialState.FAIL
+    study.optimize(_objective(), catch=(ToyFitError,))
+    assert study.trials[0].state == TrialState.PRUNED and holds_slot(study.trials[0]) is None
+    assert "study.enqueue_trial" in caplog.text and "refused" in caplog.text
+    check_against_reference(study, "auto")
 
 
 @pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
 @pytest.mark.filterwarnings("ignore:Heartbeat of storage")
-def test_retried_trial_is_refused(tmp_path):
+def test_retried_trial_is_refused_and_the_worker_goes_on(tmp_path, caplog):
     url = f"sqlite:///{tmp_path / 'retry.db'}"
     storage = RDBStorage(url, heartbeat_interval=60,
                          heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=1))
-    study = _new_study(seed=0, storage=storage)
+    study = _new_study(seed=0, storage=storage, s_max=1, iterations=1)
     trial = study.ask()
-    # simulate what the stale-trial path does: fail the trial and run the retry callback
-    study.tell(trial, state=TrialState.FAIL)
+    # what the stale-trial path does: fail the trial in the storage, then run the retry callback on it
+    storage.set_trial_state_values(study.trials[0]._trial_id, state=TrialState.FAIL)
     storage.get_heartbeat_stale_trial_callback()(study, study.trials[0])
-    with pytest.raises(FairbandScheduleError, match="retry callback"):
-        study.ask()
+    study.optimize(_objective())
+    retried = study.trials[1]
+    assert "failed_trial" in retried.system_attrs and retried.state == TrialState.PRUNED
+    assert "retry callback" in caplog.text
+    # the retry carried trial 0's claim; it is not taken for one, and slot 0 is fitted by a later trial
+    n_slots = schedule.iteration_size(3, 1)
+    assert holds_slot(retried) is None and len(fits_of_run(study.trials, n_slots)) == n_slots
+    redone = [t for t in study.trials if holds_slot(t) == 0]
+    assert [t.number for t in redone] == [2] and redone[0].user_attrs["configuration_id"] == 0
 
 
 def test_wrong_directions_are_refused():

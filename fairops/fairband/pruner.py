@@ -23,7 +23,7 @@ from optuna.pruners import BasePruner
 from optuna.trial import FrozenTrial
 
 from . import ranking, schedule
-from .sampler import FairbandSampler
+from .settings import FairbandSettings, agreeing, settings_of
 
 
 def _attr(rung: int, what: str) -> str:
@@ -59,41 +59,44 @@ class FairbandPruner(BasePruner):
         self._s_max = s_max
         self._alpha = None if alpha is None else ranking.check_alpha(alpha)
 
+    def fairband_settings_for(self, study: optuna.Study) -> FairbandSettings:
+        """The settings in force for ``study``: its Fairband sampler's (which must agree with this
+        pruner's own), else this pruner's in asynchronous mode (defaults: the paper's 3, 4, "auto")."""
+        settings = settings_of(study)
+        if settings is not None:
+            return agreeing(settings, eta=self._eta, s_max=self._s_max, alpha=self._alpha)
+        return FairbandSettings(schedule.ETA if self._eta is None else self._eta,
+                                schedule.S_MAX if self._s_max is None else self._s_max,
+                                "auto" if self._alpha is None else self._alpha, "async")
+
     def settings(self, study: optuna.Study) -> tuple[int, int, float | str, str]:
         """(eta, s_max, alpha, mode) in force for ``study``."""
-        sampler = study.sampler
-        if isinstance(sampler, FairbandSampler):
-            eta, s_max, alpha, mode = sampler.eta, sampler.s_max, sampler.alpha, sampler.mode
-            for name, mine, theirs in (("eta", self._eta, eta), ("s_max", self._s_max, s_max),
-                                       ("alpha", self._alpha, alpha)):
-                if mine is not None and mine != theirs:
-                    raise ValueError(f"FairbandPruner {name}={mine!r} differs from the sampler's {theirs!r}")
-            return eta, s_max, alpha, mode
-        eta = schedule.ETA if self._eta is None else self._eta
-        s_max = schedule.S_MAX if self._s_max is None else self._s_max
-        return eta, s_max, ("auto" if self._alpha is None else self._alpha), "async"
+        settings = self.fairband_settings_for(study)
+        return settings.eta, settings.s_max, settings.alpha, settings.mode
 
     def prune(self, study: optuna.Study, trial: FrozenTrial) -> bool:
         """True when the trial should stop after its last reported rung (async mode only)."""
+        return self._stops(study, trial.number, trial.user_attrs)
+
+    def _stops(self, study: optuna.Study, number: int, attrs: dict) -> bool:
         eta, s_max, alpha, mode = self.settings(study)
         if mode == "sync":
             return False
-        rung = trial.user_attrs.get("rung")
-        bracket = trial.user_attrs.get("bracket")
+        rung = attrs.get("rung")
+        bracket = attrs.get("bracket")
         if rung is None or bracket is None:
             return False
         if rung >= bracket:  # top rung of the bracket: nothing left to train
             return True
         entries = []
         for t in study.get_trials(deepcopy=False):
-            attrs = t.user_attrs if t.number != trial.number else trial.user_attrs
-            if attrs.get("bracket") == bracket and _attr(rung, "accuracy") in attrs:
-                entries.append((t.number, attrs[_attr(rung, "accuracy")], attrs[_attr(rung, "fairness")]))
-        if trial.number not in {e[0] for e in entries}:
-            entries.append((trial.number, trial.user_attrs[_attr(rung, "accuracy")],
-                            trial.user_attrs[_attr(rung, "fairness")]))
+            seen = t.user_attrs if t.number != number else attrs
+            if seen.get("bracket") == bracket and _attr(rung, "accuracy") in seen:
+                entries.append((t.number, seen[_attr(rung, "accuracy")], seen[_attr(rung, "fairness")]))
+        if number not in {e[0] for e in entries}:
+            entries.append((number, attrs[_attr(rung, "accuracy")], attrs[_attr(rung, "fairness")]))
         keep = len(entries) // eta
-        return trial.number not in ranking.top_k(entries, keep, alpha)
+        return number not in ranking.top_k(entries, keep, alpha)
 
 
 class RungProgress:
@@ -113,7 +116,11 @@ class RungProgress:
         if mode != "async":
             raise ValueError("RungProgress is for asynchronous mode; with FairbandSampler() (sync) use "
                              "budget(trial) and one fit per trial")
-        if "bracket" in trial.user_attrs:
+        slot_of_trial = getattr(study.sampler, "slot_of_trial", None)
+        slot = slot_of_trial(trial) if callable(slot_of_trial) else None
+        if slot is not None:
+            self._bracket = slot.bracket
+        elif "bracket" in trial.user_attrs:
             self._bracket = int(trial.user_attrs["bracket"])
         else:
             self._bracket = schedule.async_slot_of(trial.number, self._eta, self._s_max).bracket
@@ -147,6 +154,7 @@ class RungProgress:
         trial.set_user_attr("budget", schedule.rung_budget(self._bracket, i, self._eta, self._s_max))
         self.values = (accuracy, fairness)
         self._reported = i
-        frozen = trial.study._storage.get_trial(trial._trial_id)
-        self._stopped = self._pruner.prune(trial.study, frozen)
+        # The live trial's own attributes (the sampler wrote the bracket through the storage).
+        attrs = {**trial.user_attrs, "bracket": self._bracket}
+        self._stopped = self._pruner._stops(trial.study, trial.number, attrs)
         return not self._stopped

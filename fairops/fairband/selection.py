@@ -19,8 +19,10 @@ from dataclasses import dataclass
 
 from optuna.trial import FrozenTrial, TrialState
 
+from . import _optuna_internals as internals
 from . import ranking
-from .sampler import STUDY_ATTR
+from .claims import HELD, claim_of
+from .settings import SETTINGS_ATTR
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,13 @@ class Selection:
 
 def _fits(trials: Sequence[FrozenTrial]) -> list[FrozenTrial]:
     return [t for t in trials if t.state == TrialState.COMPLETE and t.values is not None
-            and len(t.values) == 2 and ranking.is_valid(*t.values)]
+            and len(t.values) == 2 and ranking.is_valid(*t.values) and _in_schedule(t)]
+
+
+def _in_schedule(trial: FrozenTrial) -> bool:
+    # A trial the Fairband schedule refused is not one of the run's fits, whatever it returned.
+    claim = claim_of(trial)
+    return claim is None or claim.status == HELD
 
 
 def _trials_of(study_or_trials) -> list[FrozenTrial]:
@@ -61,8 +69,8 @@ def _trials_of(study_or_trials) -> list[FrozenTrial]:
 
 
 def _study_alpha(study_or_trials):
-    if hasattr(study_or_trials, "_storage"):
-        settings = study_or_trials._storage.get_study_system_attrs(study_or_trials._study_id).get(STUDY_ATTR)
+    if hasattr(study_or_trials, "get_trials"):
+        settings = internals.study_records(study_or_trials).get(SETTINGS_ATTR)
         if settings is not None:
             return settings["alpha"]
     raise ValueError("alpha is required: this study was not run by FairbandSampler; pass alpha='auto' "
@@ -73,8 +81,14 @@ def _in_evaluation_order(fits: list[FrozenTrial]) -> tuple[list[FrozenTrial], st
     """Fits in the paper's evaluation order and the tie rule to use on them."""
     if all(all(k in t.user_attrs for k in ("iteration", "bracket", "rung")) for t in fits):
         return sorted(fits, key=lambda t: (t.user_attrs["iteration"], -t.user_attrs["bracket"],
-                                           t.user_attrs["rung"], t.number)), "paper"
+                                           t.user_attrs["rung"], _position(t))), "paper"
     return sorted(fits, key=lambda t: t.number), "key"
+
+
+def _position(trial: FrozenTrial) -> int:
+    # The slot a trial fits orders a rung (a redone slot keeps its place); the number if it has no claim.
+    claim = claim_of(trial)
+    return trial.number if claim is None or claim.slot is None else claim.slot
 
 
 def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = None,

@@ -1,16 +1,31 @@
-"""What every long-running job shares: storage, Ctrl-C handling, budget bounds, waiting, quiet output."""
+"""What every long-running job shares: storage, Ctrl-C handling, working a run to its end, quiet output.
+
+A *run* is the set of fits a job asks for (one Fairband iteration = 206 slots, or the first ``n`` trials
+of a study run by another sampler). :func:`work_until_complete` keeps a worker on the study until every
+fit of the run is finished: fits whose worker died (failed by its heartbeat) are redone, other workers'
+fits in progress are waited for, and Ctrl-C stops it cleanly.
+"""
 
 from __future__ import annotations
 
+import logging
 import signal
 import sys
+import threading
 import time
 
 OVERFLOW_ATTR = "fairops:beyond_budget"
 HEARTBEAT_SECONDS = 10
 
+_logger = logging.getLogger(__name__)
 
-def open_storage(url: str, heartbeat: float = HEARTBEAT_SECONDS):
+
+def open_storage(url: str, heartbeat: float = HEARTBEAT_SECONDS, on_stale=None):
+    """An Optuna storage for ``url`` (a ``.log``/``.journal`` file, or a database URL with heartbeats).
+
+    ``on_stale(study, trial)`` is called for each trial this worker fails because its heartbeat went
+    stale (a dead worker's fit), so such failures reach the tracking too.
+    """
     import optuna
 
     if url.endswith((".log", ".journal")):
@@ -21,9 +36,37 @@ def open_storage(url: str, heartbeat: float = HEARTBEAT_SECONDS):
     try:
         # Heartbeats let a restarted or surviving worker fail the trials of a killed one.
         return optuna.storages.RDBStorage(url, heartbeat_interval=max(1, round(heartbeat)),
-                                          grace_period=max(2, round(3 * heartbeat)))
+                                          grace_period=max(2, round(3 * heartbeat)),
+                                          heartbeat_stale_trial_callback=on_stale)
     except Exception as error:  # unreachable server, bad URL, missing driver
         raise ValueError(f"cannot open the Optuna storage {url!r}: {error}") from error
+
+
+class StaleTrialCallbacks:
+    """The storage's callback for trials failed by a stale heartbeat, forwarding to callbacks added later.
+
+    The storage is opened before the tracking exists; a failing callback is logged, never raised (it
+    runs inside Optuna's trial loop and would stop the worker).
+
+    >>> seen = []
+    >>> callbacks = StaleTrialCallbacks()
+    >>> callbacks.add(lambda study, trial: seen.append(trial))
+    >>> callbacks(None, "trial 7"); seen
+    ['trial 7']
+    """
+
+    def __init__(self):
+        self._callbacks = []
+
+    def add(self, callback) -> None:
+        self._callbacks.append(callback)
+
+    def __call__(self, study, trial) -> None:
+        for callback in self._callbacks:
+            try:
+                callback(study, trial)
+            except Exception as error:  # noqa: BLE001 - reporting must not stop the worker
+                _logger.warning("reporting stale trial %s failed: %r", getattr(trial, "number", trial), error)
 
 
 class Interrupt:
@@ -53,8 +96,6 @@ class Interrupt:
             study.stop()
 
     def __enter__(self):
-        import threading
-
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGINT, self._handle)
         return self
@@ -64,17 +105,146 @@ class Interrupt:
             signal.signal(signal.SIGINT, self._previous)
 
 
-def stop_at(target: int):
-    """Callback stopping a worker once the study holds ``target`` trials (any worker's)."""
+# -- the fits a job asks for ------------------------------------------------------------------------
+class SlotRun:
+    """The first ``n_fits`` slots of a Fairband study: each slot's fit, whoever fitted it.
 
+    A dead worker's trial holds no slot, so its fit counts as missing until another trial redoes it.
+    """
+
+    def __init__(self, study, n_fits: int) -> None:
+        self.study, self.n_fits = study, n_fits
+
+    def status(self) -> tuple[int, int, int]:
+        """(finished, running, missing) fits of the run."""
+        board = self.study.sampler.board(self.study)  # the sampler's board: reads only what changed
+        done = sum(s in board.done for s in range(self.n_fits))
+        running = sum(s in board.running for s in range(self.n_fits))
+        return done, running, self.n_fits - done - running
+
+    def fits(self) -> list:
+        """The finished fit of every slot, in slot order."""
+        from ..fairband import fits_of_run
+
+        return fits_of_run(self.study.get_trials(deepcopy=False), self.n_fits)
+
+    def includes(self, trial) -> bool:
+        """Whether ``trial`` worked on one of the run's slots (a fit, or a dead worker's attempt at one)."""
+        from ..fairband.claims import HELD, claim_of
+
+        claim = claim_of(trial)
+        return claim is not None and claim.status == HELD and claim.slot is not None and claim.slot < self.n_fits
+
+    def guard(self, objective):
+        """The objective, leaving its slot to be redone when a fit is aborted (second Ctrl-C)."""
+        sampler = self.study.sampler
+
+        def guarded(trial):
+            try:
+                return objective(trial)
+            except KeyboardInterrupt:
+                sampler.abandon(trial)
+                raise
+
+        return guarded
+
+
+class NumberedRun:
+    """The first ``n_fits`` trials of a study run by a sampler without slots (e.g. random search)."""
+
+    def __init__(self, study, n_fits: int) -> None:
+        self.study, self.n_fits = study, n_fits
+
+    def _trials(self) -> list:
+        return [t for t in self.study.get_trials(deepcopy=False) if t.number < self.n_fits]
+
+    def status(self) -> tuple[int, int, int]:
+        trials = self._trials()
+        done = sum(t.state.is_finished() for t in trials)
+        running = len(trials) - done
+        return done, running, self.n_fits - len(trials)
+
+    def fits(self) -> list:
+        return [t for t in self._trials() if t.state.is_finished()]
+
+    def includes(self, trial) -> bool:
+        return trial.number < self.n_fits
+
+    def guard(self, objective):
+        """The objective, refusing trials numbered past the run (several workers can overshoot by one or two)."""
+        return refuse_trials_beyond(objective, self.n_fits)
+
+
+def work_until_complete(study, objective, run, *, n_jobs: int = 1, catch=(), callbacks=(), interrupt=None,
+                        wait_timeout: float = 3600.0, poll: float = 1.0) -> bool:
+    """Fit until every fit of ``run`` is finished; False if stopped by Ctrl-C first.
+
+    While fits are missing, this worker runs ``study.optimize``; when the rest are other workers' fits
+    in progress, it waits for them (failing dead workers' trials by heartbeat, then redoing their fits).
+    """
+    from ..fairband._optuna_internals import fail_stale_trials
+
+    waited_since = None
+    while not (interrupt is not None and interrupt.requested):
+        done, running, missing = run.status()
+        if missing:
+            waited_since = None
+            stops = [_stop_when_nothing_missing(run)] + ([interrupt.callback] if interrupt is not None else [])
+            study.optimize(run.guard(objective), n_trials=None, n_jobs=n_jobs, catch=tuple(catch),
+                           callbacks=[*callbacks, *stops])
+            continue
+        if not running:
+            return True
+        waited_since = waited_since or time.monotonic()
+        if time.monotonic() - waited_since > wait_timeout:
+            raise TimeoutError(f"{running} fit(s) of other workers still running after {wait_timeout:.0f} s; "
+                               "a killed worker's fits are failed by heartbeat on RDB storages")
+        fail_stale_trials(study)
+        time.sleep(poll)
+    return False
+
+
+def track_missing(tracker, study, run, settle: float = 0.0) -> int:
+    """Log the run's fits that have no child run yet (their worker died between the fit and its logging).
+
+    A fit that another worker has just finished may be a moment away from its own logging: when runs
+    are missing, look again after ``settle`` seconds and log only what is still missing. Returns how
+    many were logged. Reads the experiment's trial runs through MLflow's public client.
+    """
+    missing = _unlogged(tracker, study, run)
+    if missing and settle > 0:
+        time.sleep(settle)
+        missing = _unlogged(tracker, study, run)
+    for trial in missing:
+        tracker(study, trial)
+    return len(missing)
+
+
+def _unlogged(tracker, study, run) -> list:
+    from ..mlflow.tracking import ROLE_TAG, STUDY_TAG, TRIAL_TAG
+
+    experiment_id = tracker.experiment_id(study)
+    escaped = study.study_name.replace("'", "\\'")
+    query = f"tags.`{ROLE_TAG}` = 'trial' and tags.`{STUDY_TAG}` = '{escaped}'"
+    logged, token = set(), None
+    while True:
+        page = tracker.client.search_runs([experiment_id], query, max_results=1000, page_token=token)
+        logged.update(found.data.tags.get(TRIAL_TAG) for found in page)
+        token = page.token
+        if not token:
+            break
+    return [trial for trial in run.fits() if str(trial.number) not in logged]
+
+
+def _stop_when_nothing_missing(run):
     def callback(study, trial):
-        if len(study.get_trials(deepcopy=False)) >= target:
+        if run.status()[2] == 0:
             study.stop()
 
     return callback
 
 
-def bounded(objective, target: int):
+def refuse_trials_beyond(objective, target: int):
     """Refuse trials numbered past the run's budget (several workers can overshoot by a trial or two)."""
     import optuna
 
@@ -87,12 +257,23 @@ def bounded(objective, target: int):
     return wrapped
 
 
-def tracked(tracker, study_target: int):
-    """Log only the run's own fits (never the refused overflow trials)."""
+def tracked(tracker, run):
+    """Log only the run's own trials (``run``: a run, or a number of trials) to ``tracker``."""
+    includes = run.includes if hasattr(run, "includes") else (lambda trial: trial.number < run)
 
     def callback(study, trial):
-        if trial.number < study_target:
+        if includes(trial):
             tracker(study, trial)
+
+    return callback
+
+
+def stop_at(target: int):
+    """Callback stopping a worker once the study holds ``target`` trials (any worker's)."""
+
+    def callback(study, trial):
+        if len(study.get_trials(deepcopy=False)) >= target:
+            study.stop()
 
     return callback
 
@@ -132,7 +313,7 @@ def quiet_libraries() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
-class Silent:
+class DiscardingStream:
     """A stream that is not a terminal and keeps nothing (the progress bar draws nothing on it)."""
 
     def isatty(self):
@@ -143,5 +324,3 @@ class Silent:
 
     def flush(self):
         pass
-
-

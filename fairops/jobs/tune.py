@@ -19,14 +19,16 @@ from pathlib import Path
 from ..datasets import LOADERS
 from .running import (
     HEARTBEAT_SECONDS,
+    DiscardingStream,
     Interrupt,
-    Silent,
-    bounded,
+    NumberedRun,
+    SlotRun,
+    StaleTrialCallbacks,
     open_storage,
     quiet_libraries,
-    stop_at,
+    track_missing,
     tracked,
-    wait_for_fits,
+    work_until_complete,
 )
 
 METHODS = {"fb-auto": "FB-auto", "fb-bal": "FB-bal", "hb": "HB", "rs": "RS", "rs-bal": "RS-bal"}
@@ -121,8 +123,13 @@ def load_source(settings: TuneSettings):
     return load_dataset(settings.dataset)
 
 
-def open_study(settings: TuneSettings):
-    """Create the study, or join it when it exists (resume, or another worker)."""
+def open_study(settings: TuneSettings, configuration: dict | None = None, on_stale=None):
+    """Create the study, or join it when it exists (resume, or another worker).
+
+    ``configuration`` (see :func:`study_configuration`) is stored with a new Fairband study; joining a
+    study started with another one is refused, naming the first difference. ``on_stale(study, trial)``
+    hears of every trial this worker fails because its worker's heartbeat stopped.
+    """
     import warnings
 
     import optuna
@@ -134,13 +141,50 @@ def open_study(settings: TuneSettings):
         sampler = FullBudgetRandomSampler(seed=settings.seed)
     else:
         alpha = pick_alpha(settings.tuner) if settings.alpha is None else settings.alpha
-        sampler = FairbandSampler(alpha=alpha, seed=settings.seed, wait_timeout=settings.wait_timeout)
-    study = optuna.create_study(study_name=settings.study_name, storage=open_storage(settings.storage, settings.heartbeat),
+        sampler = FairbandSampler(alpha=alpha, seed=settings.seed, wait_timeout=settings.wait_timeout,
+                                  configuration=configuration, iterations=settings.iterations)
+    storage = open_storage(settings.storage, settings.heartbeat, on_stale=on_stale)
+    study = optuna.create_study(study_name=settings.study_name, storage=storage,
                                 sampler=sampler, directions=["maximize", "maximize"], load_if_exists=True)
+    if isinstance(sampler, FairbandSampler):
+        sampler.check_configuration(study)  # refuse a mismatched worker before it creates a trial
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         study.set_metric_names(["accuracy", "fairness"])
     return study
+
+
+def study_configuration(settings: TuneSettings, data, families: list[str]) -> dict:
+    """Everything besides the sampler's own settings that defines a tuning study (its workers must agree).
+
+    >>> from fairops.datasets import load_german
+    >>> settings = TuneSettings(dataset="german", max_train_rows=300)
+    >>> sorted(study_configuration(settings, load_german(), ["logistic_regression"]))
+    ['data', 'data_sha256', 'families', 'max_train_rows', 'method', 'profile', 'task']
+    """
+    return {"data": settings.source_name, "data_sha256": data_sha256(data), "task": str(data.task),
+            "method": settings.tuner, "families": list(families), "profile": settings.profile,
+            "max_train_rows": settings.max_train_rows}
+
+
+def data_sha256(data) -> str:
+    """sha256 of a data set's values (features, label, sensitive columns), index and column names included."""
+    import hashlib
+
+    import pandas as pd
+
+    digest = hashlib.sha256()
+    for frame in (data.X, pd.DataFrame({"label": data.y}), data.sensitive):
+        digest.update(",".join(map(str, frame.columns)).encode())
+        digest.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
+    return digest.hexdigest()
+
+
+def run_of(study, target: int):
+    """The fits the job asks for: the Fairband slots, or the first trials of a random search."""
+    from ..fairband import FairbandSampler
+
+    return SlotRun(study, target) if isinstance(study.sampler, FairbandSampler) else NumberedRun(study, target)
 
 
 def pick_alpha_of(settings: TuneSettings):
@@ -193,32 +237,36 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     families = _families(settings, data)
     objective = FairnessObjective(data, profile=settings.profile, families=families, seed=settings.seed,
                                   max_train_rows=settings.max_train_rows)
-    study = open_study(settings)
+    stale = StaleTrialCallbacks()
+    study = open_study(settings, study_configuration(settings, data, families), on_stale=stale)
     target = target_trials(settings)
+    run = run_of(study, target)
     tracker = FairnessTrackingCallback(settings.tracking_uri, experiment_name=settings.study_name,
                                        alpha=None if pick_alpha_of(settings) == "auto" else pick_alpha_of(settings))
     tracker.parent_run_id(study)
-    done_before = len([t for t in study.get_trials(deepcopy=False) if t.number < target])
+    stale.add(tracked(tracker, run))  # a dead worker's fit gets its (failed) child run too
+    done_before = run.status()[0]
     print(f"project: {settings.project_dir}\nstudy: {settings.study_name} ({settings.tuner}, "
           f"{target} fits, {done_before} already in the study)\nstorage: {settings.storage}\n"
           f"tracking: {settings.tracking_uri}\ndata: {data!r}", file=out, flush=True)
 
-    progress = FitProgress(target, pick_alpha_of(settings), stream=out if settings.progress else Silent())
+    progress = FitProgress(target, pick_alpha_of(settings), stream=out if settings.progress else DiscardingStream())
     if done_before < target:
         with Interrupt() as interrupt:
-            study.optimize(bounded(objective, target), n_trials=None if done_before else target,
-                           n_jobs=settings.n_jobs, catch=(Exception,),
-                           callbacks=[tracked(tracker, target), progress, stop_at(target), interrupt.callback])
+            # Works until every fit is finished: redoes dead workers' fits, waits for live workers' ones.
+            complete = work_until_complete(study, objective, run, n_jobs=settings.n_jobs, catch=(Exception,),
+                                           callbacks=[tracked(tracker, run), progress], interrupt=interrupt,
+                                           wait_timeout=settings.wait_timeout)
         progress.close()
-    trials = [t for t in study.get_trials(deepcopy=False) if t.number < target]
-    if len(trials) < target:
-        raise KeyboardInterrupt  # stopped early: the study keeps what was done
+        if not complete:
+            raise KeyboardInterrupt  # stopped early: the study keeps what was done
+    trials = run.fits()
     result = TuneResult(settings, study, fits=len(trials))
     if not settings.finalize:
         print(f"worker done: {result.fits} fits in the study", file=out)
         return result
 
-    wait_for_fits(study, target, settings.wait_timeout)
+    track_missing(tracker, study, run, settle=2 * settings.heartbeat)  # fits whose worker died before logging
     pick = select_best(trials, alpha=pick_alpha_of(settings))
     accurate = select_best(trials, alpha=1.0)
     model, pick_scores = _evaluate_pick(objective, pick.trial)
@@ -358,10 +406,11 @@ def add_parser(subcommands) -> None:
     where.add_argument("--study-name", help="join or name the study (default from data, method, profile, seed)")
     where.add_argument("--model-name", help="registered model name (default: fairops-<data>)")
     where.add_argument("--no-finalize", action="store_true",
-                       help="worker only: fit and log, leave the pick and registration to another worker")
+                       help="worker only: fit and log until every fit of the run is finished, leave the pick "
+                            "and registration to another worker")
     where.add_argument("--heartbeat", type=float, default=HEARTBEAT_SECONDS,
                        help="seconds between worker heartbeats on RDB storages; a worker silent for 3 "
-                            "heartbeats has its fits failed so the others go on (default: 10)")
+                            "heartbeats has its fits failed and fitted again by another (default: 10)")
     where.add_argument("--wait-timeout", type=float, default=3600.0,
                        help="longest wait for another worker's fits before giving up with an error")
     where.add_argument("--no-progress", action="store_true")

@@ -98,7 +98,8 @@ def run_tune(args) -> int:
     from ...fairband import iteration_size, select_best
     from ...mlflow.tracking import ROLE_TAG, STUDY_TAG, FairnessTrackingCallback
     from ..progress import FitProgress
-    from ..running import Interrupt, Silent, bounded, quiet_libraries, stop_at, tracked, wait_for_fits
+    from ..running import (DiscardingStream, Interrupt, quiet_libraries, refuse_trials_beyond, stop_at, tracked,
+                           wait_for_fits)
 
     alpha = METHODS[args.method] if args.fairband_alpha is None else args.fairband_alpha
     if alpha != "auto" and not 0.0 <= float(alpha) <= 1.0:
@@ -137,9 +138,9 @@ def run_tune(args) -> int:
     objective = make_objective(data, seed=args.seed, top_t=args.top_t)
     parent = tracker.parent_run_id(study)
     if done_before < target:
-        progress = FitProgress(target, alpha, stream=Silent() if args.no_progress else sys.stdout)
+        progress = FitProgress(target, alpha, stream=DiscardingStream() if args.no_progress else sys.stdout)
         with Interrupt() as interrupt:
-            study.optimize(bounded(objective, target), n_trials=None if done_before else target,
+            study.optimize(refuse_trials_beyond(objective, target), n_trials=None if done_before else target,
                            n_jobs=args.n_jobs, catch=(ValueError,),
                            callbacks=[tracked(tracker, target), progress, stop_at(target), interrupt.callback])
         progress.close()

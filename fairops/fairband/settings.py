@@ -1,0 +1,143 @@
+"""The one record of a Fairband run's settings, shared by the sampler and the pruner, and the study's
+configuration fingerprint.
+
+:class:`FairbandSettings` (eta, s_max, alpha, mode) is what both halves of the pair need to agree on.
+The sampler owns it (``FairbandSampler.fairband_settings``); the pruner reads it from the study's
+sampler through :func:`settings_of`, so neither module imports the other.
+
+A study also stores the *configuration* of the run that created it: the settings, the seed and whatever
+the caller adds (data and its hash, task, model families, ...). :func:`configuration_hash` names a
+configuration and :func:`first_difference` says where two configurations part.
+
+>>> FairbandSettings(alpha=0.5).as_record()
+{'eta': 3, 's_max': 4, 'alpha': 0.5, 'mode': 'sync'}
+>>> first_difference({"seed": 0, "data": "a"}, {"seed": 0, "data": "b"})
+"data: 'a' in the study, 'b' here"
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+
+from . import ranking, schedule
+
+SETTINGS_ATTR = "fairband:settings"
+CONFIGURATION_ATTR_PREFIX = "fairband:configuration:"
+MODES = ("sync", "async")
+RESERVED_KEYS = ("eta", "s_max", "alpha", "mode", "seed")
+
+
+@dataclass(frozen=True)
+class FairbandSettings:
+    """Hyperband's shape (``eta``, ``s_max``), Fairband's weight ``alpha`` and the ``mode``.
+
+    >>> FairbandSettings(eta=2, s_max=1, alpha="auto", mode="async").mode
+    'async'
+    """
+
+    eta: int = schedule.ETA
+    s_max: int = schedule.S_MAX
+    alpha: float | str = "auto"
+    mode: str = "sync"
+
+    def __post_init__(self) -> None:
+        schedule.iteration_size(self.eta, self.s_max)  # validates eta and s_max
+        object.__setattr__(self, "alpha", ranking.check_alpha(self.alpha))
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be 'sync' or 'async', got {self.mode!r}")
+
+    def as_record(self) -> dict:
+        """The settings as stored with the study."""
+        return {"eta": self.eta, "s_max": self.s_max, "alpha": self.alpha, "mode": self.mode}
+
+
+def settings_of(study) -> FairbandSettings | None:
+    """The settings of ``study``'s sampler when it is a Fairband sampler, else None.
+
+    >>> import optuna
+    >>> settings_of(optuna.create_study()) is None
+    True
+    """
+    settings = getattr(study.sampler, "fairband_settings", None)
+    return settings if isinstance(settings, FairbandSettings) else None
+
+
+def agreeing(settings: FairbandSettings, **wanted) -> FairbandSettings:
+    """``settings`` after checking that every non-None value in ``wanted`` equals its field.
+
+    >>> agreeing(FairbandSettings(), eta=3, alpha=None).eta
+    3
+    >>> agreeing(FairbandSettings(), alpha=1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: FairbandPruner alpha=1.0 differs from the sampler's 'auto'
+    """
+    for name, value in wanted.items():
+        if value is not None and value != getattr(settings, name):
+            raise ValueError(f"FairbandPruner {name}={value!r} differs from the sampler's {getattr(settings, name)!r}")
+    return settings
+
+
+def validated_configuration(configuration) -> dict:
+    """A caller's configuration as a plain JSON-able dict; refuses what a study cannot store or compare.
+
+    >>> validated_configuration({"data": "adult", "rows": 1000})
+    {'data': 'adult', 'rows': 1000}
+    >>> validated_configuration({"seed": 1})
+    Traceback (most recent call last):
+    ...
+    ValueError: configuration key 'seed' is set by FairbandSampler itself; use another name
+    """
+    if configuration is None:
+        return {}
+    if not isinstance(configuration, dict):
+        raise TypeError(f"configuration must be a dict of JSON values, got {type(configuration).__name__}")
+    for key in configuration:
+        if not isinstance(key, str):
+            raise TypeError(f"configuration keys must be strings, got {key!r}")
+        if key in RESERVED_KEYS:
+            raise ValueError(f"configuration key {key!r} is set by FairbandSampler itself; use another name")
+    try:
+        text = json.dumps(configuration, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"configuration must hold JSON values (finite numbers, text, lists, dicts): {error}") from None
+    return json.loads(text)
+
+
+def configuration_hash(configuration: dict) -> str:
+    """A short, stable name of a configuration (sha256 of its canonical JSON).
+
+    >>> configuration_hash({"b": 1, "a": [1, 2]}) == configuration_hash({"a": [1, 2], "b": 1})
+    True
+    """
+    text = json.dumps(configuration, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def first_difference(stored: dict, here: dict) -> str | None:
+    """The first key (in sorted order) whose value differs, described for a person; None if equal.
+
+    >>> first_difference({"a": 1}, {"a": 1, "b": 2})
+    'b: not set in the study, 2 here'
+    """
+    for key in sorted(set(stored) | set(here)):
+        mine, theirs = here.get(key, _MISSING), stored.get(key, _MISSING)
+        if not _same(mine, theirs):
+            return f"{key}: {_describe(theirs, 'in the study')}, {_describe(mine, 'here')}"
+    return None
+
+
+_MISSING = object()
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def _describe(value, where: str) -> str:
+    return f"not set {where}" if value is _MISSING else f"{value!r} {where}"
