@@ -15,13 +15,13 @@ The trees are walked side by side from the root. Two allowances, neither of whic
   an exact tie each its own way); on the data here no such tie occurs and the tests demand none.
 """
 
+import fair_trees  # the reference package, installed with the dev extras
 import numpy as np
 import pytest
 from scaff_brute_force import brute_force_gains
 
 from fairops.scaff import SCAFFTreeClassifier
 
-fair_trees = pytest.importorskip("fair_trees")
 
 ZERO_GAIN = 1e-12  # the tree's own threshold for "the split gains"
 THETAS = [round(0.1 * k, 1) for k in range(8)]
