@@ -69,6 +69,14 @@ def test_unknown_rate_and_bad_groups():
         fairness_ratio([1, 0], [1, 0], pd.DataFrame({"sex": ["a", "b", "a"]}))
 
 
+@pytest.mark.parametrize("values", [["f", 1, "f", 1], [0, "0", 0, "0"], [True, 1, True, 0]])
+def test_sensitive_values_of_mixed_types_are_refused_not_merged(values):
+    y = np.array([0, 1, 0, 1])
+    sensitive = pd.Series(values, dtype=object, name="sex")
+    with pytest.raises(ValueError, match="'sex' mixes value types"):
+        group_rates(y, y, sensitive)
+
+
 def test_precision_and_recall():
     assert precision([1, 0, 1, 1], [1, 1, 1, 0]) == pytest.approx(2 / 3)
     assert recall([1, 0, 1, 1], [1, 1, 1, 0]) == pytest.approx(2 / 3)

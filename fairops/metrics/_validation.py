@@ -111,6 +111,36 @@ def _column_values(sensitive_features):
     raise ValueError(f"sensitive_features must be 1-D or 2-D, got shape {array.shape}")
 
 
+def _value_kind(value) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "boolean"
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return "number"
+    if isinstance(value, str):
+        return "text"
+    return type(value).__name__
+
+
+def _refuse_mixed_kinds(name: str, array: np.ndarray) -> None:
+    """Refuse a column mixing numbers, text, booleans or other objects.
+
+    Merging them (1 and "1" as one group, say) would silently change who is compared with whom.
+
+    >>> _refuse_mixed_kinds("sex", np.array(["f", 1], dtype=object))
+    Traceback (most recent call last):
+    ...
+    ValueError: sensitive_features column 'sex' mixes value types (number: 1, text: 'f'); give every value the same type
+    """
+    examples = {}
+    for value in array:
+        examples.setdefault(_value_kind(value), value)
+        if len(examples) > 1:
+            listed = ", ".join(f"{kind}: {examples[kind]!r}" for kind in sorted(examples))
+            raise ValueError(
+                f"sensitive_features column {name!r} mixes value types ({listed}); give every value the same type"
+            )
+
+
 def _encode_column(name: str, column) -> tuple[np.ndarray, np.ndarray]:
     """(uniques, codes) of one column; missing values raise."""
     categorical = getattr(column, "cat", None)
@@ -129,10 +159,8 @@ def _encode_column(name: str, column) -> tuple[np.ndarray, np.ndarray]:
     if array.dtype.kind == "O":
         if any(value is None or value != value for value in array):
             raise ValueError(f"sensitive_features column {name!r} contains missing values")
-        try:
-            return np.unique(array, return_inverse=True)
-        except TypeError:  # mixed types that do not sort: compare their text
-            return np.unique(array.astype(str), return_inverse=True)
+        _refuse_mixed_kinds(name, array)
+        return np.unique(array, return_inverse=True)
     return np.unique(array, return_inverse=True)
 
 
