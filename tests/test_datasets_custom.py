@@ -39,6 +39,8 @@ def test_csv_and_parquet_give_the_same_dataset(table, tmp_path):
         (lambda t: t.assign(sex="F"), {"target": "label", "sensitive": "sex"}, "'sex' has a single value"),
         (lambda t: t.assign(sex=[None] + ["F"] * 49), {"target": "label", "sensitive": "sex"}, "'sex' has missing values"),
         (lambda t: t, {"target": "label", "sensitive": "sex", "task": "accuracy"}, "task spec"),
+        (lambda t: t, {"target": "label", "sensitive": "sex,label"}, "'label' is the target column"),
+        (lambda t: t, {"target": "label", "sensitive": "sex,sex"}, r"\['sex'\] named more than once"),
     ],
 )
 def test_bad_tables_are_refused_by_name(table, tmp_path, change, kwargs, message):

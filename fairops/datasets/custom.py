@@ -55,6 +55,12 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
         raise ValueError(f"column(s) {missing} not in {path.name}; it has {list(frame.columns)}")
     if not columns:
         raise ValueError("name at least one sensitive column")
+    if target in columns:
+        raise ValueError(f"sensitive column {target!r} is the target column; a fairness ratio over the label "
+                         "itself measures nothing")
+    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    if repeated:
+        raise ValueError(f"sensitive column(s) {repeated} named more than once")
     y = _binary_target(frame.pop(target), target)
     groups = frame[columns]
     for column in columns:
