@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy
 from Cython.Build import cythonize
-from setuptools import Extension, find_namespace_packages, setup
+from setuptools import Extension, find_namespace_packages, find_packages, setup
 
 HERE = Path(__file__).parent
 
@@ -31,9 +31,10 @@ def _extensions():
 
 
 setup(
-    # plugins/ is a source folder installed as fairops.plugins, never as a top-level "plugins".
-    packages=find_namespace_packages(include=["fairops", "fairops.*"], exclude=["*.__pycache__"]) + ["fairops.plugins"],
-    package_dir={"fairops.plugins": "plugins"},
+    # plugins/ holds packages imported under their own folder names (fairops_mlflow_plugins).
+    packages=find_namespace_packages(include=["fairops", "fairops.*"], exclude=["*.__pycache__"])
+    + find_packages(where="plugins"),
+    package_dir={name: f"plugins/{name}" for name in find_packages(where="plugins")},
     ext_modules=cythonize(
         _extensions(),
         language_level=3,

@@ -60,7 +60,7 @@ def model_uri(tracking, data):
 def test_plugin_is_installed_through_the_entry_point():
     found = [ep for ep in entry_points(group="mlflow.model_evaluator") if ep.name == "fairops"]
     assert found, ('pyproject.toml must declare [project.entry-points."mlflow.model_evaluator"] '
-                   'fairops = "fairops.plugins.evaluator:FairnessEvaluator" (then reinstall)')
+                   'fairops = "fairops_mlflow_plugins.evaluator:FairnessEvaluator" (then reinstall)')
     from mlflow.models.evaluation.evaluator_registry import _model_evaluation_registry
 
     assert _model_evaluation_registry.is_registered("fairops")
