@@ -5,6 +5,7 @@
 1.0
 """
 
+from ._validation import EncodedGroups, encode_sensitive
 from .classification import GroupRates, fairness_ratio, group_rates, precision, ratio_of, recall
 from .outliers import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
 from .ranking import auc_s, auc_y, group_aucs
@@ -12,11 +13,13 @@ from .task import Task
 from .thresholds import binarize
 
 __all__ = [
+    "EncodedGroups",
     "GroupRates",
     "Task",
     "auc_s",
     "auc_y",
     "binarize",
+    "encode_sensitive",
     "euclidean_disparity",
     "fairness_ratio",
     "group_aucs",

@@ -165,7 +165,20 @@ def _encode_column(name: str, column) -> tuple[np.ndarray, np.ndarray]:
 
 
 def encode_sensitive(sensitive_features, n_rows: int | None = None, *, min_values: int = 2) -> EncodedGroups:
-    """Encode sensitive columns; refuse missing values and columns with fewer than ``min_values`` values."""
+    """Encode sensitive columns as integer codes per column, the way every fairops metric and model reads them.
+
+    Accepts a DataFrame, a Series, a dict of columns, or a 1-D/2-D array. Refuses missing values, values of
+    mixed types, columns of the wrong length and columns with fewer than ``min_values`` distinct values.
+    Public as :func:`fairops.metrics.encode_sensitive`.
+
+    >>> import pandas as pd
+    >>> groups = encode_sensitive(pd.DataFrame({"sex": ["f", "m", "f"], "race": ["a", "a", "b"]}))
+    >>> groups.names, [c.tolist() for c in groups.codes], groups.labels
+    (('sex', 'race'), [[0, 1, 0], [0, 0, 1]], (('f', 'm'), ('a', 'b')))
+    >>> joint = groups.intersection()
+    >>> joint.names, joint.codes[0].tolist(), joint.labels[0]
+    (('sex&race',), [0, 2, 1], (('f', 'a'), ('f', 'b'), ('m', 'a')))
+    """
     if sensitive_features is None:
         raise ValueError("sensitive_features is required")
     pairs = _column_values(sensitive_features)

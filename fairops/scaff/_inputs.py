@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from fairops.metrics._validation import encode_sensitive
+from fairops.metrics import encode_sensitive
 
 AGGREGATIONS = ("max", "mean")
 
