@@ -61,7 +61,7 @@ def peak_mib(name: str, n: int, k: int) -> str:
 def _report_peak(name: str, n: int, k: int) -> None:
     X, S = make_data(n)
     call = runners(X, S, k)[name]
-    FairLOF(n_neighbors=2, lambda_=0.0).fit(X[:50], sensitive_features=S[:50])  # warm imports
+    FairLOF(n_neighbors=2, correction_strength=0.0).fit(X[:50], sensitive_features=S[:50])  # warm imports
     LocalOutlierFactor(n_neighbors=2).fit(X[:50])
     tracemalloc.start()
     call()
@@ -75,10 +75,10 @@ def runners(X, S, k):
         LocalOutlierFactor(n_neighbors=k).fit(X)
 
     def fair():
-        FairLOF(n_neighbors=k, lambda_=0.3).fit(X, sensitive_features=S)
+        FairLOF(n_neighbors=k, correction_strength=0.3).fit(X, sensitive_features=S)
 
     def fair_path():
-        FairLOF(n_neighbors=k, lambda_=0.3).fit(X, sensitive_features=S).path()
+        FairLOF(n_neighbors=k, correction_strength=0.3).fit(X, sensitive_features=S).path()
 
     cases = {"sklearn LOF fit": lof, "FairLOF fit": fair, "FairLOF fit + 11-lambda path": fair_path}
     try:
@@ -109,7 +109,7 @@ def main() -> None:
         repeats = args.repeats or (7 if n <= 10_000 else 2)
         for k in ks:
             cases = runners(X, S, k)
-            fitted = FairLOF(n_neighbors=k, lambda_=0.3).fit(X, sensitive_features=S)
+            fitted = FairLOF(n_neighbors=k, correction_strength=0.3).fit(X, sensitive_features=S)
             times, cpu = best_times({**cases, "path alone": fitted.path}, repeats)
             peaks = {name: peak_mib(name, n, k) for name in cases}
             anchor, cpu_anchor = times["sklearn LOF fit"], cpu["sklearn LOF fit"]

@@ -5,7 +5,7 @@ dropped. Sensitive attributes: race (African-American, Caucasian, Other) and sex
 neighbours; the path then scores every lambda on the 0.1 grid from them and reports, against plain
 LOF's top-t outliers, the Jaccard overlap (Jacc), the preserved outlierness (Pres), the share of real
 outliers (OF) and the Euclidean / Wasserstein disparity of the groups among the outliers.
-``lambda_="auto"`` picks the guide point: the lambda whose Jaccard is nearest to the target (0.9).
+``correction_strength="auto"`` picks the guide point: the lambda whose Jaccard is nearest to the target (0.9).
 
     python examples/fairlof_path.py [--target-jaccard 0.8] [--neighbors 10]
 """
@@ -34,7 +34,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     X, sensitive = make_data()
-    detector = FairLOF(n_neighbors=args.neighbors, lambda_="auto", target_jaccard=args.target_jaccard)
+    detector = FairLOF(n_neighbors=args.neighbors, correction_strength="auto", target_jaccard=args.target_jaccard)
     detector.fit(X, sensitive_features=sensitive)
     path = pd.DataFrame(detector.path())  # one row per lambda, reusing the fit's neighbours
 

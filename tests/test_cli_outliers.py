@@ -86,7 +86,7 @@ def test_auto_lambda_prints_the_table_and_logs_metrics_and_a_loadable_model(tmp_
     # The logged model: native and pyfunc, against a detector fitted here with the same settings.
     mlflow.set_tracking_uri(uri)
     model_uri = printed_model_uri(out)
-    expected = FairLOF(n_neighbors=5, lambda_=fitted, novelty=True).fit(data.features.to_numpy(),
+    expected = FairLOF(n_neighbors=5, correction_strength=fitted, novelty=True).fit(data.features.to_numpy(),
                                                                        sensitive_features=data.sensitive)
     native = fairlof_flavor.load_model(model_uri)
     assert native.fitted_lambda_ == fitted

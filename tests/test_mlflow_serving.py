@@ -53,7 +53,7 @@ def served(tmp_path_factory):
         X, y, sensitive_features=sex)
     best = register_best(study, "scaff-serving", rule="fairness>=0.8", refit=refit, input_example=X.head(3),
                          pip_requirements=["fairops"], tracking_uri=uri)
-    detector = FairLOF(n_neighbors=6, lambda_=0.4, novelty=True).fit(X.to_numpy(), sensitive_features={"sex": sex})
+    detector = FairLOF(n_neighbors=6, correction_strength=0.4, novelty=True).fit(X.to_numpy(), sensitive_features={"sex": sex})
     rows = X.assign(sex=sex)
     with mlflow.start_run(experiment_id=client.get_experiment_by_name("serving").experiment_id):
         info = fairlof_flavor.log_model(detector, name="lof", input_example=rows.head(3),

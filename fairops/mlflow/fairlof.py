@@ -10,7 +10,7 @@ DataFrame with ``outlier_score`` (the FairLOF score, higher = more outlying) and
 >>> rng = np.random.default_rng(0)
 >>> X = pd.DataFrame(rng.normal(size=(120, 2)), columns=["x1", "x2"])
 >>> S = pd.DataFrame({"sex": rng.choice(["f", "m"], 120)})
->>> det = FairLOF(n_neighbors=5, lambda_=0.3, novelty=True).fit(X, sensitive_features=S)
+>>> det = FairLOF(n_neighbors=5, correction_strength=0.3, novelty=True).fit(X, sensitive_features=S)
 >>> path = tempfile.mkdtemp() + "/model"
 >>> _ = save_model(det, path, input_example=pd.concat([X, S], axis=1).head(3), pip_requirements=[])
 >>> import mlflow

@@ -25,7 +25,7 @@ mean 0 and sd 1 on the rows used; constant columns are dropped. Text/categorical
 logged with the run (``preprocessing/standardise.json``).
 
 >>> data = load_outlier_data("german", max_rows=300, seed=0)
->>> detector = fit_detector(data, n_neighbors=5, lambda_=0.0)
+>>> detector = fit_detector(data, n_neighbors=5, correction_strength=0.0)
 >>> table = compare(detector, data.sensitive)
 >>> table["FairLOF"]["jaccard"], table["change"]["wasserstein_disparity"]
 (1.0, 0.0)

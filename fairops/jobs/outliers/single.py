@@ -29,8 +29,9 @@ def run_single(args) -> int:
     lam = parse_lambda(args.lambda_)
     data = load_outlier_data(args.dataset, data=args.data, sensitive=args.sensitive, target=args.target,
                              max_rows=args.max_rows, seed=args.seed, categorical=args.categorical)
-    detector = fit_detector(data, n_neighbors=args.neighbors, lambda_=lam, target_jaccard=args.target_jaccard,
-                            alpha=args.alpha, beta=args.beta, top_t=args.top_t)
+    detector = fit_detector(data, n_neighbors=args.neighbors, correction_strength=lam,
+                            target_jaccard=args.target_jaccard, weight_exponent=args.alpha, share_exponent=args.beta,
+                            top_t=args.top_t)
     result = compare(detector, data.sensitive)
     lambdas = {"LOF": 0.0, "FairLOF": detector.fitted_lambda_}
     places = resolve_places(args.project_dir, args.tracking_uri)

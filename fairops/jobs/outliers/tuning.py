@@ -47,7 +47,8 @@ def make_objective(data: OutlierData, *, seed: int = 0, top_t=None):
         beta = trial.suggest_float("flex_beta", *SEARCH_SPACE["flex_beta"], log=True)
         rows = slicer.indices(fraction)
         t = None if top_t is None else max(1, int(round(top_t * len(rows) / data.n_rows)))
-        detector = fit_detector(data, n_neighbors=k, lambda_=lam, alpha=alpha, beta=beta, top_t=t, rows=rows)
+        detector = fit_detector(data, n_neighbors=k, correction_strength=lam, weight_exponent=alpha,
+                                share_exponent=beta, top_t=t, rows=rows)
         result = compare(detector, data.sensitive.iloc[rows])
         for name, value in result["FairLOF"].items():
             trial.set_user_attr(name, value)
@@ -149,8 +150,8 @@ def run_tune(args) -> int:
 
     pick = select_best(trials, alpha=alpha)
     params = pick.trial.params
-    detector = fit_detector(data, n_neighbors=params["n_neighbors"], lambda_=params["lambda"],
-                            alpha=params["flex_alpha"], beta=params["flex_beta"], top_t=args.top_t)
+    detector = fit_detector(data, n_neighbors=params["n_neighbors"], correction_strength=params["lambda"],
+                            weight_exponent=params["flex_alpha"], share_exponent=params["flex_beta"], top_t=args.top_t)
     result = compare(detector, data.sensitive)
     print(f"Fairband pick: trial {pick.trial.number} (budget {pick.trial.user_attrs.get('budget', 1.0):.3f}, "
           f"alpha {pick.alpha:.3f}): k={params['n_neighbors']} lambda={params['lambda']:.3f} "
