@@ -16,6 +16,7 @@ from .bundled import (
     load_credit_default,
     load_dataset,
     load_german,
+    load_student,
 )
 from .custom import load_table
 from .splits import BudgetSlicer, Split, budget_slice, strata, train_validation_test_split
@@ -32,6 +33,7 @@ __all__ = [
     "load_credit_default",
     "load_dataset",
     "load_german",
+    "load_student",
     "load_table",
     "strata",
     "train_validation_test_split",
