@@ -16,7 +16,8 @@ from .tracking import (Places, _base_params, _client, _where_to_look, ensure_exp
 TUNE_MAX_ROWS = 5000
 METHODS = {"fb-auto": "auto", "fb-bal": 0.5, "hb": 1.0}
 #: Fairband's search space over FairLOF (inclusive bounds); the exponents are drawn on a log scale.
-SEARCH_SPACE = {"n_neighbors": (3, 30), "lambda": (0.0, 1.0), "flex_alpha": (0.5, 2.0), "flex_beta": (0.5, 2.0)}
+SEARCH_SPACE = {"n_neighbors": (3, 30), "lambda": (0.0, 1.0), "weight_exponent": (0.5, 2.0),
+                "share_exponent": (0.5, 2.0)}
 
 
 def normalised_fairness(fair_wasserstein: float, plain_wasserstein: float) -> float:
@@ -43,12 +44,12 @@ def make_objective(data: OutlierData, *, seed: int = 0, top_t=None):
         low, high = SEARCH_SPACE["n_neighbors"]
         k = trial.suggest_int("n_neighbors", low, high)
         lam = trial.suggest_float("lambda", *SEARCH_SPACE["lambda"])
-        alpha = trial.suggest_float("flex_alpha", *SEARCH_SPACE["flex_alpha"], log=True)
-        beta = trial.suggest_float("flex_beta", *SEARCH_SPACE["flex_beta"], log=True)
+        weight_exponent = trial.suggest_float("weight_exponent", *SEARCH_SPACE["weight_exponent"], log=True)
+        share_exponent = trial.suggest_float("share_exponent", *SEARCH_SPACE["share_exponent"], log=True)
         rows = slicer.indices(fraction)
         t = None if top_t is None else max(1, int(round(top_t * len(rows) / data.n_rows)))
-        detector = fit_detector(data, n_neighbors=k, correction_strength=lam, weight_exponent=alpha,
-                                share_exponent=beta, top_t=t, rows=rows)
+        detector = fit_detector(data, n_neighbors=k, correction_strength=lam, weight_exponent=weight_exponent,
+                                share_exponent=share_exponent, top_t=t, rows=rows)
         result = compare(detector, data.sensitive.iloc[rows])
         for name, value in result["FairLOF"].items():
             trial.set_user_attr(name, value)
@@ -151,11 +152,12 @@ def run_tune(args) -> int:
     pick = select_best(trials, alpha=alpha)
     params = pick.trial.params
     detector = fit_detector(data, n_neighbors=params["n_neighbors"], correction_strength=params["lambda"],
-                            weight_exponent=params["flex_alpha"], share_exponent=params["flex_beta"], top_t=args.top_t)
+                            weight_exponent=params["weight_exponent"], share_exponent=params["share_exponent"],
+                            top_t=args.top_t)
     result = compare(detector, data.sensitive)
     print(f"Fairband pick: trial {pick.trial.number} (budget {pick.trial.user_attrs.get('budget', 1.0):.3f}, "
           f"alpha {pick.alpha:.3f}): k={params['n_neighbors']} lambda={params['lambda']:.3f} "
-          f"flex_alpha={params['flex_alpha']:.3f} flex_beta={params['flex_beta']:.3f}; "
+          f"weight_exponent={params['weight_exponent']:.3f} share_exponent={params['share_exponent']:.3f}; "
           f"on its slice Jaccard {pick.accuracy:.3f}, fairness {pick.fairness:.3f}")
     print(f"refitted on all {data.n_rows} rows (k={detector.n_neighbors_}, t={detector.top_t_}):")
     print(format_table(result, {"LOF": 0.0, "FairLOF": detector.fitted_lambda_}))
