@@ -2,7 +2,8 @@
 
 Data: n rows of d = 16 standard-normal features (plus 1% scattered far points), two
 sensitive attributes with 2 and 5 values. Per (n, k): plain LOF fit, FairLOF fit
-(lambda = 0.3), FairLOF fit + the 11-point lambda path, each the best of --repeats;
+(lambda = 0.3), FairLOF fit + the 11-point lambda path, FairLOF fit with lambda "auto"
+(the guide point searched on the 0.1 grid inside fit), each the best of --repeats;
 ratios are against the LOF fit measured in this run. Peak memory: each call runs in a
 fresh process that reports the peak of the NumPy/Python allocations made during the
 call (tracemalloc; scikit-learn's compiled neighbour-search scratch buffers, the
@@ -80,7 +81,11 @@ def runners(X, S, k):
     def fair_path():
         FairLOF(n_neighbors=k, correction_strength=0.3).fit(X, sensitive_features=S).path()
 
-    cases = {"sklearn LOF fit": lof, "FairLOF fit": fair, "FairLOF fit + 11-lambda path": fair_path}
+    def fair_auto():
+        FairLOF(n_neighbors=k, correction_strength="auto").fit(X, sensitive_features=S)
+
+    cases = {"sklearn LOF fit": lof, "FairLOF fit": fair, "FairLOF fit + 11-lambda path": fair_path,
+             "FairLOF fit, lambda 'auto'": fair_auto}
     try:
         from pyod.models.lof import LOF as PyodLOF
     except ImportError:
