@@ -112,7 +112,7 @@ READINGS = {
 }
 
 
-def readings(X, S, det) -> None:
+def readings(X, S, det, case: dict, found: list) -> None:
     """The lambda path of each reading of eqs 7-8, on the same neighbours and kernels as FairLOF."""
     from sklearn.neighbors import NearestNeighbors
 
@@ -122,12 +122,15 @@ def readings(X, S, det) -> None:
     codes = np.stack([pd.Categorical(S[c], categories=labels).codes
                       for c, labels in zip(S.columns, det.sensitive_labels_)], axis=1)
     differs = codes[neighbors] != codes[:, None, :]  # (n, k, s): [x.S != y.S]
+    mixed = differs.any(axis=(1, 2)).mean()
+    print(f"\nrows with a neighbour of another group (Div > 0 for some attribute): {100 * mixed:.1f}%")
     print("\nWhy the figures differ: ED / Wass change vs LOF along lambda for other readings of eqs 7-8 "
           "(same neighbours, kernels and guide rule)\n")
     print("| reading | guide | lambda | Jacc | ED change | Wass change | Pearson(lambda, ED) |")
     print("|---|---|---|---|---|---|---|")
     base_top = det.plain_outliers_
     base_ed, base_wass = euclidean_disparity(S, base_top), wasserstein_disparity(S, base_top)
+    rows = []
     for label, reading in READINGS.items():
         table = reading(det.data_share_, det.skew_[:, None], det.direction_[:, None])
         terms = np.einsum("nks,ns->nk", differs, table[np.arange(codes.shape[1]), codes])
@@ -142,9 +145,23 @@ def readings(X, S, det) -> None:
             print(f"| {label} | J~{target} | {path['lambda'][i]:.1f} | {path['jaccard'][i]:.3f} "
                   f"| {percent(change(path['ed'][i], base_ed))} | {percent(change(path['wass'][i], base_wass))} "
                   f"| {signed(pearson(path['lambda'], path['ed']))} |")
+            found.append({**case, "reading": label.split(":")[0], "target": target, "jaccard": path["jaccard"][i],
+                          "ed_change": change(path["ed"][i], base_ed),
+                          "wass_change": change(path["wass"][i], base_wass)})
+        rows.append((label, terms.mean(axis=1)))
+    print("\nMean k-distance factor 1 - sum_S a_S(x) Div_S(x) at lambda = 1 over the rows of each value, "
+          "and its share among LOF's outliers vs in the data (Q vs P)\n")
+    print("| attribute | value | P | Q | " + " | ".join(label.split(":")[0] for label, _ in rows) + " |")
+    print("|---|---|---|---|" + "---|" * len(rows))
+    for s_index, (column, labels) in enumerate(zip(S.columns, det.sensitive_labels_)):
+        for v, value in enumerate(labels):
+            members = codes[:, s_index] == v
+            cells = " | ".join(f"{1 - row_term[members].mean():.3f}" for _, row_term in rows)
+            print(f"| {column} | {value} | {det.data_share_[s_index, v]:.3f} | {det.outlier_share_[s_index, v]:.3f} "
+                  f"| {cells} |")
 
 
-def run_case(name, protocol, X, S, summary, *, flex: bool) -> None:
+def run_case(name, protocol, X, S, summary, found, *, flex: bool) -> None:
     print(f"\n### {name}, protocol {protocol}: n = {len(X)}, d = {X.shape[1]}, S = {list(S.columns)}\n", flush=True)
     paths, detectors = {}, {}
     for correction in CORRECTIONS:
@@ -190,7 +207,7 @@ def run_case(name, protocol, X, S, summary, *, flex: bool) -> None:
               f"{euclidean_disparity(S, quota):.4f} | {wasserstein_disparity(S, quota):.4f} | "
               f"{percent(change(euclidean_disparity(S, quota), plain['euclidean_disparity'][0]))} | "
               f"{percent(change(wasserstein_disparity(S, quota), plain['wasserstein_disparity'][0]))} |")
-    readings(X, S, paper_detector)
+    readings(X, S, paper_detector, {"dataset": name, "protocol": protocol}, found)
     if name == "adult":
         print("\nPearson correlation with lambda over [0, 1] (paper: Jacc -0.900, Pres -0.973, ED -0.997, "
               "Wass -0.959)\n")
@@ -238,6 +255,20 @@ def print_summary(summary: list, datasets) -> None:
               f"| {rows['outlier_fraction'].min():.3f} | {rows['jaccard'].mean():.3f} |")
 
 
+def print_readings(found: list, datasets) -> None:
+    table = pd.DataFrame(found)
+    paper_sets = [name for name in datasets if name in PAPER_DATASETS]
+    if table.empty or not paper_sets:
+        return
+    print(f"\n### Readings of eqs 7-8: mean over {', '.join(paper_sets)}\n")
+    print("| protocol | reading | guide | mean ED change | mean Wass change | mean Jacc |")
+    print("|---|---|---|---|---|---|")
+    picked = table[table["dataset"].isin(paper_sets)]
+    for (protocol, reading, target), rows in picked.groupby(["protocol", "reading", "target"], sort=False):
+        print(f"| {protocol} | {reading} | J~{target} | {percent(rows['ed_change'].mean())} "
+              f"| {percent(rows['wass_change'].mean())} | {rows['jaccard'].mean():.3f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only the two small student data sets")
@@ -252,7 +283,7 @@ def main() -> None:
     unknown = sorted(set(protocols) - set(PROTOCOLS))
     if unknown:
         parser.error(f"unknown protocol(s) {unknown}; choose from {list(PROTOCOLS)}")
-    summary = []
+    summary, found = [], []
     for name in datasets:
         for protocol in protocols:
             start = time.perf_counter()
@@ -260,9 +291,10 @@ def main() -> None:
             zeros = zero_k_distances(features) if dropped else 0
             print(f"\n{name} / {protocol}: {dropped} exact duplicate feature rows dropped "
                   f"({zeros} rows had k-distance 0 before)")
-            run_case(name, protocol, X, S, summary, flex=not args.no_flex and protocol == "numeric")
+            run_case(name, protocol, X, S, summary, found, flex=not args.no_flex and protocol == "numeric")
             print(f"\n({time.perf_counter() - start:.0f} s)", flush=True)
     print_summary(summary, datasets)
+    print_readings(found, datasets)
 
 
 if __name__ == "__main__":
