@@ -239,34 +239,24 @@ def flex_sweep(X, S, plain: dict) -> None:
         print(f"| {weight_exponent} | {share_exponent} | " + " | ".join(cells) + " |", flush=True)
 
 
-def print_summary(summary: list, datasets) -> None:
-    table = pd.DataFrame(summary)
+def print_means(records: list, datasets, by: str, title: str, note: str = "") -> None:
+    """Means over the paper's data sets of the guide-point rows, grouped by protocol, ``by`` and guide."""
+    table = pd.DataFrame(records)
     paper_sets = [name for name in datasets if name in PAPER_DATASETS]
     if table.empty or not paper_sets:
         return
-    print(f"\n### Mean over the paper's data sets available here ({', '.join(paper_sets)})\n")
-    print("paper: ED -30% at both guide points, Wass -12% (J~0.9) and -22% (J~0.8), Pres within 1%, OF = 1\n")
-    print("| protocol | correction | guide | mean ED change | mean Wass change | min Pres | min OF | mean Jacc |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(f"\n### {title} ({', '.join(paper_sets)})\n")
+    if note:
+        print(note + "\n")
+    extra = "preservation" in table
+    print(f"| protocol | {by} | guide | mean ED change | mean Wass change |"
+          + (" min Pres | min OF |" if extra else "") + " mean Jacc |")
+    print("|---|---|---|---|---|" + ("---|---|" if extra else "") + "---|")
     picked = table[table["dataset"].isin(paper_sets)]
-    for (protocol, correction, target), rows in picked.groupby(["protocol", "correction", "target"], sort=False):
-        print(f"| {protocol} | {correction} | J~{target} | {percent(rows['ed_change'].mean())} "
-              f"| {percent(rows['wass_change'].mean())} | {rows['preservation'].min():.4f} "
-              f"| {rows['outlier_fraction'].min():.3f} | {rows['jaccard'].mean():.3f} |")
-
-
-def print_readings(found: list, datasets) -> None:
-    table = pd.DataFrame(found)
-    paper_sets = [name for name in datasets if name in PAPER_DATASETS]
-    if table.empty or not paper_sets:
-        return
-    print(f"\n### Readings of eqs 7-8: mean over {', '.join(paper_sets)}\n")
-    print("| protocol | reading | guide | mean ED change | mean Wass change | mean Jacc |")
-    print("|---|---|---|---|---|---|")
-    picked = table[table["dataset"].isin(paper_sets)]
-    for (protocol, reading, target), rows in picked.groupby(["protocol", "reading", "target"], sort=False):
-        print(f"| {protocol} | {reading} | J~{target} | {percent(rows['ed_change'].mean())} "
-              f"| {percent(rows['wass_change'].mean())} | {rows['jaccard'].mean():.3f} |")
+    for (protocol, label, target), rows in picked.groupby(["protocol", by, "target"], sort=False):
+        limits = f" {rows['preservation'].min():.4f} | {rows['outlier_fraction'].min():.3f} |" if extra else ""
+        print(f"| {protocol} | {label} | J~{target} | {percent(rows['ed_change'].mean())} "
+              f"| {percent(rows['wass_change'].mean())} |{limits} {rows['jaccard'].mean():.3f} |")
 
 
 def main() -> None:
@@ -293,8 +283,9 @@ def main() -> None:
                   f"({zeros} rows had k-distance 0 before)")
             run_case(name, protocol, X, S, summary, found, flex=not args.no_flex and protocol == "numeric")
             print(f"\n({time.perf_counter() - start:.0f} s)", flush=True)
-    print_summary(summary, datasets)
-    print_readings(found, datasets)
+    print_means(summary, datasets, "correction", "Mean over the paper's data sets available here",
+                "paper: ED -30% at both guide points, Wass -12% (J~0.9) and -22% (J~0.8), Pres within 1%, OF = 1")
+    print_means(found, datasets, "reading", "Readings of eqs 7-8: mean over the paper's data sets available here")
 
 
 if __name__ == "__main__":
