@@ -14,13 +14,15 @@ features are encoded) is lost, so every protocol below is reported:
     onehot      numeric + one-hot categorical columns, sensitive columns outside
     onehot+S    numeric + one-hot categorical columns + the sensitive columns one-hot
 
-Features are standardised (``fairops.fairlof.features.FeatureEncoder``). Student raw ``age`` is the
+Features are standardised (``fairops.fairlof.features.FeatureEncoder``; ``--scaling minmax`` rescales
+them to [0, 1] instead). Student raw ``age`` is the
 source of the sensitive age group: it is left out with the sensitive columns and kept with them.
 Exact duplicate feature rows (LOF near 1e9 at k-distance 0) are dropped, first copy kept, and counted.
 
     .venv/bin/python benchmarks/fairlof_paper.py              # all data sets and protocols
     .venv/bin/python benchmarks/fairlof_paper.py --quick      # the two student data sets
     .venv/bin/python benchmarks/fairlof_paper.py --datasets adult --protocols numeric
+    .venv/bin/python benchmarks/fairlof_paper.py --scaling minmax --no-flex
 """
 
 from __future__ import annotations
@@ -55,8 +57,11 @@ PAPER_PEARSON = {"jaccard": -0.900, "preservation": -0.973, "euclidean_disparity
                  "wasserstein_disparity": -0.959}
 
 
-def prepared(name: str, protocol: str):
-    """(features, sensitive labels, rows dropped as duplicates, rows with k-distance 0 before dropping)."""
+def prepared(name: str, protocol: str, scaling: str = "standard"):
+    """(features without duplicate rows, sensitive labels, rows dropped as duplicates, all encoded rows).
+
+    ``scaling="minmax"`` rescales every encoded feature to [0, 1] instead of mean 0 / sd 1.
+    """
     data = load_dataset(name)
     table = pd.concat([data.X.drop(columns=list(data.sensitive.columns), errors="ignore"),
                        data.sensitive.astype(str)], axis=1)
@@ -64,6 +69,8 @@ def prepared(name: str, protocol: str):
     derived = ["age"] if name.startswith("student") and not options["sensitive_in_distance"] else []
     encoder = FeatureEncoder(sensitive=list(data.sensitive.columns), exclude=derived, **options).fit(table)
     features = encoder.transform(table)
+    if scaling == "minmax":
+        features = (features - features.min()) / (features.max() - features.min())
     duplicate = features.duplicated(keep="first").to_numpy()
     return (features.to_numpy()[~duplicate], data.sensitive.astype(str).reset_index(drop=True)[~duplicate]
             .reset_index(drop=True), int(duplicate.sum()), features)
@@ -265,6 +272,8 @@ def main() -> None:
     parser.add_argument("--datasets", default=None, help="comma-separated subset of the data sets")
     parser.add_argument("--protocols", default=None, help=f"comma-separated subset of {list(PROTOCOLS)}")
     parser.add_argument("--no-flex", action="store_true", help="skip the FairLOF-Flex sweep")
+    parser.add_argument("--scaling", choices=("standard", "minmax"), default="standard",
+                        help="features to mean 0 / sd 1 (default) or to [0, 1]")
     args = parser.parse_args()
     datasets = ["student_mat", "student_por"] if args.quick else [*PAPER_DATASETS, *EXTRA_DATASETS]
     if args.datasets:
@@ -277,7 +286,7 @@ def main() -> None:
     for name in datasets:
         for protocol in protocols:
             start = time.perf_counter()
-            X, S, dropped, features = prepared(name, protocol)
+            X, S, dropped, features = prepared(name, protocol, args.scaling)
             zeros = zero_k_distances(features) if dropped else 0
             print(f"\n{name} / {protocol}: {dropped} exact duplicate feature rows dropped "
                   f"({zeros} rows had k-distance 0 before)")
