@@ -106,7 +106,8 @@ def test_quota_baseline_proportions_and_order():
 
 def test_state_round_trip_through_json_and_npz(data, tmp_path):
     X, S = data
-    det = FairLOF(n_neighbors=6, correction_strength=0.4, weight_exponent=2.0, novelty=True).fit(X, sensitive_features=S)
+    det = FairLOF(n_neighbors=6, correction_strength=0.4, weight_exponent=2.0, novelty=True)
+    det.fit(X, sensitive_features=S)
     meta, arrays = det._get_state()
     (tmp_path / "meta.json").write_text(json.dumps(meta))
     np.savez(tmp_path / "arrays.npz", **arrays)

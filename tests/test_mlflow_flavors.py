@@ -40,7 +40,8 @@ def forest(data):
 @pytest.fixture(scope="module")
 def detector(data):
     X, _, sex = data
-    return FairLOF(n_neighbors=7, correction_strength=0.5, novelty=True).fit(X.to_numpy(), sensitive_features={"sex": sex})
+    detector = FairLOF(n_neighbors=7, correction_strength=0.5, novelty=True)
+    return detector.fit(X.to_numpy(), sensitive_features={"sex": sex})
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +148,8 @@ def test_fairlof_save_refusals(tmp_path, data):
     plain = FairLOF(n_neighbors=5, correction_strength=0.2).fit(X.to_numpy(), sensitive_features={"sex": sex})
     with pytest.raises(ValueError, match="novelty=True"):
         fairlof_flavor.save_model(plain, tmp_path / "a", feature_names=["income", "age", "debt"], pip_requirements=[])
-    novelty = FairLOF(n_neighbors=5, correction_strength=0.2, novelty=True).fit(X.to_numpy(), sensitive_features={"sex": sex})
+    novelty = FairLOF(n_neighbors=5, correction_strength=0.2, novelty=True)
+    novelty.fit(X.to_numpy(), sensitive_features={"sex": sex})
     with pytest.raises(ValueError, match="feature_names has 2 names"):
         fairlof_flavor.save_model(novelty, tmp_path / "b", feature_names=["income", "age"], pip_requirements=[])
     with pytest.raises(ValueError, match="feature_names is required"):

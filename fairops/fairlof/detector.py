@@ -368,7 +368,8 @@ class FairLOF(OutlierMixin, BaseEstimator):
         if not lambdas:
             raise ValueError("lambdas must hold at least one value")
         if not self.sensitive_names_:
-            raise ValueError("the detector was fitted without sensitive_features: a lambda path has no groups to measure")
+            raise ValueError("the detector was fitted without sensitive_features: a lambda path has no groups "
+                             "to measure")
         sensitive = {name: self._codes[:, j] for j, name in enumerate(self.sensitive_names_)}
         rows = []
         for lam in lambdas:
@@ -419,7 +420,8 @@ class FairLOF(OutlierMixin, BaseEstimator):
         """score_samples - offset_: negative for rows more outlying than every fitted inlier.
 
         >>> import numpy as np
-        >>> det = FairLOF(n_neighbors=2, novelty=True, top_t=1).fit(np.arange(8.0)[:, None], sensitive_features=[0, 1] * 4)
+        >>> det = FairLOF(n_neighbors=2, novelty=True, top_t=1)
+        >>> det = det.fit(np.arange(8.0)[:, None], sensitive_features=[0, 1] * 4)
         >>> bool(det.decision_function([[50.0]], sensitive_features=[0])[0] < 0)
         True
         """

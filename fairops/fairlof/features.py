@@ -94,7 +94,8 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
                 dropped.append(str(name))
         self.numeric_columns_, self.categories_ = numeric, categories
         self.sensitive_columns_ = sensitive
-        self.input_columns_ = [str(c) for c in frame.columns if str(c) in set(numeric) | set(categories) | set(sensitive)]
+        used = set(numeric) | set(categories) | set(sensitive)
+        self.input_columns_ = [str(c) for c in frame.columns if str(c) in used]
         encoded = self._encode(frame, standardise=False)
         scale = encoded.std(axis=0, ddof=0)
         constant = [str(c) for c in scale.index[scale <= 0]]
@@ -161,7 +162,8 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
         holes = [name for name in self.sensitive_columns_ if sensitive[name].isna().any()]
         if holes:
             raise ValueError(f"sensitive column(s) {holes} have missing values")
-        return pd.DataFrame({name: _as_text(sensitive[name]) for name in self.sensitive_columns_}).reset_index(drop=True)
+        labels = {name: _as_text(sensitive[name]) for name in self.sensitive_columns_}
+        return pd.DataFrame(labels).reset_index(drop=True)
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self) -> dict:
