@@ -155,14 +155,21 @@ def _encode_like(rows, fitted, columns):
     return ((encode(rows) - base.mean()) / base.std(ddof=0)).to_numpy()
 
 
-def test_deprecated_flex_options_still_work(tmp_path, capsys):
+def test_deprecated_flex_options_still_work_and_the_variant_is_chosen_by_name(tmp_path, capsys):
     uri = f"sqlite:///{tmp_path / 'old.db'}"
-    assert main(["outliers", "--dataset", "german", "--alpha", "2", "--lambda", "0.2", "--tracking-uri", uri]) == 0
+    assert main(["outliers", "--dataset", "german", "--alpha", "2", "--lambda", "0.2", "--correction", "per_value",
+                 "--tracking-uri", uri]) == 0
     captured = capsys.readouterr()
     assert "--alpha is deprecated, use --weight-exponent" in captured.err
-    assert "weight_exponent=2.0" in captured.out
+    assert "weight_exponent=2.0" in captured.out and "(per_value correction)" in captured.out
     _, (run,) = runs_of(uri)
     assert run.data.params["weight_exponent"] == "2.0" and run.data.params["share_exponent"] == "1.0"
+    assert run.data.params["correction"] == "per_value"
+    data = load_outlier_data("german")
+    expected = FairLOF(correction_strength=0.2, correction="per_value", weight_exponent=2.0).fit(
+        data.features.to_numpy(), sensitive_features=data.sensitive)
+    assert run.data.metrics["euclidean_disparity"] == pytest.approx(euclidean_disparity(data.sensitive,
+                                                                                         expected.outliers_))
 
 
 def test_tune_logs_child_runs_with_the_outlier_metrics_and_resumes(tmp_path, capsys, reset_tracking):

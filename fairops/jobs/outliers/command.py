@@ -60,6 +60,8 @@ def add_parser(subcommands) -> None:
                        help="FairLOF-Flex exponent on W, the group skew (1 = FairLOF)")
     model.add_argument("--share-exponent", type=float, default=1.0,
                        help="FairLOF-Flex exponent on D, the share of the row's own group (1 = FairLOF)")
+    model.add_argument("--correction", choices=("paper", "per_value"), default="paper",
+                       help="the paper's equations (default) or fairops' per-value variant (see docs/fairlof.md)")
     for old in DEPRECATED_OPTIONS:
         model.add_argument(f"--{old}", dest=f"deprecated_{old}", type=float, default=None, help=argparse.SUPPRESS)
     model.add_argument("--top-t", type=int, default=None, help="outlier list size (default min(500, 5%% of rows))")

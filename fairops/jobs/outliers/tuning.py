@@ -33,7 +33,7 @@ def normalised_fairness(fair_wasserstein: float, plain_wasserstein: float) -> fl
         return 1.0 if fair_wasserstein <= 0 else 0.0
     return float(min(1.0, max(0.0, 1.0 - fair_wasserstein / plain_wasserstein)))
 
-def make_objective(data: OutlierData, *, seed: int = 0, top_t=None):
+def make_objective(data: OutlierData, *, seed: int = 0, top_t=None, correction="paper"):
     """Optuna objective over FairLOF's hyperparameters: returns (Jaccard vs LOF, normalised fairness)."""
     from ...fairband import budget
 
@@ -49,7 +49,7 @@ def make_objective(data: OutlierData, *, seed: int = 0, top_t=None):
         rows = slicer.indices(fraction)
         t = None if top_t is None else max(1, int(round(top_t * len(rows) / data.n_rows)))
         detector = fit_detector(data, n_neighbors=k, correction_strength=lam, weight_exponent=weight_exponent,
-                                share_exponent=share_exponent, top_t=t, rows=rows)
+                                share_exponent=share_exponent, correction=correction, top_t=t, rows=rows)
         result = compare(detector, data.sensitive.iloc[rows])
         for name, value in result["FairLOF"].items():
             trial.set_user_attr(name, value)
@@ -136,7 +136,7 @@ def run_tune(args) -> int:
           f"sensitive: {','.join(data.sensitive.columns)}")
     print(f"study: {study.study_name} ({places.storage})  method: {args.method}  alpha: {alpha}  "
           f"fits: {target - done_before} to run, {done_before} done", flush=True)
-    objective = make_objective(data, seed=args.seed, top_t=args.top_t)
+    objective = make_objective(data, seed=args.seed, top_t=args.top_t, correction=args.correction)
     parent = tracker.parent_run_id(study)
     if done_before < target:
         progress = FitProgress(target, alpha, stream=Silent() if args.no_progress else sys.stdout)
@@ -153,7 +153,7 @@ def run_tune(args) -> int:
     params = pick.trial.params
     detector = fit_detector(data, n_neighbors=params["n_neighbors"], correction_strength=params["lambda"],
                             weight_exponent=params["weight_exponent"], share_exponent=params["share_exponent"],
-                            top_t=args.top_t)
+                            correction=args.correction, top_t=args.top_t)
     result = compare(detector, data.sensitive)
     print(f"Fairband pick: trial {pick.trial.number} (budget {pick.trial.user_attrs.get('budget', 1.0):.3f}, "
           f"alpha {pick.alpha:.3f}): k={params['n_neighbors']} lambda={params['lambda']:.3f} "
@@ -168,6 +168,7 @@ def run_tune(args) -> int:
 
     run_params = {**_base_params(data, args), **params, "pick_trial": pick.trial.number,
                   "fairband_alpha": pick.alpha, "method": args.method, "study": study.study_name,
+                  "correction": args.correction,
                   "top_t": detector.top_t_}
     tags = {MLFLOW_PARENT_RUN_ID: parent, ROLE_TAG: "selection", STUDY_TAG: study.study_name,
             "fairops.dataset": data.name}
