@@ -12,6 +12,7 @@ PyOD's LOF is timed too when it is already installed.
 
     .venv/bin/python benchmarks/fairlof_speed.py            # n = 10k and 100k, k = 5 and 20
     .venv/bin/python benchmarks/fairlof_speed.py --quick    # n = 3000, k = 5 (CI smoke test)
+    .venv/bin/python benchmarks/fairlof_speed.py --sizes 100000 --ks 5   # one case
 """
 
 from __future__ import annotations
@@ -99,6 +100,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one small case (n=3000, k=5)")
     parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--sizes", default=None, help="comma-separated n (default 10000,100000)")
+    parser.add_argument("--ks", default=None, help="comma-separated k (default 5,20)")
     parser.add_argument("--peak-of", help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--k", type=int, help=argparse.SUPPRESS)
@@ -107,6 +110,10 @@ def main() -> None:
         _report_peak(args.peak_of, args.n, args.k)
         return
     sizes, ks = ((3000,), (5,)) if args.quick else ((10_000, 100_000), (5, 20))
+    if args.sizes:
+        sizes = tuple(int(value) for value in args.sizes.split(","))
+    if args.ks:
+        ks = tuple(int(value) for value in args.ks.split(","))
     print("| n | k | what | wall s | x LOF fit (wall) | CPU s | x LOF fit (CPU) | peak MiB (traced) |")
     print("|---|---|---|---|---|---|---|---|")
     for n in sizes:
