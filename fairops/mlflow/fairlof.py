@@ -85,22 +85,10 @@ class _FairLOFPyfunc:
                 if not hasattr(self.model, "feature_names_in_"):
                     features = features.to_numpy(dtype=np.float64)
             scores = self.model.score_samples(features, sensitive_features=sensitive)
-        except ValueError as error:
-            raise _input_error(error) from None
+        except (TypeError, ValueError) as error:  # a served client gets the reason with HTTP 400
+            raise _flavor.input_refused(error) from None
         outlier = (scores - self.model.offset_ < 0).astype(np.int64)
         return pd.DataFrame({"outlier_score": -scores, "outlier": outlier})
-
-
-def _input_error(error: ValueError) -> ValueError:
-    """The same message as a ValueError that MLflow's scoring server also passes on to the client
-    (it hides the message of any other exception)."""
-    from mlflow.exceptions import MlflowException
-    from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
-
-    class InputError(MlflowException, ValueError):
-        pass
-
-    return InputError(str(error), error_code=INVALID_PARAMETER_VALUE)
 
 
 def _preprocessing_extra(detector, encoder) -> dict:
