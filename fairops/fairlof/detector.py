@@ -387,8 +387,8 @@ class FairLOF(OutlierMixin, BaseEstimator):
         """Minus the FairLOF score of new rows (higher = more normal), as scikit-learn's LOF.
 
         Neighbours are searched among the fitted rows. A new row x gets
-        rd_F(x, y) = max(kd_F(y), d(x, y) * (1 - lambda * sum_S a_S(x) [x.S != y.S])) with its
-        own sensitive values in a_S(x) and the fitted rows' kd_F and lrd_F. Only when
+        rd_F(x, y) = max(kd_F(y), d(x, y) * max(floor, 1 - lambda * sum_S a_S(x) [x.S != y.S]))
+        with its own sensitive values in a_S(x) and the fitted rows' kd_F and lrd_F. Only when
         ``novelty=True``.
 
         >>> import numpy as np
