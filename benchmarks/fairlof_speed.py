@@ -2,7 +2,8 @@
 
 Data: n rows of d = 16 standard-normal features (plus 1% scattered far points), two
 sensitive attributes with 2 and 5 values. Per (n, k): plain LOF fit, FairLOF fit
-(lambda = 0.3), FairLOF fit + the 11-point lambda path, each the best of --repeats;
+(lambda = 0.3), FairLOF fit + the 11-point lambda path, FairLOF fit with lambda "auto"
+(the guide point searched on the 0.1 grid inside fit), each the best of --repeats;
 ratios are against the LOF fit measured in this run. Peak memory: each call runs in a
 fresh process that reports the peak of the NumPy/Python allocations made during the
 call (tracemalloc; scikit-learn's compiled neighbour-search scratch buffers, the
@@ -11,6 +12,7 @@ PyOD's LOF is timed too when it is already installed.
 
     .venv/bin/python benchmarks/fairlof_speed.py            # n = 10k and 100k, k = 5 and 20
     .venv/bin/python benchmarks/fairlof_speed.py --quick    # n = 3000, k = 5 (CI smoke test)
+    .venv/bin/python benchmarks/fairlof_speed.py --sizes 100000 --ks 5   # one case
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def peak_mib(name: str, n: int, k: int) -> str:
 def _report_peak(name: str, n: int, k: int) -> None:
     X, S = make_data(n)
     call = runners(X, S, k)[name]
-    FairLOF(n_neighbors=2, lambda_=0.0).fit(X[:50], sensitive_features=S[:50])  # warm imports
+    FairLOF(n_neighbors=2, correction_strength=0.0).fit(X[:50], sensitive_features=S[:50])  # warm imports
     LocalOutlierFactor(n_neighbors=2).fit(X[:50])
     tracemalloc.start()
     call()
@@ -75,12 +77,16 @@ def runners(X, S, k):
         LocalOutlierFactor(n_neighbors=k).fit(X)
 
     def fair():
-        FairLOF(n_neighbors=k, lambda_=0.3).fit(X, sensitive_features=S)
+        FairLOF(n_neighbors=k, correction_strength=0.3).fit(X, sensitive_features=S)
 
     def fair_path():
-        FairLOF(n_neighbors=k, lambda_=0.3).fit(X, sensitive_features=S).path()
+        FairLOF(n_neighbors=k, correction_strength=0.3).fit(X, sensitive_features=S).path()
 
-    cases = {"sklearn LOF fit": lof, "FairLOF fit": fair, "FairLOF fit + 11-lambda path": fair_path}
+    def fair_auto():
+        FairLOF(n_neighbors=k, correction_strength="auto").fit(X, sensitive_features=S)
+
+    cases = {"sklearn LOF fit": lof, "FairLOF fit": fair, "FairLOF fit + 11-lambda path": fair_path,
+             "FairLOF fit, lambda 'auto'": fair_auto}
     try:
         from pyod.models.lof import LOF as PyodLOF
     except ImportError:
@@ -94,6 +100,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one small case (n=3000, k=5)")
     parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--sizes", default=None, help="comma-separated n (default 10000,100000)")
+    parser.add_argument("--ks", default=None, help="comma-separated k (default 5,20)")
     parser.add_argument("--peak-of", help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--k", type=int, help=argparse.SUPPRESS)
@@ -102,6 +110,10 @@ def main() -> None:
         _report_peak(args.peak_of, args.n, args.k)
         return
     sizes, ks = ((3000,), (5,)) if args.quick else ((10_000, 100_000), (5, 20))
+    if args.sizes:
+        sizes = tuple(int(value) for value in args.sizes.split(","))
+    if args.ks:
+        ks = tuple(int(value) for value in args.ks.split(","))
     print("| n | k | what | wall s | x LOF fit (wall) | CPU s | x LOF fit (CPU) | peak MiB (traced) |")
     print("|---|---|---|---|---|---|---|---|")
     for n in sizes:
@@ -109,7 +121,7 @@ def main() -> None:
         repeats = args.repeats or (7 if n <= 10_000 else 2)
         for k in ks:
             cases = runners(X, S, k)
-            fitted = FairLOF(n_neighbors=k, lambda_=0.3).fit(X, sensitive_features=S)
+            fitted = FairLOF(n_neighbors=k, correction_strength=0.3).fit(X, sensitive_features=S)
             times, cpu = best_times({**cases, "path alone": fitted.path}, repeats)
             peaks = {name: peak_mib(name, n, k) for name in cases}
             anchor, cpu_anchor = times["sklearn LOF fit"], cpu["sklearn LOF fit"]

@@ -13,7 +13,7 @@ from sklearn.neighbors import LocalOutlierFactor
 
 import fairops.mlflow.fairlof as fairlof_flavor
 from fairops.cli import main
-from fairops.datasets import load_german
+from fairops.datasets import load_credit_default, load_german
 from fairops.fairlof import FairLOF, guide_lambda
 from fairops.jobs.outliers import load_outlier_data, normalised_fairness
 from fairops.metrics import euclidean_disparity, wasserstein_disparity
@@ -86,23 +86,28 @@ def test_auto_lambda_prints_the_table_and_logs_metrics_and_a_loadable_model(tmp_
     # The logged model: native and pyfunc, against a detector fitted here with the same settings.
     mlflow.set_tracking_uri(uri)
     model_uri = printed_model_uri(out)
-    expected = FairLOF(n_neighbors=5, lambda_=fitted, novelty=True).fit(data.features.to_numpy(),
+    expected = FairLOF(n_neighbors=5, correction_strength=fitted, novelty=True).fit(data.features.to_numpy(),
                                                                        sensitive_features=data.sensitive)
     native = fairlof_flavor.load_model(model_uri)
     assert native.fitted_lambda_ == fitted
     np.testing.assert_allclose(native.outlier_scores_, expected.outlier_scores_)
-    new_rows = pd.concat([data.features.iloc[:5], data.sensitive.iloc[:5]], axis=1)
-    answer = mlflow.pyfunc.load_model(model_uri).predict(new_rows)
-    want = -expected.score_samples(data.features.iloc[:5].to_numpy(), sensitive_features=data.sensitive.iloc[:5])
-    np.testing.assert_allclose(answer["outlier_score"], want)
+    # The served model takes raw rows: the bundled columns as they are, sensitive labels included.
+    raw = load_credit_default().X
+    sample = raw.iloc[[0, 5, 77, 1234, 29999]].astype({"SEX": str, "EDUCATION": str, "MARRIAGE": str})
+    answer = mlflow.pyfunc.load_model(model_uri).predict(sample)
+    numeric = sample[data.features.columns].astype(float)
+    by_hand = (numeric - data.raw[data.features.columns].mean()) / data.raw[data.features.columns].std(ddof=0)
+    want = -expected.score_samples(by_hand.to_numpy(), sensitive_features=sample[["SEX", "EDUCATION", "MARRIAGE"]])
+    np.testing.assert_allclose(answer["outlier_score"], want, rtol=1e-12)
 
-    local = client.download_artifacts(run.info.run_id, "preprocessing/standardise.json", str(tmp_path))
+    local = client.download_artifacts(run.info.run_id, "preprocessing/features.json", str(tmp_path))
     with open(local) as handle:
         prep = json.load(handle)
-    assert prep["sensitive"] == ["SEX", "EDUCATION", "MARRIAGE"] and len(prep["features"]) == 20
+    assert prep["params"]["sensitive"] == ["SEX", "EDUCATION", "MARRIAGE"] and len(prep["features"]) == 20
+    assert prep["input_columns"] == [*data.features.columns, "SEX", "EDUCATION", "MARRIAGE"]
 
 
-def test_lambda_zero_on_own_csv_equals_lof(tmp_path, capsys):
+def test_lambda_zero_on_own_csv_equals_lof(tmp_path, capsys, reset_tracking):
     german = load_german()
     frame = german.X[["duration", "credit_amount", "age", "purpose"]].copy()
     frame["sex"], frame["age_group"], frame["label"] = german.sensitive["sex"], german.sensitive["age_group"], german.y
@@ -123,6 +128,49 @@ def test_lambda_zero_on_own_csv_equals_lof(tmp_path, capsys):
     fair_line = next(line for line in out.splitlines() if line.startswith("FairLOF "))
     assert fair_line.split()[1:3] == ["0.00", "1.000"] and "+0.0%" in fair_line
 
+    # The logged model scores raw CSV rows (text column included) as scikit-learn's novelty LOF does
+    # on the same rows one-hot encoded and standardised by hand.
+    reset_tracking.set_tracking_uri(uri)
+    model = reset_tracking.pyfunc.load_model(printed_model_uri(out))
+    own = pd.read_csv(csv)
+    columns = ["duration", "credit_amount", "age", *(f"purpose={v}" for v in sorted(own["purpose"].unique()))]
+    lof = LocalOutlierFactor(n_neighbors=5, novelty=True).fit(_encode_like(own, own, columns))
+    new_rows = own.drop(columns="label").iloc[[3, 10, 500]].copy()
+    new_rows["credit_amount"] += 1000
+    answer = model.predict(new_rows)
+    np.testing.assert_allclose(answer["outlier_score"], -lof.score_samples(_encode_like(new_rows, own, columns)),
+                               rtol=1e-12)
+    unseen = new_rows.assign(purpose="A999")
+    with pytest.raises(Exception, match="'purpose' holds value\\(s\\) \\['A999'\\] unseen at fit time"):
+        model.predict(unseen)
+
+
+def _encode_like(rows, fitted, columns):
+    """Rows one-hot encoded and standardised with the fitted rows' means and scales, by hand."""
+    def encode(frame):
+        parts = [frame[["duration", "credit_amount", "age"]].astype(float),
+                 pd.get_dummies(frame["purpose"], prefix="purpose", prefix_sep="=", dtype=float)]
+        return pd.concat(parts, axis=1).reindex(columns=columns, fill_value=0.0)
+    base = encode(fitted)
+    return ((encode(rows) - base.mean()) / base.std(ddof=0)).to_numpy()
+
+
+def test_deprecated_flex_options_still_work_and_the_variant_is_chosen_by_name(tmp_path, capsys):
+    uri = f"sqlite:///{tmp_path / 'old.db'}"
+    assert main(["outliers", "--dataset", "german", "--alpha", "2", "--lambda", "0.2", "--correction", "per_value",
+                 "--tracking-uri", uri]) == 0
+    captured = capsys.readouterr()
+    assert "--alpha is deprecated, use --weight-exponent" in captured.err
+    assert "weight_exponent=2.0" in captured.out and "(per_value correction)" in captured.out
+    _, (run,) = runs_of(uri)
+    assert run.data.params["weight_exponent"] == "2.0" and run.data.params["share_exponent"] == "1.0"
+    assert run.data.params["correction"] == "per_value"
+    data = load_outlier_data("german")
+    expected = FairLOF(correction_strength=0.2, correction="per_value", weight_exponent=2.0).fit(
+        data.features.to_numpy(), sensitive_features=data.sensitive)
+    assert run.data.metrics["euclidean_disparity"] == pytest.approx(euclidean_disparity(data.sensitive,
+                                                                                         expected.outliers_))
+
 
 def test_tune_logs_child_runs_with_the_outlier_metrics_and_resumes(tmp_path, capsys, reset_tracking):
     project = tmp_path / "project"
@@ -140,13 +188,13 @@ def test_tune_logs_child_runs_with_the_outlier_metrics_and_resumes(tmp_path, cap
     for child in children:
         metrics = child.data.metrics
         assert set(OUTLIER_METRICS) | {"accuracy", "fairness", "budget"} <= set(metrics)
-        assert set(child.data.params) == {"n_neighbors", "lambda", "flex_alpha", "flex_beta"}
+        assert set(child.data.params) == {"n_neighbors", "lambda", "weight_exponent", "share_exponent"}
         trial = trials[int(child.data.tags["trial_number"])]
         assert metrics["accuracy"] == metrics["jaccard"] == trial.values[0]
         assert metrics["fairness"] == pytest.approx(normalised_fairness(
             trial.user_attrs["wasserstein_disparity"], trial.user_attrs["lof_wasserstein_disparity"]))
         assert 3 <= int(child.data.params["n_neighbors"]) <= 30
-        assert 0.5 <= float(child.data.params["flex_alpha"]) <= 2.0
+        assert 0.5 <= float(child.data.params["weight_exponent"]) <= 2.0
 
     (pick,) = runs_of(uri, query="tags.`fairops.role` = 'selection'")[1]
     assert pick.data.tags["mlflow.parentRunId"] == children[0].data.tags["mlflow.parentRunId"]
@@ -167,9 +215,12 @@ def test_bad_input_is_one_line_with_exit_status_2():
     result = subprocess.run([sys.executable, "-m", "fairops.cli", "outliers", "--dataset", "nope"],
                             capture_output=True, text=True)
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == [
-        "fairops outliers: error: unknown dataset 'nope'; choose one of "
-        "['adult', 'bank', 'compas', 'credit_default', 'german'] or pass --data FILE"]
+    (line,) = result.stderr.strip().splitlines()
+    from fairops.datasets import LOADERS
+
+    assert line == (f"fairops outliers: error: unknown dataset 'nope'; choose one of {sorted(LOADERS)} "
+                    "or pass --data FILE")
+    assert "'student_mat'" in line
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -8,6 +8,7 @@ from fairops.datasets import LOADERS, BudgetSlicer, load_dataset, strata, train_
 from fairops.datasets._bundle import SHA256, data_path, file_sha256
 
 EXPECTED_ROWS = {"adult": 45222, "compas": 6172, "german": 1000, "bank": 4521, "credit_default": 30000}
+EXPECTED_ROWS.update({"student_mat": 395, "student_por": 649})
 
 
 @pytest.mark.parametrize("filename", sorted(SHA256))
@@ -50,6 +51,24 @@ def test_adult_is_the_paper_task():
 def test_compas_is_the_paper_task():
     data = load_dataset("compas")
     assert str(data.task) == "precision@fpr=0.1,ratio=fpr" and data.task.sensitive == ("race",)
+
+
+def test_student_data_sensitive_labels_match_the_raw_columns():
+    from fairops.datasets import load_student
+    from fairops.datasets._bundle import data_path
+
+    for subject, rows in (("mat", 395), ("por", 649)):
+        raw = pd.read_csv(data_path(f"student_{subject}_new.csv.gz"))
+        data = load_student(subject)
+        assert data.name == f"student_{subject}" and len(data.y) == rows
+        np.testing.assert_array_equal(data.y, (raw["class"] == "High").astype(int))
+        np.testing.assert_array_equal(data.sensitive["sex"] == "female", raw["sex"] == "F")
+        np.testing.assert_array_equal(data.sensitive["address"] == "rural", raw["address"] == "R")
+        np.testing.assert_array_equal(data.sensitive["age_group"] == "18+", raw["age"] >= 18)
+        dropped = load_student(subject, drop_sensitive=True)
+        assert {"sex", "address", "age_group"}.isdisjoint(dropped.X.columns) and "age" in dropped.X.columns
+    with pytest.raises(ValueError, match="subject must be one of \\['mat', 'por'\\], got 'bio'"):
+        load_student("bio")
 
 
 def test_unknown_dataset():

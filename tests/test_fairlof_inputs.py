@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 
 from fairops.fairlof import FairLOF, quota_outliers
 
@@ -34,7 +35,7 @@ def test_nan_or_missing_sensitive(data):
         FairLOF().fit(X, sensitive_features=bad)
     with pytest.raises(ValueError, match="'sensitive_0' contains missing values"):
         FairLOF().fit(X, sensitive_features=np.r_[np.nan, np.zeros(29), np.ones(30)])
-    with pytest.raises(ValueError, match="sensitive_features is required"):
+    with pytest.warns(UserWarning, match="fitted without sensitive_features: there is no group to correct for"):
         FairLOF().fit(X)
 
 
@@ -66,8 +67,8 @@ def test_bad_n_neighbors(data, k):
 @pytest.mark.parametrize("lam", [-0.1, 1.01, np.nan, "half", None])
 def test_lambda_outside_unit_interval(data, lam):
     X, S = data
-    with pytest.raises(ValueError, match="lambda_"):
-        FairLOF(lambda_=lam).fit(X, sensitive_features=S)
+    with pytest.raises(ValueError, match="correction_strength must be a number in \\[0, 1\\]"):
+        FairLOF(correction_strength=lam).fit(X, sensitive_features=S)
 
 
 def test_path_lambdas_outside_unit_interval(data):
@@ -80,18 +81,20 @@ def test_path_lambdas_outside_unit_interval(data):
 def test_bad_target_and_exponents_and_floor(data):
     X, S = data
     with pytest.raises(ValueError, match="target_jaccard"):
-        FairLOF(lambda_="auto", target_jaccard=0.0).fit(X, sensitive_features=S)
-    with pytest.raises(ValueError, match="alpha"):
-        FairLOF(alpha=0).fit(X, sensitive_features=S)
-    with pytest.raises(ValueError, match="beta"):
-        FairLOF(beta=np.inf).fit(X, sensitive_features=S)
+        FairLOF(correction_strength="auto", target_jaccard=0.0).fit(X, sensitive_features=S)
+    with pytest.raises(ValueError, match="weight_exponent must be a positive"):
+        FairLOF(weight_exponent=0).fit(X, sensitive_features=S)
+    with pytest.raises(ValueError, match="share_exponent must be a positive"):
+        FairLOF(share_exponent=np.inf).fit(X, sensitive_features=S)
+    with pytest.raises(ValueError, match="correction must be one of \\['paper', 'per_value'\\]"):
+        FairLOF(correction="ordinal").fit(X, sensitive_features=S)
     with pytest.raises(ValueError, match="floor"):
         FairLOF(floor=0.0).fit(X, sensitive_features=S)
     with pytest.raises(ValueError, match="c must"):
         FairLOF(c=[1.0]).fit(X, sensitive_features=S)
     with pytest.raises(ValueError, match="c must hold finite non-negative"):
         FairLOF(c=[1.0, -1.0]).fit(X, sensitive_features=S)
-    with pytest.raises(ValueError, match="unknown parameter 'lam'"):
+    with pytest.raises(ValueError, match="Invalid parameter 'lam' for estimator FairLOF"):
         FairLOF().set_params(lam=0.2)
 
 
@@ -108,7 +111,7 @@ def test_novelty_errors(data):
     new_s = pd.DataFrame({"sex": ["f", "x"], "race": ["a", "b"]})
     with pytest.raises(ValueError, match="'sex' holds value\\(s\\) \\['x'\\] unseen at fit time"):
         det.score_samples(X[:2], sensitive_features=new_s)
-    with pytest.raises(ValueError, match="has 2 features, but the detector was fitted with 3"):
+    with pytest.raises(ValueError, match="X has 2 features, but FairLOF is expecting 3 features"):
         det.predict(X[:2, :2], sensitive_features=new_s)
     with pytest.raises(ValueError, match="sensitive_features is required"):
         det.decision_function(X[:2])
@@ -116,11 +119,17 @@ def test_novelty_errors(data):
         det.score_samples(X[:2], sensitive_features={"sex": ["f", "m"]})
     with pytest.raises(ValueError, match="differ from the fitted"):
         det.score_samples(X[:2], sensitive_features={"gender": ["f", "m"], "race": ["a", "a"]})
-    with pytest.raises(AttributeError, match="fit_predict is not available when novelty=True"):
+    with pytest.raises(AttributeError, match="has no attribute 'fit_predict'") as refused:
         det.fit_predict(X, sensitive_features=S)
+    assert "fit_predict is not available when novelty=True" in str(refused.value.__cause__)
     plain = FairLOF().fit(X, sensitive_features=S)
-    with pytest.raises(AttributeError, match="novelty=False"):
+    with pytest.raises(AttributeError, match="has no attribute 'score_samples'") as refused:
         plain.score_samples(X[:2], sensitive_features=S.iloc[:2])
+    assert "not available when novelty=False; refit with novelty=True" in str(refused.value.__cause__)
+    assert not hasattr(plain, "predict") and not hasattr(det, "fit_predict")
+    with pytest.raises(ValueError, match="fitted without sensitive_features"):
+        with pytest.warns(UserWarning):
+            FairLOF(novelty=True).fit(X).score_samples(X[:2], sensitive_features=S.iloc[:2])
     with pytest.raises(AttributeError, match="not fitted"):
         FairLOF(novelty=True).predict(X[:2], sensitive_features=S.iloc[:2])
 
@@ -132,3 +141,25 @@ def test_quota_bad_input():
         quota_outliers([1.0, 2.0], {"a": [0, 1], "b": [1, 0]}, 1)
     with pytest.raises(ValueError, match="scores contains NaN"):
         quota_outliers([np.nan, 2.0], [0, 1], 1)
+
+
+@pytest.mark.parametrize("old, new, value", [("lambda_", "correction_strength", 0.6), ("alpha", "weight_exponent", 2.0),
+                                             ("beta", "share_exponent", 0.5)])
+def test_deprecated_names_still_work_with_a_future_warning(data, old, new, value):
+    X, S = data
+    with pytest.warns(FutureWarning, match=f"parameter '{old}' is deprecated .* use '{new}' instead"):
+        legacy = FairLOF(**{old: value}).fit(X, sensitive_features=S)
+    current = FairLOF(**{new: value}).fit(X, sensitive_features=S)
+    np.testing.assert_array_equal(legacy.outlier_scores_, current.outlier_scores_)
+    assert legacy.get_params()[old] == value and clone(legacy).get_params()[old] == value
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match=f"{old} \\(deprecated\\) and {new} are both"):
+        FairLOF(**{old: value, new: 0.7}).fit(X, sensitive_features=S)
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match=f"^{old} must be"):
+        FairLOF(**{old: -1.0}).fit(X, sensitive_features=S)
+
+
+def test_parameters_are_stored_verbatim_and_cloned():
+    det = FairLOF(n_neighbors=7, correction_strength="auto", c={"sex": 0.3}, weight_exponent=2)
+    params = clone(det).get_params()
+    assert params["c"] == {"sex": 0.3} and params["correction_strength"] == "auto" and params["weight_exponent"] == 2
+    assert params["lambda_"] == params["alpha"] == params["beta"] == "deprecated"

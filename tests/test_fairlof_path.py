@@ -27,7 +27,7 @@ def test_path_equals_refitting_each_lambda(data):
     np.testing.assert_array_equal(table["lambda"], DEFAULT_LAMBDAS)
     assert table["jaccard"][0] == 1.0 and table["preservation"][0] == 1.0
     for i, lam in enumerate(DEFAULT_LAMBDAS):
-        refit = FairLOF(n_neighbors=5, lambda_=lam).fit(X, sensitive_features=S)
+        refit = FairLOF(n_neighbors=5, correction_strength=lam).fit(X, sensitive_features=S)
         top, plain = refit.outliers_, refit.plain_outliers_
         assert table["jaccard"][i] == jaccard(top, plain)
         assert table["preservation"][i] == preservation(refit.lof_scores_, top, plain)
@@ -36,9 +36,30 @@ def test_path_equals_refitting_each_lambda(data):
         assert table["wasserstein_disparity"][i] == pytest.approx(wasserstein_disparity(S, top), abs=1e-12)
 
 
-def test_correction_moves_the_overrepresented_group_out(data):
+def test_corrections_act_in_the_printed_direction(data):
     X, S = data
-    det = FairLOF(n_neighbors=5, lambda_=0.0).fit(X, sensitive_features=S)
+    det = FairLOF(n_neighbors=5, correction_strength=0.5).fit(X, sensitive_features=S)
+    sex = det.sensitive_labels_[0]
+    # 'f' (a quarter of the rows, the spread-out ones) is over-represented among LOF's outliers, so
+    # the majority 'm' is under-represented: P(m) > Q(m) gives Dir = +1, which shrinks distances.
+    assert sex[det.majority_[0]] == "m" and det.direction_[0] == 1.0
+    assert det.outlier_share_[0, sex.index("f")] > det.data_share_[0, sex.index("f")]
+    _, arrays = det._get_state()
+    codes, neighbors = arrays["codes"], arrays["neighbors"]
+    mixed_m = (codes[:, 0] == sex.index("m")) & (codes[neighbors, 0] != codes[:, [0]]).any(axis=1)
+    pure = ~(codes[neighbors] != codes[:, None, :]).any(axis=(1, 2))
+    kd_f = arrays["fair_k_distances"]
+    assert mixed_m.any() and pure.any()
+    np.testing.assert_array_equal(kd_f[pure], det.k_distances_[pure])  # Div = 0: nothing to correct
+    race_term = det.coefficients_[1, codes[:, 1]] * (codes[neighbors, 1] != codes[:, [1]]).mean(axis=1)
+    sex_term = det.coefficients_[0, codes[:, 0]] * (codes[neighbors, 0] != codes[:, [0]]).mean(axis=1)
+    np.testing.assert_allclose(kd_f, det.k_distances_ * (1 - 0.5 * (sex_term + race_term)), rtol=1e-12)
+    assert np.all(sex_term[mixed_m] > 0)
+
+
+def test_per_value_variant_moves_the_overrepresented_group_out(data):
+    X, S = data
+    det = FairLOF(n_neighbors=5, correction="per_value").fit(X, sensitive_features=S)
     f = det.sensitive_labels_[0].index("f")
     assert det.outlier_share_[0, f] > det.data_share_[0, f] and det.direction_[0, f] == 1
     table = det.path([0.0, 0.3])
@@ -58,10 +79,10 @@ def test_guide_lambda_rule():
 def test_auto_picks_the_guide_point(data):
     X, S = data
     for target in (0.9, 0.8):
-        det = FairLOF(n_neighbors=5, lambda_="auto", target_jaccard=target).fit(X, sensitive_features=S)
+        det = FairLOF(n_neighbors=5, correction_strength="auto", target_jaccard=target).fit(X, sensitive_features=S)
         table = det.path()
         assert det.fitted_lambda_ == guide_lambda(table["lambda"], table["jaccard"], target)
-        fixed = FairLOF(n_neighbors=5, lambda_=det.fitted_lambda_).fit(X, sensitive_features=S)
+        fixed = FairLOF(n_neighbors=5, correction_strength=det.fitted_lambda_).fit(X, sensitive_features=S)
         np.testing.assert_array_equal(det.outlier_scores_, fixed.outlier_scores_)
     assert 0.0 < det.fitted_lambda_ <= 1.0
 
@@ -85,7 +106,8 @@ def test_quota_baseline_proportions_and_order():
 
 def test_state_round_trip_through_json_and_npz(data, tmp_path):
     X, S = data
-    det = FairLOF(n_neighbors=6, lambda_=0.4, alpha=2.0, novelty=True).fit(X, sensitive_features=S)
+    det = FairLOF(n_neighbors=6, correction_strength=0.4, weight_exponent=2.0, novelty=True)
+    det.fit(X, sensitive_features=S)
     meta, arrays = det._get_state()
     (tmp_path / "meta.json").write_text(json.dumps(meta))
     np.savez(tmp_path / "arrays.npz", **arrays)
@@ -103,17 +125,19 @@ def test_state_round_trip_through_json_and_npz(data, tmp_path):
         restored.score_samples(new, sensitive_features=reordered), det.score_samples(new, sensitive_features=new_s)
     )
     assert restored.path([0.4])["jaccard"][0] == det.path([0.4])["jaccard"][0]
-    with pytest.raises(ValueError, match="missing \\['reach'\\]"):
-        FairLOF._from_state(meta, {k: v for k, v in arrays.items() if k != "reach"})
+    with pytest.raises(ValueError, match="missing \\['distances'\\]"):
+        FairLOF._from_state(meta, {k: v for k, v in arrays.items() if k != "distances"})
+    with pytest.raises(ValueError, match="state has version 1; this fairops reads version 2"):
+        FairLOF._from_state({**meta, "state_version": 1}, arrays)
 
 
 def test_novelty_predict_agrees_with_fit_threshold(data):
     X, S = data
-    det = FairLOF(n_neighbors=5, lambda_=0.3, novelty=True).fit(X, sensitive_features=S)
+    det = FairLOF(n_neighbors=5, correction_strength=0.3, novelty=True).fit(X, sensitive_features=S)
     far = np.full((3, 4), 25.0)
     labels = det.predict(far, sensitive_features={"sex": ["f", "m", "m"], "race": ["a", "b", "c"]})
     np.testing.assert_array_equal(labels, [-1, -1, -1])
-    plain = FairLOF(n_neighbors=5, lambda_=0.3).fit_predict(X, sensitive_features=S)
+    plain = FairLOF(n_neighbors=5, correction_strength=0.3).fit_predict(X, sensitive_features=S)
     assert np.sum(plain == -1) == det.top_t_ == 50
 
 

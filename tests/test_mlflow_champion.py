@@ -257,8 +257,8 @@ def deployed(champion, tmp_path_factory):
     sex = data.sensitive["sex"].iloc[:3000].astype(str).to_numpy()
     forest = SCAFFClassifier(n_estimators=10, theta=0.5, random_state=0).fit(numbers, data.y[:3000],
                                                                              sensitive_features=sex)
-    detector = FairLOF(n_neighbors=10, lambda_=0.3, novelty=True).fit(numbers.iloc[:800].to_numpy(),
-                                                                       sensitive_features={"sex": sex[:800]})
+    detector = FairLOF(n_neighbors=10, correction_strength=0.3, novelty=True)
+    detector.fit(numbers.iloc[:800].to_numpy(), sensitive_features={"sex": sex[:800]})
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(KEY_ENV, KEY)
         mlflow.set_tracking_uri(uri)

@@ -13,6 +13,7 @@ from mlflow.exceptions import MlflowException
 
 import fairops
 from fairops.fairlof import FairLOF
+from fairops.fairlof.features import FeatureEncoder
 from fairops.mlflow import fairlof as fairlof_flavor
 from fairops.mlflow import scaff as scaff_flavor
 from fairops.mlflow._flavor import pinned_requirements
@@ -39,7 +40,8 @@ def forest(data):
 @pytest.fixture(scope="module")
 def detector(data):
     X, _, sex = data
-    return FairLOF(n_neighbors=7, lambda_=0.5, novelty=True).fit(X.to_numpy(), sensitive_features={"sex": sex})
+    detector = FairLOF(n_neighbors=7, correction_strength=0.5, novelty=True)
+    return detector.fit(X.to_numpy(), sensitive_features={"sex": sex})
 
 
 @pytest.fixture(scope="module")
@@ -158,11 +160,85 @@ def test_fairlof_missing_sensitive_column_without_signature(tmp_path, detector, 
 
 def test_fairlof_save_refusals(tmp_path, data):
     X, _, sex = data
-    plain = FairLOF(n_neighbors=5, lambda_=0.2).fit(X.to_numpy(), sensitive_features={"sex": sex})
+    plain = FairLOF(n_neighbors=5, correction_strength=0.2).fit(X.to_numpy(), sensitive_features={"sex": sex})
     with pytest.raises(ValueError, match="novelty=True"):
         fairlof_flavor.save_model(plain, tmp_path / "a", feature_names=["income", "age", "debt"], pip_requirements=[])
-    novelty = FairLOF(n_neighbors=5, lambda_=0.2, novelty=True).fit(X.to_numpy(), sensitive_features={"sex": sex})
+    novelty = FairLOF(n_neighbors=5, correction_strength=0.2, novelty=True)
+    novelty.fit(X.to_numpy(), sensitive_features={"sex": sex})
     with pytest.raises(ValueError, match="feature_names has 2 names"):
         fairlof_flavor.save_model(novelty, tmp_path / "b", feature_names=["income", "age"], pip_requirements=[])
     with pytest.raises(ValueError, match="feature_names is required"):
         fairlof_flavor.save_model(novelty, tmp_path / "c", pip_requirements=[])
+
+
+@pytest.fixture(scope="module")
+def raw_rows():
+    rng = np.random.default_rng(11)
+    n = 300
+    return pd.DataFrame({
+        "income": rng.lognormal(10, 0.5, n).round(2),
+        "children": rng.integers(0, 4, n),
+        "job": rng.choice(["clerk", "nurse", "farmer"], n),
+        "sex": rng.choice(["f", "m"], n),
+        "region": rng.choice(["north", "south", "east"], n),
+    })
+
+
+def _fit_on_raw(raw, **encoder_options):
+    encoder = FeatureEncoder(sensitive=["sex", "region"], **encoder_options).fit(raw)
+    detector = FairLOF(n_neighbors=6, correction_strength=0.4, novelty=True)
+    detector.fit(encoder.transform(raw).to_numpy(), sensitive_features=encoder.sensitive_frame(raw))
+    return encoder, detector
+
+
+@pytest.mark.parametrize("options", [{"categorical": "onehot"}, {"categorical": "drop"},
+                                     {"categorical": "onehot", "sensitive_in_distance": True}])
+def test_fairlof_model_with_preprocessing_takes_raw_rows(tmp_path, raw_rows, options):
+    encoder, detector = _fit_on_raw(raw_rows, **options)
+    fairlof_flavor.save_model(detector, tmp_path / "raw", preprocessing=encoder, input_example=raw_rows.head(3),
+                              pip_requirements=[])
+    document = json.loads((tmp_path / "raw" / "data" / "state.json").read_text())["extra"]["preprocessing"]
+    assert document["params"]["sensitive"] == ["sex", "region"] and document["means"] == encoder.means_.tolist()
+    mlmodel = yaml.safe_load((tmp_path / "raw" / "MLmodel").read_text())
+    assert [c["name"] for c in json.loads(mlmodel["signature"]["inputs"])] == encoder.input_columns_
+    new = raw_rows.sample(40, random_state=1).reset_index(drop=True)
+    new["income"] = new["income"] * 1.5
+    out = mlflow.pyfunc.load_model(str(tmp_path / "raw")).predict(new)
+    # oracle: the encoding written out by hand from the fitted rows, then the detector itself
+    columns = ["income", "children"] + ([f"job={v}" for v in ("clerk", "farmer", "nurse")]
+                                        if options["categorical"] == "onehot" else [])
+    if options.get("sensitive_in_distance"):
+        columns += [f"sex={v}" for v in ("f", "m")] + [f"region={v}" for v in ("east", "north", "south")]
+    base = pd.get_dummies(raw_rows, prefix_sep="=", dtype=float).reindex(columns=columns)
+    mine = pd.get_dummies(new, prefix_sep="=", dtype=float).reindex(columns=columns, fill_value=0.0)
+    by_hand = ((mine - base.mean()) / base.std(ddof=0)).to_numpy()
+    scores = detector.score_samples(by_hand, sensitive_features=new[["sex", "region"]])
+    np.testing.assert_allclose(out["outlier_score"], -scores, rtol=1e-12)
+    np.testing.assert_array_equal(out["outlier"], (scores < detector.offset_).astype(int))
+    reordered = new[list(reversed(new.columns))].assign(unused="x")  # column order and extra columns do not matter
+    np.testing.assert_allclose(fairlof_flavor.load_model(str(tmp_path / "raw")).score_samples(
+        by_hand, sensitive_features=new[["sex", "region"]]), scores)
+    with pytest.raises(MlflowException, match="job|income"):
+        mlflow.pyfunc.load_model(str(tmp_path / "raw")).predict(reordered.drop(columns="income"))
+
+
+def test_fairlof_raw_rows_refusals(tmp_path, raw_rows):
+    encoder, detector = _fit_on_raw(raw_rows, categorical="onehot")
+    fairlof_flavor.save_model(detector, tmp_path / "nosig", preprocessing=encoder, signature=False, pip_requirements=[])
+    model = mlflow.pyfunc.load_model(str(tmp_path / "nosig"))
+    with pytest.raises(ValueError, match="'job' holds value\\(s\\) \\['pilot'\\] unseen at fit time"):
+        model.predict(raw_rows.head(3).assign(job="pilot"))
+    with pytest.raises(ValueError, match="lacks the sensitive column\\(s\\) \\['region'\\]"):
+        model.predict(raw_rows.head(3).drop(columns="region"))
+    with pytest.raises(ValueError, match="feature column 'income' must be numeric"):
+        model.predict(raw_rows.head(3).assign(income="rich"))
+    with pytest.raises(ValueError, match="feature column\\(s\\) with missing values \\{'income': 1\\}"):
+        model.predict(raw_rows.head(3).assign(income=[1.0, np.nan, 2.0]))
+    other, _ = _fit_on_raw(raw_rows, categorical="drop")
+    with pytest.raises(ValueError, match="preprocessing makes 2 features, the detector was fitted with 5"):
+        fairlof_flavor.save_model(detector, tmp_path / "a", preprocessing=other, pip_requirements=[])
+    with pytest.raises(ValueError, match="give preprocessing or feature_names, not both"):
+        fairlof_flavor.save_model(detector, tmp_path / "b", preprocessing=encoder, feature_names=["x"],
+                                  pip_requirements=[])
+    with pytest.raises(TypeError, match="preprocessing must be a fitted"):
+        fairlof_flavor.save_model(detector, tmp_path / "c", preprocessing={"means": []}, pip_requirements=[])

@@ -52,7 +52,7 @@ def test_tree_and_fairlof_round_trip(tmp_path, data):
     mf.write_state(tree, tmp_path / "t", CLASSES)
     np.testing.assert_array_equal(mf.read_state(tmp_path / "t", CLASSES).estimator.predict_proba(X),
                                   tree.predict_proba(X))
-    det = FairLOF(n_neighbors=6, lambda_=0.4, novelty=True).fit(X.to_numpy(), sensitive_features={"sex": s})
+    det = FairLOF(n_neighbors=6, correction_strength=0.4, novelty=True).fit(X.to_numpy(), sensitive_features={"sex": s})
     mf.write_state(det, tmp_path / "l", CLASSES)
     again = mf.read_state(tmp_path / "l", CLASSES).estimator
     new = X.to_numpy()[:20] + 0.1

@@ -14,6 +14,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from fairops.fairlof import FairLOF
+from fairops.fairlof.features import FeatureEncoder
 from fairops.mlflow import fairlof as fairlof_flavor
 from fairops.mlflow.registry import register_best
 from fairops.scaff import SCAFFClassifier
@@ -53,10 +54,14 @@ def served(tmp_path_factory):
         X, y, sensitive_features=sex)
     best = register_best(study, "scaff-serving", rule="fairness>=0.8", refit=refit, input_example=X.head(3),
                          pip_requirements=["fairops"], tracking_uri=uri)
-    detector = FairLOF(n_neighbors=6, lambda_=0.4, novelty=True).fit(X.to_numpy(), sensitive_features={"sex": sex})
-    rows = X.assign(sex=sex)
+    # FairLOF is fitted on encoded features (one-hot + standardised); the served model takes raw rows.
+    rows = X.assign(income=(X["income"] * 1000 + 30000).round(2), contract=rng.choice(["fixed", "temporary"], n),
+                    sex=sex)
+    encoder = FeatureEncoder(categorical="onehot", sensitive=["sex"]).fit(rows)
+    detector = FairLOF(n_neighbors=6, correction_strength=0.4, novelty=True).fit(
+        encoder.transform(rows).to_numpy(), sensitive_features=encoder.sensitive_frame(rows))
     with mlflow.start_run(experiment_id=client.get_experiment_by_name("serving").experiment_id):
-        info = fairlof_flavor.log_model(detector, name="lof", input_example=rows.head(3),
+        info = fairlof_flavor.log_model(detector, name="lof", input_example=rows.head(3), preprocessing=encoder,
                                         pip_requirements=["fairops"], registered_model_name="lof-serving")
     client.set_registered_model_alias("lof-serving", "champion", str(info.registered_model_version))
 
@@ -89,17 +94,36 @@ def test_served_scaff_matches_in_process(served):
     assert served["best"].pick.trial.params["theta"] == 0.5  # best accuracy with fairness >= 0.8
 
 
-def test_served_fairlof_matches_in_process(served):
+def test_served_fairlof_takes_raw_rows(served):
     rows = served["rows"].iloc[:30].copy()
-    rows[["income", "tenure"]] += 0.03
+    rows["income"] += 250.0
+    rows.loc[rows.index[:3], "income"] = [1e6, 2.5e5, 3.0]  # far-out rows
     status, answer = post(f"{served['urls']['lof-serving']}/invocations", rows)
     assert status == 200
     got = pd.DataFrame(answer["predictions"])
+    # oracle: the raw rows encoded by hand with the fitted rows' categories, means and scales
+    fitted = served["rows"]
+    def encode(frame):
+        return pd.concat([frame[["income", "tenure"]], pd.get_dummies(frame["contract"], prefix="contract",
+                                                                        prefix_sep="=", dtype=float)], axis=1)
+    base = encode(fitted)
+    by_hand = ((encode(rows).reindex(columns=base.columns, fill_value=0.0) - base.mean()) / base.std(ddof=0))
+    detector = served["detector"]
+    scores = detector.score_samples(by_hand.to_numpy(), sensitive_features={"sex": rows["sex"]})
+    np.testing.assert_allclose(got["outlier_score"], -scores, rtol=1e-12)
+    np.testing.assert_array_equal(got["outlier"], (detector.predict(
+        by_hand.to_numpy(), sensitive_features={"sex": rows["sex"]}) == -1).astype(int))
+    assert got["outlier"].iloc[:3].tolist() == [1, 1, 1]
     expected = mlflow.pyfunc.load_model("models:/lof-serving@champion").predict(rows)
     np.testing.assert_allclose(got["outlier_score"], expected["outlier_score"], rtol=1e-12)
-    np.testing.assert_array_equal(got["outlier"], expected["outlier"])
 
 
 def test_served_fairlof_refuses_rows_without_the_sensitive_column(served):
     status, answer = post(f"{served['urls']['lof-serving']}/invocations", served["rows"].iloc[:3].drop(columns="sex"))
     assert status == 400 and "sex" in answer["message"]
+
+
+def test_served_fairlof_names_an_unseen_category(served):
+    rows = served["rows"].iloc[:2].assign(contract="permanent")
+    status, answer = post(f"{served['urls']['lof-serving']}/invocations", rows)
+    assert status == 400 and "'contract' holds value(s) ['permanent'] unseen at fit time" in answer["message"]

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Compiled FairLOF kernels: pair corrections, reachability distances, lrd and LOF.
+"""Compiled FairLOF kernels: pair terms, corrected k-distances, corrected lrd and LOF.
 
 Every function works on neighbour arrays of shape (n, k) found once by a
 nearest-neighbour search, so a whole lambda path reuses them. Called only from
@@ -17,7 +17,7 @@ cnp.import_array()
 cdef double LRD_EPSILON = 1e-10
 
 
-def pair_weights(
+def pair_terms(
     const cnp.intp_t[:, ::1] neighbors,
     const cnp.intp_t[:, ::1] query_codes,
     const cnp.intp_t[:, ::1] fit_codes,
@@ -27,16 +27,16 @@ def pair_weights(
 
     ``query_codes`` (n_query, n_attributes) are the sensitive codes of the rows
     being scored, ``fit_codes`` (n_fit, n_attributes) those of the fitted rows the
-    neighbour indices point into. The correction factor of the pair is then
-    ``1 - lambda * g[i, j]`` (before the floor).
+    neighbour indices point into. The mean of row i's terms is
+    sum_s coefficients[s, a] * Div_s(i), the neighbourhood-diversity term.
     """
     cdef Py_ssize_t n = neighbors.shape[0], k = neighbors.shape[1]
     cdef Py_ssize_t n_attributes = query_codes.shape[1]
     cdef Py_ssize_t i, j, s, other
     cdef cnp.intp_t own
     cdef double total
-    weights_array = np.empty((n, k), dtype=np.float64)
-    cdef double[:, ::1] weights = weights_array
+    terms_array = np.empty((n, k), dtype=np.float64)
+    cdef double[:, ::1] terms = terms_array
     with nogil:
         for i in range(n):
             for j in range(k):
@@ -46,59 +46,84 @@ def pair_weights(
                     own = query_codes[i, s]
                     if own != fit_codes[other, s]:
                         total = total + coefficients[s, own]
-                weights[i, j] = total
-    return weights_array
+                terms[i, j] = total
+    return terms_array
 
 
-def reachability(
-    const double[:, ::1] distances,
-    const cnp.intp_t[:, ::1] neighbors,
+def corrected_k_distances(
     const double[::1] k_distances,
-):
-    """reach[i, j] = max(k_distances[neighbors[i, j]], distances[i, j])."""
-    cdef Py_ssize_t n = distances.shape[0], k = distances.shape[1]
-    cdef Py_ssize_t i, j
-    cdef double d, kd
-    reach_array = np.empty((n, k), dtype=np.float64)
-    cdef double[:, ::1] reach = reach_array
-    with nogil:
-        for i in range(n):
-            for j in range(k):
-                d = distances[i, j]
-                kd = k_distances[neighbors[i, j]]
-                reach[i, j] = kd if kd > d else d
-    return reach_array
-
-
-def local_reachability_density(
-    const double[:, ::1] reach,
-    const double[:, ::1] weights,
+    const double[:, ::1] terms,
     double lam,
     double floor,
 ):
-    """lrd[i] = 1 / (mean_j reach[i, j] * max(floor, 1 - lam * weights[i, j]) + 1e-10).
+    """(kd_F, clamped): kd_F[i] = k_distances[i] * max(floor, 1 - lam * mean_j terms[i, j]).
 
-    With ``lam == 0`` every factor is exactly 1, giving plain LOF's lrd.
+    ``clamped`` counts the rows whose factor fell below ``floor``. With ``lam == 0``
+    every factor is exactly 1.
     """
-    cdef Py_ssize_t n = reach.shape[0], k = reach.shape[1]
-    cdef Py_ssize_t i, j
+    cdef Py_ssize_t n = terms.shape[0], k = terms.shape[1]
+    cdef Py_ssize_t i, j, clamped = 0
     cdef double total, factor
+    out_array = np.empty(n, dtype=np.float64)
+    cdef double[::1] out = out_array
+    with nogil:
+        for i in range(n):
+            if lam == 0.0:
+                out[i] = k_distances[i]
+                continue
+            total = 0.0
+            for j in range(k):
+                total = total + terms[i, j]
+            factor = 1.0 - lam * (total / k)
+            if factor < floor:
+                factor = floor
+                clamped = clamped + 1
+            out[i] = k_distances[i] * factor
+    return out_array, int(clamped)
+
+
+def corrected_lrd(
+    const double[:, ::1] distances,
+    const cnp.intp_t[:, ::1] neighbors,
+    const double[::1] neighbor_k_distances,
+    const double[:, ::1] terms,
+    double lam,
+    double floor,
+    bint scale_reach=False,
+):
+    """(lrd, clamped) with lrd[i] = 1 / (mean_j rd[i, j] + 1e-10) and, f = max(floor, 1 - lam * terms[i, j]),
+
+        rd[i, j] = max(kd[nb], distances[i, j] * f)      (the paper, eq. 12)
+        rd[i, j] = max(kd[nb], distances[i, j]) * f      (``scale_reach``: the per-value variant)
+
+    ``neighbor_k_distances`` (kd) are the k-distances of the rows the neighbour indices
+    point into; ``clamped`` counts the pairs whose factor fell below ``floor``.
+    """
+    cdef Py_ssize_t n = distances.shape[0], k = distances.shape[1]
+    cdef Py_ssize_t i, j, clamped = 0
+    cdef double total, factor, d, kd
     lrd_array = np.empty(n, dtype=np.float64)
     cdef double[::1] lrd = lrd_array
     with nogil:
         for i in range(n):
             total = 0.0
-            if lam == 0.0:
-                for j in range(k):
-                    total = total + reach[i, j]
-            else:
-                for j in range(k):
-                    factor = 1.0 - lam * weights[i, j]
+            for j in range(k):
+                d = distances[i, j]
+                kd = neighbor_k_distances[neighbors[i, j]]
+                factor = 1.0
+                if lam != 0.0:
+                    factor = 1.0 - lam * terms[i, j]
                     if factor < floor:
                         factor = floor
-                    total = total + reach[i, j] * factor
+                        clamped = clamped + 1
+                if scale_reach:
+                    d = (kd if kd > d else d) * factor
+                else:
+                    d = d * factor
+                    d = kd if kd > d else d
+                total = total + d
             lrd[i] = 1.0 / (total / k + LRD_EPSILON)
-    return lrd_array
+    return lrd_array, int(clamped)
 
 
 def local_outlier_factor(

@@ -16,6 +16,7 @@ from .bundled import (
     load_credit_default,
     load_dataset,
     load_german,
+    load_student,
 )
 from .bank_full import load_bank_full
 from .custom import load_table
@@ -34,6 +35,7 @@ __all__ = [
     "load_credit_default",
     "load_dataset",
     "load_german",
+    "load_student",
     "load_table",
     "strata",
     "train_validation_test_split",

@@ -9,6 +9,7 @@ attributes stay among the features unless ``drop_sensitive=True``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -206,12 +207,45 @@ def load_credit_default(*, drop_sensitive: bool = False) -> Dataset:
     )
 
 
+STUDENT_FILES = {"mat": "student_mat_new.csv.gz", "por": "student_por_new.csv.gz"}
+
+
+def load_student(subject: str = "mat", *, drop_sensitive: bool = False) -> Dataset:
+    """UCI Student Performance: mathematics (``subject="mat"``, 395 rows) or Portuguese (``"por"``, 649).
+
+    Label: ``class`` is "High" (the bundled copy's binarised final grade). Sensitive, as
+    readable labels: ``sex`` (female/male), ``address`` (urban/rural) and ``age_group``
+    (under 18 / 18+; raw ages 20-22 have 1-6 rows each, too few for a group). ``age`` stays
+    among the features. Task: precision at 50% TPR, TPR ratio over sex.
+
+    >>> data = load_student("mat")
+    >>> len(data.y), int(data.y.sum()), sorted(data.sensitive["age_group"].cat.categories)
+    (395, 265, ['18+', 'under 18'])
+    """
+    if subject not in STUDENT_FILES:
+        raise ValueError(f"subject must be one of {sorted(STUDENT_FILES)}, got {subject!r}")
+    with data_path(STUDENT_FILES[subject]).open("rb") as handle:
+        frame = pd.read_csv(handle, compression="gzip")
+    y = frame.pop("class").eq("High").to_numpy()
+    sensitive = pd.DataFrame({
+        "sex": frame["sex"].map({"F": "female", "M": "male"}),
+        "address": frame["address"].map({"U": "urban", "R": "rural"}),
+        "age_group": np.where(frame["age"] >= 18, "18+", "under 18"),
+    })
+    features = frame.assign(sex=sensitive["sex"], address=sensitive["address"], age_group=sensitive["age_group"])
+    task = Task("precision", "tpr", 0.5, "tpr", ("sex",))
+    return _finish(f"student_{subject}", features, y, sensitive, task,
+                   "UCI Student Performance (Cortez 2008), CC BY 4.0", drop_sensitive)
+
+
 LOADERS = {
     "adult": load_adult,
     "compas": load_compas,
     "german": load_german,
     "bank": load_bank,
     "credit_default": load_credit_default,
+    "student_mat": partial(load_student, "mat"),
+    "student_por": partial(load_student, "por"),
 }
 
 

@@ -1,16 +1,16 @@
-"""FairLOF and FairLOF-Flex: local outlier factor with fairness corrections over several
-multi-valued sensitive attributes, plus the per-group quota baseline.
+"""FairLOF and FairLOF-Flex: local outlier factor with the paper's fairness corrections over
+several multi-valued sensitive attributes, plus the per-group quota baseline.
 
 >>> import numpy as np
 >>> from fairops.fairlof import FairLOF, quota_outliers
 >>> rng = np.random.default_rng(0)
 >>> X = rng.normal(size=(300, 4)); S = {"sex": rng.choice(["f", "m"], 300)}
->>> det = FairLOF(n_neighbors=5, lambda_="auto", target_jaccard=0.9).fit(X, sensitive_features=S)
+>>> det = FairLOF(n_neighbors=5, correction_strength="auto", target_jaccard=0.9).fit(X, sensitive_features=S)
 >>> 0.0 <= det.fitted_lambda_ <= 1.0
 True
 """
 
-from .corrections import GroupStatistics, correction_coefficients, group_statistics
+from .corrections import GroupStatistics, group_statistics, paper_coefficients, per_value_coefficients
 from .detector import DEFAULT_FLOOR, FairLOF
 from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, guide_lambda, top_outliers
 from .quota import group_quotas, quota_outliers
@@ -21,10 +21,11 @@ __all__ = [
     "FairLOF",
     "GroupStatistics",
     "PATH_COLUMNS",
-    "correction_coefficients",
     "group_quotas",
     "group_statistics",
     "guide_lambda",
+    "paper_coefficients",
+    "per_value_coefficients",
     "quota_outliers",
     "top_outliers",
 ]

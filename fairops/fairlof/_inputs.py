@@ -1,7 +1,7 @@
 """Input checks for the FairLOF detector; every error names the argument.
 
 >>> import numpy as np
->>> as_features(np.array([[0.0, 1.0], [2.0, 3.0]])).shape
+>>> check_finite(np.array([[0.0, 1.0], [2.0, 3.0]])).shape
 (2, 2)
 >>> encoded = encode_fit_groups({"sex": ["f", "m", "m", "f"]}, 4)
 >>> encoded.names, encoded.labels, encoded.codes[:, 0].tolist()
@@ -13,21 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.utils.validation import check_array
 
 from fairops.metrics._validation import encode_sensitive
 
 
-def as_features(X, n_features: int | None = None) -> np.ndarray:
-    """X as a finite float64 (n, d) array."""
-    if X is None:
-        raise ValueError("X is required")
-    array = check_array(X, dtype=np.float64, ensure_all_finite=False, input_name="X")
-    if not np.all(np.isfinite(array)):
+def check_finite(X: np.ndarray) -> np.ndarray:
+    """X itself, or a ValueError if it holds NaN or infinite values."""
+    if not np.all(np.isfinite(X)):
         raise ValueError("X contains NaN or infinite values; impute or drop them before FairLOF")
-    if n_features is not None and array.shape[1] != n_features:
-        raise ValueError(f"X has {array.shape[1]} features, but the detector was fitted with {n_features}")
-    return np.ascontiguousarray(array)
+    return X
 
 
 @dataclass(frozen=True)
@@ -56,6 +50,15 @@ def encode_fit_groups(sensitive_features, n_rows: int) -> FitGroups:
             )
     codes = np.ascontiguousarray(np.stack(encoded.codes, axis=1), dtype=np.intp)
     return FitGroups(encoded.names, encoded.labels, codes)
+
+
+def no_groups(n_rows: int) -> FitGroups:
+    """No sensitive attribute: codes of shape (n_rows, 0).
+
+    >>> no_groups(3).codes.shape
+    (3, 0)
+    """
+    return FitGroups((), (), np.zeros((n_rows, 0), dtype=np.intp))
 
 
 def encode_new_groups(sensitive_features, n_rows: int, names, labels) -> np.ndarray:
@@ -94,21 +97,23 @@ def encode_new_groups(sensitive_features, n_rows: int, names, labels) -> np.ndar
 
 
 def group_weights(c, names) -> np.ndarray:
-    """c as one non-negative weight per attribute (None -> 1/|S|; a scalar, sequence or dict by name)."""
+    """c as one non-negative value per attribute (None -> 1/|S|; a scalar, sequence or dict by name)."""
     n_attributes = len(names)
+    if n_attributes == 0:
+        return np.zeros(0)
     if c is None:
         return np.full(n_attributes, 1.0 / n_attributes)
     if isinstance(c, dict):
         missing = [name for name in names if name not in c]
         if missing or len(c) != n_attributes:
-            raise ValueError(f"c must give one weight per sensitive column {list(names)}, got keys {list(c)}")
+            raise ValueError(f"c must give one value per sensitive column {list(names)}, got keys {list(c)}")
         values = np.array([c[name] for name in names], dtype=np.float64)
     else:
         values = np.asarray(c, dtype=np.float64)
         if values.ndim == 0:
             values = np.full(n_attributes, float(values))
         if values.shape != (n_attributes,):
-            raise ValueError(f"c must be a scalar or hold {n_attributes} weights, got shape {values.shape}")
+            raise ValueError(f"c must be a scalar or hold {n_attributes} values, got shape {values.shape}")
     if not np.all(np.isfinite(values)) or np.any(values < 0):
-        raise ValueError(f"c must hold finite non-negative weights, got {values.tolist()}")
+        raise ValueError(f"c must hold finite non-negative values, got {values.tolist()}")
     return values

@@ -4,9 +4,10 @@ Each wrapper makes its arrays C-contiguous with the dtype the kernel expects and
 checks that shapes agree, so the kernel itself never sees a bad buffer.
 
 >>> import numpy as np
->>> reach = reachability(np.array([[1.0], [1.0]]), np.array([[1], [0]]), np.array([2.0, 0.5]))
->>> reach.tolist()
-[[1.0], [2.0]]
+>>> lrd, clamped = corrected_lrd(np.array([[1.0], [1.0]]), np.array([[1], [0]]), np.array([2.0, 0.5]),
+...                              np.zeros((2, 1)), 0.0, 0.01)
+>>> lrd.round(6).tolist(), clamped
+([1.0, 0.5], 0)
 """
 
 from __future__ import annotations
@@ -30,13 +31,20 @@ def _index_matrix(values, name: str) -> np.ndarray:
     return array
 
 
+def _float_vector(values, name: str, length: int | None = None) -> np.ndarray:
+    array = np.ascontiguousarray(values, dtype=np.float64)
+    if array.ndim != 1 or (length is not None and len(array) != length):
+        raise ValueError(f"{name} must be 1-D with {length} values, got shape {array.shape}")
+    return array
+
+
 def _check_indices(neighbors: np.ndarray, n_fit: int) -> None:
     if neighbors.size and (neighbors.min() < 0 or neighbors.max() >= n_fit):
         raise ValueError(f"neighbors holds indices outside [0, {n_fit})")
 
 
-def pair_weights(neighbors, query_codes, fit_codes, coefficients) -> np.ndarray:
-    """Per neighbour pair, the lambda-free part of the correction (see ``corrections``)."""
+def pair_terms(neighbors, query_codes, fit_codes, coefficients) -> np.ndarray:
+    """Per neighbour pair, sum over attributes of the row's coefficient where the pair's values differ."""
     neighbors = _index_matrix(neighbors, "neighbors")
     query_codes = _index_matrix(query_codes, "query_codes")
     fit_codes = _index_matrix(fit_codes, "fit_codes")
@@ -49,35 +57,39 @@ def pair_weights(neighbors, query_codes, fit_codes, coefficients) -> np.ndarray:
     for codes, name in ((query_codes, "query_codes"), (fit_codes, "fit_codes")):
         if codes.size and (codes.min() < 0 or codes.max() >= coefficients.shape[1]):
             raise ValueError(f"{name} holds a code outside [0, {coefficients.shape[1]})")
-    return _kernel.pair_weights(neighbors, query_codes, fit_codes, coefficients)
+    return _kernel.pair_terms(neighbors, query_codes, fit_codes, coefficients)
 
 
-def reachability(distances, neighbors, k_distances) -> np.ndarray:
-    """reach-dist(p, o) = max(k-distance(o), d(p, o)) for every (row, neighbour) pair."""
+def corrected_k_distances(k_distances, terms, lam: float, floor: float) -> tuple[np.ndarray, int]:
+    """(kd * max(floor, 1 - lam * row mean of terms), number of rows clamped at the floor)."""
+    terms = _float_matrix(terms, "terms")
+    k_distances = _float_vector(k_distances, "k_distances", terms.shape[0])
+    return _kernel.corrected_k_distances(k_distances, terms, float(lam), float(floor))
+
+
+def _lrd_inputs(distances, neighbors, neighbor_k_distances, terms):
     distances = _float_matrix(distances, "distances")
     neighbors = _index_matrix(neighbors, "neighbors")
-    k_distances = np.ascontiguousarray(k_distances, dtype=np.float64)
-    if distances.shape != neighbors.shape:
-        raise ValueError("distances and neighbors must have the same shape")
-    _check_indices(neighbors, len(k_distances))
-    return _kernel.reachability(distances, neighbors, k_distances)
+    terms = _float_matrix(terms, "terms")
+    neighbor_k_distances = _float_vector(neighbor_k_distances, "neighbor_k_distances")
+    if distances.shape != neighbors.shape or terms.shape != neighbors.shape:
+        raise ValueError("distances, neighbors and terms must have the same shape")
+    _check_indices(neighbors, len(neighbor_k_distances))
+    return distances, neighbors, neighbor_k_distances, terms
 
 
-def local_reachability_density(reach, weights, lam: float, floor: float) -> np.ndarray:
-    """lrd with every pair's reachability distance scaled by max(floor, 1 - lam * weight)."""
-    reach = _float_matrix(reach, "reach")
-    weights = _float_matrix(weights, "weights")
-    if reach.shape != weights.shape:
-        raise ValueError("reach and weights must have the same shape")
-    return _kernel.local_reachability_density(reach, weights, float(lam), float(floor))
+def corrected_lrd(distances, neighbors, neighbor_k_distances, terms, lam: float, floor: float,
+                  scale_reach: bool = False):
+    """(lrd, pairs clamped) with rd = max(kd_F(y), d(x, y) * max(floor, 1 - lam * term)) (paper eq. 12),
+    or with ``scale_reach`` rd = max(kd(y), d(x, y)) * max(floor, 1 - lam * term) (per-value variant)."""
+    arrays = _lrd_inputs(distances, neighbors, neighbor_k_distances, terms)
+    return _kernel.corrected_lrd(*arrays, float(lam), float(floor), bool(scale_reach))
 
 
 def local_outlier_factor(neighbors, neighbor_lrd, own_lrd) -> np.ndarray:
     """Mean over the neighbours of lrd(neighbour) / lrd(row)."""
     neighbors = _index_matrix(neighbors, "neighbors")
-    neighbor_lrd = np.ascontiguousarray(neighbor_lrd, dtype=np.float64)
-    own_lrd = np.ascontiguousarray(own_lrd, dtype=np.float64)
-    if own_lrd.shape != (neighbors.shape[0],):
-        raise ValueError("own_lrd must hold one value per row of neighbors")
+    neighbor_lrd = _float_vector(neighbor_lrd, "neighbor_lrd")
+    own_lrd = _float_vector(own_lrd, "own_lrd", neighbors.shape[0])
     _check_indices(neighbors, len(neighbor_lrd))
     return _kernel.local_outlier_factor(neighbors, neighbor_lrd, own_lrd)

@@ -1,43 +1,36 @@
-r"""Per-attribute statistics behind the FairLOF distance correction.
+r"""Group statistics and the lambda-free coefficients of the FairLOF corrections.
 
-Notation: n rows, k neighbours, sensitive attributes S (each with values x), the
-plain-LOF top-t outlier list T, lambda in [0, 1], Flex exponents alpha and beta.
+Notation (Deepak P. and Abraham, "FairLOF: Fairness in Outlier Detection", eqs 5-14):
+n rows, k neighbours N_k(x), sensitive attributes S (s of them), x.S the value of x,
+R_LOF the top-t list of plain LOF.
 
-Plain LOF (Breunig et al.; the paper's equations 1-4), neighbours from the search:
+    P_S(v) = share of the rows with S = v             Q_S(v) = share of R_LOF with S = v
+    v*_S   = argmax_v P_S(v)  (the majority value; on a tie the first in sorted order)
 
-    k-distance(o)    = distance from o to its k-th nearest neighbour
-    reach-dist(p, o) = max(k-distance(o), d(p, o))
-    lrd(p)           = 1 / (mean_{o in N_k(p)} reach-dist(p, o) + 1e-10)
-    LOF(p)           = mean_{o in N_k(p)} lrd(o) / lrd(p)
+The paper's terms (eqs 6-8, 11), one W and one direction per attribute:
 
-(the 1e-10 and the mean of ratios are scikit-learn's, so lambda = 0 is its LOF).
+    Div_S(x) = share of x's k neighbours y with y.S != x.S
+    D_S(x)   = P_S(x.S)
+    W_S      = c_S + |P_S(v*) - Q_S(v*)|          (c_S = 1/s unless given)
+    Dir_S    = +1 if P_S(v*) > Q_S(v*) else -1
 
-The three fairness principles, per attribute S and value x:
+so that, with the FairLOF-Flex exponents (eq. 13; 1 and 1 is FairLOF),
 
-    P_S(x)   = |{p : p.S = x}| / n                      share of x in the data
-    Q_S(x)   = |{p in T : p.S = x}| / t                 share of x among plain-LOF outliers
-    D_S(x)   = 1 - P_S(x)                               apriori outlier propensity (rarer group, larger)
-    W_S(x)   = 1 + |Q_S(x) - P_S(x)|                    group-level skew among the outliers
-    dir_S(x) = sign(Q_S(x) - P_S(x))                    +1 over-represented, -1 under, 0 exact
+    a_S(x) = Dir_S * W_S^weight_exponent * D_S(x)^share_exponent
 
-Neighbourhood diversity enters per neighbour pair through [p.S != o.S]: only the
-distances to neighbours of another group are corrected, so a point in a mixed
-neighbourhood is corrected in proportion to Div_S(p) = share of its k neighbours
-with another value of S. The corrected reachability distance (c_S = 1/|S| unless given):
+depends on x only through x.S: :func:`paper_coefficients` tabulates it per attribute and
+value. The compiled kernel turns the table into the per-pair term
+``sum_S a_S(x) * [x.S != y.S]``, whose mean over the k neighbours is
+``sum_S a_S(x) * Div_S(x)``; see ``fairops.fairlof.scoring`` for the corrected distances.
 
-    g(p, o)           = sum_S c_S * [p.S != o.S] * dir_S(p.S) * W_S(p.S)^alpha * D_S(p.S)^beta
-    factor(p, o)      = max(floor, 1 - lambda * g(p, o))
-    reach-dist'(p, o) = reach-dist(p, o) * factor(p, o)
-
-and lrd', FairLOF follow from reach-dist' as above. alpha = beta = 1 is FairLOF,
-other exponents FairLOF-Flex. A group over-represented among LOF's outliers gets
-its cross-group reachability distances shrunk (it looks denser, less outlying); an
-under-represented group gets them stretched.
+fairops' own per-value variant (``correction="per_value"``, not the paper's) uses
+instead, per attribute and value, D = 1 - P, W = 1 + |Q - P|, direction sign(Q - P) and
+c as a multiplier: :func:`per_value_coefficients`.
 
 >>> import numpy as np
 >>> stats = group_statistics(np.array([[0], [0], [0], [1]]), [2], top=np.array([3]))
->>> stats.data_share[0].tolist(), stats.outlier_share[0].tolist(), stats.direction[0].tolist()
-([0.75, 0.25], [0.0, 1.0], [-1.0, 1.0])
+>>> stats.data_share[0].tolist(), stats.outlier_share[0].tolist(), stats.majority.tolist()
+([0.75, 0.25], [0.0, 1.0], [0])
 """
 
 from __future__ import annotations
@@ -49,46 +42,88 @@ import numpy as np
 
 @dataclass(frozen=True)
 class GroupStatistics:
-    """Arrays of shape (n_attributes, max_values); entries past an attribute's value count are 0."""
+    """P and Q as arrays of shape (n_attributes, max_values); entries past an attribute's value count are 0."""
 
     n_values: np.ndarray
     data_share: np.ndarray
     outlier_share: np.ndarray
-    propensity: np.ndarray
-    skew: np.ndarray
-    direction: np.ndarray
+
+    @property
+    def present(self) -> np.ndarray:
+        """Mask of the (attribute, value) cells that exist."""
+        width = self.data_share.shape[1]
+        return np.arange(width)[None, :] < self.n_values[:, None]
+
+    @property
+    def majority(self) -> np.ndarray:
+        """Code of v*_S per attribute: the largest data share, the first value on a tie."""
+        return np.argmax(self.data_share, axis=1).astype(np.intp)
 
 
 def group_statistics(codes: np.ndarray, n_values, top: np.ndarray) -> GroupStatistics:
-    """P, Q, D, W and the direction for every attribute (columns of ``codes``) and value.
+    """P and Q for every attribute (columns of ``codes``) and value; ``top`` is plain LOF's top-t.
 
     >>> s = group_statistics(np.array([[0], [1]]), [2], top=np.array([0]))
-    >>> s.skew[0].tolist(), s.propensity[0].tolist()
-    ([1.5, 1.5], [0.5, 0.5])
+    >>> s.data_share.tolist(), s.outlier_share.tolist()
+    ([[0.5, 0.5]], [[1.0, 0.0]])
     """
     codes = np.asarray(codes)
     n_values = np.asarray(n_values, dtype=np.intp)
     n_attributes = codes.shape[1]
-    width = int(n_values.max())
+    width = int(n_values.max()) if n_attributes else 1
     data_share = np.zeros((n_attributes, width))
     outlier_share = np.zeros((n_attributes, width))
     for s in range(n_attributes):
         m = int(n_values[s])
         data_share[s, :m] = np.bincount(codes[:, s], minlength=m) / codes.shape[0]
         outlier_share[s, :m] = np.bincount(codes[top, s], minlength=m) / len(top)
-    present = np.arange(width)[None, :] < n_values[:, None]
-    propensity = np.where(present, 1.0 - data_share, 0.0)
-    skew = np.where(present, 1.0 + np.abs(outlier_share - data_share), 0.0)
-    direction = np.sign(outlier_share - data_share)
-    return GroupStatistics(n_values, data_share, outlier_share, propensity, skew, direction)
+    return GroupStatistics(n_values, data_share, outlier_share)
 
 
-def correction_coefficients(stats: GroupStatistics, weights, alpha: float, beta: float) -> np.ndarray:
-    """coef[s, x] = c_s * dir_S(x) * W_S(x)^alpha * D_S(x)^beta, the per-group part of g(p, o).
+@dataclass(frozen=True)
+class Coefficients:
+    """The lambda-free part of a correction: ``table[s, v]`` is a_S for rows with S = v.
+
+    ``skew`` and ``direction`` are per attribute (shape (s,)) for the paper's correction and
+    per attribute and value (shape (s, m)) for the per-value variant.
+    """
+
+    table: np.ndarray
+    skew: np.ndarray
+    direction: np.ndarray
+
+
+def paper_coefficients(stats: GroupStatistics, c, weight_exponent: float, share_exponent: float) -> Coefficients:
+    """a_S(v) = Dir_S * W_S^weight_exponent * P_S(v)^share_exponent (paper eqs 6-8, 11, 13).
 
     >>> s = group_statistics(np.array([[0], [0], [0], [1]]), [2], top=np.array([3]))
-    >>> correction_coefficients(s, [1.0], 1.0, 1.0).round(4).tolist()
+    >>> co = paper_coefficients(s, [1.0], 1.0, 1.0)   # P(v*) = 0.75 > Q(v*) = 0: Dir = +1, W = 1.75
+    >>> co.skew.tolist(), co.direction.tolist(), co.table.round(4).tolist()
+    ([1.75], [1.0], [[1.3125, 0.4375]])
+    """
+    c = np.asarray(c, dtype=np.float64)
+    rows = np.arange(len(stats.n_values))
+    gap = stats.data_share[rows, stats.majority] - stats.outlier_share[rows, stats.majority]
+    skew = c + np.abs(gap)
+    direction = np.where(gap > 0, 1.0, -1.0)
+    table = (direction * skew**weight_exponent)[:, None] * stats.data_share**share_exponent
+    return Coefficients(np.where(stats.present, table, 0.0), skew, direction)
+
+
+def per_value_coefficients(stats: GroupStatistics, c, weight_exponent: float, share_exponent: float) -> Coefficients:
+    """fairops' per-value variant: c_S * sign(Q - P) * (1 + |Q - P|)^weight_exponent * (1 - P)^share_exponent.
+
+    >>> s = group_statistics(np.array([[0], [0], [0], [1]]), [2], top=np.array([3]))
+    >>> per_value_coefficients(s, [1.0], 1.0, 1.0).table.round(4).tolist()
     [[-0.4375, 1.3125]]
     """
-    weights = np.asarray(weights, dtype=np.float64).reshape(-1, 1)
-    return weights * stats.direction * stats.skew**alpha * stats.propensity**beta
+    c = np.asarray(c, dtype=np.float64).reshape(-1, 1)
+    gap = stats.outlier_share - stats.data_share
+    present = stats.present
+    skew = np.where(present, 1.0 + np.abs(gap), 0.0)
+    direction = np.sign(gap)
+    table = c * direction * skew**weight_exponent * np.where(present, 1.0 - stats.data_share, 0.0) ** share_exponent
+    return Coefficients(table, skew, direction)
+
+
+CORRECTIONS = {"paper": paper_coefficients, "per_value": per_value_coefficients}

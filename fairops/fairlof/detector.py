@@ -1,53 +1,66 @@
 """The FairLOF / FairLOF-Flex detector (Deepak P. and Abraham, "FairLOF: Fairness in
-Outlier Detection", 2020/2021).
+Outlier Detection", WISE 2020 / Data Science and Engineering 2021), a scikit-learn
+outlier detector.
 
-The equations implemented are written out in ``fairops.fairlof.corrections``.
-Neighbours come from one scikit-learn ``NearestNeighbors`` search (tree or brute
-force as its ``algorithm="auto"`` picks, exactly as ``LocalOutlierFactor`` does);
-the corrections, reachability distances, lrd and LOF are compiled kernels over
-the (n, k) neighbour arrays, so ``lambda_ = 0`` reproduces scikit-learn's LOF and
-a lambda path reuses the neighbours.
+The equations are written out in ``fairops.fairlof.corrections`` (the per-attribute
+terms) and ``fairops.fairlof.scoring`` (the corrected distances). Neighbours come from
+one scikit-learn ``NearestNeighbors`` search (tree or brute force as its
+``algorithm="auto"`` picks, exactly as ``LocalOutlierFactor`` does); the corrections,
+lrd and LOF are compiled kernels over the (n, k) neighbour arrays, so
+``correction_strength=0`` reproduces scikit-learn's LOF and a lambda path reuses the
+neighbours.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
 >>> X = rng.normal(size=(200, 3)); sex = rng.choice(["f", "m"], 200)
->>> det = FairLOF(n_neighbors=5, lambda_=0.3).fit(X, sensitive_features={"sex": sex})
->>> det.outliers_.shape, det.outlier_scores_.shape
-((10,), (200,))
+>>> det = FairLOF(n_neighbors=5, correction_strength=0.3).fit(X, sensitive_features={"sex": sex})
+>>> det.outliers_.shape, det.outlier_scores_.shape, det.clamped_pairs_
+((10,), (200,), 0)
 """
 
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
+from sklearn.base import BaseEstimator, OutlierMixin
 from sklearn.neighbors import NearestNeighbors
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _native
-from ._inputs import as_features, encode_fit_groups, encode_new_groups, group_weights
-from .corrections import correction_coefficients, group_statistics
-from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, fair_scores, guide_lambda, jaccard_path, path_metrics, top_outliers
+from ._inputs import check_finite, encode_fit_groups, encode_new_groups, group_weights, no_groups
+from .corrections import CORRECTIONS, group_statistics
+from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, guide_lambda, jaccard_path, path_metrics, top_outliers
+from .scoring import FairScores, Neighbourhood
 
-#: Smallest correction factor a pair can get: reach-dist' >= 0.01 * reach-dist, so lrd stays finite.
+#: Smallest factor a k-distance or a pair distance is scaled by (see ``floor``).
 DEFAULT_FLOOR = 0.01
+#: Version of the saved state (``_get_state``); 2 = the paper's equations (with the per-value option).
+STATE_VERSION = 2
+_DEPRECATED = "deprecated"
+#: Deprecated constructor names and the parameters that replaced them.
+ALIASES = {"lambda_": "correction_strength", "alpha": "weight_exponent", "beta": "share_exponent"}
+_DEFAULTS = {"correction_strength": 0.3, "weight_exponent": 1.0, "share_exponent": 1.0}
 
 _STATE_ARRAYS = (
     "fit_X",
     "neighbors",
-    "reach",
+    "distances",
     "k_distances",
     "codes",
     "n_values",
     "data_share",
     "outlier_share",
-    "propensity",
+    "c",
     "skew",
     "direction",
     "coefficients",
-    "weights",
     "lof_scores",
     "outlier_scores",
-    "lrd",
+    "fair_lrd",
+    "fair_k_distances",
     "outliers",
     "plain_outliers",
 )
@@ -65,33 +78,67 @@ def _check_exponent(value, name: str) -> float:
     return float(value)
 
 
-class FairLOF:
-    """Local outlier factor with distance corrections that keep sensitive groups
-    proportionally represented among the top-t outliers.
+def _novelty(detector) -> bool:
+    if not detector.novelty:
+        raise AttributeError(
+            "score_samples, decision_function and predict are not available when novelty=False; "
+            "refit with novelty=True to score new rows (fit_predict and outlier_scores_ cover the fitted rows)"
+        )
+    return True
+
+
+def _outlier_detection(detector) -> bool:
+    if detector.novelty:
+        raise AttributeError("fit_predict is not available when novelty=True; use fit, then predict on new rows")
+    return True
+
+
+class FairLOF(OutlierMixin, BaseEstimator):
+    """Local outlier factor with the FairLOF distance corrections, which pull sensitive groups
+    towards their share of the data among the top-t outliers.
 
     Parameters
     ----------
     n_neighbors : int, k of LOF (must be < number of rows).
-    lambda_ : float in [0, 1] or "auto" (the guide point for ``target_jaccard``, searched on
-        the 0.1 grid, see ``fairops.fairlof.path.guide_lambda``).
-    c : None (1/|S| per attribute), a scalar, one weight per attribute, or a dict by column name.
-    alpha, beta : FairLOF-Flex exponents of the W and D terms (1, 1 = FairLOF).
+    correction_strength : float in [0, 1] or "auto"
+        The paper's lambda: 0 is plain LOF, 1 the full correction. "auto" takes the guide
+        point for ``target_jaccard`` on the grid 0.0, 0.1, ..., 1.0 (see
+        ``fairops.fairlof.path.guide_lambda``). Named so that it does not look like a
+        fitted attribute; the lambda used is ``fitted_lambda_``.
+    c : None (1/|S| per attribute), a scalar, one value per attribute, or a dict by column name.
+        The constant added in W_S = c_S + |P_S(v*) - Q_S(v*)| (paper eq. 11).
+    weight_exponent, share_exponent : FairLOF-Flex exponents on W_S and on D_S(x) = P_S(x.S)
+        (paper eq. 13; 1 and 1 are FairLOF). Eq. 14 as printed keeps the un-flexed k-distance
+        of the neighbour inside the max; that reads as a typo, and here the neighbour's
+        k-distance carries the same flexed correction as everywhere else.
+    correction : "paper" (default; eqs 6-14) or "per_value", fairops' own variant (W, D and the
+        direction per value, the whole reach-distance scaled; see ``docs/fairlof.md``).
     top_t : size of the outlier list; None -> min(500, 5% of n), at least 1.
     metric : any metric scikit-learn's NearestNeighbors accepts ("euclidean" is the
         Minkowski p=2 that LocalOutlierFactor uses by default).
-    novelty : True enables ``score_samples``/``decision_function``/``predict`` on new rows.
-    target_jaccard : Jaccard guide point used when ``lambda_ == "auto"``.
-    floor : smallest correction factor of a pair (see ``DEFAULT_FLOOR``).
+    novelty : True enables ``score_samples``/``decision_function``/``predict`` on new rows
+        (and disables ``fit_predict``), as in scikit-learn's LocalOutlierFactor.
+    target_jaccard : Jaccard guide point used when ``correction_strength == "auto"``.
+    floor : in (0, 1]; every correction factor (of a k-distance or of a pair distance) is
+        at least ``floor``. The paper has no floor: where its factor would fall below it (it can
+        reach 0 or go negative), the factor is clamped and counted in ``clamped_rows_`` /
+        ``clamped_pairs_``, and fit warns.
     algorithm, leaf_size, n_jobs : passed to NearestNeighbors.
+    lambda_, alpha, beta : deprecated names of ``correction_strength``, ``weight_exponent``
+        and ``share_exponent``; still accepted for one release with a FutureWarning.
 
-    Fitted attributes: ``outlier_scores_`` (FairLOF), ``lof_scores_`` (plain LOF on the same
-    neighbours), ``outliers_`` (top-t FairLOF rows, most outlying first), ``plain_outliers_``,
-    ``fitted_lambda_``, ``top_t_``, ``n_neighbors_``, ``offset_`` and the group statistics
-    ``data_share_``, ``outlier_share_``, ``propensity_``, ``skew_``, ``direction_``.
+    Fitted attributes: ``outlier_scores_`` (FairLOF, higher = more outlying),
+    ``negative_outlier_factor_`` (its negative, scikit-learn's sign), ``lof_scores_`` (plain
+    LOF on the same neighbours), ``outliers_`` (top-t FairLOF rows, most outlying first),
+    ``plain_outliers_``, ``fitted_lambda_``, ``top_t_``, ``n_neighbors_``, ``offset_``,
+    ``k_distances_``, ``clamped_rows_``, ``clamped_pairs_``, the group statistics
+    ``data_share_`` (P), ``outlier_share_`` (Q), ``majority_`` (v*), ``c_``, ``skew_`` (W),
+    ``direction_`` (Dir), ``coefficients_`` (Dir * W^weight_exponent * P(v)^share_exponent per
+    attribute and value), and ``n_features_in_`` (+ ``feature_names_in_`` for DataFrames).
 
     >>> import numpy as np
     >>> X = np.r_[np.zeros((5, 2)) + np.arange(5)[:, None] * 0.1, [[5.0, 5.0]]]
-    >>> det = FairLOF(n_neighbors=2, lambda_=0.0, top_t=1).fit(X, sensitive_features=[0, 0, 0, 1, 1, 1])
+    >>> det = FairLOF(n_neighbors=2, correction_strength=0.0, top_t=1).fit(X, sensitive_features=[0, 0, 0, 1, 1, 1])
     >>> det.outliers_.tolist()
     [5]
     """
@@ -99,10 +146,11 @@ class FairLOF:
     def __init__(
         self,
         n_neighbors=5,
-        lambda_=0.3,
+        correction_strength=_DEFAULTS["correction_strength"],
         c=None,
-        alpha=1.0,
-        beta=1.0,
+        weight_exponent=_DEFAULTS["weight_exponent"],
+        share_exponent=_DEFAULTS["share_exponent"],
+        correction="paper",
         top_t=None,
         metric="euclidean",
         novelty=False,
@@ -111,12 +159,16 @@ class FairLOF:
         algorithm="auto",
         leaf_size=30,
         n_jobs=None,
+        lambda_=_DEPRECATED,
+        alpha=_DEPRECATED,
+        beta=_DEPRECATED,
     ):
         self.n_neighbors = n_neighbors
-        self.lambda_ = lambda_
+        self.correction_strength = correction_strength
         self.c = c
-        self.alpha = alpha
-        self.beta = beta
+        self.weight_exponent = weight_exponent
+        self.share_exponent = share_exponent
+        self.correction = correction
         self.top_t = top_t
         self.metric = metric
         self.novelty = novelty
@@ -125,24 +177,56 @@ class FairLOF:
         self.algorithm = algorithm
         self.leaf_size = leaf_size
         self.n_jobs = n_jobs
+        self.lambda_ = lambda_
+        self.alpha = alpha
+        self.beta = beta
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+    def __sklearn_is_fitted__(self) -> bool:
+        # ``lambda_`` is a (deprecated) parameter, so the trailing-underscore rule cannot tell.
+        return hasattr(self, "outlier_scores_")
 
     # ------------------------------------------------------------------ fit
-    def _check_params(self, n_rows: int) -> None:
+    def _resolved(self) -> dict:
+        """``{new name: (value, name the user wrote)}`` with the deprecated aliases folded in."""
+        resolved = {}
+        for old, new in ALIASES.items():
+            value, name, legacy = getattr(self, new), new, getattr(self, old)
+            if not (isinstance(legacy, str) and legacy == _DEPRECATED):
+                warnings.warn(
+                    f"FairLOF parameter {old!r} is deprecated and will be removed in the next release; "
+                    f"use {new!r} instead", FutureWarning, stacklevel=4,
+                )
+                if not _same(value, _DEFAULTS[new]) and not _same(value, legacy):
+                    raise ValueError(f"{old} (deprecated) and {new} are both given and differ; give {new} only")
+                value, name = legacy, old
+            resolved[new] = (value, name)
+        return resolved
+
+    def _check_params(self, n_rows: int) -> tuple[float | str, float, float]:
         k = self.n_neighbors
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
             raise ValueError(f"n_neighbors must be a positive integer, got {k!r}")
         if k >= n_rows:
             raise ValueError(f"n_neighbors={k} must be smaller than the number of rows ({n_rows})")
-        if isinstance(self.lambda_, str):
-            if self.lambda_ != "auto":
-                raise ValueError(f"lambda_ must be a number in [0, 1] or 'auto', got {self.lambda_!r}")
+        resolved = self._resolved()
+        strength, strength_name = resolved["correction_strength"]
+        if isinstance(strength, str):
+            if strength != "auto":
+                raise ValueError(f"{strength_name} must be a number in [0, 1] or 'auto', got {strength!r}")
             target = self.target_jaccard
             if isinstance(target, bool) or not isinstance(target, numbers.Real) or not 0.0 < target <= 1.0:
                 raise ValueError(f"target_jaccard must be a number in (0, 1], got {target!r}")
         else:
-            _check_unit_interval(self.lambda_, "lambda_")
-        _check_exponent(self.alpha, "alpha")
-        _check_exponent(self.beta, "beta")
+            strength = _check_unit_interval(strength, strength_name)
+        weight_exponent = _check_exponent(*resolved["weight_exponent"])
+        share_exponent = _check_exponent(*resolved["share_exponent"])
+        if self.correction not in CORRECTIONS:
+            raise ValueError(f"correction must be one of {sorted(CORRECTIONS)}, got {self.correction!r}")
         floor = self.floor
         if isinstance(floor, bool) or not isinstance(floor, numbers.Real) or not 0.0 < floor <= 1.0:
             raise ValueError(f"floor must be a number in (0, 1], got {floor!r}")
@@ -154,6 +238,7 @@ class FairLOF:
                 raise ValueError(f"top_t={top_t} is larger than the number of rows ({n_rows})")
         if not isinstance(self.novelty, bool):
             raise ValueError(f"novelty must be True or False, got {self.novelty!r}")
+        return strength, weight_exponent, share_exponent
 
     def _neighbor_search(self) -> NearestNeighbors:
         metric, params = self.metric, {}
@@ -168,74 +253,96 @@ class FairLOF:
             **params,
         )
 
-    def fit(self, X, y=None, *, sensitive_features=None):
-        """Find the neighbours once, then score every row with plain LOF and FairLOF."""
-        X = as_features(X)
+    def fit(self, X, y=None, sensitive_features=None):
+        """Find the neighbours once, then score every row with plain LOF and FairLOF.
+
+        ``sensitive_features``: one or more columns (DataFrame, dict, Series, 1-D/2-D array), one
+        row per row of X. Without them there is no group to correct for: the scores are plain
+        LOF and a warning says so.
+        """
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, ensure_all_finite=False)
+        X = np.ascontiguousarray(check_finite(X))
         n_rows = X.shape[0]
-        self._check_params(n_rows)
-        groups = encode_fit_groups(sensitive_features, n_rows)
+        strength, weight_exponent, share_exponent = self._check_params(n_rows)
+        if sensitive_features is None:
+            warnings.warn(
+                "FairLOF was fitted without sensitive_features: there is no group to correct for, "
+                "so its scores are plain LOF", UserWarning, stacklevel=2,
+            )
+            groups = no_groups(n_rows)
+        else:
+            groups = encode_fit_groups(sensitive_features, n_rows)
         self.n_neighbors_ = int(self.n_neighbors)
         self.top_t_ = int(self.top_t) if self.top_t is not None else max(1, min(500, int(0.05 * n_rows)))
-        self.weights_ = group_weights(self.c, groups.names)
+        self.c_ = group_weights(self.c, groups.names)
 
         self._search = self._neighbor_search().fit(X)
         distances, neighbors = self._search.kneighbors(n_neighbors=self.n_neighbors_)
         self._fit_X = X
-        self._neighbors = np.ascontiguousarray(neighbors, dtype=np.intp)
-        self.k_distances_ = np.ascontiguousarray(distances[:, -1], dtype=np.float64)
-        self._reach = _native.reachability(distances, self._neighbors, self.k_distances_)
         self._codes = groups.codes
         self.sensitive_names_ = groups.names
         self.sensitive_labels_ = groups.labels
-
-        no_correction = np.zeros_like(self._reach)
-        _, self.lof_scores_ = fair_scores(self._reach, no_correction, self._neighbors, 0.0, 1.0)
+        self.k_distances_ = np.ascontiguousarray(distances[:, -1], dtype=np.float64)
+        plain = Neighbourhood(distances, np.ascontiguousarray(neighbors, dtype=np.intp), self.k_distances_,
+                              np.zeros(neighbors.shape))
+        self.lof_scores_ = plain.scores(0.0, 1.0).scores
         self.plain_outliers_ = top_outliers(self.lof_scores_, self.top_t_)
+
         stats = group_statistics(groups.codes, groups.n_values, self.plain_outliers_)
+        coefficients = CORRECTIONS[self.correction](stats, self.c_, weight_exponent, share_exponent)
         self.n_values_ = stats.n_values
         self.data_share_ = stats.data_share
         self.outlier_share_ = stats.outlier_share
-        self.propensity_ = stats.propensity
-        self.skew_ = stats.skew
-        self.direction_ = stats.direction
-        self.coefficients_ = correction_coefficients(stats, self.weights_, self.alpha, self.beta)
-        self._pair_weights = _native.pair_weights(self._neighbors, groups.codes, groups.codes, self.coefficients_)
+        self.majority_ = stats.majority
+        self.skew_ = coefficients.skew
+        self.direction_ = coefficients.direction
+        self.coefficients_ = coefficients.table
+        terms = _native.pair_terms(plain.neighbors, groups.codes, groups.codes, self.coefficients_)
+        self._hood = Neighbourhood(plain.distances, plain.neighbors, self.k_distances_, terms, self.correction)
 
-        if self.lambda_ == "auto":
-            jaccards = self._jaccards(DEFAULT_LAMBDAS)
+        if not groups.names:
+            self.fitted_lambda_ = 0.0
+        elif strength == "auto":
+            jaccards = jaccard_path(self._hood, DEFAULT_LAMBDAS, float(self.floor), self.plain_outliers_, self.top_t_)
             self.fitted_lambda_ = guide_lambda(DEFAULT_LAMBDAS, jaccards, float(self.target_jaccard))
         else:
-            self.fitted_lambda_ = float(self.lambda_)
-        self._score_fitted()
+            self.fitted_lambda_ = float(strength)
+        self._set_scores(self._hood.scores(self.fitted_lambda_, float(self.floor)))
+        if self.clamped_rows_ or self.clamped_pairs_:
+            warnings.warn(
+                f"at lambda = {self.fitted_lambda_:g} the paper's correction factor fell below floor={self.floor} "
+                f"for {self.clamped_rows_} of {n_rows} k-distances and {self.clamped_pairs_} of "
+                f"{n_rows * self.n_neighbors_} pair distances; those factors were clamped at the floor "
+                "(see clamped_rows_ / clamped_pairs_)", UserWarning, stacklevel=2,
+            )
         return self
 
-    def _score_fitted(self) -> None:
-        self._lrd, self.outlier_scores_ = fair_scores(
-            self._reach, self._pair_weights, self._neighbors, self.fitted_lambda_, float(self.floor)
-        )
-        self.outliers_ = top_outliers(self.outlier_scores_, self.top_t_)
-        self.offset_ = -float(self.outlier_scores_[self.outliers_[-1]])
+    def _set_scores(self, fair: FairScores) -> None:
+        self._fair = fair
+        self.outlier_scores_ = fair.scores
+        self.negative_outlier_factor_ = -fair.scores
+        self.clamped_rows_ = int(fair.clamped_rows)
+        self.clamped_pairs_ = int(fair.clamped_pairs)
+        self.outliers_ = top_outliers(fair.scores, self.top_t_)
+        if self.top_t_ < len(fair.scores):
+            # minus the most outlying fitted inlier: decision_function < 0 exactly for rows beyond it
+            inliers = np.ones(len(fair.scores), dtype=bool)
+            inliers[self.outliers_] = False
+            self.offset_ = -float(fair.scores[inliers].max())
+        else:
+            self.offset_ = float(np.nextafter(-fair.scores.min(), np.inf))
 
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "outlier_scores_"):
-            raise AttributeError("this FairLOF instance is not fitted yet; call fit(X, sensitive_features=S) first")
-
-    def _jaccards(self, lambdas) -> np.ndarray:
-        return jaccard_path(
-            self._reach, self._pair_weights, self._neighbors, lambdas, float(self.floor),
-            self.plain_outliers_, self.top_t_,
-        )
-
-    def fit_predict(self, X, y=None, *, sensitive_features=None) -> np.ndarray:
+    @available_if(_outlier_detection)
+    def fit_predict(self, X, y=None, sensitive_features=None) -> np.ndarray:
         """Fit, then -1 for the top-t FairLOF outliers of the fitted rows and +1 for the rest.
+
+        Only when ``novelty=False`` (as scikit-learn's LocalOutlierFactor).
 
         >>> import numpy as np
         >>> X = np.r_[np.arange(6.0), [40.0]][:, None]
         >>> FairLOF(n_neighbors=2, top_t=1).fit_predict(X, sensitive_features=[0, 1] * 3 + [0]).tolist()
         [1, 1, 1, 1, 1, 1, -1]
         """
-        if self.novelty:
-            raise AttributeError("fit_predict is not available when novelty=True; use fit then predict")
         self.fit(X, sensitive_features=sensitive_features)
         labels = np.ones(len(self.outlier_scores_), dtype=np.intp)
         labels[self.outliers_] = -1
@@ -243,7 +350,8 @@ class FairLOF:
 
     # ----------------------------------------------------------------- path
     def path(self, lambdas=DEFAULT_LAMBDAS) -> dict:
-        """Per lambda: Jacc, Pres, OF, ED and Wass of FairLOF's top-t against plain LOF's.
+        """Per lambda: Jacc, Pres, OF, ED and Wass of FairLOF's top-t against plain LOF's, and
+        how many k-distances / pair distances the floor clamped.
 
         Returns a dict of equal-length NumPy arrays keyed by ``PATH_COLUMNS``
         (``pandas.DataFrame(det.path())`` prints it as a table). Reuses the fit's neighbours.
@@ -252,36 +360,36 @@ class FairLOF:
         >>> rng = np.random.default_rng(1)
         >>> det = FairLOF().fit(rng.normal(size=(100, 2)), sensitive_features=rng.integers(0, 2, 100))
         >>> table = det.path([0.0, 0.5])
-        >>> float(table["jaccard"][0]), float(table["preservation"][0])
-        (1.0, 1.0)
+        >>> float(table["jaccard"][0]), float(table["preservation"][0]), int(table["clamped_pairs"][0])
+        (1.0, 1.0, 0)
         """
-        self._check_fitted()
+        check_is_fitted(self)
         lambdas = [_check_unit_interval(value, "lambdas") for value in np.atleast_1d(lambdas).tolist()]
         if not lambdas:
             raise ValueError("lambdas must hold at least one value")
+        if not self.sensitive_names_:
+            raise ValueError("the detector was fitted without sensitive_features: a lambda path has no groups "
+                             "to measure")
         sensitive = {name: self._codes[:, j] for j, name in enumerate(self.sensitive_names_)}
         rows = []
         for lam in lambdas:
-            _, scores = fair_scores(self._reach, self._pair_weights, self._neighbors, lam, float(self.floor))
-            rows.append(path_metrics(self.lof_scores_, scores, self.plain_outliers_, self.top_t_, sensitive))
+            fair = self._hood.scores(lam, float(self.floor))
+            row = path_metrics(self.lof_scores_, fair.scores, self.plain_outliers_, self.top_t_, sensitive)
+            rows.append({**row, "clamped_rows": fair.clamped_rows, "clamped_pairs": fair.clamped_pairs})
         table = {"lambda": np.array(lambdas)}
         for column in PATH_COLUMNS[1:]:
             table[column] = np.array([row[column] for row in rows])
         return table
 
     # -------------------------------------------------------------- novelty
-    def _check_novelty(self, method: str) -> None:
-        if not self.novelty:
-            raise AttributeError(
-                f"{method} is not available when novelty=False; refit with novelty=True to score new rows"
-            )
-        self._check_fitted()
-
-    def score_samples(self, X, *, sensitive_features=None) -> np.ndarray:
+    @available_if(_novelty)
+    def score_samples(self, X, sensitive_features=None) -> np.ndarray:
         """Minus the FairLOF score of new rows (higher = more normal), as scikit-learn's LOF.
 
-        Neighbours are searched in the fitted rows; each new row's correction uses its
-        own sensitive values with W, D and the direction from the fit.
+        Neighbours are searched among the fitted rows. A new row x gets
+        rd_F(x, y) = max(kd_F(y), d(x, y) * max(floor, 1 - lambda * sum_S a_S(x) [x.S != y.S]))
+        with its own sensitive values in a_S(x) and the fitted rows' kd_F and lrd_F. Only when
+        ``novelty=True``.
 
         >>> import numpy as np
         >>> rng = np.random.default_rng(0)
@@ -292,89 +400,81 @@ class FairLOF:
         >>> det.predict(new, sensitive_features=[0, 1]).tolist()
         [1, -1]
         """
-        self._check_novelty("score_samples")
-        X = as_features(X, self._fit_X.shape[1])
-        codes = encode_new_groups(sensitive_features, X.shape[0], self.sensitive_names_, self.sensitive_labels_)
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=False)
+        X = check_finite(X)
+        if self.sensitive_names_:
+            codes = encode_new_groups(sensitive_features, X.shape[0], self.sensitive_names_, self.sensitive_labels_)
+        elif sensitive_features is not None:
+            raise ValueError("sensitive_features given, but the detector was fitted without sensitive_features")
+        else:
+            codes = no_groups(X.shape[0]).codes
         distances, neighbors = self._search.kneighbors(X, n_neighbors=self.n_neighbors_)
         neighbors = np.ascontiguousarray(neighbors, dtype=np.intp)
-        reach = _native.reachability(distances, neighbors, self.k_distances_)
-        weights = _native.pair_weights(neighbors, codes, self._codes, self.coefficients_)
-        lrd = _native.local_reachability_density(reach, weights, self.fitted_lambda_, float(self.floor))
-        return -_native.local_outlier_factor(neighbors, self._lrd, lrd)
+        terms = _native.pair_terms(neighbors, codes, self._codes, self.coefficients_)
+        scores = self._hood.score_new(self._fair, distances, neighbors, terms, self.fitted_lambda_, float(self.floor))
+        return -scores
 
-    def decision_function(self, X, *, sensitive_features=None) -> np.ndarray:
-        """score_samples - offset_: at most 0 for rows at least as outlying as the t-th fitted outlier.
+    @available_if(_novelty)
+    def decision_function(self, X, sensitive_features=None) -> np.ndarray:
+        """score_samples - offset_: negative for rows more outlying than every fitted inlier.
 
         >>> import numpy as np
-        >>> det = FairLOF(n_neighbors=2, novelty=True, top_t=1).fit(np.arange(8.0)[:, None], sensitive_features=[0, 1] * 4)
+        >>> det = FairLOF(n_neighbors=2, novelty=True, top_t=1)
+        >>> det = det.fit(np.arange(8.0)[:, None], sensitive_features=[0, 1] * 4)
         >>> bool(det.decision_function([[50.0]], sensitive_features=[0])[0] < 0)
         True
         """
         return self.score_samples(X, sensitive_features=sensitive_features) - self.offset_
 
-    def predict(self, X, *, sensitive_features=None) -> np.ndarray:
-        """-1 for outliers (decision_function <= 0), +1 for inliers (example in ``score_samples``)."""
+    @available_if(_novelty)
+    def predict(self, X, sensitive_features=None) -> np.ndarray:
+        """-1 for outliers (decision_function < 0), +1 for inliers (example in ``score_samples``)."""
         decision = self.decision_function(X, sensitive_features=sensitive_features)
-        return np.where(decision <= 0, -1, 1)
+        return np.where(decision < 0, -1, 1)
 
     # ---------------------------------------------------------------- state
-    def get_params(self, deep=True) -> dict:
-        """The constructor parameters (scikit-learn convention).
-
-        >>> FairLOF(lambda_=0.5).get_params()["lambda_"]
-        0.5
-        """
-        names = (
-            "n_neighbors", "lambda_", "c", "alpha", "beta", "top_t", "metric", "novelty",
-            "target_jaccard", "floor", "algorithm", "leaf_size", "n_jobs",
-        )
-        return {name: getattr(self, name) for name in names}
-
-    def set_params(self, **params):
-        """Set constructor parameters (scikit-learn convention).
-
-        >>> FairLOF().set_params(alpha=2.0).alpha
-        2.0
-        """
-        valid = self.get_params()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(f"unknown parameter {name!r}; valid: {sorted(valid)}")
-            setattr(self, name, value)
-        return self
-
     def _get_state(self) -> tuple[dict, dict]:
-        """(meta, arrays): JSON-able scalars/lists and NumPy arrays that rebuild the fitted detector."""
-        self._check_fitted()
+        """(meta, arrays): JSON-able scalars/lists and NumPy arrays that rebuild the fitted detector.
+
+        The arrays are the training rows, the neighbour arrays, the sensitive codes, the group
+        statistics and the scores; nothing in them is code. ``_from_state`` rebuilds the
+        neighbour index from the training rows and the pair terms from the codes.
+        """
+        check_is_fitted(self)
         params = self.get_params()
         if isinstance(params["c"], np.ndarray):
             params["c"] = params["c"].tolist()
         meta = {
+            "state_version": STATE_VERSION,
             "params": params,
             "fitted_lambda": self.fitted_lambda_,
             "top_t": self.top_t_,
             "n_neighbors": self.n_neighbors_,
             "offset": self.offset_,
+            "clamped_rows": self.clamped_rows_,
+            "clamped_pairs": self.clamped_pairs_,
             "sensitive_names": list(self.sensitive_names_),
             "sensitive_labels": [list(values) for values in self.sensitive_labels_],
+            "feature_names_in": [str(name) for name in getattr(self, "feature_names_in_", [])] or None,
         }
         arrays = {
             "fit_X": self._fit_X,
-            "neighbors": self._neighbors,
-            "reach": self._reach,
+            "neighbors": self._hood.neighbors,
+            "distances": self._hood.distances,
             "k_distances": self.k_distances_,
             "codes": self._codes,
             "n_values": self.n_values_,
             "data_share": self.data_share_,
             "outlier_share": self.outlier_share_,
-            "propensity": self.propensity_,
+            "c": self.c_,
             "skew": self.skew_,
             "direction": self.direction_,
             "coefficients": self.coefficients_,
-            "weights": self.weights_,
             "lof_scores": self.lof_scores_,
             "outlier_scores": self.outlier_scores_,
-            "lrd": self._lrd,
+            "fair_lrd": self._fair.lrd,
+            "fair_k_distances": self._fair.k_distances,
             "outliers": self.outliers_,
             "plain_outliers": self.plain_outliers_,
         }
@@ -383,6 +483,11 @@ class FairLOF:
     @classmethod
     def _from_state(cls, meta: dict, arrays: dict) -> "FairLOF":
         """Rebuild a fitted detector from ``_get_state()``'s output (no pickles involved)."""
+        if meta.get("state_version") != STATE_VERSION:
+            raise ValueError(
+                f"saved FairLOF state has version {meta.get('state_version')!r}; this fairops reads version "
+                f"{STATE_VERSION} (the paper's equations). Refit and save the detector again"
+            )
         missing = [name for name in _STATE_ARRAYS if name not in arrays]
         if missing:
             raise ValueError(f"state arrays are missing {missing}")
@@ -390,22 +495,36 @@ class FairLOF:
         det.fitted_lambda_ = float(meta["fitted_lambda"])
         det.top_t_ = int(meta["top_t"])
         det.n_neighbors_ = int(meta["n_neighbors"])
-        det.offset_ = float(meta["offset"])
         det.sensitive_names_ = tuple(meta["sensitive_names"])
         det.sensitive_labels_ = tuple(tuple(values) for values in meta["sensitive_labels"])
         det._fit_X = np.ascontiguousarray(arrays["fit_X"], dtype=np.float64)
-        det._neighbors = np.ascontiguousarray(arrays["neighbors"], dtype=np.intp)
-        det._reach = np.ascontiguousarray(arrays["reach"], dtype=np.float64)
+        det.n_features_in_ = det._fit_X.shape[1]
+        if meta.get("feature_names_in"):
+            det.feature_names_in_ = np.asarray(meta["feature_names_in"], dtype=object)
+        det._codes = np.ascontiguousarray(arrays["codes"], dtype=np.intp).reshape(len(det._fit_X), -1)
         det.k_distances_ = np.ascontiguousarray(arrays["k_distances"], dtype=np.float64)
-        det._codes = np.ascontiguousarray(arrays["codes"], dtype=np.intp)
         det.n_values_ = np.asarray(arrays["n_values"], dtype=np.intp)
-        for name in ("data_share", "outlier_share", "propensity", "skew", "direction", "coefficients", "weights"):
+        for name in ("data_share", "outlier_share", "c", "skew", "direction", "coefficients"):
             setattr(det, name + "_", np.asarray(arrays[name], dtype=np.float64))
+        det.majority_ = np.argmax(det.data_share_, axis=1).astype(np.intp)
         det.lof_scores_ = np.asarray(arrays["lof_scores"], dtype=np.float64)
-        det.outlier_scores_ = np.asarray(arrays["outlier_scores"], dtype=np.float64)
-        det._lrd = np.ascontiguousarray(arrays["lrd"], dtype=np.float64)
-        det.outliers_ = np.asarray(arrays["outliers"], dtype=np.intp)
         det.plain_outliers_ = np.asarray(arrays["plain_outliers"], dtype=np.intp)
-        det._pair_weights = _native.pair_weights(det._neighbors, det._codes, det._codes, det.coefficients_)
+        neighbors = np.ascontiguousarray(arrays["neighbors"], dtype=np.intp)
+        terms = _native.pair_terms(neighbors, det._codes, det._codes, np.atleast_2d(det.coefficients_))
+        det._hood = Neighbourhood(np.ascontiguousarray(arrays["distances"], dtype=np.float64), neighbors,
+                                  det.k_distances_, terms, meta["params"].get("correction", "paper"))
+        fair = FairScores(np.asarray(arrays["fair_lrd"], dtype=np.float64),
+                          np.asarray(arrays["outlier_scores"], dtype=np.float64),
+                          np.asarray(arrays["fair_k_distances"], dtype=np.float64),
+                          int(meta["clamped_rows"]), int(meta["clamped_pairs"]))
+        det._set_scores(fair)
+        det.offset_ = float(meta["offset"])
         det._search = det._neighbor_search().fit(det._fit_X)
         return det
+
+
+def _same(a, b) -> bool:
+    """Equal values, without tripping over strings vs numbers."""
+    return type(a) is type(b) and a == b or (
+        isinstance(a, numbers.Real) and isinstance(b, numbers.Real) and float(a) == float(b)
+    )

@@ -1,7 +1,7 @@
 """Scores for one lambda, the lambda path with the paper's metrics, and guide points.
 
-All functions reuse the neighbour arrays of a fit: one lambda costs two passes
-over the (n, k) arrays plus a sort for the top-t list.
+All functions reuse the neighbour arrays of a fit (``scoring.Neighbourhood``): one
+lambda costs three passes over the (n, k) arrays plus a partial sort for the top-t list.
 
 >>> import numpy as np
 >>> top_outliers(np.array([0.5, 2.0, 2.0, 1.0]), 2).tolist()
@@ -22,7 +22,7 @@ from fairops.metrics import (
     wasserstein_disparity,
 )
 
-from . import _native
+from .scoring import Neighbourhood
 
 DEFAULT_LAMBDAS = tuple(round(0.1 * step, 1) for step in range(11))
 PATH_COLUMNS = (
@@ -32,6 +32,8 @@ PATH_COLUMNS = (
     "outlier_fraction",
     "euclidean_disparity",
     "wasserstein_disparity",
+    "clamped_rows",
+    "clamped_pairs",
 )
 
 
@@ -48,17 +50,6 @@ def top_outliers(scores: np.ndarray, t: int) -> np.ndarray:
     cut = np.partition(scores, len(scores) - t)[len(scores) - t]
     candidates = np.flatnonzero(scores >= cut)
     return candidates[np.argsort(-scores[candidates], kind="stable")[:t]]
-
-
-def fair_scores(reach, weights, neighbors, lam: float, floor: float):
-    """(lrd', FairLOF) of the fitted rows for one lambda.
-
-    >>> reach = np.array([[1.0], [1.0]]); nb = np.array([[1], [0]])
-    >>> fair_scores(reach, np.zeros((2, 1)), nb, 0.5, 0.01)[1].tolist()
-    [1.0, 1.0]
-    """
-    lrd = _native.local_reachability_density(reach, weights, lam, floor)
-    return lrd, _native.local_outlier_factor(neighbors, lrd, lrd)
 
 
 def path_metrics(lof_scores, fair, plain_top, t: int, sensitive) -> dict:
@@ -79,18 +70,15 @@ def path_metrics(lof_scores, fair, plain_top, t: int, sensitive) -> dict:
     }
 
 
-def jaccard_path(reach, weights, neighbors, lambdas, floor: float, plain_top, t: int) -> np.ndarray:
+def jaccard_path(hood: Neighbourhood, lambdas, floor: float, plain_top, t: int) -> np.ndarray:
     """Jaccard of each lambda's top-t list against plain LOF's (what guide points need).
 
-    >>> reach = np.array([[1.0], [2.0], [1.0]]); nb = np.array([[2], [0], [0]])
-    >>> jaccard_path(reach, np.zeros((3, 1)), nb, [0.0, 1.0], 0.01, np.array([1]), 1).tolist()
+    >>> hood = Neighbourhood(np.array([[1.0], [2.0], [1.0]]), np.array([[2], [0], [0]]), np.array([1.0, 2.0, 1.0]),
+    ...                      np.zeros((3, 1)))
+    >>> jaccard_path(hood, [0.0, 1.0], 0.01, np.array([1]), 1).tolist()
     [1.0, 1.0]
     """
-    values = []
-    for lam in lambdas:
-        _, scores = fair_scores(reach, weights, neighbors, lam, floor)
-        values.append(jaccard(top_outliers(scores, t), plain_top))
-    return np.asarray(values)
+    return np.asarray([jaccard(top_outliers(hood.scores(lam, floor).scores, t), plain_top) for lam in lambdas])
 
 
 def guide_lambda(lambdas, jaccards, target: float) -> float:

@@ -85,17 +85,45 @@ def euclidean_disparity(sensitive_features, top) -> float:
     return float(sum(np.sqrt(np.sum((p - q) ** 2)) for p, q in _distributions(sensitive_features, top)))
 
 
-def wasserstein_disparity(sensitive_features, top) -> float:
-    """Sum over sensitive attributes of the 1-D Wasserstein distance between the value
-    distribution among the outliers ``top`` and in the whole data.
+WASSERSTEIN_MODES = ("shares", "ordinal")
 
-    Values are placed at 0, 1, 2, ... in their sorted order (what
-    ``scipy.stats.wasserstein_distance`` computes on the value codes); for a binary
-    attribute this is the difference of the two shares.
 
-    >>> wasserstein_disparity({"sex": ["m", "m", "f", "f"]}, [0, 1])
-    0.5
+def _wasserstein_of_shares(in_top: np.ndarray, in_data: np.ndarray) -> float:
+    """1-D Wasserstein distance between the two share vectors taken as equal-size samples:
+    the mean absolute difference of the sorted entries (what ``scipy.stats.wasserstein_distance``
+    returns for two samples of the same length)."""
+    return float(np.mean(np.abs(np.sort(in_top) - np.sort(in_data))))
+
+
+def _wasserstein_of_values(in_top: np.ndarray, in_data: np.ndarray) -> float:
+    """1-D Wasserstein distance between two distributions over the values 0, 1, ..., m-1."""
+    return float(np.abs(np.cumsum(in_top - in_data)[:-1]).sum())
+
+
+def wasserstein_disparity(sensitive_features, top, *, mode: str = "shares") -> float:
+    """Sum over sensitive attributes of a 1-D Wasserstein distance between the value shares
+    among the outliers ``top`` and in the whole data; 0 is proportional representation.
+
+    ``mode="shares"`` (default, as the FairLOF paper's source of this metric computes it): the
+    two share vectors are compared as samples, ``scipy.stats.wasserstein_distance(shares_top,
+    shares_data)``. It is blind to which value holds which share: a binary attribute whose two
+    shares are swapped among the outliers scores 0. ``mode="ordinal"``: the values are placed at
+    0, 1, 2, ... in their sorted order and the shares are their weights, so the result depends on
+    that order (for a binary attribute it is the difference of the two shares).
+
+    >>> wasserstein_disparity({"sex": ["m", "m", "m", "f"]}, [0, 1])
+    0.25
+    >>> wasserstein_disparity({"sex": ["m", "m", "m", "f"]}, [0, 1], mode="ordinal")
+    0.25
+    >>> groups = {"g": ["a"] * 6 + ["b"] * 4}  # shares a 0.6, b 0.4; among rows 0, 1, 6, 7, 8: 0.4, 0.6
+    >>> top = [0, 1, 6, 7, 8]
+    >>> wasserstein_disparity(groups, top), round(wasserstein_disparity(groups, top, mode="ordinal"), 6)
+    (0.0, 0.2)
     """
-    return float(
-        sum(np.abs(np.cumsum(p - q)[:-1]).sum() for p, q in _distributions(sensitive_features, top))
-    )
+    if mode == "shares":
+        distance = _wasserstein_of_shares
+    elif mode == "ordinal":
+        distance = _wasserstein_of_values
+    else:
+        raise ValueError(f"mode must be one of {list(WASSERSTEIN_MODES)}, got {mode!r}")
+    return float(sum(distance(p, q) for p, q in _distributions(sensitive_features, top)))

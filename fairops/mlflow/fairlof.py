@@ -1,22 +1,31 @@
 """MLflow flavor for the FairLOF detector (``fairops.fairlof.FairLOF``).
 
-Only detectors fitted with ``novelty=True`` are saved: the pyfunc scores new rows. Its input holds
-the feature columns and the sensitive columns, whose names the model records; the answer is a
-DataFrame with ``outlier_score`` (the FairLOF score, higher = more outlying) and ``outlier``
-(1 where the row is at least as outlying as the t-th fitted outlier, else 0).
+Only detectors fitted with ``novelty=True`` are saved: the pyfunc scores new rows. The answer is a
+DataFrame with ``outlier_score`` (the FairLOF score, higher = more outlying) and ``outlier`` (1 where
+the detector's ``predict`` says -1, i.e. the row is more outlying than every fitted inlier, else 0).
+
+Input: raw rows. Given ``preprocessing`` (a fitted :class:`fairops.fairlof.features.FeatureEncoder`),
+the model stores the encoding as JSON beside the detector state and applies it to every request, so
+a served model takes the same raw columns the encoder was fitted on (numbers and text, sensitive
+columns included). Without it, the input holds the detector's feature columns as they were fitted
+(``feature_names``) plus the sensitive columns.
 
 >>> import tempfile, numpy as np, pandas as pd
 >>> from fairops.fairlof import FairLOF
+>>> from fairops.fairlof.features import FeatureEncoder
 >>> rng = np.random.default_rng(0)
->>> X = pd.DataFrame(rng.normal(size=(120, 2)), columns=["x1", "x2"])
->>> S = pd.DataFrame({"sex": rng.choice(["f", "m"], 120)})
->>> det = FairLOF(n_neighbors=5, lambda_=0.3, novelty=True).fit(X, sensitive_features=S)
+>>> raw = pd.DataFrame({"income": rng.lognormal(10, 1, 120), "job": rng.choice(["a", "b"], 120),
+...                     "sex": rng.choice(["f", "m"], 120)})
+>>> encoder = FeatureEncoder(categorical="onehot", sensitive=["sex"]).fit(raw)
+>>> det = FairLOF(n_neighbors=5, correction_strength=0.3, novelty=True)
+>>> det = det.fit(encoder.transform(raw).to_numpy(), sensitive_features=encoder.sensitive_frame(raw))
 >>> path = tempfile.mkdtemp() + "/model"
->>> _ = save_model(det, path, input_example=pd.concat([X, S], axis=1).head(3), pip_requirements=[])
+>>> _ = save_model(det, path, preprocessing=encoder, input_example=raw.head(3), pip_requirements=[])
 >>> import mlflow
->>> out = mlflow.pyfunc.load_model(path).predict(pd.concat([X, S], axis=1).head(4))
->>> list(out.columns)
-['outlier_score', 'outlier']
+>>> out = mlflow.pyfunc.load_model(path).predict(raw.head(4))
+>>> list(out.columns), out["outlier_score"].round(6).tolist() == (-det.score_samples(
+...     encoder.transform(raw.head(4)).to_numpy(), sensitive_features=raw[["sex"]].head(4))).round(6).tolist()
+(['outlier_score', 'outlier'], True)
 """
 
 from __future__ import annotations
@@ -48,12 +57,16 @@ def get_default_conda_env():
 
 
 class _FairLOFPyfunc:
-    """pyfunc view of a FairLOF detector in novelty mode."""
+    """pyfunc view of a FairLOF detector in novelty mode (with its raw-row encoding when saved with one)."""
 
     def __init__(self, model, extra: dict):
+        from fairops.fairlof.features import FeatureEncoder
+
         self.model = model
         self.feature_names = extra["feature_names"]
         self.sensitive_names = extra["sensitive_names"]
+        document = extra.get("preprocessing")
+        self.encoder = FeatureEncoder.from_dict(document) if document is not None else None
 
     def get_raw_model(self):
         return self.model
@@ -62,17 +75,49 @@ class _FairLOFPyfunc:
         import pandas as pd
 
         frame = _flavor.as_frame(data)
-        sensitive = _flavor.pick_columns(frame, self.sensitive_names, "sensitive")
-        features = _flavor.pick_columns(frame, self.feature_names, "feature").to_numpy(dtype=np.float64)
-        scores = self.model.score_samples(features, sensitive_features=sensitive)
-        outlier = (scores - self.model.offset_ <= 0).astype(np.int64)
+        try:
+            if self.encoder is not None:
+                sensitive = self.encoder.sensitive_frame(frame)
+                features = self.encoder.transform(frame).to_numpy(dtype=np.float64)
+            else:
+                sensitive = _flavor.pick_columns(frame, self.sensitive_names, "sensitive")
+                features = _flavor.pick_columns(frame, self.feature_names, "feature")
+                if not hasattr(self.model, "feature_names_in_"):
+                    features = features.to_numpy(dtype=np.float64)
+            scores = self.model.score_samples(features, sensitive_features=sensitive)
+        except (TypeError, ValueError) as error:  # a served client gets the reason with HTTP 400
+            raise _flavor.input_refused(error) from None
+        outlier = (scores - self.model.offset_ < 0).astype(np.int64)
         return pd.DataFrame({"outlier_score": -scores, "outlier": outlier})
 
 
-def _extra(detector, feature_names, input_example) -> dict:
+def _preprocessing_extra(detector, encoder) -> dict:
+    from fairops.fairlof.features import FeatureEncoder
+
+    if not isinstance(encoder, FeatureEncoder):
+        raise TypeError(f"preprocessing must be a fitted fairops.fairlof.features.FeatureEncoder, "
+                        f"got {type(encoder).__name__}")
+    document = encoder.to_dict()
+    if len(document["features"]) != detector.n_features_in_:
+        raise ValueError(f"preprocessing makes {len(document['features'])} features, the detector was fitted "
+                         f"with {detector.n_features_in_}")
+    if document["params"]["sensitive"] != [str(name) for name in detector.sensitive_names_]:
+        raise ValueError(f"preprocessing's sensitive columns {document['params']['sensitive']} differ from the "
+                         f"detector's {list(detector.sensitive_names_)}")
+    return {"feature_names": document["features"], "sensitive_names": document["params"]["sensitive"],
+            "preprocessing": document}
+
+
+def _extra(detector, feature_names, input_example, preprocessing=None) -> dict:
     if not getattr(detector, "novelty", False):
         raise ValueError("detector must be fitted with novelty=True to be saved as a model that scores new rows")
+    if preprocessing is not None:
+        if feature_names is not None:
+            raise ValueError("give preprocessing or feature_names, not both (the encoder names the features)")
+        return _preprocessing_extra(detector, preprocessing)
     sensitive_names = [str(name) for name in detector.sensitive_names_]
+    if feature_names is None and hasattr(detector, "feature_names_in_"):
+        feature_names = list(detector.feature_names_in_)
     if feature_names is None:
         columns = getattr(input_example, "columns", None)
         if columns is None:
@@ -81,7 +126,7 @@ def _extra(detector, feature_names, input_example) -> dict:
             )
         feature_names = [str(c) for c in columns if str(c) not in sensitive_names]
     feature_names = [str(name) for name in feature_names]
-    n_features = detector._get_state()[1]["fit_X"].shape[1]
+    n_features = detector.n_features_in_
     if len(feature_names) != n_features:
         raise ValueError(f"feature_names has {len(feature_names)} names, the detector was fitted with {n_features}")
     clash = sorted(set(feature_names) & set(sensitive_names))
@@ -101,19 +146,26 @@ def save_model(
     extra_pip_requirements=None,
     metadata=None,
     feature_names=None,
+    preprocessing=None,
 ):
     """Save a fitted ``FairLOF(novelty=True)`` as an MLflow model at ``path``.
 
-    ``feature_names``: names of the feature columns in the serving input, in fit order; by default
+    ``preprocessing``: the fitted ``FeatureEncoder`` that made the detector's features; the model
+    then takes raw rows (see the module docstring). Otherwise ``feature_names``: names of the feature
+    columns in the serving input, in fit order; by default the detector's ``feature_names_in_`` or
     the columns of ``input_example`` that are not sensitive columns.
     """
+    extra = _extra(detector, feature_names, input_example, preprocessing)
+    if preprocessing is not None and input_example is not None:
+        # the signature lists what a request must hold: the encoder's input columns, in its order
+        input_example = _flavor.pick_columns(_flavor.as_frame(input_example), preprocessing.input_columns_, "input")
     return _flavor.save_flavor_model(
         detector,
         path,
         flavor_name=FLAVOR_NAME,
         loader_module=_LOADER_MODULE,
         classes=_classes(),
-        extra=_extra(detector, feature_names, input_example),
+        extra=extra,
         make_pyfunc=_FairLOFPyfunc,
         conda_env=conda_env,
         mlflow_model=mlflow_model,
@@ -137,6 +189,7 @@ def log_model(
     conda_env=None,
     metadata=None,
     feature_names=None,
+    preprocessing=None,
     run_id=None,
     **kwargs,
 ):
@@ -158,6 +211,7 @@ def log_model(
         conda_env=conda_env,
         metadata=metadata,
         feature_names=feature_names,
+        preprocessing=preprocessing,
         run_id=run_id,
         **kwargs,
     )

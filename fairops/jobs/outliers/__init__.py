@@ -6,7 +6,8 @@ one MLflow run, and the detector logged with the fairops FairLOF flavor (fitted 
 served model scores new rows).
 
 With ``--tune``: Fairband searches FairLOF's own hyperparameters (``n_neighbors`` 3..30, ``lambda`` in
-[0, 1], Flex ``flex_alpha`` and ``flex_beta`` in [0.5, 2], log scale) in a two-objective Optuna study:
+[0, 1], the Flex exponents ``weight_exponent`` and ``share_exponent`` in [0.5, 2], log scale) in a
+two-objective Optuna study:
 
 - accuracy (quality) = Jaccard of FairLOF's top-t against plain LOF's top-t on the same rows;
 - fairness = the share of plain LOF's Wasserstein disparity that FairLOF removes,
@@ -18,14 +19,14 @@ Every trial sets the user attributes ``jaccard``, ``preservation``, ``outlier_fr
 ``euclidean_disparity`` and ``wasserstein_disparity`` and becomes a child run through
 ``FairnessTrackingCallback``; the Fairband pick is refitted on all rows, printed and logged with its model.
 
-Features: the numeric columns (sensitive columns and the optional target excluded), each standardised to
-mean 0 and sd 1 on the rows used; constant columns are dropped. Text/categorical columns are dropped
-(``--categorical drop``, the FairLOF paper benchmark's choice) or one-hot encoded before standardising
-(``--categorical onehot``). The logged model takes the *standardised* features: the means and scales are
-logged with the run (``preprocessing/standardise.json``).
+Features (``fairops.fairlof.features.FeatureEncoder``): the numeric columns (sensitive columns and the
+optional target excluded), each standardised to mean 0 and sd 1 on the rows used; constant columns are
+dropped. Text/categorical columns are dropped (``--categorical drop``) or one-hot encoded before
+standardising (``--categorical onehot``). The encoding is part of the logged model, which therefore takes
+raw rows; it is also logged with the run (``preprocessing/features.json``).
 
 >>> data = load_outlier_data("german", max_rows=300, seed=0)
->>> detector = fit_detector(data, n_neighbors=5, lambda_=0.0)
+>>> detector = fit_detector(data, n_neighbors=5, correction_strength=0.0)
 >>> table = compare(detector, data.sensitive)
 >>> table["FairLOF"]["jaccard"], table["change"]["wasserstein_disparity"]
 (1.0, 0.0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 from ...datasets import LOADERS
 from .data import DEFAULT_DATASET
 from .single import run_single
@@ -9,7 +11,27 @@ from .tracking import DEFAULT_EXPERIMENT, DEFAULT_PROJECT
 from .tuning import METHODS, TUNE_MAX_ROWS, run_tune
 
 
+#: Options renamed with the detector's parameters; the old spelling works for a release, with a warning.
+DEPRECATED_OPTIONS = {"alpha": "weight_exponent", "beta": "share_exponent"}
+
+
+def fold_deprecated(args, stream=None) -> None:
+    """Move a value given with a deprecated option to its new name, saying so on ``stream`` (stderr)."""
+    import sys
+
+    for old, new in DEPRECATED_OPTIONS.items():
+        value = getattr(args, f"deprecated_{old}", None)
+        if value is None:
+            continue
+        print(f"fairops outliers: warning: --{old} is deprecated, use --{new.replace('_', '-')}",
+              file=stream or sys.stderr)
+        if getattr(args, new) not in (1.0, value):
+            raise ValueError(f"--{old} (deprecated) and --{new.replace('_', '-')} are both given and differ")
+        setattr(args, new, value)
+
+
 def _run(args) -> int:
+    fold_deprecated(args)
     return run_tune(args) if args.tune else run_single(args)
 
 
@@ -17,7 +39,8 @@ def add_parser(subcommands) -> None:
     parser = subcommands.add_parser(
         "outliers", help="FairLOF vs LOF on a data set (optionally tuned with Fairband), tracked in MLflow",
         description="FairLOF against plain LOF: metrics printed and logged to MLflow with the model. "
-                    "Features: numeric columns standardised (categoricals dropped or one-hot).")
+                    "Features: numeric columns standardised (categoricals dropped or one-hot); the logged model "
+                    "takes raw rows.")
     source = parser.add_argument_group("data")
     source.add_argument("--dataset", default=None,
                         help=f"bundled data set, one of {sorted(LOADERS)} (default {DEFAULT_DATASET})")
@@ -31,16 +54,22 @@ def add_parser(subcommands) -> None:
     model = parser.add_argument_group("FairLOF")
     model.add_argument("--neighbors", type=int, default=5, help="k (default 5)")
     model.add_argument("--lambda", dest="lambda_", metavar="LAMBDA", default="auto",
-                       help="a number in [0, 1] or 'auto' (default)")
+                       help="the paper's lambda (correction_strength): a number in [0, 1] or 'auto' (default)")
     model.add_argument("--target-jaccard", type=float, default=0.9, help="guide point for --lambda auto (0.9)")
-    model.add_argument("--alpha", type=float, default=1.0, help="Flex exponent of the W term (1 = FairLOF)")
-    model.add_argument("--beta", type=float, default=1.0, help="Flex exponent of the D term (1 = FairLOF)")
+    model.add_argument("--weight-exponent", type=float, default=1.0,
+                       help="FairLOF-Flex exponent on W, the group skew (1 = FairLOF)")
+    model.add_argument("--share-exponent", type=float, default=1.0,
+                       help="FairLOF-Flex exponent on D, the share of the row's own group (1 = FairLOF)")
+    model.add_argument("--correction", choices=("paper", "per_value"), default="paper",
+                       help="the paper's equations (default) or fairops' per-value variant (see docs/fairlof.md)")
+    for old in DEPRECATED_OPTIONS:
+        model.add_argument(f"--{old}", dest=f"deprecated_{old}", type=float, default=None, help=argparse.SUPPRESS)
     model.add_argument("--top-t", type=int, default=None, help="outlier list size (default min(500, 5%% of rows))")
     tune = parser.add_argument_group(
         "tuning (--tune)", "Fairband searches k, lambda and the Flex exponents itself (--neighbors, --lambda, "
-        "--alpha, --beta are then not used); quality = Jaccard vs LOF, fairness = share of LOF's Wasserstein "
-        "disparity removed, budget = share of the rows")
-    tune.add_argument("--tune", action="store_true", help="search k, lambda, Flex alpha and beta with Fairband")
+        "--weight-exponent, --share-exponent are then not used); quality = Jaccard vs LOF, fairness = share of "
+        "LOF's Wasserstein disparity removed, budget = share of the rows")
+    tune.add_argument("--tune", action="store_true", help="search k, lambda and the Flex exponents with Fairband")
     tune.add_argument("--method", default="fb-auto", choices=sorted(METHODS), help="Fairband alpha rule (fb-auto)")
     tune.add_argument("--fairband-alpha", type=float, default=None, help="fixed Fairband alpha (overrides --method)")
     tune.add_argument("--iterations", type=int, default=1, help="Fairband iterations of 206 fits (default 1)")

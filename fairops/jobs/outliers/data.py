@@ -1,8 +1,8 @@
-"""The rows FairLOF runs on: a bundled data set or a file, sampled, with standardised features."""
+"""The rows FairLOF runs on: a bundled data set or a file, sampled, encoded by a fitted ``FeatureEncoder``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -10,32 +10,37 @@ import pandas as pd
 
 from ...datasets import LOADERS, BudgetSlicer, load_dataset
 from ...datasets.custom import READERS
+from ...fairlof.features import CATEGORICAL, FeatureEncoder
 
 DEFAULT_DATASET = "credit_default"
 
 
 @dataclass(frozen=True)
 class OutlierData:
-    """Standardised features and readable sensitive labels of the rows FairLOF runs on."""
+    """Raw rows, their encoded (standardised) features and readable sensitive labels for FairLOF.
+
+    ``raw`` holds the columns a served model takes (the encoder's input columns, sensitive ones
+    included); ``encoder`` turns them into ``features``.
+    """
 
     name: str
+    raw: pd.DataFrame
     features: pd.DataFrame
     sensitive: pd.DataFrame
+    encoder: FeatureEncoder
     n_source_rows: int
-    means: dict = field(default_factory=dict)
-    scales: dict = field(default_factory=dict)
-    dropped: tuple = ()
 
     @property
     def n_rows(self) -> int:
         return len(self.features)
 
-    def preprocessing(self) -> dict:
-        """What a user must apply to raw rows before scoring them with the logged model."""
-        return {"standardise": {"mean": self.means, "scale": self.scales},
-                "features": list(self.features.columns), "sensitive": list(self.sensitive.columns),
-                "dropped_columns": list(self.dropped)}
+    @property
+    def dropped(self) -> tuple:
+        return tuple(self.encoder.dropped_columns_)
 
+    def preprocessing(self) -> dict:
+        """The fitted encoding of raw rows (column order, one-hot categories, means, scales, sensitive columns)."""
+        return self.encoder.to_dict()
 
 
 def _split_names(text) -> list[str]:
@@ -103,33 +108,6 @@ def _check_sensitive(sensitive: pd.DataFrame, where: str) -> pd.DataFrame:
     return sensitive.astype(str).reset_index(drop=True)
 
 
-def _standardised(frame: pd.DataFrame, categorical: str):
-    if categorical not in ("drop", "onehot"):
-        raise ValueError(f"--categorical must be 'drop' or 'onehot', got {categorical!r}")
-    numeric = frame.select_dtypes(include=["number", "bool"]).astype(np.float64)
-    others = [c for c in frame.columns if c not in numeric.columns]
-    if categorical == "onehot" and others:
-        dummies = pd.get_dummies(frame[others].astype(str), prefix_sep="=", dtype=np.float64)
-        numeric = pd.concat([numeric, dummies], axis=1)
-        others = []
-    missing = {c: int(n) for c, n in numeric.isna().sum().items() if n}
-    if missing:
-        raise ValueError(f"feature column(s) with missing values {missing}; impute or drop them first")
-    if not np.isfinite(numeric.to_numpy()).all():
-        raise ValueError("feature columns hold infinite values; clean them first")
-    scale = numeric.std(axis=0, ddof=0)
-    constant = [str(c) for c in scale.index[scale <= 0]]
-    numeric = numeric.loc[:, scale > 0]
-    if numeric.shape[1] == 0:
-        raise ValueError("no usable feature column: FairLOF needs at least one numeric, non-constant feature "
-                         "(try --categorical onehot)")
-    means, scales = numeric.mean(axis=0), numeric.std(axis=0, ddof=0)
-    standard = ((numeric - means) / scales).reset_index(drop=True)
-    standard.columns = [str(c) for c in standard.columns]
-    return (standard, {str(k): float(v) for k, v in means.items()}, {str(k): float(v) for k, v in scales.items()},
-            tuple(str(c) for c in others) + tuple(constant))
-
-
 def load_outlier_data(dataset=None, *, data=None, sensitive=None, target=None, max_rows=None, seed=0,
                       categorical="drop") -> OutlierData:
     """Rows, standardised numeric features and sensitive labels for FairLOF.
@@ -142,6 +120,8 @@ def load_outlier_data(dataset=None, *, data=None, sensitive=None, target=None, m
     >>> data.n_rows, data.features.shape[1], list(data.sensitive.columns)
     (1002, 20, ['SEX', 'EDUCATION', 'MARRIAGE'])
     """
+    if categorical not in CATEGORICAL:
+        raise ValueError(f"--categorical must be 'drop' or 'onehot', got {categorical!r}")
     name, frame, groups = _source(dataset, data, sensitive, target)
     groups = _check_sensitive(groups, "")
     frame = frame.reset_index(drop=True)
@@ -153,6 +133,9 @@ def load_outlier_data(dataset=None, *, data=None, sensitive=None, target=None, m
             rows = BudgetSlicer(np.zeros(n_source, dtype=np.int8), groups, seed=seed).indices(max_rows / n_source)
             frame, groups = frame.iloc[rows].reset_index(drop=True), groups.iloc[rows].reset_index(drop=True)
             groups = _check_sensitive(groups, f" in the {len(rows)}-row sample (raise --max-rows)")
-    features, means, scales, dropped = _standardised(frame, categorical)
-    return OutlierData(name, features, groups, n_source, means, scales, dropped)
+    table = pd.concat([frame.drop(columns=list(groups.columns), errors="ignore"), groups], axis=1)
+    encoder = FeatureEncoder(categorical=categorical, sensitive=list(groups.columns)).fit(table)
+    raw = table[encoder.input_columns_]
+    raw = raw.astype({c: str for c in encoder.categories_})  # labels as text, as a served request carries them
+    return OutlierData(name, raw, encoder.transform(raw), groups, encoder, n_source)
 

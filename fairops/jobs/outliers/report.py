@@ -18,8 +18,8 @@ SHORT = {"jaccard": "Jacc", "preservation": "Pres", "outlier_fraction": "OF",
          "euclidean_disparity": "ED", "wasserstein_disparity": "Wass"}
 
 
-def fit_detector(data: OutlierData, *, n_neighbors=5, lambda_="auto", target_jaccard=0.9, alpha=1.0, beta=1.0,
-                 top_t=None, rows=None) -> FairLOF:
+def fit_detector(data: OutlierData, *, n_neighbors=5, correction_strength="auto", target_jaccard=0.9,
+                 weight_exponent=1.0, share_exponent=1.0, correction="paper", top_t=None, rows=None) -> FairLOF:
     """A ``FairLOF(novelty=True)`` fitted on ``data`` (or its ``rows``); k is capped at rows - 1 as
     scikit-learn's LocalOutlierFactor does."""
     from ...fairlof import FairLOF  # imported on use: ``fairops --help`` stays quick
@@ -34,7 +34,8 @@ def fit_detector(data: OutlierData, *, n_neighbors=5, lambda_="auto", target_jac
         raise ValueError(f"--top-t must be a positive integer, got {top_t!r}")
     if top_t is not None and top_t > n_rows:
         raise ValueError(f"--top-t={top_t} is larger than the number of rows ({n_rows})")
-    detector = FairLOF(n_neighbors=int(min(n_neighbors, n_rows - 1)), lambda_=lambda_, alpha=alpha, beta=beta,
+    detector = FairLOF(n_neighbors=int(min(n_neighbors, n_rows - 1)), correction_strength=correction_strength,
+                       weight_exponent=weight_exponent, share_exponent=share_exponent, correction=correction,
                        top_t=top_t, target_jaccard=target_jaccard, novelty=True)
     return detector.fit(features.to_numpy(dtype=np.float64), sensitive_features=sensitive)
 

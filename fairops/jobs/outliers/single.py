@@ -29,8 +29,9 @@ def run_single(args) -> int:
     lam = parse_lambda(args.lambda_)
     data = load_outlier_data(args.dataset, data=args.data, sensitive=args.sensitive, target=args.target,
                              max_rows=args.max_rows, seed=args.seed, categorical=args.categorical)
-    detector = fit_detector(data, n_neighbors=args.neighbors, lambda_=lam, target_jaccard=args.target_jaccard,
-                            alpha=args.alpha, beta=args.beta, top_t=args.top_t)
+    detector = fit_detector(data, n_neighbors=args.neighbors, correction_strength=lam,
+                            target_jaccard=args.target_jaccard, weight_exponent=args.weight_exponent,
+                            share_exponent=args.share_exponent, correction=args.correction, top_t=args.top_t)
     result = compare(detector, data.sensitive)
     lambdas = {"LOF": 0.0, "FairLOF": detector.fitted_lambda_}
     places = resolve_places(args.project_dir, args.tracking_uri)
@@ -39,7 +40,8 @@ def run_single(args) -> int:
     print(f"data: {data.name}  rows: {data.n_rows} of {data.n_source_rows}  features: {data.features.shape[1]}  "
           f"sensitive: {','.join(data.sensitive.columns)}")
     guide = f" (guide point for Jaccard {args.target_jaccard})" if lam == "auto" else ""
-    print(f"detector: FairLOF k={detector.n_neighbors_} t={detector.top_t_} alpha={args.alpha} beta={args.beta} "
+    print(f"detector: FairLOF ({args.correction} correction) k={detector.n_neighbors_} t={detector.top_t_} "
+          f"weight_exponent={args.weight_exponent} share_exponent={args.share_exponent} "
           f"lambda={detector.fitted_lambda_:.2f}{guide}")
     print(format_table(result, lambdas))
 
@@ -47,7 +49,10 @@ def run_single(args) -> int:
     experiment_id = ensure_experiment(client, args.experiment, places.artifact_location)
     params = {**_base_params(data, args), "n_neighbors": detector.n_neighbors_, "lambda": args.lambda_,
               "fitted_lambda": detector.fitted_lambda_, "target_jaccard": args.target_jaccard,
-              "flex_alpha": args.alpha, "flex_beta": args.beta, "top_t": detector.top_t_}
+              "weight_exponent": args.weight_exponent, "share_exponent": args.share_exponent,
+              "correction": args.correction,
+              "top_t": detector.top_t_, "clamped_rows": detector.clamped_rows_,
+              "clamped_pairs": detector.clamped_pairs_}
     tags = {"fairops.role": "outliers", "fairops.dataset": data.name}
     run_id, model_uri = log_result_run(client, experiment_id, run_name=f"fairlof-{data.name}", detector=detector,
                                        data=data, result=result, params=params, tags=tags,

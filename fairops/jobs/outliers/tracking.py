@@ -102,14 +102,13 @@ def log_result_run(client, experiment_id: str, *, run_name: str, detector: FairL
         client.log_batch(run_id,
                          metrics=[Metric(k, float(v), now, 0) for k, v in metrics.items()],
                          params=[Param(k, str(v)[:6000]) for k, v in params.items()])
-        client.log_dict(run_id, data.preprocessing(), "preprocessing/standardise.json")
+        client.log_dict(run_id, data.preprocessing(), "preprocessing/features.json")
         if path is not None:
             client.log_dict(run_id, {k: np.asarray(v).tolist() for k, v in path.items()}, "fairlof/lambda_path.json")
-        example = pd.concat([data.features.head(3), data.sensitive.head(3)], axis=1)
         with warnings.catch_warnings():  # the 0/1 "outlier" output column is an integer on purpose
             warnings.filterwarnings("ignore", message="Hint: Inferred schema contains integer", category=UserWarning)
             info = log_estimator(detector, run_id=run_id, tracking_uri=tracking_uri, name="model",
-                                 input_example=example, feature_names=list(data.features.columns))
+                                 input_example=data.raw.head(3), preprocessing=data.encoder)
     except BaseException:
         client.set_terminated(run_id, "FAILED")
         raise
@@ -130,6 +129,6 @@ def _where_to_look(places: Places, model_uri: str) -> None:
     else:
         print(f"look: {places.tracking_uri}")
     print(f"model: {model_uri}  (MLFLOW_TRACKING_URI={places.tracking_uri}; load with "
-          "fairops.mlflow.fairlof.load_model or mlflow.pyfunc.load_model; input = standardised features "
-          "+ sensitive columns, see preprocessing/standardise.json in the run)")
+          "fairops.mlflow.fairlof.load_model or mlflow.pyfunc.load_model; input = raw rows with the columns "
+          "'input_columns' of preprocessing/features.json in the run)")
 

@@ -16,7 +16,8 @@ from .tracking import (Places, _base_params, _client, _where_to_look, ensure_exp
 TUNE_MAX_ROWS = 5000
 METHODS = {"fb-auto": "auto", "fb-bal": 0.5, "hb": 1.0}
 #: Fairband's search space over FairLOF (inclusive bounds); the exponents are drawn on a log scale.
-SEARCH_SPACE = {"n_neighbors": (3, 30), "lambda": (0.0, 1.0), "flex_alpha": (0.5, 2.0), "flex_beta": (0.5, 2.0)}
+SEARCH_SPACE = {"n_neighbors": (3, 30), "lambda": (0.0, 1.0), "weight_exponent": (0.5, 2.0),
+                "share_exponent": (0.5, 2.0)}
 
 
 def normalised_fairness(fair_wasserstein: float, plain_wasserstein: float) -> float:
@@ -32,7 +33,7 @@ def normalised_fairness(fair_wasserstein: float, plain_wasserstein: float) -> fl
         return 1.0 if fair_wasserstein <= 0 else 0.0
     return float(min(1.0, max(0.0, 1.0 - fair_wasserstein / plain_wasserstein)))
 
-def make_objective(data: OutlierData, *, seed: int = 0, top_t=None):
+def make_objective(data: OutlierData, *, seed: int = 0, top_t=None, correction="paper"):
     """Optuna objective over FairLOF's hyperparameters: returns (Jaccard vs LOF, normalised fairness)."""
     from ...fairband import budget
 
@@ -43,11 +44,12 @@ def make_objective(data: OutlierData, *, seed: int = 0, top_t=None):
         low, high = SEARCH_SPACE["n_neighbors"]
         k = trial.suggest_int("n_neighbors", low, high)
         lam = trial.suggest_float("lambda", *SEARCH_SPACE["lambda"])
-        alpha = trial.suggest_float("flex_alpha", *SEARCH_SPACE["flex_alpha"], log=True)
-        beta = trial.suggest_float("flex_beta", *SEARCH_SPACE["flex_beta"], log=True)
+        weight_exponent = trial.suggest_float("weight_exponent", *SEARCH_SPACE["weight_exponent"], log=True)
+        share_exponent = trial.suggest_float("share_exponent", *SEARCH_SPACE["share_exponent"], log=True)
         rows = slicer.indices(fraction)
         t = None if top_t is None else max(1, int(round(top_t * len(rows) / data.n_rows)))
-        detector = fit_detector(data, n_neighbors=k, lambda_=lam, alpha=alpha, beta=beta, top_t=t, rows=rows)
+        detector = fit_detector(data, n_neighbors=k, correction_strength=lam, weight_exponent=weight_exponent,
+                                share_exponent=share_exponent, correction=correction, top_t=t, rows=rows)
         result = compare(detector, data.sensitive.iloc[rows])
         for name, value in result["FairLOF"].items():
             trial.set_user_attr(name, value)
@@ -135,7 +137,7 @@ def run_tune(args) -> int:
           f"sensitive: {','.join(data.sensitive.columns)}")
     print(f"study: {study.study_name} ({places.storage})  method: {args.method}  alpha: {alpha}  "
           f"fits: {target - done_before} to run, {done_before} done", flush=True)
-    objective = make_objective(data, seed=args.seed, top_t=args.top_t)
+    objective = make_objective(data, seed=args.seed, top_t=args.top_t, correction=args.correction)
     parent = tracker.parent_run_id(study)
     if done_before < target:
         progress = FitProgress(target, alpha, stream=DiscardingStream() if args.no_progress else sys.stdout)
@@ -150,12 +152,13 @@ def run_tune(args) -> int:
 
     pick = select_best(trials, alpha=alpha)
     params = pick.trial.params
-    detector = fit_detector(data, n_neighbors=params["n_neighbors"], lambda_=params["lambda"],
-                            alpha=params["flex_alpha"], beta=params["flex_beta"], top_t=args.top_t)
+    detector = fit_detector(data, n_neighbors=params["n_neighbors"], correction_strength=params["lambda"],
+                            weight_exponent=params["weight_exponent"], share_exponent=params["share_exponent"],
+                            correction=args.correction, top_t=args.top_t)
     result = compare(detector, data.sensitive)
     print(f"Fairband pick: trial {pick.trial.number} (budget {pick.trial.user_attrs.get('budget', 1.0):.3f}, "
           f"alpha {pick.alpha:.3f}): k={params['n_neighbors']} lambda={params['lambda']:.3f} "
-          f"flex_alpha={params['flex_alpha']:.3f} flex_beta={params['flex_beta']:.3f}; "
+          f"weight_exponent={params['weight_exponent']:.3f} share_exponent={params['share_exponent']:.3f}; "
           f"on its slice Jaccard {pick.accuracy:.3f}, fairness {pick.fairness:.3f}")
     print(f"refitted on all {data.n_rows} rows (k={detector.n_neighbors_}, t={detector.top_t_}):")
     print(format_table(result, {"LOF": 0.0, "FairLOF": detector.fitted_lambda_}))
@@ -166,6 +169,7 @@ def run_tune(args) -> int:
 
     run_params = {**_base_params(data, args), **params, "pick_trial": pick.trial.number,
                   "fairband_alpha": pick.alpha, "method": args.method, "study": study.study_name,
+                  "correction": args.correction,
                   "top_t": detector.top_t_}
     tags = {MLFLOW_PARENT_RUN_ID: parent, ROLE_TAG: "selection", STUDY_TAG: study.study_name,
             "fairops.dataset": data.name}
