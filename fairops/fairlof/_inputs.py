@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairops.metrics._validation import encode_sensitive
+from fairops.metrics import encode_sensitive
 
 
 def check_finite(X: np.ndarray) -> np.ndarray:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairops.metrics._validation import as_scores, encode_sensitive
+from fairops.metrics import encode_sensitive
+from fairops.metrics._validation import as_scores
 
 
 def group_quotas(counts: np.ndarray, t: int) -> np.ndarray:
