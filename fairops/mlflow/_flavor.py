@@ -77,6 +77,62 @@ def _refusal_class():
     return InputRefused
 
 
+class Flavor:
+    """What every fairops flavor module does the same way, parametrised by the flavor.
+
+    MLflow finds a flavor as a module with ``save_model``, ``log_model``, ``load_model`` and
+    ``_load_pyfunc``; each fairops flavor module (:mod:`~fairops.mlflow.scaff`,
+    :mod:`~fairops.mlflow.fairlof`, :mod:`~fairops.mlflow.classifier`) keeps its own ``save_model``
+    (what it stores differs) and takes the rest from one ``Flavor``:
+
+    - ``name``: the flavor's key in ``MLmodel``; ``module``: the module MLflow imports to load it;
+    - ``model_argument``: the name ``save_model`` gives the model (``Model.log`` passes it by name);
+    - ``read_native(folder)``: the fitted model from the model's data folder (files verified);
+    - ``read_pyfunc(folder)``: the pyfunc view from the same folder.
+
+    >>> flavor = Flavor("demo", "fairops.mlflow.scaff", "sk_model", read_native=str, read_pyfunc=str)
+    >>> flavor.get_default_pip_requirements()[0].startswith("wheels/")
+    True
+    """
+
+    def __init__(self, name: str, module: str, model_argument: str, *, read_native, read_pyfunc):
+        self.name = name
+        self.module = module
+        self.model_argument = model_argument
+        self.read_native = read_native
+        self.read_pyfunc = read_pyfunc
+
+    def get_default_pip_requirements(self) -> list[str]:
+        """The shipped fairops wheel and the pinned libraries a served model installs."""
+        return default_pip_requirements()
+
+    def get_default_conda_env(self):
+        """A conda environment holding :meth:`get_default_pip_requirements`."""
+        from mlflow.utils.environment import _mlflow_conda_env
+
+        return _mlflow_conda_env(additional_pip_deps=self.get_default_pip_requirements())
+
+    def log_model(self, model, name="model", **kwargs):
+        """Log ``model`` to the active run (or ``run_id=``) through MLflow's ``Model.log``; returns its
+        ``ModelInfo``. ``kwargs`` are ``Model.log``'s (``registered_model_name``, ``run_id``, ...) and the
+        flavor's ``save_model`` arguments (``input_example``, ``pip_requirements``, ...)."""
+        import importlib
+
+        from mlflow.models import Model
+
+        return Model.log(artifact_path=None, name=name, flavor=importlib.import_module(self.module),
+                         **{self.model_argument: model}, **kwargs)
+
+    def load_model(self, model_uri, dst_path=None):
+        """The fitted model from a model URI (``runs:/``, ``models:/name@alias``, a local path ...)."""
+        local = local_model_dir(str(model_uri), dst_path)
+        return self.read_native(data_dir(local, self.name))
+
+    def load_pyfunc(self, path, model_config=None):
+        """MLflow's pyfunc loader hook: ``path`` is the model's data folder."""
+        return self.read_pyfunc(path)
+
+
 def save_flavor_model(
     estimator,
     path,

@@ -68,11 +68,6 @@ TRUSTED_TYPES = (
 _MLFLOW_TYPES = {"integer": "any", "number": "double", "boolean": "any", "category": "string"}
 
 
-def get_default_pip_requirements() -> list[str]:
-    """Requirements a served classifier installs: the shipped fairops wheel and pinned libraries."""
-    return _flavor.default_pip_requirements()
-
-
 def untrusted_types(model_bytes: bytes) -> list[str]:
     """Types a skops file names that neither skops' defaults nor :data:`TRUSTED_TYPES` cover."""
     import skops.io
@@ -179,19 +174,12 @@ def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=
     )
 
 
-def log_model(sk_model, name="model", *, registered_model_name=None, input_example=None, pip_requirements=None,
-              extra_pip_requirements=None, conda_env=None, metadata=None, input_schema=None, positive_class=None,
-              run_id=None, **kwargs):
-    """Log a classifier to the active (or given) run; returns MLflow's ``ModelInfo``."""
-    import sys
+def log_model(sk_model, name="model", *, input_schema=None, positive_class=None, **kwargs):
+    """Log a classifier to the active run (or ``run_id=``); returns MLflow's ``ModelInfo``.
 
-    from mlflow.models import Model
-
-    return Model.log(artifact_path=None, name=name, flavor=sys.modules[__name__],
-                     registered_model_name=registered_model_name, sk_model=sk_model, input_example=input_example,
-                     pip_requirements=pip_requirements, extra_pip_requirements=extra_pip_requirements,
-                     conda_env=conda_env, metadata=metadata, input_schema=input_schema,
-                     positive_class=positive_class, run_id=run_id, **kwargs)
+    ``kwargs``: :func:`save_model`'s arguments and ``Model.log``'s (``registered_model_name``, ...).
+    """
+    return FLAVOR.log_model(sk_model, name, input_schema=input_schema, positive_class=positive_class, **kwargs)
 
 
 def _read(folder: str):
@@ -229,17 +217,19 @@ def _read(folder: str):
     return model, schema, document.get("positive_class")
 
 
-def load_model(model_uri, dst_path=None):
-    """The fitted classifier (the pipeline as it was saved) from a model URI."""
-    from .sealing import verify
-
-    local = _flavor.local_model_dir(model_uri, dst_path)
-    verify(local)
-    return _read(os.path.join(local, _flavor.DATA_SUBPATH))[0]
+def _read_classifier(folder: str):
+    verify_enclosing(folder)
+    return _read(folder)[0]
 
 
-def _load_pyfunc(path, model_config=None):
-    """pyfunc loader: ``path`` is the model's data folder; the directory around it is verified first."""
-    verify_enclosing(path)
-    model, schema, positive_class = _read(path)
-    return _ClassifierPyfunc(model, schema, positive_class)
+def _read_pyfunc(folder: str):
+    verify_enclosing(folder)
+    return _ClassifierPyfunc(*_read(folder))
+
+
+FLAVOR = _flavor.Flavor(FLAVOR_NAME, _LOADER_MODULE, "sk_model", read_native=_read_classifier,
+                        read_pyfunc=_read_pyfunc)
+get_default_pip_requirements = FLAVOR.get_default_pip_requirements
+get_default_conda_env = FLAVOR.get_default_conda_env
+load_model = FLAVOR.load_model
+_load_pyfunc = FLAVOR.load_pyfunc

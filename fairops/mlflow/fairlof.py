@@ -44,18 +44,6 @@ def _classes() -> dict:
     return {"FairLOF": FairLOF}
 
 
-def get_default_pip_requirements() -> list[str]:
-    """Requirements a served FairLOF model installs: fairops pinned to this version."""
-    return _flavor.default_pip_requirements()
-
-
-def get_default_conda_env():
-    """Conda environment holding :func:`get_default_pip_requirements`."""
-    from mlflow.utils.environment import _mlflow_conda_env
-
-    return _mlflow_conda_env(additional_pip_deps=get_default_pip_requirements())
-
-
 class _FairLOFPyfunc:
     """pyfunc view of a FairLOF detector in novelty mode (with its raw-row encoding when saved with one)."""
 
@@ -177,53 +165,26 @@ def save_model(
     )
 
 
-def log_model(
-    detector,
-    name="model",
-    *,
-    registered_model_name=None,
-    signature=None,
-    input_example=None,
-    pip_requirements=None,
-    extra_pip_requirements=None,
-    conda_env=None,
-    metadata=None,
-    feature_names=None,
-    preprocessing=None,
-    run_id=None,
-    **kwargs,
-):
-    """Log a FairLOF detector to the active (or given) run; returns MLflow's ``ModelInfo``."""
-    import sys
+def log_model(detector, name="model", *, feature_names=None, preprocessing=None, **kwargs):
+    """Log a FairLOF detector to the active run (or ``run_id=``); returns MLflow's ``ModelInfo``.
 
-    from mlflow.models import Model
-
-    return Model.log(
-        artifact_path=None,
-        name=name,
-        flavor=sys.modules[__name__],
-        registered_model_name=registered_model_name,
-        detector=detector,
-        signature=signature,
-        input_example=input_example,
-        pip_requirements=pip_requirements,
-        extra_pip_requirements=extra_pip_requirements,
-        conda_env=conda_env,
-        metadata=metadata,
-        feature_names=feature_names,
-        preprocessing=preprocessing,
-        run_id=run_id,
-        **kwargs,
-    )
+    ``kwargs``: :func:`save_model`'s arguments and ``Model.log``'s (``registered_model_name``, ...).
+    """
+    return FLAVOR.log_model(detector, name, feature_names=feature_names, preprocessing=preprocessing, **kwargs)
 
 
-def load_model(model_uri, dst_path=None):
-    """The native fitted detector from a model URI."""
-    local = _flavor.local_model_dir(model_uri, dst_path)
-    return _model_files.read_state(_flavor.data_dir(local, FLAVOR_NAME), _classes()).estimator
+def _read_detector(folder: str):
+    return _model_files.read_state(folder, _classes()).estimator
 
 
-def _load_pyfunc(path, model_config=None):
-    """pyfunc loader: ``path`` is the model's data folder."""
-    loaded = _model_files.read_state(path, _classes())
+def _read_pyfunc(folder: str):
+    loaded = _model_files.read_state(folder, _classes())
     return _FairLOFPyfunc(loaded.estimator, loaded.extra)
+
+
+FLAVOR = _flavor.Flavor(FLAVOR_NAME, _LOADER_MODULE, "detector", read_native=_read_detector,
+                        read_pyfunc=_read_pyfunc)
+get_default_pip_requirements = FLAVOR.get_default_pip_requirements
+get_default_conda_env = FLAVOR.get_default_conda_env
+load_model = FLAVOR.load_model
+_load_pyfunc = FLAVOR.load_pyfunc

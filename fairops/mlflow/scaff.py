@@ -32,18 +32,6 @@ def _classes() -> dict:
     return {"SCAFFClassifier": SCAFFClassifier, "SCAFFTreeClassifier": SCAFFTreeClassifier}
 
 
-def get_default_pip_requirements() -> list[str]:
-    """Requirements a served SCAFF model installs: fairops pinned to this version."""
-    return _flavor.default_pip_requirements()
-
-
-def get_default_conda_env():
-    """Conda environment holding :func:`get_default_pip_requirements`."""
-    from mlflow.utils.environment import _mlflow_conda_env
-
-    return _mlflow_conda_env(additional_pip_deps=get_default_pip_requirements())
-
-
 class _ScaffPyfunc:
     """pyfunc view of a fitted SCAFF estimator."""
 
@@ -117,51 +105,26 @@ def save_model(
     )
 
 
-def log_model(
-    sk_model,
-    name="model",
-    *,
-    registered_model_name=None,
-    signature=None,
-    input_example=None,
-    pip_requirements=None,
-    extra_pip_requirements=None,
-    conda_env=None,
-    metadata=None,
-    threshold=None,
-    run_id=None,
-    **kwargs,
-):
-    """Log a SCAFF estimator to the active (or given) run; returns MLflow's ``ModelInfo``."""
-    import sys
+def log_model(sk_model, name="model", *, threshold=None, **kwargs):
+    """Log a SCAFF estimator to the active run (or ``run_id=``); returns MLflow's ``ModelInfo``.
 
-    from mlflow.models import Model
-
-    return Model.log(
-        artifact_path=None,
-        name=name,
-        flavor=sys.modules[__name__],
-        registered_model_name=registered_model_name,
-        sk_model=sk_model,
-        signature=signature,
-        input_example=input_example,
-        pip_requirements=pip_requirements,
-        extra_pip_requirements=extra_pip_requirements,
-        conda_env=conda_env,
-        metadata=metadata,
-        threshold=threshold,
-        run_id=run_id,
-        **kwargs,
-    )
+    ``kwargs``: :func:`save_model`'s arguments and ``Model.log``'s (``registered_model_name``, ...).
+    """
+    return FLAVOR.log_model(sk_model, name, threshold=threshold, **kwargs)
 
 
-def load_model(model_uri, dst_path=None):
-    """The native fitted estimator from a model URI (``runs:/``, ``models:/name@alias``, a path...)."""
-    local = _flavor.local_model_dir(model_uri, dst_path)
-    return _model_files.read_state(_flavor.data_dir(local, FLAVOR_NAME), _classes()).estimator
+def _read_estimator(folder: str):
+    return _model_files.read_state(folder, _classes()).estimator
 
 
-def _load_pyfunc(path, model_config=None):
-    """pyfunc loader: ``path`` is the model's data folder."""
-    loaded = _model_files.read_state(path, _classes())
+def _read_pyfunc(folder: str):
+    loaded = _model_files.read_state(folder, _classes())
     return _ScaffPyfunc(loaded.estimator, loaded.extra)
+
+
+FLAVOR = _flavor.Flavor(FLAVOR_NAME, _LOADER_MODULE, "sk_model", read_native=_read_estimator,
+                        read_pyfunc=_read_pyfunc)
+get_default_pip_requirements = FLAVOR.get_default_pip_requirements
+get_default_conda_env = FLAVOR.get_default_conda_env
+load_model = FLAVOR.load_model
+_load_pyfunc = FLAVOR.load_pyfunc
