@@ -8,12 +8,14 @@ model file naming any other type is refused before anything in it is built. Its
 
 As a pyfunc the model answers a DataFrame with one column, ``probability``: the probability of the
 positive class (``classes_[1]`` unless ``positive_class`` is given). Its signature says so, and
-lists every input column as required: text columns as ``string``, numbers as ``double``, whole
-numbers and booleans as ``any``. MLflow's scoring server casts each JSON column to its declared type
-before the model sees it: a ``long`` column turns 40.5 into 40 and a ``boolean`` one turns null into
-false, silently (and a ``double`` column refuses pandas' int64 columns in process). Declared ``any``
-they reach the model as sent, and the model's own schema (``integer``, ``boolean``; kept in
-``MLmodel``'s metadata as ``fairops_input_schema``) refuses what breaks it.
+lists every input column as required: numbers as ``double``; whole numbers, booleans and categories
+as ``any``. MLflow's scoring server casts each JSON column to its declared type before the model
+sees it: a ``long`` column turns 40.5 into 40 and a ``boolean`` one turns null into false, silently
+(and a ``double`` column refuses pandas' int64 columns in process); a ``string`` column refuses
+pandas' categorical columns in process ("Can not safely convert category"), so the training frame
+itself would not score. Declared ``any`` they reach the model as sent, and the model's own schema
+(``integer``, ``boolean``, ``category`` with its values; kept in ``MLmodel``'s metadata as
+``fairops_input_schema``) refuses what breaks it.
 
 Files: ``data/model.skops`` and ``data/model.json`` (format, input schema, positive class), inside a
 directory sealed by :mod:`fairops.mlflow.sealing`.
@@ -65,7 +67,7 @@ TRUSTED_TYPES = (
 )
 
 # MLflow column types of the schema's kinds (see the module docstring for why some are "any").
-_MLFLOW_TYPES = {"integer": "any", "number": "double", "boolean": "any", "category": "string"}
+_MLFLOW_TYPES = {"integer": "any", "number": "double", "boolean": "any", "category": "any"}
 
 
 def untrusted_types(model_bytes: bytes) -> list[str]:
@@ -82,8 +84,7 @@ def signature_of(schema):
     from mlflow.types.schema import AnyType
 
     def column_type(column):
-        numeric = column.categories and all(isinstance(v, (int, float)) for v in column.categories)
-        name = "any" if column.kind == "category" and numeric else _MLFLOW_TYPES[column.kind]
+        name = _MLFLOW_TYPES[column.kind]
         return AnyType() if name == "any" else name
 
     inputs = Schema([ColSpec(column_type(c), c.name, required=True) for c in schema.columns])
