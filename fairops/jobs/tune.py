@@ -20,7 +20,6 @@ from ..datasets import LOADERS
 from .running import (
     HEARTBEAT_SECONDS,
     Interrupt,
-    Silent,
     bounded,
     open_storage,
     quiet_libraries,
@@ -110,6 +109,8 @@ class TuneResult:
     fits: int
     rows: dict = field(default_factory=dict)
     registered: object = None
+    already_registered: bool = False
+    links: object = None
 
 
 def load_source(settings: TuneSettings):
@@ -184,6 +185,7 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     """
     from ..fairband import FairnessObjective, select_best
     from ..mlflow.tracking import FairnessTrackingCallback
+    from . import mlflow_study
     from .progress import FitProgress
 
     out = out or sys.stdout
@@ -195,41 +197,70 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
                                   max_train_rows=settings.max_train_rows)
     study = open_study(settings)
     target = target_trials(settings)
-    tracker = FairnessTrackingCallback(settings.tracking_uri, experiment_name=settings.study_name,
-                                       alpha=None if pick_alpha_of(settings) == "auto" else pick_alpha_of(settings))
-    tracker.parent_run_id(study)
+    alpha = pick_alpha_of(settings)
+    tracker = FairnessTrackingCallback(
+        settings.tracking_uri, experiment_name=settings.study_name, alpha=alpha,
+        family=families[0] if len(families) == 1 else None,
+        artifact_location=mlflow_study.artifact_root(settings.project_dir, settings.tracking_uri), fast_sql=True)
+    tracker.log_study_params(study, study_params(settings, data, families))
     done_before = len([t for t in study.get_trials(deepcopy=False) if t.number < target])
     print(f"project: {settings.project_dir}\nstudy: {settings.study_name} ({settings.tuner}, "
           f"{target} fits, {done_before} already in the study)\nstorage: {settings.storage}\n"
           f"tracking: {settings.tracking_uri}\ndata: {data!r}", file=out, flush=True)
 
-    progress = FitProgress(target, pick_alpha_of(settings), stream=out if settings.progress else Silent())
-    if done_before < target:
-        with Interrupt() as interrupt:
-            study.optimize(bounded(objective, target), n_trials=None if done_before else target,
-                           n_jobs=settings.n_jobs, catch=(Exception,),
-                           callbacks=[tracked(tracker, target), progress, stop_at(target), interrupt.callback])
-        progress.close()
-    trials = [t for t in study.get_trials(deepcopy=False) if t.number < target]
-    if len(trials) < target:
-        raise KeyboardInterrupt  # stopped early: the study keeps what was done
-    result = TuneResult(settings, study, fits=len(trials))
-    if not settings.finalize:
-        print(f"worker done: {result.fits} fits in the study", file=out)
-        return result
+    progress = FitProgress(target, alpha, stream=out, enabled=settings.progress)
+    with mlflow_study.parent_run_ended(tracker, study, end=settings.finalize):
+        if done_before < target:
+            tracker.reopen(study)
+            with Interrupt() as interrupt:
+                study.optimize(bounded(objective, target), n_trials=None if done_before else target,
+                               n_jobs=settings.n_jobs, catch=(Exception,),
+                               callbacks=[tracked(tracker, target), progress, stop_at(target), interrupt.callback])
+            progress.close()
+        trials = [t for t in study.get_trials(deepcopy=False) if t.number < target]
+        if len(trials) < target:
+            raise KeyboardInterrupt  # stopped early: the study keeps what was done
+        result = TuneResult(settings, study, fits=len(trials))
+        if not settings.finalize:
+            print(f"worker done: {result.fits} fits in the study", file=out)
+            return result
 
-    wait_for_fits(study, target, settings.wait_timeout)
-    pick = select_best(trials, alpha=pick_alpha_of(settings))
-    accurate = select_best(trials, alpha=1.0)
-    model, pick_scores = _evaluate_pick(objective, pick.trial)
-    _, accurate_scores = _evaluate_pick(objective, accurate.trial)
-    result.rows = {
-        f"Fairband pick (#{pick.trial.number})": {"trial": pick.trial, **pick_scores},
-        f"most accurate (#{accurate.trial.number})": {"trial": accurate.trial, **accurate_scores},
-    }
-    result.registered = _register(settings, study, objective, pick, model, pick_scores, accurate, accurate_scores)
+        trials = wait_for_fits(study, target, settings.wait_timeout)
+        pick = select_best(trials, alpha=alpha)
+        accurate = select_best(trials, alpha=1.0)
+        model, pick_scores = _evaluate_pick(objective, pick.trial)
+        _, accurate_scores = _evaluate_pick(objective, accurate.trial)
+        result.rows = {
+            f"Fairband pick (#{pick.trial.number})": {"trial": pick.trial, **pick_scores},
+            f"most accurate (#{accurate.trial.number})": {"trial": accurate.trial, **accurate_scores},
+        }
+        # A re-run of a finished study reports what an earlier run registered instead of registering again.
+        result.registered = mlflow_study.registered_version(tracker.client, settings.model_name,
+                                                            study.study_name, pick.trial.number)
+        result.already_registered = result.registered is not None
+        if not result.already_registered:
+            result.registered = _register(settings, study, objective, pick, model, pick_scores, accurate,
+                                           accurate_scores)
+        tracker.finish(study)
+    result.links = mlflow_study.publish(tracker, study, pick.trial,
+                                        description=mlflow_study.describe_task(data, alpha))
     print_summary(result, out=out)
     return result
+
+
+def study_params(settings: TuneSettings, data, families) -> dict:
+    """What the parent run records about the study: data and its hash, task, method, budget, seed."""
+    from . import mlflow_study
+
+    alpha = pick_alpha_of(settings)
+    return {
+        "dataset": settings.source_name, "data_source": data.source or settings.source_name,
+        "data_sha256": mlflow_study.data_sha256(data), "rows": len(data.y), **mlflow_study.task_params(data),
+        "method": settings.tuner, "alpha_rule": "auto (FB-auto)" if alpha == "auto" else f"{float(alpha):g}",
+        "profile": settings.profile, "seed": settings.seed, "iterations": settings.iterations,
+        "fits": target_trials(settings), "families": ",".join(families),
+        "max_train_rows": settings.max_train_rows if settings.max_train_rows is not None else "all",
+    }
 
 
 def _servable(model, X_train):
@@ -309,10 +340,15 @@ def print_summary(result: TuneResult, *, out=None) -> None:
     print("(models refit on all training rows; accuracy = the task's metric at its threshold, "
           "fairness = its group ratio)", file=out)
     settings = result.settings
-    if result.registered is not None:
+    if result.already_registered:
+        print(f"\nalready registered by an earlier run of this study: {settings.model_name} version "
+              f"{result.registered.version} (models:/{settings.model_name}/{result.registered.version}); "
+              "nothing new registered", file=out)
+    elif result.registered is not None:
         print(f"\nregistered: models:/{settings.model_name}@champion (version {result.registered.version})",
               file=out)
-    print(f"look: mlflow ui --backend-store-uri {settings.tracking_uri}", file=out)
+    if result.links is not None:
+        print(result.links.text(), file=out)
 
 
 def _run(args) -> int:
