@@ -6,9 +6,8 @@ import sys
 import threading
 import time
 
-from optuna.trial import TrialState
-
-_FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+#: The ``--no-progress`` help of the commands that tune.
+NO_PROGRESS_HELP = "no progress reports (a bar on a terminal, a line per rung and per 10%% of fits elsewhere)"
 
 
 def elapsed_text(seconds: float) -> str:
@@ -102,7 +101,7 @@ class FitProgress:
         if not self.enabled:
             return
         with self._lock:
-            trials = [t for t in study.get_trials(deepcopy=False, states=_FINISHED) if t.number < self.total]
+            trials = [t for t in study.get_trials(deepcopy=False) if t.state.is_finished() and t.number < self.total]
             done = len(trials)
             if self.on_terminal:
                 self._draw(done, trials)

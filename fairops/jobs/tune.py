@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..datasets import LOADERS
+from .progress import NO_PROGRESS_HELP
 from .running import (
     HEARTBEAT_SECONDS,
     Interrupt,
@@ -400,5 +401,6 @@ def add_parser(subcommands) -> None:
                             "heartbeats has its fits failed so the others go on (default: 10)")
     where.add_argument("--wait-timeout", type=float, default=3600.0,
                        help="longest wait for another worker's fits before giving up with an error")
-    where.add_argument("--no-progress", action="store_true")
+    where.add_argument("--no-progress", action="store_true",
+                       help=NO_PROGRESS_HELP)
     parser.set_defaults(run=_run)
