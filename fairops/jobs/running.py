@@ -18,10 +18,14 @@ def open_storage(url: str, heartbeat: float = HEARTBEAT_SECONDS):
         from optuna.storages.journal import JournalFileBackend
 
         return JournalStorage(JournalFileBackend(url))
+    from ..sqlite_lock import sqlite_open_lock
+
     try:
-        # Heartbeats let a restarted or surviving worker fail the trials of a killed one.
-        return optuna.storages.RDBStorage(url, heartbeat_interval=max(1, round(heartbeat)),
-                                          grace_period=max(2, round(3 * heartbeat)))
+        # Heartbeats let a restarted or surviving worker fail the trials of a killed one. Workers
+        # started together open a fresh SQLite file one at a time, so only one creates the schema.
+        with sqlite_open_lock(url):
+            return optuna.storages.RDBStorage(url, heartbeat_interval=max(1, round(heartbeat)),
+                                              grace_period=max(2, round(3 * heartbeat)))
     except Exception as error:  # unreachable server, bad URL, missing driver
         raise ValueError(f"cannot open the Optuna storage {url!r}: {error}") from error
 

@@ -184,8 +184,8 @@ class FairnessTrackingCallback:
             if value is not None and (not isinstance(value, str) or not value):
                 raise TypeError(f"{name} must be None or a non-empty string, got {value!r}")
         self.tracking_uri = _resolve_tracking_uri(tracking_uri)
-        self.client = MlflowClient(self.tracking_uri)
         with sqlite_open_lock(self.tracking_uri):  # a fresh SQLite store gets its schema from one process only
+            self.client = MlflowClient(self.tracking_uri)
             self.client.search_experiments(max_results=1)
         self.experiment_name = experiment_name
         self.metric_names = None if metric_names is None else tuple(metric_names)

@@ -86,9 +86,9 @@ def _client(tracking_uri: str):
     from ...sqlite_lock import sqlite_open_lock
 
     logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)  # no table-creation chatter
-    client = MlflowClient(tracking_uri)
     try:
         with sqlite_open_lock(tracking_uri):  # a fresh SQLite store gets its schema from one process only
+            client = MlflowClient(tracking_uri)
             client.search_experiments(max_results=1)
     except Exception as error:  # noqa: BLE001 - any store failure is the user's URL or server
         raise ValueError(f"cannot reach the MLflow tracking store {tracking_uri!r}: {str(error).splitlines()[0]}")
