@@ -122,9 +122,10 @@ def test_the_study_is_tidy_in_mlflow(finished_run):
                          orient="split")
     assert sorted(table["trial"]) == list(range(206))
     # the printed links are the ones logged on the parent run, and open the UI as a model-training experiment
-    for tag in ("fairops.runs_url", "fairops.compare_url"):
+    for tag in ("fairops.runs_url", "fairops.compare_url", "fairops.study_url"):
         url = parent.data.tags[tag]
-        assert url in out and f"#/experiments/{experiment.experiment_id}/runs?workflowType=machine_learning" in url
+        assert url in out and f"#/experiments/{experiment.experiment_id}/runs" in url
+        assert url.endswith("workflowType=machine_learning") or "workflowType=machine_learning&" in url
     names = {r.info.run_name for r in client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'trial'",
                                                          max_results=1000)}
     assert all(re.fullmatch(r"t\d+ (logistic_regression|scaff_forest) \d[\d.]*%( \(pick\))?", n) for n in names)

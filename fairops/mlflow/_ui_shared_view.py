@@ -45,16 +45,6 @@ def scatter_chart(uuid: str, section: str, x: str, y: str, title: str) -> dict:
             "displayName": title}
 
 
-def line_chart(uuid: str, section: str, metrics: list[str], title: str) -> dict:
-    return {"uuid": uuid, "type": "LINE", "metricKey": metrics[0], "selectedMetricKeys": list(metrics),
-            "lineSmoothness": 0, "xAxisScaleType": "linear", "scaleType": "linear",
-            "range": {"xMin": None, "xMax": None, "yMin": None, "yMax": None}, "xAxisKey": "step",
-            "selectedXAxisMetricKey": "", "displayPoints": True, "yAxisKey": "metric", "yAxisExpressions": [],
-            "ignoreOutliers": False, "useGlobalXaxisKey": False, "useGlobalLineSmoothing": False,
-            "runsCountToCompare": 10, "metricSectionId": section, "deleted": False, "isGenerated": False,
-            "displayName": title}
-
-
 def table_chart(uuid: str, section: str, title: str) -> dict:
     """The chart view's "difference" card: a table of the runs' metrics and tags, one column per run."""
     return {"uuid": uuid, "type": "DIFFERENCE", "compareGroups": ["Model metrics", "Tags"], "chartName": title,

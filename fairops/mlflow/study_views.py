@@ -2,21 +2,24 @@
 
 - **trials**: the runs table of the study, flat (not folded under the parent run), most accurate first,
   with the columns that compare fits at a glance (accuracy, fairness, weighted score, AUC_S, AUC_Y,
-  budget, family, bracket, rung); its chart view holds the accuracy-vs-fairness scatter of every fit
-  and the running pick's accuracy and fairness over the budget spent (logged on the parent run).
+  budget, family, bracket, rung); its chart view plots accuracy against fairness for the runs the
+  table has loaded (MLflow loads 100 at a time; "Load more" adds the rest).
 - **compare**: the Pareto-front fits and the pick only, opened on the chart view: the same scatter
   and a table of their metrics, one column per run.
+- **study**: the parent run's metric charts, where ``pick_accuracy`` and ``pick_fairness`` over the
+  budget spent draw the study's anytime curve.
 
-:func:`publish_study_views` stores both views on the experiment (see :mod:`._ui_shared_view` for
+:func:`publish_study_views` stores the two views on the experiment (see :mod:`._ui_shared_view` for
 the MLflow versions this works with; elsewhere the links open the plain runs page, sorted the same
 way, and MLflow's classic compare page), tags the pick's run, and writes the links on the parent run
 (tags ``fairops.runs_url`` and ``fairops.compare_url`` and the run's description).
 
->>> links = StudyLinks(runs="R", compare="C", ui_command="mlflow ui --backend-store-uri sqlite:///m.db")
+>>> links = StudyLinks(runs="R", compare="C", study="S", ui_command="mlflow ui --backend-store-uri sqlite:///m.db")
 >>> print(links.text())
 MLflow UI: mlflow ui --backend-store-uri sqlite:///m.db  (then open the links)
   trials:  R
   compare: C  (Pareto front + pick)
+  study:   S  (the running pick over the budget spent)
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 
 from . import _ui_shared_view as shared
 from .tracking import PICK_TAG, STUDY_TAG
-from .ui_links import compare_runs_url, runs_url, ui_base_url, ui_command
+from .ui_links import compare_runs_url, run_url, runs_url, ui_base_url, ui_command
 
 WEIGHTED_SCORE = shared.column("metrics", "weighted_score")
 TRIAL_COLUMNS = (
@@ -35,7 +38,6 @@ TRIAL_COLUMNS = (
     shared.column("attributes", "Models"),
 )
 WIDTHS = {shared.RUN_NAME_COLUMN: 300, shared.column("tags", "family"): 160}
-ANYTIME_METRICS = ("pick_accuracy", "pick_fairness")
 #: Runs shown in the comparison at most (the Pareto front of a long study can be large).
 MAX_COMPARED = 60
 
@@ -46,13 +48,15 @@ class StudyLinks:
 
     runs: str
     compare: str
+    study: str
     ui_command: str | None = None
 
     def text(self) -> str:
         """The lines a job prints."""
         head = (f"MLflow UI: {self.ui_command}  (then open the links)" if self.ui_command
                 else "MLflow UI (the tracking server):")
-        return f"{head}\n  trials:  {self.runs}\n  compare: {self.compare}  (Pareto front + pick)"
+        return (f"{head}\n  trials:  {self.runs}\n  compare: {self.compare}  (Pareto front + pick)\n"
+                f"  study:   {self.study}  (the running pick over the budget spent)")
 
 
 def _quoted(value: str) -> str:
@@ -66,9 +70,7 @@ def _columns(alpha) -> list[str]:
 
 
 def _trials_state(study_name: str, section: str, alpha) -> dict:
-    charts = [shared.scatter_chart(f"{section}-scatter", section, "accuracy", "fairness", "accuracy vs fairness, every fit"),
-              shared.line_chart(f"{section}-anytime", section, list(ANYTIME_METRICS),
-                                "running pick vs budget spent (step = % of one full-data fit)")]
+    charts = [shared.scatter_chart(f"{section}-scatter", section, "accuracy", "fairness", "accuracy vs fairness")]
     return shared.view_state(columns=_columns(alpha), charts=charts, section=section, section_name="fairops",
                              search_filter=f"tags.`{STUDY_TAG}` = {_quoted(study_name)}",
                              order_by=shared.column("metrics", "accuracy"), widths=WIDTHS)
@@ -130,4 +132,6 @@ def publish_study_views(client, tracking_uri: str, experiment_id: str, parent_ru
     client.set_tag(parent_run_id, "mlflow.note.content", note)
     client.set_tag(parent_run_id, "fairops.runs_url", trials)
     client.set_tag(parent_run_id, "fairops.compare_url", compare)
-    return StudyLinks(trials, compare, ui_command(tracking_uri))
+    study = run_url(base, experiment_id, parent_run_id, tab="model-metrics")
+    client.set_tag(parent_run_id, "fairops.study_url", study)
+    return StudyLinks(trials, compare, study, ui_command(tracking_uri))

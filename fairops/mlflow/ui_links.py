@@ -8,6 +8,7 @@ parameter.
 
 - :func:`runs_url`: the experiment's runs page (optionally a saved view of it, see
   :mod:`fairops.mlflow.study_views`);
+- :func:`run_url`: one run's page (its metric charts, its artifacts);
 - :func:`compare_runs_url`: MLflow's classic side-by-side comparison of some runs;
 - :func:`ui_base_url` / :func:`ui_command`: where the UI is, and the command that serves it for a
   database tracking store.
@@ -77,6 +78,16 @@ def runs_url(base_url: str, experiment_id: str, *, view: str | None = None, mode
         query["compareRunsMode"] = mode
     query.update({key: str(value).lower() if isinstance(value, bool) else value for key, value in search.items()})
     return f"{_base(base_url)}#/experiments/{experiment_id}/runs?{urlencode(query, quote_via=quote)}"
+
+
+def run_url(base_url: str, experiment_id: str, run_id: str, *, tab: str | None = None) -> str:
+    """One run's page (``tab``: ``"model-metrics"``, ``"artifacts"``, ...), as a model-training experiment.
+
+    >>> run_url("http://127.0.0.1:5000", "3", "abc", tab="model-metrics")
+    'http://127.0.0.1:5000/#/experiments/3/runs/abc/model-metrics?workflowType=machine_learning'
+    """
+    page = f"{_base(base_url)}#/experiments/{experiment_id}/runs/{run_id}"
+    return f"{page}/{tab}?workflowType=machine_learning" if tab else f"{page}?workflowType=machine_learning"
 
 
 def compare_runs_url(base_url: str, experiment_id: str, run_ids) -> str:
