@@ -51,11 +51,13 @@ def wait_ready(url, process, log_path, timeout=120):
 
 
 @contextlib.contextmanager
-def mlflow_tracking_server(folder):
-    """A real `mlflow server` on loopback with a SQLite backend in ``folder``; yields its URL."""
+def mlflow_tracking_server(folder, backend_store_uri=None):
+    """A real `mlflow server` on loopback with a SQLite backend in ``folder`` (or the given backend store,
+    e.g. a finished project's ``mlflow.db``); yields its URL, which also serves the UI."""
     port = free_port()
     log_path = Path(folder) / "server.log"
-    command = [str(BIN / "mlflow"), "server", "--backend-store-uri", f"sqlite:///{folder}/mlflow.db",
+    backend = backend_store_uri or f"sqlite:///{folder}/mlflow.db"
+    command = [str(BIN / "mlflow"), "server", "--backend-store-uri", backend,
                "--artifacts-destination", str(Path(folder) / "artifacts"), "--host", "127.0.0.1",
                "--port", str(port), "--workers", "1"]
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -63,7 +65,7 @@ def mlflow_tracking_server(folder):
         process = start(command, env, log)
         try:
             url = f"http://127.0.0.1:{port}"
-            wait_ready(f"{url}/health", process, log_path)
+            wait_ready(f"{url}/health", process, log_path, timeout=300)
             yield url
         finally:
             stop(process)

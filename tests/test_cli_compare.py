@@ -9,6 +9,12 @@ def test_compare_writes_table_csv_and_picture(tmp_path, capsys):
     assert code == 0
     out = capsys.readouterr().out
     assert "| FB-auto |" in out and "| RS-bal |" in out
+    # progress off a terminal: lines per run (RS-bal reuses the RS run), each ending at all its fits
+    for seed in (0, 1):
+        assert f"  seed {seed} RS: fits 24/24 (100%)" in out and f"  seed {seed} FB-auto: fits 206/206 (100%)" in out
+        assert sum(f"seed {seed} FB-auto: fits" in line and "rung 0 of bracket 4 done" in line
+                   for line in out.splitlines()) == 1
+    assert "RS-bal: fits" not in out
     with open(tmp_path / "compare-german.csv") as handle:
         rows = list(csv.DictReader(handle))
     assert [(r["seed"], r["tuner"]) for r in rows] == [

@@ -1,6 +1,7 @@
 """``fairops outliers``: FairLOF vs LOF through the command, on real SQLite MLflow and Optuna stores."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -116,10 +117,13 @@ def test_lambda_zero_on_own_csv_equals_lof(tmp_path, capsys, reset_tracking):
     uri = f"sqlite:///{tmp_path / 'own.db'}"
     assert main(["outliers", "--data", str(csv), "--sensitive", "sex,age_group", "--target", "label",
                  "--lambda", "0", "--categorical", "onehot", "--tracking-uri", uri, "--experiment", "own",
-                 "--project-dir", str(tmp_path / "unused")]) == 0
+                 "--project-dir", str(tmp_path / "project")]) == 0
     out = capsys.readouterr().out
-    assert not (tmp_path / "unused").exists()  # an explicit tracking URI needs no project folder
     _, (run,) = runs_of(uri, "own")
+    # the store is the user's, the artifacts go under the project folder (not ./mlruns of the working directory)
+    assert not (tmp_path / "project" / "mlflow.db").exists()
+    assert run.info.artifact_uri.startswith((tmp_path / "project" / "mlartifacts").as_uri())
+    assert (tmp_path / "project" / "mlartifacts").is_dir()
     metrics = run.data.metrics
     assert metrics["jaccard"] == 1.0 and metrics["preservation"] == 1.0
     assert metrics["euclidean_disparity_change"] == 0.0 and metrics["wasserstein_disparity_change"] == 0.0
@@ -204,9 +208,17 @@ def test_tune_logs_child_runs_with_the_outlier_metrics_and_resumes(tmp_path, cap
     native = fairlof_flavor.load_model(printed_model_uri(out))
     assert native.fitted_lambda_ == pytest.approx(float(pick.data.params["lambda"]))
 
-    assert main(command) == 0  # same command again: the study is resumed, no fit repeated
-    assert "fits: 0 to run, 8 done" in capsys.readouterr().out
+    parent = client.get_run(pick.data.tags["mlflow.parentRunId"])
+    assert parent.info.status == "FINISHED" and parent.data.params["fits"] == "8"
+    assert all(re.fullmatch(r"t\d+ fairlof \d[\d.]*%( \(pick\))?", child.info.run_name) for child in children)
+    marked = [c.data.tags["trial_number"] for c in children if c.info.run_name.endswith(" (pick)")]
+    assert marked == [pick.data.params["pick_trial"]]
+
+    assert main(command) == 0  # same command again: the study is resumed, no fit repeated, no pick logged again
+    out = capsys.readouterr().out
+    assert "fits: 0 to run, 8 done" in out and "nothing new logged" in out
     assert len(study.trials) == 8
+    assert len(runs_of(uri, query="tags.`fairops.role` = 'selection'")[1]) == 1
     assert main([*command, "--max-rows", "1000"]) == 2  # other rows in the same study are refused
     assert "was run on other data (credit_default, " in capsys.readouterr().err
 

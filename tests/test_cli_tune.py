@@ -1,6 +1,9 @@
 """End-to-end runs of ``fairops tune`` on the bundled German credit data, with real stores."""
 
+import contextlib
+import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,9 +23,11 @@ from fairops.cli import main
 from fairops.datasets import load_german
 from fairops.fairband import fits_of_run, schedule, select_best
 from fairops.fairband.claims import holds_slot, slot_of_trial
+from fairops.jobs import mlflow_study
 
 FAST = ["--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression,scaff_forest",
         "--no-progress"]
+RUNG = re.compile(r"rung (\d) of bracket (\d) done")
 
 
 def _study(project: Path, name="german-fb-auto-fast-seed0"):
@@ -35,10 +40,19 @@ def _fit_keys(study):
 
 
 @pytest.fixture(scope="module")
-def finished_project(tmp_path_factory):
+def finished_run(tmp_path_factory):
+    """One finished tune, run from its own working directory with progress on (output is not a terminal)."""
     project = tmp_path_factory.mktemp("tune")
-    assert main(["tune", *FAST, "--project-dir", str(project)]) == 0
-    return project
+    workdir = tmp_path_factory.mktemp("workdir")
+    out = io.StringIO()
+    with contextlib.chdir(workdir), contextlib.redirect_stdout(out):
+        assert main(["tune", *[a for a in FAST if a != "--no-progress"], "--project-dir", str(project)]) == 0
+    return project, workdir, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def finished_project(finished_run):
+    return finished_run[0]
 
 
 def test_one_iteration_is_the_paper_schedule(finished_project):
@@ -76,11 +90,62 @@ def test_every_fit_is_a_child_run_and_the_pick_is_registered(finished_project):
     assert "most accurate fit" in version.description and "test accuracy" in version.description
 
 
-def test_rerunning_a_finished_study_adds_no_fits(finished_project, capsys):
+@pytest.mark.slow
+def test_progress_without_a_terminal_reports_every_rung(finished_run):
+    _, _, out = finished_run
+    rungs = [(int(b), int(r)) for b, r in ((m[2], m[1]) for m in RUNG.finditer(out))]
+    assert sorted(rungs) == sorted((s, i) for s in range(5) for i in range(len(schedule.rung_sizes(s))))
+    assert "fits 206/206 (100%)" in out and "\r" not in out  # plain lines, no bar
+
+
+@pytest.mark.slow
+def test_the_study_is_tidy_in_mlflow(finished_run):
+    project, workdir, out = finished_run
+    uri = f"sqlite:///{project / 'mlflow.db'}"
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("german-fb-auto-fast-seed0")
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+    # artifacts under the project folder, nothing in the working directory
+    assert experiment.artifact_location == (project / "mlartifacts").as_uri()
+    assert list(workdir.iterdir()) == []
+    (parent,) = client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'study'")
+    assert parent.info.status == "FINISHED"
+    params = parent.data.params
+    data = load_german()
+    assert params["dataset"] == "german" and params["method"] == "FB-auto" and params["alpha_rule"] == "auto (FB-auto)"
+    assert params["task"] == str(data.task) and params["positive_class"] == data.positive_class
+    assert params["data_sha256"] == mlflow_study.data_sha256(data) and params["rows"] == "1000"
+    assert (params["profile"], params["seed"], params["iterations"], params["fits"]) == ("fast", "0", "1", "206")
+    # the running pick over the budget spent, ending on the pick
+    history = client.get_metric_history(parent.info.run_id, "pick_trial")
+    study = _study(project)
+    assert history[-1].value == select_best(study, alpha="auto").trial.number
+    assert history[-1].step == round(100 * sum(t.user_attrs["budget"] for t in study.trials))
+    table = pd.read_json(client.download_artifacts(parent.info.run_id, "fairops_trials.json", str(workdir.parent)),
+                         orient="split")
+    assert sorted(table["trial"]) == list(range(206))
+    # the printed links are the ones logged on the parent run, and open the UI as a model-training experiment
+    for tag in ("fairops.runs_url", "fairops.compare_url", "fairops.study_url"):
+        url = parent.data.tags[tag]
+        assert url in out and f"#/experiments/{experiment.experiment_id}/runs" in url
+        assert url.endswith("workflowType=machine_learning") or "workflowType=machine_learning&" in url
+    names = {r.info.run_name for r in client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'trial'",
+                                                         max_results=1000)}
+    assert all(re.fullmatch(r"t\d+ (logistic_regression|scaff_forest) \d[\d.]*%( \(pick\))?", n) for n in names)
+
+
+@pytest.mark.slow
+def test_rerunning_a_finished_study_adds_no_fits_and_registers_nothing(finished_project, capsys):
+    client = MlflowClient(f"sqlite:///{finished_project / 'mlflow.db'}")
+    versions = client.search_model_versions("name = 'fairops-german'")
     assert main(["tune", *FAST, "--project-dir", str(finished_project)]) == 0
     assert len(_study(finished_project).get_trials(deepcopy=False)) == 206
     out = capsys.readouterr().out
     assert "206 already in the study" in out and "Fairband pick" in out and "most accurate" in out
+    assert f"already registered by an earlier run of this study: fairops-german version {versions[0].version}" in out
+    assert client.search_model_versions("name = 'fairops-german'") == versions
+    experiment = client.get_experiment_by_name("german-fb-auto-fast-seed0")
+    assert len(client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'selection'")) == 1
 
 
 def test_interrupted_run_resumes_without_lost_or_repeated_fits(tmp_path):
@@ -107,8 +172,13 @@ def test_interrupted_run_resumes_without_lost_or_repeated_fits(tmp_path):
     interrupted = _study(tmp_path).get_trials(deepcopy=False)
     assert 20 <= len(interrupted) < 206
     assert all(t.state != optuna.trial.TrialState.FAIL for t in interrupted)  # the fits in flight finished
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment_id = client.get_experiment_by_name("german-fb-auto-fast-seed0").experiment_id
+    (parent,) = client.search_runs([experiment_id], "tags.`fairops.role` = 'study'")
+    assert parent.info.status == "KILLED"
 
     assert main(["tune", *FAST, "--project-dir", str(tmp_path)]) == 0
+    assert client.get_run(parent.info.run_id).info.status == "FINISHED"
     study = _study(tmp_path)
     assert len(study.get_trials(deepcopy=False)) == 206
     assert len(set(_fit_keys(study))) == 206

@@ -1,5 +1,7 @@
 """Per-trial tracking on a real SQLite tracking store: runs, metrics, tags, threads, failures, models."""
 
+import json
+
 import numpy as np
 import optuna
 import pytest
@@ -28,8 +30,8 @@ def uri(store):
 @pytest.fixture()
 def make(store):
     def build(experiment, **kwargs):
-        return FairnessTrackingCallback(store[0], experiment, artifact_location=str(store[1] / experiment),
-                                        settle_seconds=0.1, **kwargs)
+        kwargs.setdefault("settle_seconds", 0.1)
+        return FairnessTrackingCallback(store[0], experiment, artifact_location=str(store[1] / experiment), **kwargs)
     return build
 
 
@@ -38,7 +40,7 @@ def _runs(client, experiment_id, role):
 
 
 def test_fairband_study_gets_one_parent_and_one_child_per_fit(uri, make):
-    callback = make("fb")
+    callback = make("fb", family="toy")
     study = optuna.create_study(directions=["maximize"] * 2, sampler=FairbandSampler(eta=3, s_max=1, alpha=0.5, seed=0),
                                 study_name="fb-study")
 
@@ -70,6 +72,9 @@ def test_fairband_study_gets_one_parent_and_one_child_per_fit(uri, make):
         assert metrics["weighted_score"] == pytest.approx(0.5 * trial.values[0] + 0.5 * trial.values[1])
         for name in ("bracket", "rung", "configuration_id"):
             assert tags[name] == str(trial.user_attrs[name])
+        percent = f"{100 * trial.user_attrs['budget']:.0f}%"
+        assert tags["family"] == "toy" and tags["budget"] == percent
+        assert run.info.run_name == f"t{trial.number} toy {percent}"
         assert tags["trial_state"] == "COMPLETE" and tags["study_name"] == "fb-study"
         assert tags["fairops_version"] == fairops.__version__
         assert run.data.params == {"x": str(trial.params["x"]), "depth": str(trial.params["depth"])}
@@ -77,7 +82,7 @@ def test_fairband_study_gets_one_parent_and_one_child_per_fit(uri, make):
 
 
 def test_one_transaction_runs_equal_public_api_runs(uri, make):
-    fast, public = make("fast"), make("public", fast_sql=False)
+    fast, public = make("fast", fast_sql=True), make("public")
     assert fast._sql is not None and public._sql is None
     study = optuna.create_study(directions=["maximize"] * 2, study_name="same")
 
@@ -221,6 +226,8 @@ def test_parent_created_up_front_is_reused_by_other_callbacks(uri, make):
 def test_bad_arguments():
     with pytest.raises(ValueError, match="alpha"):
         FairnessTrackingCallback("sqlite:///:memory:", alpha=1.5)
+    with pytest.raises(ValueError, match="alpha"):
+        FairnessTrackingCallback("sqlite:///:memory:", alpha="dynamic")
     with pytest.raises(ValueError, match="settle_seconds"):
         FairnessTrackingCallback("sqlite:///:memory:", settle_seconds=-1)
     with pytest.raises(TypeError, match="metric_names"):
@@ -232,3 +239,102 @@ def test_metric_names_must_match_the_values(uri, make):
     study = optuna.create_study(directions=["maximize"] * 2)
     with pytest.raises(ValueError, match="metric_names has 3 names, the trial has 2 values"):
         study.optimize(lambda t: (t.suggest_float("x", 0, 1), 0.5), n_trials=1, callbacks=[callback])
+
+
+def _two_objective(trial):
+    x = trial.suggest_float("x", 0, 1)
+    trial.set_user_attr("budget", [1 / 9, 1 / 3, 1.0][trial.number % 3])
+    return x, 1 - x * x
+
+
+def test_experiment_is_a_model_training_experiment(uri, make):
+    callback = make("kind")
+    study = optuna.create_study(directions=["maximize"] * 2, study_name="kind")
+    experiment = MlflowClient(uri).get_experiment(callback.experiment_id(study))
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+
+
+def test_study_params_are_kept_and_a_changed_value_goes_to_a_tag(uri, make):
+    callback = make("params")
+    study = optuna.create_study(directions=["maximize"] * 2, study_name="params")
+    callback.log_study_params(study, {"dataset": "german", "iterations": 1, "seed": 0})
+    callback.log_study_params(study, {"dataset": "german", "iterations": 2, "seed": 0, "method": "FB-auto"})
+    run = MlflowClient(uri).get_run(callback.parent_run_id(study))
+    assert run.data.params == {"dataset": "german", "iterations": "1", "seed": "0", "method": "FB-auto"}
+    assert run.data.tags["iterations"] == "2"
+
+
+def test_parent_run_draws_the_running_pick_over_the_budget_spent(uri, make):
+    from fairops.fairband import select_best
+
+    callback = make("anytime", alpha=0.5)
+    study = optuna.create_study(directions=["maximize"] * 2, sampler=optuna.samplers.RandomSampler(seed=3),
+                                study_name="anytime")
+    study.optimize(_two_objective, n_trials=30, callbacks=[callback])
+    callback.finish(study)
+    client = MlflowClient(uri)
+    parent = client.get_run(callback.parent_run_id(study))
+    assert parent.info.status == "FINISHED"
+    history = client.get_metric_history(parent.info.run_id, "pick_trial")
+    steps = [m.step for m in history]
+    assert steps == sorted(steps) and steps[-1] == round(100 * sum(t.user_attrs["budget"] for t in study.trials))
+    # at every logged step the value is the pick over the trials finished by then
+    for metric in history:
+        spent, done = 0.0, []
+        for trial in study.trials:
+            if round(100 * (spent + trial.user_attrs["budget"])) > metric.step:
+                break
+            spent += trial.user_attrs["budget"]
+            done.append(trial)
+        assert metric.value == select_best(done, alpha=0.5).trial.number
+    accuracy = client.get_metric_history(parent.info.run_id, "pick_accuracy")
+    assert accuracy[-1].value == pytest.approx(select_best(study, alpha=0.5).accuracy)
+    assert len({m.value for m in history}) > 1  # the pick changed during the study
+
+
+def test_trials_table_holds_every_fit_once_across_finishes(uri, make):
+    callback = make("table", alpha="auto")
+    study = optuna.create_study(directions=["maximize"] * 2, study_name="table")
+    study.optimize(_two_objective, n_trials=4, callbacks=[callback])
+    callback.finish(study, status="KILLED")
+    client = MlflowClient(uri)
+    parent = callback.parent_run_id(study)
+    assert client.get_run(parent).info.status == "KILLED"
+    callback.reopen(study)
+    assert client.get_run(parent).info.status == "RUNNING"
+    study.optimize(_two_objective, n_trials=3, callbacks=[callback])
+    callback.finish(study)
+    table = callback.logged_trials_table(parent)
+    assert sorted(table["trial"]) == list(range(7))
+    row = table[table["trial"] == 5].iloc[0]
+    trial = study.trials[5]
+    assert row["accuracy"] == pytest.approx(trial.values[0]) and row["fairness"] == pytest.approx(trial.values[1])
+    assert row["run_name"] == f"t5 {round(100 * trial.user_attrs['budget'])}%"
+    assert json.loads(row["params"]) == trial.params
+    assert client.get_run(parent).info.status == "FINISHED"
+    assert set(callback.trial_run_ids(study)) == set(range(7))
+
+
+def test_mlflow_async_logging_is_waited_for(uri, make, monkeypatch):
+    monkeypatch.setenv("MLFLOW_ENABLE_ASYNC_LOGGING", "true")
+    callback = make("async")
+    study = optuna.create_study(directions=["maximize"] * 2, study_name="async")
+    study.optimize(_two_objective, n_trials=5, callbacks=[callback])
+    assert callback._pending  # the batches went through MLflow's queue
+    callback.flush()
+    runs = _runs(MlflowClient(uri), callback.experiment_id(study), "trial")
+    assert len(runs) == 5 and all(r.data.metrics["fairness"] == pytest.approx(
+        study.trials[int(r.data.tags["fairops.trial_number"])].values[1]) for r in runs)
+
+
+def test_fast_path_only_for_the_mlflow_versions_it_was_written_for(make, monkeypatch):
+    import mlflow
+
+    from fairops.mlflow._sql_runs import WRITTEN_FOR
+
+    low, high = WRITTEN_FOR
+    assert low <= tuple(int(p) for p in mlflow.__version__.split(".")[:2]) < high  # CI runs the path itself
+    monkeypatch.setattr(mlflow, "__version__", f"{high[0]}.{high[1]}.0")
+    with pytest.warns(RuntimeWarning, match="written for MLflow"):
+        callback = make("future", fast_sql=True)
+    assert callback._sql is None

@@ -28,6 +28,8 @@ class Dataset:
     sensitive: pd.DataFrame
     task: Task
     source: str = field(default="")
+    #: What label 1 means, e.g. ``"income >50K"`` (shown with tracked runs).
+    positive_class: str = field(default="")
 
     def __repr__(self) -> str:
         return (
@@ -45,12 +47,12 @@ def _categorise(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _finish(name, features, y, sensitive, task, source, drop_sensitive) -> Dataset:
+def _finish(name, features, y, sensitive, task, source, drop_sensitive, positive_class="") -> Dataset:
     features = features.reset_index(drop=True)
     if drop_sensitive:
         features = features.drop(columns=[c for c in sensitive.columns if c in features.columns])
     sensitive = sensitive.reset_index(drop=True).astype("category")
-    return Dataset(name, _categorise(features), np.asarray(y, dtype=np.int8), sensitive, task, source)
+    return Dataset(name, _categorise(features), np.asarray(y, dtype=np.int8), sensitive, task, source, positive_class)
 
 
 ADULT_COLUMNS = [
@@ -80,7 +82,8 @@ def load_adult(*, drop_sensitive: bool = False) -> Dataset:
     frame = pd.concat(parts, ignore_index=True).dropna()
     y = frame.pop("income").str.rstrip(".").eq(">50K").to_numpy()
     task = Task("precision", "tpr", 0.5, "tpr", ("sex",))
-    return _finish("adult", frame, y, frame[["sex", "race"]], task, "UCI Adult, CC BY 4.0", drop_sensitive)
+    return _finish("adult", frame, y, frame[["sex", "race"]], task, "UCI Adult, CC BY 4.0", drop_sensitive,
+                   positive_class="income >50K")
 
 
 COMPAS_FEATURES = [
@@ -118,7 +121,7 @@ def load_compas(*, drop_sensitive: bool = False) -> Dataset:
     task = Task("precision", "fpr", 0.1, "fpr", ("race",))
     return _finish(
         "compas", features, frame["two_year_recid"], features[["race", "sex"]], task,
-        "ProPublica compas-analysis (Angwin et al. 2016)", drop_sensitive,
+        "ProPublica compas-analysis (Angwin et al. 2016)", drop_sensitive, positive_class="two_year_recid = 1",
     )
 
 
@@ -151,7 +154,8 @@ def load_german(*, drop_sensitive: bool = False) -> Dataset:
     })
     task = Task("precision", "tpr", 0.5, "tpr", ("sex",))
     features = frame.assign(sex=sensitive["sex"])
-    return _finish("german", features, y, sensitive, task, "UCI Statlog German credit, CC BY 4.0", drop_sensitive)
+    return _finish("german", features, y, sensitive, task, "UCI Statlog German credit, CC BY 4.0", drop_sensitive,
+                   positive_class="credit = 1 (good)")
 
 
 def load_bank(*, drop_sensitive: bool = False) -> Dataset:
@@ -174,7 +178,8 @@ def load_bank(*, drop_sensitive: bool = False) -> Dataset:
     })
     features = frame.assign(age_group=sensitive["age_group"])
     task = Task("precision", "tpr", 0.5, "tpr", ("age_group",))
-    return _finish("bank", features, y, sensitive, task, "UCI Bank Marketing (bank.csv), CC BY 4.0", drop_sensitive)
+    return _finish("bank", features, y, sensitive, task, "UCI Bank Marketing (bank.csv), CC BY 4.0", drop_sensitive,
+                   positive_class="y = yes (subscribed)")
 
 
 CREDIT_SEX = {1: "male", 2: "female"}
@@ -204,6 +209,7 @@ def load_credit_default(*, drop_sensitive: bool = False) -> Dataset:
     return _finish(
         "credit_default", frame, y, frame[["SEX", "EDUCATION", "MARRIAGE"]], task,
         "UCI default of credit card clients, CC BY 4.0", drop_sensitive,
+        positive_class="default.payment.next.month = 1",
     )
 
 

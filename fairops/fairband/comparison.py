@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from .baselines import TUNERS, pick_alpha, run_tuner
+from .baselines import TUNERS, pick_alpha, run_tuner, trials_per_iteration
 from .objective import FairnessObjective
 from .selection import select_best
 
@@ -18,8 +18,10 @@ ROW_FIELDS = ("seed", "tuner", "val_acc", "val_fair", "test_acc", "test_fair", "
 
 
 def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=None, max_train_rows=None,
-                   n_jobs=1, on_row=None) -> list[dict]:
+                   n_jobs=1, on_row=None, progress=None) -> list[dict]:
     """One row per (seed, tuner): the pick's validation and test accuracy and fairness.
+
+    ``progress(seed, tuner, n_trials)``, when given, returns an Optuna callback for that run.
 
     >>> from fairops.datasets import load_german
     >>> rows = compare_tuners(load_german(), [0], tuners=("RS", "RS-bal"), families=["logistic_regression"],
@@ -41,7 +43,8 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
                 runs[tuner] = runs[shared]
                 continue
             start = time.perf_counter()
-            result = run_tuner(tuner, objective, seed=seed, n_jobs=n_jobs, catch=(Exception,))
+            callbacks = [] if progress is None else [progress(seed, tuner, trials_per_iteration(tuner))]
+            result = run_tuner(tuner, objective, seed=seed, n_jobs=n_jobs, catch=(Exception,), callbacks=callbacks)
             runs[tuner] = (result.study, time.perf_counter() - start)
         for tuner in tuners:
             study, seconds = runs[tuner]

@@ -6,6 +6,7 @@ import csv
 from pathlib import Path
 
 from ..datasets import LOADERS
+from .progress import NO_PROGRESS_HELP
 
 METHOD_NAMES = {"rs": "RS", "rs-bal": "RS-bal", "hb": "HB", "fb-bal": "FB-bal", "fb-auto": "FB-auto"}
 
@@ -52,8 +53,10 @@ def _run(args) -> int:
     import optuna
 
     from ..datasets import load_dataset
+    from ..fairband.baselines import pick_alpha
     from ..fairband.comparison import compare_tuners, markdown_table
     from .families import tuning_families
+    from .progress import FitProgress
 
     if args.seeds < 1:
         raise ValueError(f"--seeds must be at least 1, got {args.seeds}")
@@ -76,9 +79,12 @@ def _run(args) -> int:
               f"test {row['test_acc']:.3f}/{row['test_fair']:.3f}  ({row['fits']} fits, {row['seconds']:.0f} s)",
               flush=True)
 
+    def progress(seed, tuner, total):
+        return FitProgress(total, pick_alpha(tuner), label=f"  seed {seed} {tuner}: ", enabled=not args.no_progress)
+
     rows = compare_tuners(data, range(args.seeds), tuners=[METHOD_NAMES[m] for m in methods],
                           profile=args.profile, families=families, max_train_rows=args.max_train_rows,
-                          n_jobs=args.n_jobs, on_row=show)
+                          n_jobs=args.n_jobs, on_row=show, progress=progress)
     stem = out_dir / f"compare-{args.dataset}"
     write_csv(rows, stem.with_suffix(".csv"))
     draw(rows, stem.with_suffix(".png"), f"{args.dataset}: {data.task}")
@@ -98,4 +104,6 @@ def add_parser(subcommands) -> None:
     parser.add_argument("--max-train-rows", type=int)
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--out-dir", default="fairops-project", help="where the CSV and the picture go")
+    parser.add_argument("--no-progress", action="store_true",
+                        help=NO_PROGRESS_HELP)
     parser.set_defaults(run=_run)

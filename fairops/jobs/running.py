@@ -33,11 +33,15 @@ def open_storage(url: str, heartbeat: float = HEARTBEAT_SECONDS, on_stale=None):
         from optuna.storages.journal import JournalFileBackend
 
         return JournalStorage(JournalFileBackend(url))
+    from ..sqlite_lock import sqlite_open_lock
+
     try:
-        # Heartbeats let a restarted or surviving worker fail the trials of a killed one.
-        return optuna.storages.RDBStorage(url, heartbeat_interval=max(1, round(heartbeat)),
-                                          grace_period=max(2, round(3 * heartbeat)),
-                                          heartbeat_stale_trial_callback=on_stale)
+        # Heartbeats let a restarted or surviving worker fail the trials of a killed one. Workers
+        # started together open a fresh SQLite file one at a time, so only one creates the schema.
+        with sqlite_open_lock(url):
+            return optuna.storages.RDBStorage(url, heartbeat_interval=max(1, round(heartbeat)),
+                                              grace_period=max(2, round(3 * heartbeat)),
+                                              heartbeat_stale_trial_callback=on_stale)
     except Exception as error:  # unreachable server, bad URL, missing driver
         raise ValueError(f"cannot open the Optuna storage {url!r}: {error}") from error
 
@@ -312,15 +316,3 @@ def quiet_libraries() -> None:
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
 
-
-class DiscardingStream:
-    """A stream that is not a terminal and keeps nothing (the progress bar draws nothing on it)."""
-
-    def isatty(self):
-        return False
-
-    def write(self, text):
-        return len(text)
-
-    def flush(self):
-        pass

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..datasets import LOADERS
+from .progress import NO_PROGRESS_HELP
 from .running import (
     HEARTBEAT_SECONDS,
-    DiscardingStream,
     Interrupt,
     NumberedRun,
     SlotRun,
@@ -112,6 +112,8 @@ class TuneResult:
     fits: int
     rows: dict = field(default_factory=dict)
     registered: object = None
+    already_registered: bool = False
+    links: object = None
 
 
 def load_source(settings: TuneSettings):
@@ -228,6 +230,7 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     """
     from ..fairband import FairnessObjective, select_best
     from ..mlflow.tracking import FairnessTrackingCallback
+    from . import mlflow_study
     from .progress import FitProgress
 
     out = out or sys.stdout
@@ -241,43 +244,72 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     study = open_study(settings, study_configuration(settings, data, families), on_stale=stale)
     target = target_trials(settings)
     run = run_of(study, target)
-    tracker = FairnessTrackingCallback(settings.tracking_uri, experiment_name=settings.study_name,
-                                       alpha=None if pick_alpha_of(settings) == "auto" else pick_alpha_of(settings))
-    tracker.parent_run_id(study)
+    alpha = pick_alpha_of(settings)
+    tracker = FairnessTrackingCallback(
+        settings.tracking_uri, experiment_name=settings.study_name, alpha=alpha,
+        family=families[0] if len(families) == 1 else None,
+        artifact_location=mlflow_study.artifact_root(settings.project_dir, settings.tracking_uri), fast_sql=True)
+    tracker.log_study_params(study, study_params(settings, data, families))
     stale.add(tracked(tracker, run))  # a dead worker's fit gets its (failed) child run too
     done_before = run.status()[0]
     print(f"project: {settings.project_dir}\nstudy: {settings.study_name} ({settings.tuner}, "
           f"{target} fits, {done_before} already in the study)\nstorage: {settings.storage}\n"
           f"tracking: {settings.tracking_uri}\ndata: {data!r}", file=out, flush=True)
 
-    progress = FitProgress(target, pick_alpha_of(settings), stream=out if settings.progress else DiscardingStream())
-    if done_before < target:
-        with Interrupt() as interrupt:
-            # Works until every fit is finished: redoes dead workers' fits, waits for live workers' ones.
-            complete = work_until_complete(study, objective, run, n_jobs=settings.n_jobs, catch=(Exception,),
-                                           callbacks=[tracked(tracker, run), progress], interrupt=interrupt,
-                                           wait_timeout=settings.wait_timeout)
-        progress.close()
-        if not complete:
-            raise KeyboardInterrupt  # stopped early: the study keeps what was done
-    trials = run.fits()
-    result = TuneResult(settings, study, fits=len(trials))
-    if not settings.finalize:
-        print(f"worker done: {result.fits} fits in the study", file=out)
-        return result
+    progress = FitProgress(target, alpha, stream=out, enabled=settings.progress)
+    with mlflow_study.parent_run_ended(tracker, study, end=settings.finalize):
+        if done_before < target:
+            tracker.reopen(study)
+            with Interrupt() as interrupt:
+                # Works until every fit is finished: redoes dead workers' fits, waits for live workers' ones.
+                complete = work_until_complete(study, objective, run, n_jobs=settings.n_jobs, catch=(Exception,),
+                                               callbacks=[tracked(tracker, run), progress], interrupt=interrupt,
+                                               wait_timeout=settings.wait_timeout)
+            progress.close()
+            if not complete:
+                raise KeyboardInterrupt  # stopped early: the study keeps what was done
+        trials = run.fits()
+        result = TuneResult(settings, study, fits=len(trials))
+        if not settings.finalize:
+            print(f"worker done: {result.fits} fits in the study", file=out)
+            return result
 
-    track_missing(tracker, study, run, settle=2 * settings.heartbeat)  # fits whose worker died before logging
-    pick = select_best(trials, alpha=pick_alpha_of(settings))
-    accurate = select_best(trials, alpha=1.0)
-    model, pick_scores = _evaluate_pick(objective, pick.trial)
-    _, accurate_scores = _evaluate_pick(objective, accurate.trial)
-    result.rows = {
-        f"Fairband pick (#{pick.trial.number})": {"trial": pick.trial, **pick_scores},
-        f"most accurate (#{accurate.trial.number})": {"trial": accurate.trial, **accurate_scores},
-    }
-    result.registered = _register(settings, study, objective, pick, model, pick_scores, accurate, accurate_scores)
+        track_missing(tracker, study, run, settle=2 * settings.heartbeat)  # fits whose worker died before logging
+        pick = select_best(trials, alpha=alpha)
+        accurate = select_best(trials, alpha=1.0)
+        model, pick_scores = _evaluate_pick(objective, pick.trial)
+        _, accurate_scores = _evaluate_pick(objective, accurate.trial)
+        result.rows = {
+            f"Fairband pick (#{pick.trial.number})": {"trial": pick.trial, **pick_scores},
+            f"most accurate (#{accurate.trial.number})": {"trial": accurate.trial, **accurate_scores},
+        }
+        # A re-run of a finished study reports what an earlier run registered instead of registering again.
+        result.registered = mlflow_study.registered_version(tracker.client, settings.model_name,
+                                                            study.study_name, pick.trial.number)
+        result.already_registered = result.registered is not None
+        if not result.already_registered:
+            result.registered = _register(settings, study, objective, pick, model, pick_scores, accurate,
+                                           accurate_scores)
+        tracker.finish(study)
+    result.links = mlflow_study.publish(tracker, study, pick.trial,
+                                        description=mlflow_study.describe_task(data, alpha))
     print_summary(result, out=out)
     return result
+
+
+def study_params(settings: TuneSettings, data, families) -> dict:
+    """What the parent run records about the study: data and its hash, task, method, budget, seed."""
+    from . import mlflow_study
+
+    alpha = pick_alpha_of(settings)
+    return {
+        "dataset": settings.source_name, "data_source": data.source or settings.source_name,
+        "data_sha256": mlflow_study.data_sha256(data), "rows": len(data.y), **mlflow_study.task_params(data),
+        "method": settings.tuner, "alpha_rule": "auto (FB-auto)" if alpha == "auto" else f"{float(alpha):g}",
+        "profile": settings.profile, "seed": settings.seed, "iterations": settings.iterations,
+        "fits": target_trials(settings), "families": ",".join(families),
+        "max_train_rows": settings.max_train_rows if settings.max_train_rows is not None else "all",
+    }
 
 
 def _servable(model, X_train):
@@ -357,10 +389,15 @@ def print_summary(result: TuneResult, *, out=None) -> None:
     print("(models refit on all training rows; accuracy = the task's metric at its threshold, "
           "fairness = its group ratio)", file=out)
     settings = result.settings
-    if result.registered is not None:
+    if result.already_registered:
+        print(f"\nalready registered by an earlier run of this study: {settings.model_name} version "
+              f"{result.registered.version} (models:/{settings.model_name}/{result.registered.version}); "
+              "nothing new registered", file=out)
+    elif result.registered is not None:
         print(f"\nregistered: models:/{settings.model_name}@champion (version {result.registered.version})",
               file=out)
-    print(f"look: mlflow ui --backend-store-uri {settings.tracking_uri}", file=out)
+    if result.links is not None:
+        print(result.links.text(), file=out)
 
 
 def _run(args) -> int:
@@ -413,5 +450,6 @@ def add_parser(subcommands) -> None:
                             "heartbeats has its fits failed and fitted again by another (default: 10)")
     where.add_argument("--wait-timeout", type=float, default=3600.0,
                        help="longest wait for another worker's fits before giving up with an error")
-    where.add_argument("--no-progress", action="store_true")
+    where.add_argument("--no-progress", action="store_true",
+                       help=NO_PROGRESS_HELP)
     parser.set_defaults(run=_run)

@@ -8,20 +8,23 @@
 - :mod:`fairops.mlflow.sealing`: the manifest over every file of a model directory, HMAC-signed when
   ``FAIROPS_MODEL_KEY`` is set.
 - :mod:`fairops.mlflow.tracking`: :class:`~fairops.mlflow.tracking.FairnessTrackingCallback`, one parent
-  run per Optuna study and one child run per trial, written with batched calls.
+  run per Optuna study (its settings, anytime curve and trials table) and one child run per trial.
 - :mod:`fairops.mlflow.registry`: :func:`~fairops.mlflow.registry.register_best`, pick a trial by a rule,
   log and register its model, set an alias, attach a model card and a Pareto-front picture.
+- :mod:`fairops.mlflow.ui_links`, :mod:`fairops.mlflow.study_views`: links that open MLflow's UI on a
+  study's trials, on its Pareto front and pick, and on its anytime curve.
 
 Submodules are imported on use so ``import fairops.mlflow`` stays cheap.
 
 >>> import fairops.mlflow
 >>> sorted(fairops.mlflow.__all__)
-['classifier', 'fairlof', 'loader', 'registry', 'scaff', 'sealing', 'tracking']
+['classifier', 'fairlof', 'loader', 'registry', 'scaff', 'sealing', 'study_views', 'tracking', 'ui_links']
 """
 
 import importlib
 
-__all__ = ["classifier", "fairlof", "loader", "registry", "scaff", "sealing", "tracking"]
+__all__ = ["classifier", "fairlof", "loader", "registry", "scaff", "sealing", "study_views", "tracking",
+           "ui_links"]
 
 
 def __getattr__(name):

@@ -1,9 +1,10 @@
 """Per-trial fairness tracking: one MLflow parent run per Optuna study, one child run per trial.
 
 :class:`FairnessTrackingCallback` is an Optuna callback. For each finished trial it writes one child
-run with three calls (create with all tags, one ``log_batch`` with params and metrics, terminate):
+run through MLflow's public client (``create_run`` with its tags, one ``log_batch``, ``set_terminated``):
 
-- params: the trial's parameters;
+- name: what the fit is, ``t186 lightgbm 33%`` (trial number, model family, budget);
+- params: the trial's hyperparameters;
 - metrics: the objective values (``accuracy`` and ``fairness`` for a two-objective study), the trial
   user attributes ``auc_y``, ``auc_s``, ``alpha``, ``budget``, ``weighted_score`` and, for outlier
   work, ``jaccard``, ``preservation``, ``outlier_fraction``, ``euclidean_disparity``,
@@ -11,8 +12,16 @@ run with three calls (create with all tags, one ``log_batch`` with params and me
   is computed when alpha is known and the attribute is absent; the per-rung values an asynchronous
   Fairband trial reports (attributes ``rung<i>_accuracy``, ``rung<i>_fairness``) become the metric
   histories ``rung_accuracy`` and ``rung_fairness`` with step ``i``;
-- tags: ``bracket``, ``rung``, ``configuration_id``, ``iteration`` (Fairband attributes), the trial
-  state and number, the study name and the fairops version.
+- tags: ``family``, ``bracket``, ``rung``, ``budget`` (as in the name), ``configuration_id``,
+  ``iteration`` (Fairband attributes), the trial state and number, the study name, the fairops version.
+
+The parent run (named after the study) gets the study's settings as params
+(:meth:`~FairnessTrackingCallback.log_study_params`) and, with ``alpha`` given, the running pick's
+``pick_accuracy``, ``pick_fairness``, ``pick_weighted_score`` and ``pick_trial`` with the budget spent
+so far as the step (in hundredths of one full-data fit), so MLflow's chart view draws the study's anytime
+curve. :meth:`~FairnessTrackingCallback.finish` adds the ``fairops_trials.json`` table (MLflow's
+``log_table``: every fit's metrics and settings) and ends the run. Experiments this callback creates are
+tagged as model-training experiments (``mlflow.experimentKind``); see :mod:`fairops.mlflow.ui_links`.
 
 Parent run: the first choice is a run id stored in the study's system attribute
 ``fairops:mlflow_parent`` (set by :meth:`FairnessTrackingCallback.parent_run_id`). Workers that
@@ -22,32 +31,32 @@ keep the oldest (start time, then run id); the others are deleted. Each trial is
 one worker and the callback runs once per trial, so child runs are neither lost nor duplicated.
 Calling ``parent_run_id(study)`` once before starting workers avoids the election altogether.
 
-Writes: on a SQL tracking store used directly (``sqlite:///``, ``postgresql://``) a child run is
-written in one database transaction through MLflow's own table models (already finished, with its
-tags, params, metric history and latest metrics), which costs one commit instead of the five to
-seven of the public calls; ``fast_sql=False``, any other store (a tracking server) or any error in
-that path uses the public client calls (``create_run``, one ``log_batch``, ``set_terminated``).
-
-Fitted models are logged only on request: call :func:`keep_model` in the objective and create the
-callback with ``log_models=True``.
+Writes go through the public client; with MLflow's own ``MLFLOW_ENABLE_ASYNC_LOGGING=true`` the
+batches are queued and :meth:`~FairnessTrackingCallback.flush` (called by ``finish``) waits for them.
+``fast_sql=True`` opts into writing each run in one transaction of a SQL store used directly (see
+:mod:`fairops.mlflow._sql_runs`: faster, but through MLflow's table models, for the versions it was
+written for). Fitted models are logged only on request: call :func:`keep_model` in the objective and
+create the callback with ``log_models=True``.
 
 >>> import optuna, tempfile
 >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
 >>> uri = f"sqlite:///{tempfile.mkdtemp()}/mlflow.db"
->>> callback = FairnessTrackingCallback(tracking_uri=uri, experiment_name="doc")
+>>> callback = FairnessTrackingCallback(tracking_uri=uri, experiment_name="doc", alpha=0.5)
 >>> study = optuna.create_study(directions=["maximize", "maximize"], study_name="doc")
 >>> def objective(trial):
 ...     x = trial.suggest_float("x", 0, 1)
 ...     trial.set_user_attr("auc_s", 0.5 + x / 2)
 ...     return x, 1 - x
 >>> study.optimize(objective, n_trials=3, callbacks=[callback])
+>>> callback.finish(study)
 >>> runs = callback.client.search_runs([callback.experiment_id(study)], "tags.`fairops.role` = 'trial'")
->>> len(runs), sorted(runs[0].data.metrics)
-(3, ['accuracy', 'auc_s', 'fairness', 'trial_seconds'])
+>>> len(runs), sorted(runs[0].data.metrics), runs[-1].info.run_name
+(3, ['accuracy', 'auc_s', 'fairness', 'trial_seconds', 'weighted_score'], 't0')
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import threading
@@ -55,6 +64,8 @@ import time
 import warnings
 
 import fairops
+
+from ..sqlite_lock import sqlite_open_lock
 
 PARENT_ATTR = "fairops:mlflow_parent"
 METRIC_ATTRS = (
@@ -74,6 +85,8 @@ _RUNG_ATTR = re.compile(r"^rung(\d+)_(accuracy|fairness)$")
 ROLE_TAG = "fairops.role"
 STUDY_TAG = "fairops.study"
 TRIAL_TAG = "fairops.trial_number"
+PICK_TAG = "fairops.pick"
+TRIALS_TABLE = "fairops_trials.json"
 
 _kept_models: dict = {}
 _kept_lock = threading.Lock()
@@ -109,6 +122,29 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def budget_label(budget) -> str | None:
+    """A budget (share of the training rows) as the percentage a run name shows.
+
+    >>> budget_label(1 / 3), budget_label(1 / 81), budget_label(1.0), budget_label(None)
+    ('33%', '1.2%', '100%', None)
+    """
+    value = _finite(budget)
+    if value is None:
+        return None
+    percent = 100 * value
+    return f"{percent:.0f}%" if percent >= 9.95 else f"{percent:.2g}%"
+
+
+def trial_run_name(number: int, family: str | None = None, budget=None) -> str:
+    """``t<number> <family> <budget>``, leaving out what is not known.
+
+    >>> trial_run_name(186, "lightgbm", 1 / 3), trial_run_name(7, budget=1.0), trial_run_name(3)
+    ('t186 lightgbm 33%', 't7 100%', 't3')
+    """
+    parts = [f"t{number}", family, budget_label(budget)]
+    return " ".join(part for part in parts if part)
+
+
 class FairnessTrackingCallback:
     """Optuna callback writing one MLflow child run per finished trial (see the module docstring).
 
@@ -118,29 +154,39 @@ class FairnessTrackingCallback:
     experiment_name : experiment of the runs; None = the study name. Created when missing.
     metric_names : names of the objective values; None = ``("accuracy", "fairness")`` for two
         objectives, ``("value",)`` for one, ``value_0, value_1, ...`` otherwise.
-    alpha : alpha used for ``weighted_score`` when a trial has no ``alpha`` attribute (None = skip).
+    alpha : Fairband's weight of accuracy: a float in [0, 1], ``"auto"`` (FB-auto's dynamic alpha) or None.
+        With a float, ``weighted_score`` is computed for trials without their own ``alpha``; with a float
+        or ``"auto"`` the parent run logs the running pick (the anytime curve).
     log_models : log the model handed over with :func:`keep_model` into the child run.
     model_pip_requirements : pip requirements recorded with logged models (explicit, so no slow inference).
     settle_seconds : how old every parent candidate must be before the oldest is chosen.
     artifact_location : artifact root of an experiment this callback creates (None = the store's default).
-    fast_sql : write each child run in one transaction when the store is a SQL database used directly.
+    fast_sql : write each child run in one transaction when the store is a SQL database used directly
+        and the MLflow version is one :mod:`fairops.mlflow._sql_runs` was written for (opt-in).
+    family_param : the trial parameter naming the model family (as ``fairops.fairband.make_model`` does).
+    family : the family of trials without that parameter (e.g. a study tuning one model type).
     """
 
     def __init__(self, tracking_uri=None, experiment_name=None, *, metric_names=None, alpha=None,
                  log_models=False, model_pip_requirements=None, settle_seconds=1.0, artifact_location=None,
-                 fast_sql=True):
+                 fast_sql=False, family_param="model", family=None):
         from mlflow.tracking import MlflowClient
         from mlflow.tracking._tracking_service.utils import _resolve_tracking_uri
 
-        if alpha is not None and (_finite(alpha) is None or not 0 <= alpha <= 1):
-            raise ValueError(f"alpha must be None or a float in [0, 1], got {alpha!r}")
+        if alpha is not None and alpha != "auto" and (_finite(alpha) is None or not 0 <= alpha <= 1):
+            raise ValueError(f"alpha must be None, 'auto' or a float in [0, 1], got {alpha!r}")
         if not (isinstance(settle_seconds, (int, float)) and settle_seconds >= 0):
             raise ValueError(f"settle_seconds must be a number >= 0, got {settle_seconds!r}")
         if metric_names is not None and (isinstance(metric_names, str) or not all(
                 isinstance(name, str) and name for name in metric_names)):
             raise TypeError(f"metric_names must be a sequence of non-empty strings, got {metric_names!r}")
+        for name, value in (("family_param", family_param), ("family", family)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise TypeError(f"{name} must be None or a non-empty string, got {value!r}")
         self.tracking_uri = _resolve_tracking_uri(tracking_uri)
-        self.client = MlflowClient(self.tracking_uri)
+        with sqlite_open_lock(self.tracking_uri):  # a fresh SQLite store gets its schema from one process only
+            self.client = MlflowClient(self.tracking_uri)
+            self.client.search_experiments(max_results=1)
         self.experiment_name = experiment_name
         self.metric_names = None if metric_names is None else tuple(metric_names)
         self.alpha = alpha
@@ -148,22 +194,33 @@ class FairnessTrackingCallback:
         self.model_pip_requirements = model_pip_requirements
         self.settle_seconds = float(settle_seconds)
         self.artifact_location = artifact_location
-        self._sql = _SqlRunWriter.for_client(self.client) if fast_sql else None
+        self.family_param = family_param
+        self.family = family
+        self._sql = None
+        if fast_sql:
+            from ._sql_runs import sql_run_writer
+
+            self._sql = sql_run_writer(self.client)
         self._lock = threading.Lock()
         self._experiments: dict[str, str] = {}
         self._parents: dict[str, str] = {}
+        self._pending: list = []
+        self._picks: dict[str, tuple] = {}
 
     # ---------------------------------------------------------------- experiment and parent run
     def experiment_id(self, study) -> str:
         """Id of the experiment the study's runs go to (created when missing, safe under races)."""
         from mlflow.exceptions import MlflowException
 
+        from .ui_links import EXPERIMENT_KIND_TAG, MODEL_TRAINING
+
         name = self.experiment_name or study.study_name
         if name not in self._experiments:
             experiment = self.client.get_experiment_by_name(name)
             if experiment is None:
                 try:
-                    self._experiments[name] = self.client.create_experiment(name, self.artifact_location)
+                    self._experiments[name] = self.client.create_experiment(
+                        name, self.artifact_location, tags={EXPERIMENT_KIND_TAG: MODEL_TRAINING})
                 except MlflowException:  # another worker created it in between
                     experiment = self.client.get_experiment_by_name(name)
                     if experiment is None:
@@ -228,9 +285,47 @@ class FairnessTrackingCallback:
         run = self.client.create_run(experiment_id, start_time=_now_ms(), tags=tags, run_name=study.study_name)
         return run.info.run_id
 
-    def finish(self, study) -> None:
-        """Mark the parent run finished (call once, after all workers are done)."""
-        self.client.set_terminated(self.parent_run_id(study), "FINISHED")
+    def log_study_params(self, study, params: dict) -> None:
+        """Record what defines the study as params of its parent run (data, task, method, seed, ...).
+
+        Params cannot change in MLflow: a key already recorded with another value (a later run of the
+        same study with more ``--iterations``) keeps its first value and the new one goes into the tag
+        of the same name.
+        """
+        from mlflow.entities import Param, RunTag
+
+        parent = self.parent_run_id(study)
+        recorded = self.client.get_run(parent).data.params
+        text = {str(key): str(value)[:6000] for key, value in params.items()}
+        new = [Param(k, v) for k, v in text.items() if k not in recorded]
+        changed = [RunTag(k, v) for k, v in text.items() if k in recorded and recorded[k] != v]
+        if new or changed:
+            self.client.log_batch(parent, params=new, tags=changed)
+
+    def reopen(self, study) -> None:
+        """Mark the parent run RUNNING again (a resumed or extended study)."""
+        parent = self.parent_run_id(study)
+        if self.client.get_run(parent).info.status != "RUNNING":
+            self.client.update_run(parent, status="RUNNING")
+
+    def flush(self) -> None:
+        """Wait for batches queued by MLflow's asynchronous logging (``MLFLOW_ENABLE_ASYNC_LOGGING``)."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+        for operations in pending:
+            operations.wait()
+
+    def finish(self, study, status: str = "FINISHED") -> None:
+        """End the parent run with ``status`` (FINISHED, KILLED or FAILED) after logging its last
+        anytime-curve point and the fits not yet in its ``fairops_trials.json`` table."""
+        if status not in ("FINISHED", "KILLED", "FAILED"):
+            raise ValueError(f"status must be FINISHED, KILLED or FAILED, got {status!r}")
+        self.flush()
+        parent = self.parent_run_id(study)
+        if self.alpha is not None:
+            self._log_running_pick(study, parent, final=True)
+        self._log_trials_table(study, parent)
+        self.client.set_terminated(parent, status)
 
     # -------------------------------------------------------------------------- per trial
     def _value_names(self, study, n_values: int) -> tuple:
@@ -244,6 +339,16 @@ class FairnessTrackingCallback:
             return ("value",)
         return tuple(f"value_{i}" for i in range(n_values))
 
+    def family_of(self, trial) -> str | None:
+        """The trial's model family: its ``family_param`` parameter, a ``family`` attribute, or ``family``."""
+        value = trial.params.get(self.family_param) if self.family_param else None
+        value = value if value is not None else trial.user_attrs.get("family", self.family)
+        return None if value is None else str(value)
+
+    def run_name(self, trial) -> str:
+        """The child run's name, see :func:`trial_run_name`."""
+        return trial_run_name(trial.number, self.family_of(trial), trial.user_attrs.get("budget"))
+
     def trial_record(self, study, trial) -> tuple[dict, dict, dict]:
         """``(params, metrics, tags)`` that the child run of ``trial`` gets."""
         metrics = {}
@@ -255,12 +360,17 @@ class FairnessTrackingCallback:
         for name in METRIC_ATTRS:
             if _finite(attrs.get(name)) is not None:
                 metrics[name] = float(attrs[name])
-        alpha = metrics.get("alpha", self.alpha)
+        alpha = metrics.get("alpha", None if self.alpha == "auto" else self.alpha)
         if "weighted_score" not in metrics and alpha is not None and {"accuracy", "fairness"} <= metrics.keys():
             metrics["weighted_score"] = alpha * metrics["accuracy"] + (1 - alpha) * metrics["fairness"]
         if trial.duration is not None:
             metrics["trial_seconds"] = trial.duration.total_seconds()
         tags = {name: str(attrs[name]) for name in TAG_ATTRS if name in attrs}
+        family, budget = self.family_of(trial), budget_label(attrs.get("budget"))
+        if family is not None:
+            tags["family"] = family
+        if budget is not None:
+            tags["budget"] = budget
         tags.update({
             "trial_state": trial.state.name,
             "trial_number": str(trial.number),
@@ -292,9 +402,10 @@ class FairnessTrackingCallback:
 
         parent = self.parent_run_id(study)
         params, metrics, tags = self.trial_record(study, trial)
+        name = self.run_name(trial)
         tags.update({
             MLFLOW_PARENT_RUN_ID: parent,
-            MLFLOW_RUN_NAME: f"{study.study_name}/trial-{trial.number}",
+            MLFLOW_RUN_NAME: name,
             ROLE_TAG: "trial",
             STUDY_TAG: study.study_name,
             TRIAL_TAG: str(trial.number),
@@ -305,74 +416,122 @@ class FairnessTrackingCallback:
         model = _pop_model(study.study_name, trial.number)
         experiment_id = self.experiment_id(study)
         history = self.rung_history(trial)
+        written = False
         if self._sql is not None and not (self.log_models and model is not None):
             try:
                 self._sql.write(experiment_id, start, end, status, tags, params, metrics, history)
-                return
+                written = True
             except Exception as error:  # noqa: BLE001 - the transaction rolled back; nothing was written
                 self._sql = None
                 warnings.warn(f"one-transaction run writes disabled ({error!r}); using MlflowClient calls",
                               RuntimeWarning, stacklevel=2)
-        run_id = self.client.create_run(experiment_id, start_time=start, tags=tags).info.run_id
-        self.client.log_batch(
-            run_id,
-            metrics=[Metric(name, value, end, 0) for name, value in metrics.items()]
-            + [Metric(name, value, end, step) for name, value, step in history],
-            params=[Param(name, value) for name, value in params.items()],
-        )
-        if self.log_models and model is not None:
-            from ._flavor import log_estimator
+        if not written:
+            run_id = self.client.create_run(experiment_id, start_time=start, tags=tags, run_name=name).info.run_id
+            operations = self.client.log_batch(
+                run_id,
+                metrics=[Metric(key, value, end, 0) for key, value in metrics.items()]
+                + [Metric(key, value, end, step) for key, value, step in history],
+                params=[Param(key, value) for key, value in params.items()],
+            )
+            if operations is not None:  # MLflow's asynchronous logging is on: waited for in flush()
+                with self._lock:
+                    self._pending.append(operations)
+            if self.log_models and model is not None:
+                from ._flavor import log_estimator
 
-            log_estimator(model, run_id=run_id, tracking_uri=self.tracking_uri, pip_requirements=self.model_pip_requirements)
-        self.client.set_terminated(run_id, status, end_time=end)
+                log_estimator(model, run_id=run_id, tracking_uri=self.tracking_uri,
+                              pip_requirements=self.model_pip_requirements)
+            self.client.set_terminated(run_id, status, end_time=end)
+        if self.alpha is not None and len(study.directions) == 2:
+            self._log_running_pick(study, parent)
 
+    # ------------------------------------------------------------------ parent-run summaries
+    def _log_running_pick(self, study, parent: str, final: bool = False) -> None:
+        """Log the pick so far when it changes (and at the end), with the budget spent as the step.
 
-class _SqlRunWriter:
-    """Writes a finished run with its tags, params and metrics in one transaction of a SQL store."""
+        Before a new pick, the old one is logged once more one step earlier, so the chart draws steps.
+        """
+        from mlflow.entities import Metric
 
-    def __init__(self, store):
-        self.store = store
-        self._artifact_roots: dict[str, str] = {}
+        from fairops.fairband.selection import select_best
 
-    @classmethod
-    def for_client(cls, client):
+        trials = [t for t in study.get_trials(deepcopy=False) if t.state.is_finished()]
         try:
-            from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+            pick = select_best(trials, alpha=self.alpha)
+        except ValueError:  # no finished fit with finite accuracy and fairness yet
+            return
+        spent = math.fsum(_finite(t.user_attrs.get("budget", 1.0)) or 0.0 for t in trials)
+        step = int(round(100 * spent))
+        values = {"pick_accuracy": pick.accuracy, "pick_fairness": pick.fairness,
+                  "pick_weighted_score": float(pick.score), "pick_trial": float(pick.trial.number)}
+        with self._lock:
+            previous = self._picks.get(study.study_name)
+            if previous is not None and previous[0] == pick.trial.number and not final:
+                return
+            self._picks[study.study_name] = (pick.trial.number, values)
+        now = _now_ms()
+        metrics = [Metric(key, value, now, step) for key, value in values.items()]
+        if previous is not None and previous[0] != pick.trial.number and step > 0:
+            metrics = [Metric(key, value, now, step - 1) for key, value in previous[1].items()] + metrics
+        self.client.log_batch(parent, metrics=metrics, synchronous=True)
 
-            store = client._tracking_client.store
-        except (ImportError, AttributeError):
+    def trials_table(self, study):
+        """One row per finished trial: number, state, name parts, metrics and the params (as JSON)."""
+        import pandas as pd
+
+        rows = []
+        for trial in study.get_trials(deepcopy=False):
+            if not trial.state.is_finished():
+                continue
+            params, metrics, tags = self.trial_record(study, trial)
+            row = {"trial": trial.number, "state": trial.state.name, "run_name": self.run_name(trial),
+                   "family": tags.get("family"), "bracket": tags.get("bracket"), "rung": tags.get("rung")}
+            row.update(metrics)
+            row["params"] = json.dumps(trial.params, default=str, sort_keys=True)
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def _log_trials_table(self, study, parent: str) -> None:
+        """Append the finished fits not yet in the parent run's table (MLflow's ``log_table`` appends)."""
+        table = self.trials_table(study)
+        if table.empty:
+            return
+        logged = self.logged_trials_table(parent)
+        if logged is not None:
+            table = table[~table["trial"].isin(set(logged["trial"].astype(int)))]
+        if not table.empty:
+            with warnings.catch_warnings():  # MLflow's own dtype check, about pandas 3's str columns
+                warnings.filterwarnings("ignore", message="For backward compatibility, 'str' dtypes")
+                self.client.log_table(parent, data=table, artifact_file=TRIALS_TABLE)
+
+    def logged_trials_table(self, parent_run_id: str):
+        """The ``fairops_trials.json`` table of a parent run, or None before :meth:`finish` wrote it.
+
+        (Read from the artifact: ``MlflowClient.load_table`` searches the runs of the process-wide
+        tracking URI rather than this client's.)
+        """
+        import tempfile
+
+        import pandas as pd
+
+        if TRIALS_TABLE not in {item.path for item in self.client.list_artifacts(parent_run_id)}:
             return None
-        return cls(store) if isinstance(store, SqlAlchemyStore) else None
+        with tempfile.TemporaryDirectory() as folder:
+            path = self.client.download_artifacts(parent_run_id, TRIALS_TABLE, folder)
+            return pd.read_json(path, orient="split")
 
-    def write(self, experiment_id, start, end, status, tags, params, metrics, history=()) -> str:
-        import uuid
+    def trial_run_ids(self, study) -> dict[int, str]:
+        """Trial number -> run id of the study's finished child runs."""
+        from mlflow.entities import ViewType
 
-        from mlflow.entities import LifecycleStage, SourceType
-        from mlflow.store.tracking.dbmodels.models import SqlLatestMetric, SqlMetric, SqlParam, SqlRun, SqlTag
-        from mlflow.utils.mlflow_tags import MLFLOW_RUN_NAME, MLFLOW_USER
-        from mlflow.utils.uri import append_to_uri_path
-
-        if experiment_id not in self._artifact_roots:
-            experiment = self.store.get_experiment(experiment_id)
-            if experiment.lifecycle_stage != LifecycleStage.ACTIVE:
-                raise ValueError(f"experiment {experiment_id} is deleted")
-            self._artifact_roots[experiment_id] = experiment.artifact_location
-        run_id = uuid.uuid4().hex
-        with self.store.ManagedSessionMaker(read_only=False) as session:
-            session.add(SqlRun(
-                name=tags.get(MLFLOW_RUN_NAME, run_id), run_uuid=run_id, experiment_id=int(experiment_id),
-                artifact_uri=append_to_uri_path(self._artifact_roots[experiment_id], run_id, "artifacts"),
-                source_type=SourceType.to_string(SourceType.UNKNOWN), source_name="", entry_point_name="",
-                user_id=tags.get(MLFLOW_USER, "unknown"), status=status, start_time=start, end_time=end, deleted_time=None,
-                source_version="", lifecycle_stage=LifecycleStage.ACTIVE,
-            ))
-            session.add_all(SqlTag(key=k, value=v, run_uuid=run_id) for k, v in tags.items())
-            session.add_all(SqlParam(key=k, value=v, run_uuid=run_id) for k, v in params.items())
-            latest = {}
-            for key, value, step in [(k, v, 0) for k, v in metrics.items()] + list(history):
-                row = {"key": key, "value": value, "timestamp": end, "step": step, "is_nan": False, "run_uuid": run_id}
-                session.add(SqlMetric(**row))
-                if key not in latest or step >= latest[key]["step"]:
-                    latest[key] = row
-            session.add_all(SqlLatestMetric(**row) for row in latest.values())
-        return run_id
+        escaped = study.study_name.replace("'", "\\'")
+        found, token = {}, None
+        while True:
+            page = self.client.search_runs(
+                [self.experiment_id(study)], f"tags.`{ROLE_TAG}` = 'trial' and tags.`{STUDY_TAG}` = '{escaped}'",
+                run_view_type=ViewType.ACTIVE_ONLY, max_results=1000, page_token=token)
+            for run in page:
+                found[int(run.data.tags[TRIAL_TAG])] = run.info.run_id
+            token = page.token
+            if not token:
+                return found

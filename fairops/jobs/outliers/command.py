@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ...datasets import LOADERS
+from ..progress import NO_PROGRESS_HELP
 from .data import DEFAULT_DATASET
 from .single import run_single
 from .tracking import DEFAULT_EXPERIMENT, DEFAULT_PROJECT
@@ -78,7 +79,8 @@ def add_parser(subcommands) -> None:
                       help="Optuna study name (default outliers-<data>-<method>-seed<seed>)")
     tune.add_argument("--storage", default=None, help="Optuna storage URL (default sqlite:///<project>/optuna.db)")
     tune.add_argument("--n-jobs", type=int, default=1, help="fits run in parallel threads in this process")
-    tune.add_argument("--no-progress", action="store_true", help="no progress bar (none is drawn off a terminal)")
+    tune.add_argument("--no-progress", action="store_true",
+                      help=NO_PROGRESS_HELP)
     where = parser.add_argument_group("tracking")
     where.add_argument("--project-dir", default=DEFAULT_PROJECT,
                        help=f"folder of the default stores ({DEFAULT_PROJECT})")

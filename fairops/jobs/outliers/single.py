@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .data import load_outlier_data
 from .report import compare, fit_detector, format_table
-from .tracking import _base_params, _client, _where_to_look, ensure_experiment, log_result_run, resolve_places
+from .tracking import _base_params, _client, ensure_experiment, log_result_run, print_where_to_find, resolve_stores
 
 
 def parse_lambda(text) -> float | str:
@@ -34,9 +34,9 @@ def run_single(args) -> int:
                             share_exponent=args.share_exponent, correction=args.correction, top_t=args.top_t)
     result = compare(detector, data.sensitive)
     lambdas = {"LOF": 0.0, "FairLOF": detector.fitted_lambda_}
-    places = resolve_places(args.project_dir, args.tracking_uri)
-    if places.project is not None:
-        print(f"project: {places.project}")
+    stores = resolve_stores(args.project_dir, args.tracking_uri)
+    if stores.project is not None:
+        print(f"project: {stores.project}")
     print(f"data: {data.name}  rows: {data.n_rows} of {data.n_source_rows}  features: {data.features.shape[1]}  "
           f"sensitive: {','.join(data.sensitive.columns)}")
     guide = f" (guide point for Jaccard {args.target_jaccard})" if lam == "auto" else ""
@@ -45,8 +45,8 @@ def run_single(args) -> int:
           f"lambda={detector.fitted_lambda_:.2f}{guide}")
     print(format_table(result, lambdas))
 
-    client = _client(places.tracking_uri)
-    experiment_id = ensure_experiment(client, args.experiment, places.artifact_location)
+    client = _client(stores.tracking_uri)
+    experiment_id = ensure_experiment(client, args.experiment, stores.artifact_location)
     params = {**_base_params(data, args), "n_neighbors": detector.n_neighbors_, "lambda": args.lambda_,
               "fitted_lambda": detector.fitted_lambda_, "target_jaccard": args.target_jaccard,
               "weight_exponent": args.weight_exponent, "share_exponent": args.share_exponent,
@@ -56,7 +56,7 @@ def run_single(args) -> int:
     tags = {"fairops.role": "outliers", "fairops.dataset": data.name}
     run_id, model_uri = log_result_run(client, experiment_id, run_name=f"fairlof-{data.name}", detector=detector,
                                        data=data, result=result, params=params, tags=tags,
-                                       tracking_uri=places.tracking_uri, path=detector.path())
+                                       tracking_uri=stores.tracking_uri, path=detector.path())
     print(f"run: {run_id} in experiment {args.experiment!r}")
-    _where_to_look(places, model_uri)
+    print_where_to_find(stores, experiment_id, model_uri)
     return 0

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 if TYPE_CHECKING:
     from ...fairlof import FairLOF
@@ -30,40 +29,49 @@ def result_metrics(result: dict) -> dict:
 
 
 @dataclass(frozen=True)
-class Places:
+class ProjectStores:
+    """Where a run's results go: the project folder (None when no default store or artifact needs it),
+    the MLflow tracking URI, the Optuna storage URL (tuning only) and the experiments' artifact root."""
+
     project: Path | None
     tracking_uri: str
     storage: str | None
     artifact_location: str | None
 
 
-def resolve_places(project_dir, tracking_uri=None, storage=None, *, tune=False) -> Places:
-    """The project folder (created when it backs a default store) and the stores to use."""
+def resolve_stores(project_dir, tracking_uri=None, storage=None, *, tune=False) -> ProjectStores:
+    """The project folder (created when it holds a default store or the artifacts) and the stores to use.
+
+    Artifacts go under ``<project>/mlartifacts`` unless a tracking server keeps them.
+    """
+    from ...mlflow.ui_links import is_server
+
     project = Path(project_dir).resolve()
-    needs_folder = tracking_uri is None or (tune and storage is None)
+    tracking_uri = tracking_uri or f"sqlite:///{project / 'mlflow.db'}"
+    needs_folder = not is_server(tracking_uri) or (tune and storage is None)
     if needs_folder:
         try:
             project.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise ValueError(f"cannot create --project-dir {str(project)!r}: {error.strerror}") from None
-    artifact_location = None
-    if tracking_uri is None:
-        tracking_uri = f"sqlite:///{project / 'mlflow.db'}"
-        artifact_location = (project / "mlartifacts").as_uri()
+    artifact_location = None if is_server(tracking_uri) else (project / "mlartifacts").as_uri()
     if tune and storage is None:
         storage = f"sqlite:///{project / 'optuna.db'}"
-    return Places(project if needs_folder else None, tracking_uri, storage, artifact_location)
+    return ProjectStores(project if needs_folder else None, tracking_uri, storage, artifact_location)
 
 
 def ensure_experiment(client, name: str, artifact_location=None) -> str:
-    """Id of the experiment ``name``, created (with its artifact root) when missing."""
+    """Id of the experiment ``name``, created (with its artifact root, as a model-training experiment)
+    when missing."""
     from mlflow.exceptions import MlflowException
+
+    from ...mlflow.ui_links import EXPERIMENT_KIND_TAG, MODEL_TRAINING
 
     experiment = client.get_experiment_by_name(name)
     if experiment is not None:
         return experiment.experiment_id
     try:
-        return client.create_experiment(name, artifact_location)
+        return client.create_experiment(name, artifact_location, tags={EXPERIMENT_KIND_TAG: MODEL_TRAINING})
     except MlflowException:  # created by another process in between
         experiment = client.get_experiment_by_name(name)
         if experiment is None:
@@ -74,10 +82,13 @@ def ensure_experiment(client, name: str, artifact_location=None) -> str:
 def _client(tracking_uri: str):
     from mlflow.tracking import MlflowClient
 
+    from ...sqlite_lock import sqlite_open_lock
+
     logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)  # no table-creation chatter
-    client = MlflowClient(tracking_uri)
     try:
-        client.search_experiments(max_results=1)
+        with sqlite_open_lock(tracking_uri):  # a fresh SQLite store gets its schema from one process only
+            client = MlflowClient(tracking_uri)
+            client.search_experiments(max_results=1)
     except Exception as error:  # noqa: BLE001 - any store failure is the user's URL or server
         raise ValueError(f"cannot reach the MLflow tracking store {tracking_uri!r}: {str(error).splitlines()[0]}")
     return client
@@ -123,12 +134,17 @@ def _base_params(data: OutlierData, args) -> dict:
             "max_rows": args.max_rows if args.max_rows is not None else "all"}
 
 
-def _where_to_look(places: Places, model_uri: str) -> None:
-    if places.tracking_uri.startswith("sqlite:"):
-        print(f"look: mlflow ui --backend-store-uri {places.tracking_uri}")
+def print_where_to_find(stores: ProjectStores, experiment_id: str, model_uri: str, links=None) -> None:
+    """The MLflow UI (the study's links after a tuning, the experiment's runs page otherwise) and the model."""
+    from ...mlflow.ui_links import runs_url, ui_base_url, ui_command
+
+    if links is not None:
+        print(links.text())
     else:
-        print(f"look: {places.tracking_uri}")
-    print(f"model: {model_uri}  (MLFLOW_TRACKING_URI={places.tracking_uri}; load with "
+        command = ui_command(stores.tracking_uri)
+        head = f"MLflow UI: {command}  (then open)" if command else "MLflow UI:"
+        print(f"{head} {runs_url(ui_base_url(stores.tracking_uri), experiment_id)}")
+    print(f"model: {model_uri}  (MLFLOW_TRACKING_URI={stores.tracking_uri}; load with "
           "fairops.mlflow.fairlof.load_model or mlflow.pyfunc.load_model; input = raw rows with the columns "
           "'input_columns' of preprocessing/features.json in the run)")
 

@@ -10,8 +10,8 @@ import numpy as np
 from ...datasets import BudgetSlicer
 from .data import OutlierData, load_outlier_data
 from .report import compare, fit_detector, format_table
-from .tracking import (Places, _base_params, _client, _where_to_look, ensure_experiment, log_result_run,
-                       resolve_places)
+from .tracking import (ProjectStores, _base_params, _client, ensure_experiment, log_result_run, print_where_to_find,
+                       resolve_stores)
 
 TUNE_MAX_ROWS = 5000
 METHODS = {"fb-auto": "auto", "fb-bal": 0.5, "hb": 1.0}
@@ -63,7 +63,7 @@ def make_objective(data: OutlierData, *, seed: int = 0, top_t=None, correction="
     return objective
 
 
-def _open_study(args, places: Places, data: OutlierData, alpha):
+def _open_study(args, stores: ProjectStores, data: OutlierData, alpha):
     import optuna
 
     from ...fairband import FairbandPruner, FairbandSampler
@@ -71,18 +71,18 @@ def _open_study(args, places: Places, data: OutlierData, alpha):
 
     name = args.study_name or f"outliers-{data.name}-{args.method}-seed{args.seed}"
     try:
-        study = optuna.create_study(directions=["maximize", "maximize"], storage=open_storage(places.storage),
+        study = optuna.create_study(directions=["maximize", "maximize"], storage=open_storage(stores.storage),
                                     study_name=name, sampler=FairbandSampler(alpha=alpha, seed=args.seed),
                                     pruner=FairbandPruner(), load_if_exists=True)
     except ValueError:
         raise
     except Exception as error:  # noqa: BLE001 - an unreachable server, a locked file
-        raise ValueError(f"cannot open the Optuna storage {places.storage!r}: {str(error).splitlines()[0]}") from None
+        raise ValueError(f"cannot open the Optuna storage {stores.storage!r}: {str(error).splitlines()[0]}") from None
     recorded = study.user_attrs.get("fairops.data")
     fingerprint = {"name": data.name, "rows": data.n_rows, "features": list(data.features.columns),
                    "sensitive": list(data.sensitive.columns)}
     if recorded is not None and recorded != fingerprint:
-        raise ValueError(f"study {name!r} in {places.storage} was run on other data ({recorded['name']}, "
+        raise ValueError(f"study {name!r} in {stores.storage} was run on other data ({recorded['name']}, "
                          f"{recorded['rows']} rows); use the same data options or another --study-name")
     study.set_user_attr("fairops.job", "outliers")
     study.set_user_attr("fairops.data", fingerprint)
@@ -93,15 +93,16 @@ def run_tune(args) -> int:
     """Fairband over FairLOF's hyperparameters, then the pick refitted on all rows.
 
     Resuming, Ctrl-C (first: finish the fits in flight; second: abort), heartbeats on RDB storages,
-    the progress bar and several workers on one study work as in ``fairops tune``.
+    progress reports and several workers on one study work as in ``fairops tune``. Running a finished
+    study again reports the pick's run logged earlier instead of logging it again.
     """
     import optuna
 
     from ...fairband import iteration_size, select_best
-    from ...mlflow.tracking import ROLE_TAG, STUDY_TAG, FairnessTrackingCallback
+    from ...mlflow.tracking import ROLE_TAG, STUDY_TAG, TRIAL_TAG, FairnessTrackingCallback
+    from .. import mlflow_study
     from ..progress import FitProgress
-    from ..running import (DiscardingStream, Interrupt, quiet_libraries, refuse_trials_beyond, stop_at, tracked,
-                           wait_for_fits)
+    from ..running import Interrupt, quiet_libraries, refuse_trials_beyond, stop_at, tracked, wait_for_fits
 
     alpha = METHODS[args.method] if args.fairband_alpha is None else args.fairband_alpha
     if alpha != "auto" and not 0.0 <= float(alpha) <= 1.0:
@@ -118,67 +119,96 @@ def run_tune(args) -> int:
                              max_rows=max_rows, seed=args.seed, categorical=args.categorical)
     if args.top_t is not None and not 1 <= args.top_t <= data.n_rows:
         raise ValueError(f"--top-t must be an integer in [1, {data.n_rows}] (the rows used), got {args.top_t}")
-    places = resolve_places(args.project_dir, args.tracking_uri, args.storage, tune=True)
+    stores = resolve_stores(args.project_dir, args.tracking_uri, args.storage, tune=True)
     quiet_libraries()
-    client = _client(places.tracking_uri)
-    experiment_id = ensure_experiment(client, args.experiment, places.artifact_location)
+    client = _client(stores.tracking_uri)
+    experiment_id = ensure_experiment(client, args.experiment, stores.artifact_location)
 
-    study = _open_study(args, places, data, alpha)
+    study = _open_study(args, stores, data, alpha)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         study.set_metric_names(["accuracy", "fairness"])
-    tracker = FairnessTrackingCallback(places.tracking_uri, args.experiment, alpha=None if alpha == "auto" else alpha,
-                                       artifact_location=places.artifact_location)
+    tracker = FairnessTrackingCallback(stores.tracking_uri, args.experiment, alpha=alpha, family="fairlof",
+                                       artifact_location=stores.artifact_location, fast_sql=True)
     target = args.trials if args.trials is not None else args.iterations * iteration_size()
+    tracker.log_study_params(study, {**_base_params(data, args), "method": args.method,
+                                     "alpha_rule": "auto (FB-auto)" if alpha == "auto" else f"{float(alpha):g}",
+                                     "iterations": args.iterations, "fits": target,
+                                     "accuracy_metric": "Jaccard of FairLOF's top-t vs LOF's",
+                                     "fairness_ratio": "share of LOF's Wasserstein disparity removed"})
     done_before = len([t for t in study.get_trials(deepcopy=False) if t.number < target])
-    if places.project is not None:
-        print(f"project: {places.project}")
+    if stores.project is not None:
+        print(f"project: {stores.project}")
     print(f"data: {data.name}  rows: {data.n_rows} of {data.n_source_rows}  features: {data.features.shape[1]}  "
           f"sensitive: {','.join(data.sensitive.columns)}")
-    print(f"study: {study.study_name} ({places.storage})  method: {args.method}  alpha: {alpha}  "
+    print(f"study: {study.study_name} ({stores.storage})  method: {args.method}  alpha: {alpha}  "
           f"fits: {target - done_before} to run, {done_before} done", flush=True)
     objective = make_objective(data, seed=args.seed, top_t=args.top_t, correction=args.correction)
     parent = tracker.parent_run_id(study)
-    if done_before < target:
-        progress = FitProgress(target, alpha, stream=DiscardingStream() if args.no_progress else sys.stdout)
-        with Interrupt() as interrupt:
-            study.optimize(refuse_trials_beyond(objective, target), n_trials=None if done_before else target,
-                           n_jobs=args.n_jobs, catch=(ValueError,),
-                           callbacks=[tracked(tracker, target), progress, stop_at(target), interrupt.callback])
-        progress.close()
-    if len([t for t in study.get_trials(deepcopy=False) if t.number < target]) < target:
-        raise KeyboardInterrupt  # stopped early: the study keeps what was done
-    trials = wait_for_fits(study, target, timeout=3600.0)
+    with mlflow_study.parent_run_ended(tracker, study):
+        if done_before < target:
+            tracker.reopen(study)
+            progress = FitProgress(target, alpha, stream=sys.stdout, enabled=not args.no_progress)
+            with Interrupt() as interrupt:
+                study.optimize(refuse_trials_beyond(objective, target), n_trials=None if done_before else target,
+                               n_jobs=args.n_jobs, catch=(ValueError,),
+                               callbacks=[tracked(tracker, target), progress, stop_at(target), interrupt.callback])
+            progress.close()
+        if len([t for t in study.get_trials(deepcopy=False) if t.number < target]) < target:
+            raise KeyboardInterrupt  # stopped early: the study keeps what was done
+        trials = wait_for_fits(study, target, timeout=3600.0)
 
-    pick = select_best(trials, alpha=alpha)
-    params = pick.trial.params
-    detector = fit_detector(data, n_neighbors=params["n_neighbors"], correction_strength=params["lambda"],
-                            weight_exponent=params["weight_exponent"], share_exponent=params["share_exponent"],
-                            correction=args.correction, top_t=args.top_t)
-    result = compare(detector, data.sensitive)
-    print(f"Fairband pick: trial {pick.trial.number} (budget {pick.trial.user_attrs.get('budget', 1.0):.3f}, "
-          f"alpha {pick.alpha:.3f}): k={params['n_neighbors']} lambda={params['lambda']:.3f} "
-          f"weight_exponent={params['weight_exponent']:.3f} share_exponent={params['share_exponent']:.3f}; "
-          f"on its slice Jaccard {pick.accuracy:.3f}, fairness {pick.fairness:.3f}")
-    print(f"refitted on all {data.n_rows} rows (k={detector.n_neighbors_}, t={detector.top_t_}):")
-    print(format_table(result, {"LOF": 0.0, "FairLOF": detector.fitted_lambda_}))
+        pick = select_best(trials, alpha=alpha)
+        params = pick.trial.params
+        detector = fit_detector(data, n_neighbors=params["n_neighbors"], correction_strength=params["lambda"],
+                                weight_exponent=params["weight_exponent"], share_exponent=params["share_exponent"],
+                                correction=args.correction, top_t=args.top_t)
+        result = compare(detector, data.sensitive)
+        print(f"Fairband pick: trial {pick.trial.number} (budget {pick.trial.user_attrs.get('budget', 1.0):.3f}, "
+              f"alpha {pick.alpha:.3f}): k={params['n_neighbors']} lambda={params['lambda']:.3f} "
+              f"weight_exponent={params['weight_exponent']:.3f} share_exponent={params['share_exponent']:.3f}; "
+              f"on its slice Jaccard {pick.accuracy:.3f}, fairness {pick.fairness:.3f}")
+        print(f"refitted on all {data.n_rows} rows (k={detector.n_neighbors_}, t={detector.top_t_}):")
+        print(format_table(result, {"LOF": 0.0, "FairLOF": detector.fitted_lambda_}))
 
-    refit_fairness = normalised_fairness(result["FairLOF"]["wasserstein_disparity"],
-                                         result["LOF"]["wasserstein_disparity"])
-    from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID
+        earlier = _logged_pick(client, experiment_id, study.study_name, pick.trial.number)
+        if earlier is not None:
+            run_id, model_uri = earlier
+            print(f"the pick was logged by an earlier run of this study: run {run_id}; nothing new logged")
+        else:
+            refit_fairness = normalised_fairness(result["FairLOF"]["wasserstein_disparity"],
+                                                 result["LOF"]["wasserstein_disparity"])
+            from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID
 
-    run_params = {**_base_params(data, args), **params, "pick_trial": pick.trial.number,
-                  "fairband_alpha": pick.alpha, "method": args.method, "study": study.study_name,
-                  "correction": args.correction,
-                  "top_t": detector.top_t_}
-    tags = {MLFLOW_PARENT_RUN_ID: parent, ROLE_TAG: "selection", STUDY_TAG: study.study_name,
-            "fairops.dataset": data.name}
-    extra = {"accuracy": result["FairLOF"]["jaccard"], "fairness": refit_fairness, "pick_score": pick.score,
-             "pick_accuracy": pick.accuracy, "pick_fairness": pick.fairness}
-    run_id, model_uri = log_result_run(client, experiment_id, run_name=f"{study.study_name}/pick", detector=detector,
-                                       data=data, result=result, params=run_params, tags=tags,
-                                       tracking_uri=places.tracking_uri, extra_metrics=extra)
-    tracker.finish(study)
+            run_params = {**_base_params(data, args), **params, "pick_trial": pick.trial.number,
+                          "fairband_alpha": pick.alpha, "method": args.method, "study": study.study_name,
+                          "correction": args.correction, "top_t": detector.top_t_}
+            tags = {MLFLOW_PARENT_RUN_ID: parent, ROLE_TAG: "selection", STUDY_TAG: study.study_name,
+                    TRIAL_TAG: str(pick.trial.number), "fairops.dataset": data.name}
+            extra = {"accuracy": result["FairLOF"]["jaccard"], "fairness": refit_fairness, "pick_score": pick.score,
+                     "pick_accuracy": pick.accuracy, "pick_fairness": pick.fairness}
+            run_id, model_uri = log_result_run(client, experiment_id, run_name=f"{study.study_name}/pick",
+                                               detector=detector, data=data, result=result, params=run_params,
+                                               tags=tags, tracking_uri=stores.tracking_uri, extra_metrics=extra)
+        tracker.finish(study)
+    links = mlflow_study.publish(tracker, study, pick.trial, description=(
+        "**accuracy** = Jaccard of FairLOF's top-t outliers against plain LOF's on the same rows; **fairness** "
+        "= the share of LOF's Wasserstein disparity between the sensitive groups that FairLOF removes."))
     print(f"runs: parent {parent}, pick {run_id} in experiment {args.experiment!r}")
-    _where_to_look(places, model_uri)
+    print_where_to_find(stores, experiment_id, model_uri, links)
     return 0
+
+
+def _logged_pick(client, experiment_id: str, study_name: str, trial_number: int):
+    """``(run_id, model_uri)`` of the pick run an earlier run of this study logged for this trial, or None."""
+    from ...mlflow.tracking import ROLE_TAG, STUDY_TAG, TRIAL_TAG
+
+    escaped = study_name.replace("'", "\\'")
+    runs = client.search_runs([experiment_id], f"tags.`{ROLE_TAG}` = 'selection' and tags.`{STUDY_TAG}` = "
+                              f"'{escaped}' and tags.`{TRIAL_TAG}` = '{trial_number}' and attributes.status = 'FINISHED'",
+                              max_results=1)
+    if not runs:
+        return None
+    models = client.search_logged_models([experiment_id], filter_string=f"source_run_id = '{runs[0].info.run_id}'",
+                                         max_results=1)
+    return runs[0].info.run_id, (models[0].model_uri if models else f"runs:/{runs[0].info.run_id}/model")

@@ -1,0 +1,127 @@
+"""What a tuning job records about its study in MLflow beyond the per-fit runs, and what it prints of it.
+
+- :func:`artifact_root`: artifacts under the project folder unless a tracking server keeps them;
+- :func:`data_sha256`, :func:`task_params`: the parent run's params that say what was tuned on what;
+- :func:`parent_run_ended`: the parent run ends FINISHED, KILLED (Ctrl-C) or FAILED with the job;
+- :func:`registered_version`: the model version an earlier run of the same study registered for the
+  same pick (read through MLflow's public client), so a re-run registers nothing new;
+- :func:`publish`: the comparison of the Pareto-front fits and the pick, and the links to print.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..mlflow.tracking import STUDY_TAG, TRIAL_TAG
+from ..mlflow.ui_links import is_server
+
+
+def artifact_root(project_dir, tracking_uri: str) -> str | None:
+    """``<project>/mlartifacts`` (created) for a store opened directly; None lets a tracking server decide.
+
+    >>> import tempfile
+    >>> artifact_root(tempfile.mkdtemp(), "sqlite:///m.db").endswith("/mlartifacts")
+    True
+    >>> artifact_root("/nonexistent", "http://mlflow:5000") is None
+    True
+    """
+    if is_server(tracking_uri):
+        return None
+    folder = Path(project_dir).resolve() / "mlartifacts"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder.as_uri()
+
+
+def data_sha256(data) -> str:
+    """sha256 of a data set's content as loaded (features, label, sensitive columns), independent of file format.
+
+    >>> from fairops.datasets import load_german
+    >>> data_sha256(load_german()) == data_sha256(load_german()), len(data_sha256(load_german()))
+    (True, 64)
+    """
+    digest = hashlib.sha256()
+    for frame in (data.X, data.sensitive):
+        digest.update(",".join(map(str, frame.columns)).encode())
+        digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    digest.update(np.ascontiguousarray(data.y).tobytes())
+    return digest.hexdigest()
+
+
+def task_params(data) -> dict:
+    """The task as parent-run params: what ``accuracy`` and ``fairness`` measure on which label.
+
+    >>> from fairops.datasets import load_adult
+    >>> task_params(load_adult())["accuracy_metric"]
+    'precision at tpr=0.5'
+    """
+    task = data.task
+    return {"task": str(task), "accuracy_metric": f"{task.metric} at {task.target}={task.target_value:g}",
+            "fairness_ratio": f"{task.fairness} ratio (lowest / highest group) over {', '.join(task.sensitive)}",
+            "positive_class": data.positive_class or "label 1"}
+
+
+def describe_task(data, alpha) -> str:
+    """One Markdown paragraph for the parent run's note."""
+    params = task_params(data)
+    rule = ("alpha from the means of accuracy and fairness over the fits (FB-auto)" if alpha == "auto"
+            else f"alpha = {float(alpha):g}")
+    return (f"**accuracy** = {params['accuracy_metric']} (positive class: {params['positive_class']}); "
+            f"**fairness** = {params['fairness_ratio']}; **weighted score** = alpha * accuracy + "
+            f"(1 - alpha) * fairness, {rule}.")
+
+
+@contextlib.contextmanager
+def parent_run_ended(tracker, study, *, end: bool = True):
+    """End the study's parent run KILLED on Ctrl-C and FAILED on an error (when ``end``; a worker that
+    leaves the end to another one passes ``end=False``). Ending FINISHED is the caller's job."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if end:
+            tracker.finish(study, status="KILLED")
+        raise
+    except BaseException:
+        if end:
+            tracker.finish(study, status="FAILED")
+        raise
+
+
+def registered_version(client, model_name: str, study_name: str, trial_number: int):
+    """The newest version of ``model_name`` registered from a selection run of this study for this
+    trial, or None."""
+    from mlflow.exceptions import MlflowException
+
+    escaped = model_name.replace("'", "\\'")
+    try:
+        versions = client.search_model_versions(f"name = '{escaped}'")
+    except MlflowException:
+        return None
+    for version in sorted(versions, key=lambda v: int(v.version), reverse=True):
+        if not version.run_id:
+            continue
+        try:
+            tags = client.get_run(version.run_id).data.tags
+        except MlflowException:  # the run was deleted
+            continue
+        if tags.get(STUDY_TAG) == study_name and tags.get(TRIAL_TAG) == str(trial_number):
+            return version
+    return None
+
+
+def publish(tracker, study, pick_trial, *, description: str = ""):
+    """Compare the Pareto-front fits and the pick in MLflow's UI; returns the links to print."""
+    from ..fairband.selection import pareto_front
+    from ..mlflow.study_views import publish_study_views
+
+    run_ids = tracker.trial_run_ids(study)
+    front = [t.number for t in pareto_front(study)]
+    compared = [run_ids[number] for number in front if number in run_ids]
+    return publish_study_views(
+        tracker.client, tracker.tracking_uri, tracker.experiment_id(study), tracker.parent_run_id(study),
+        study.study_name, compared_run_ids=compared, pick_run_id=run_ids.get(pick_trial.number),
+        alpha=tracker.alpha, description=description)

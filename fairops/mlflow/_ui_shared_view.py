@@ -1,0 +1,86 @@
+"""Saved views of MLflow's runs page, stored the way the UI's own "Share" button stores them.
+
+The runs page of MLflow's UI reads ``viewStateShareKey=<key>`` from its address and applies the view
+kept in the experiment tag ``mlflow.sharedViewState.<key>``: search filter, sort order, selected columns,
+which runs the charts show, and the chart cards. The tag is written through the public
+``MlflowClient.set_experiment_tag``, but its JSON layout belongs to the UI and is not documented, so it
+is written only for the MLflow versions in :data:`WRITTEN_FOR` (checked in a real browser by the test
+suite); :func:`write_view` returns False elsewhere and callers link to the plain runs page instead.
+
+>>> view_supported("3.17.2"), view_supported("3.16.0"), view_supported("4.0.0")
+(True, False, False)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+#: MLflow versions (lowest included, highest excluded) whose UI reads the views written here.
+WRITTEN_FOR = ((3, 17), (3, 18))
+TAG_PREFIX = "mlflow.sharedViewState."
+_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+# The UI's defaults for the search facets a view must carry.
+_FACETS = {"searchFilter": "", "orderByKey": "attributes.start_time", "orderByAsc": False, "startTime": "ALL",
+           "lifecycleFilter": "Active", "modelVersionFilter": "All Runs", "datasetsFilter": []}
+
+
+def view_supported(version: str) -> bool:
+    major, minor = version.split(".")[:2]
+    release = (int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0))
+    low, high = WRITTEN_FOR
+    return low <= release < high
+
+
+def column(kind: str, key: str) -> str:
+    """A runs-table column key: ``column("metrics", "fairness")`` -> ``metrics.`fairness```."""
+    if kind not in ("attributes", "metrics", "params", "tags"):
+        raise ValueError(f"kind must be attributes, metrics, params or tags, got {kind!r}")
+    return f"{kind}.`{key}`"
+
+
+def scatter_chart(uuid: str, section: str, x: str, y: str, title: str) -> dict:
+    return {"uuid": uuid, "type": "SCATTER", "xaxis": {"key": x, "type": "METRIC"}, "yaxis": {"key": y, "type": "METRIC"},
+            "runsCountToCompare": 1000, "metricSectionId": section, "deleted": False, "isGenerated": False,
+            "displayName": title}
+
+
+def table_chart(uuid: str, section: str, title: str) -> dict:
+    """The chart view's "difference" card: a table of the runs' metrics and tags, one column per run."""
+    return {"uuid": uuid, "type": "DIFFERENCE", "compareGroups": ["Model metrics", "Tags"], "chartName": title,
+            "showChangeFromBaseline": False, "showDifferencesOnly": False, "baselineColumnUuid": "",
+            "runsCountToCompare": 100, "metricSectionId": section, "deleted": False, "isGenerated": False,
+            "displayName": title}
+
+
+RUN_NAME_COLUMN = "attributes.`Run Name`"
+
+
+def view_state(*, columns, charts, section: str, section_name: str, search_filter: str = "",
+               order_by: str | None = None, ascending: bool = False, widths: dict | None = None) -> dict:
+    """A runs-page view: every run shown in the charts, one chart section first, the given columns in
+    this order after the run name, with the given widths in pixels."""
+    state = dict(_FACETS)
+    state.update({"searchFilter": search_filter, "orderByAsc": bool(ascending)})
+    if order_by is not None:
+        state["orderByKey"] = order_by
+    state.update({
+        "selectedColumns": list(columns), "columnOrder": [RUN_NAME_COLUMN, *columns],
+        "columnWidths": dict(widths or {}), "runsHiddenMode": "SHOW_ALL", "compareRunCharts": list(charts),
+        "compareRunSections": [{"uuid": section, "name": section_name, "display": True, "isReordered": False,
+                                "deleted": False, "isGenerated": False, "columns": 2, "cardHeight": 420}],
+        "isAccordionReordered": False, "hideEmptyCharts": True, "useGroupedValuesInCharts": True,
+    })
+    return state
+
+
+def write_view(client, experiment_id: str, key: str, state: dict) -> bool:
+    """Store ``state`` under ``key`` on the experiment; False (nothing written) outside :data:`WRITTEN_FOR`."""
+    import mlflow
+
+    if not _KEY.match(key):
+        raise ValueError(f"key must be 1-100 letters, digits, '_', '.' or '-', got {key!r}")
+    if not view_supported(mlflow.__version__):
+        return False
+    client.set_experiment_tag(experiment_id, TAG_PREFIX + key, json.dumps(state, separators=(",", ":")))
+    return True

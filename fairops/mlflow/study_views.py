@@ -1,0 +1,137 @@
+"""Two views of a tracked study in MLflow's UI, and the links that open them.
+
+- **trials**: the runs table of the study, flat (not folded under the parent run), most accurate first,
+  with the columns that compare fits at a glance (accuracy, fairness, weighted score, AUC_S, AUC_Y,
+  budget, family, bracket, rung); its chart view plots accuracy against fairness for the runs the
+  table has loaded (MLflow loads 100 at a time; "Load more" adds the rest).
+- **compare**: the Pareto-front fits and the pick only, opened on the chart view: the same scatter
+  and a table of their metrics, one column per run.
+- **study**: the parent run's metric charts, where ``pick_accuracy`` and ``pick_fairness`` over the
+  budget spent draw the study's anytime curve.
+
+:func:`publish_study_views` stores the two views on the experiment (see :mod:`._ui_shared_view` for
+the MLflow versions this works with; elsewhere the links open the plain runs page, sorted the same
+way, and MLflow's classic compare page), tags the pick's run, and writes the links on the parent run
+(tags ``fairops.runs_url`` and ``fairops.compare_url`` and the run's description).
+
+>>> links = StudyLinks(runs="R", compare="C", study="S", ui_command="mlflow ui --backend-store-uri sqlite:///m.db")
+>>> print(links.text())
+MLflow UI: mlflow ui --backend-store-uri sqlite:///m.db  (then open the links)
+  trials:  R
+  compare: C  (Pareto front + pick)
+  study:   S  (the running pick over the budget spent)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import _ui_shared_view as shared
+from .tracking import PICK_TAG, STUDY_TAG
+from .ui_links import compare_runs_url, run_url, runs_url, ui_base_url, ui_command
+
+WEIGHTED_SCORE = shared.column("metrics", "weighted_score")
+TRIAL_COLUMNS = (
+    shared.column("metrics", "accuracy"), shared.column("metrics", "fairness"), WEIGHTED_SCORE,
+    shared.column("metrics", "auc_s"), shared.column("metrics", "auc_y"), shared.column("tags", "budget"),
+    shared.column("tags", "family"), shared.column("tags", "bracket"), shared.column("tags", "rung"),
+    shared.column("attributes", "Models"),
+)
+WIDTHS = {shared.RUN_NAME_COLUMN: 300, shared.column("tags", "family"): 160}
+#: Runs shown in the comparison at most (the Pareto front of a long study can be large).
+MAX_COMPARED = 60
+
+
+@dataclass(frozen=True)
+class StudyLinks:
+    """Absolute links to the trials view and the comparison, and the command serving the UI (if any)."""
+
+    runs: str
+    compare: str
+    study: str
+    ui_command: str | None = None
+
+    def text(self) -> str:
+        """The lines a job prints."""
+        head = (f"MLflow UI: {self.ui_command}  (then open the links)" if self.ui_command
+                else "MLflow UI (the tracking server):")
+        return (f"{head}\n  trials:  {self.runs}\n  compare: {self.compare}  (Pareto front + pick)\n"
+                f"  study:   {self.study}  (the running pick over the budget spent)")
+
+
+def _quoted(value: str) -> str:
+    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _columns(alpha) -> list[str]:
+    """The trial columns; without a fixed alpha most fits have no weighted score, so it is left out."""
+    fixed = alpha is not None and alpha != "auto"
+    return [c for c in TRIAL_COLUMNS if fixed or c != WEIGHTED_SCORE]
+
+
+def _trials_state(study_name: str, section: str, alpha) -> dict:
+    charts = [shared.scatter_chart(f"{section}-scatter", section, "accuracy", "fairness", "accuracy vs fairness")]
+    return shared.view_state(columns=_columns(alpha), charts=charts, section=section, section_name="fairops",
+                             search_filter=f"tags.`{STUDY_TAG}` = {_quoted(study_name)}",
+                             order_by=shared.column("metrics", "accuracy"), widths=WIDTHS)
+
+
+def _compare_state(run_ids, section: str, alpha) -> dict:
+    charts = [shared.scatter_chart(f"{section}-scatter", section, "accuracy", "fairness", "accuracy vs fairness"),
+              shared.table_chart(f"{section}-table", section, "metrics of the compared fits")]
+    search = "attributes.run_id IN (" + ", ".join(_quoted(r) for r in run_ids) + ")"
+    return shared.view_state(columns=_columns(alpha), charts=charts, section=section, section_name="fairops",
+                             search_filter=search, order_by=shared.column("metrics", "accuracy"), widths=WIDTHS)
+
+
+def mark_pick(client, run_id: str) -> None:
+    """Tag the pick's trial run and add `` (pick)`` to its name, so charts and tables show which it is."""
+    run = client.get_run(run_id)
+    name = run.info.run_name or run_id
+    if not name.endswith(" (pick)"):
+        client.update_run(run_id, name=f"{name} (pick)")
+    client.set_tag(run_id, PICK_TAG, "true")
+
+
+def publish_study_views(client, tracking_uri: str, experiment_id: str, parent_run_id: str, study_name: str, *,
+                        compared_run_ids, pick_run_id: str | None = None, alpha=None,
+                        description: str = "") -> StudyLinks:
+    """Store the trials and comparison views, mark the pick, write the links on the parent run.
+
+    ``compared_run_ids``: the runs of the comparison (the Pareto-front fits and the pick), at most
+    :data:`MAX_COMPARED` are kept. ``alpha``: the study's (a float shows the weighted score column).
+    ``description`` opens the parent run's note, above the links.
+    """
+    compared = list(dict.fromkeys(compared_run_ids))[:MAX_COMPARED]
+    if pick_run_id is not None:
+        mark_pick(client, pick_run_id)
+        if pick_run_id not in compared:
+            compared = [pick_run_id, *compared[:MAX_COMPARED - 1]]
+    base = ui_base_url(tracking_uri)
+    suffix = parent_run_id[:12]
+    trials_key, compare_key = f"fairops-trials-{suffix}", f"fairops-compare-{suffix}"
+    stored = shared.write_view(client, experiment_id, trials_key, _trials_state(study_name, f"{trials_key}-s", alpha))
+    if compared:
+        stored = shared.write_view(client, experiment_id, compare_key, _compare_state(compared, f"{compare_key}-s", alpha)) \
+            and stored
+
+    def links(prefix: str):
+        if stored:
+            trials = runs_url(prefix, experiment_id, view=trials_key)
+            compare = runs_url(prefix, experiment_id, view=compare_key, mode="CHART")
+        else:  # an MLflow whose UI this view format was not checked with: plain pages, sorted the same way
+            trials = runs_url(prefix, experiment_id, orderByKey=shared.column("metrics", "accuracy"), orderByAsc=False)
+            compare = compare_runs_url(prefix, experiment_id, compared) if compared else trials
+        return trials, compare
+
+    trials, compare = links(base)
+    relative_trials, relative_compare = links("")
+    note = (f"{description}\n\n" if description else "") + (
+        f"- [Trials: accuracy, fairness, AUC_S and budget of every fit]({relative_trials})\n"
+        f"- [Compare the Pareto-front fits and the pick]({relative_compare})\n")
+    client.set_tag(parent_run_id, "mlflow.note.content", note)
+    client.set_tag(parent_run_id, "fairops.runs_url", trials)
+    client.set_tag(parent_run_id, "fairops.compare_url", compare)
+    study = run_url(base, experiment_id, parent_run_id, tab="model-metrics")
+    client.set_tag(parent_run_id, "fairops.study_url", study)
+    return StudyLinks(trials, compare, study, ui_command(tracking_uri))

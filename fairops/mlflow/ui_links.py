@@ -1,0 +1,100 @@
+"""Links into MLflow's web UI that open on what fairops logged, as a model-training experiment.
+
+MLflow 3's UI opens an experiment in its GenAI workspace (traces, tokens) unless the address carries
+``workflowType=machine_learning`` or the browser remembers the "Model training" switch; the experiment tag
+``mlflow.experimentKind`` (which fairops sets to ``custom_model_development`` on the experiments it
+creates) does not change that in MLflow 3.17's open-source UI, so every link made here carries the
+parameter.
+
+- :func:`runs_url`: the experiment's runs page (optionally a saved view of it, see
+  :mod:`fairops.mlflow.study_views`);
+- :func:`run_url`: one run's page (its metric charts, its artifacts);
+- :func:`compare_runs_url`: MLflow's classic side-by-side comparison of some runs;
+- :func:`ui_base_url` / :func:`ui_command`: where the UI is, and the command that serves it for a
+  database tracking store.
+
+>>> runs_url("http://127.0.0.1:5000", "3")
+'http://127.0.0.1:5000/#/experiments/3/runs?workflowType=machine_learning'
+>>> runs_url("", "3", view="fairops-pareto", mode="CHART")
+'#/experiments/3/runs?workflowType=machine_learning&viewStateShareKey=fairops-pareto&compareRunsMode=CHART'
+>>> compare_runs_url("http://mlflow:5000/", "3", ["a1", "b2"])
+'http://mlflow:5000/#/compare-runs?runs=%5B%22a1%22%2C%22b2%22%5D&experiments=%5B%223%22%5D'
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote, urlencode
+
+#: Where ``mlflow ui`` serves by default.
+DEFAULT_UI = "http://127.0.0.1:5000"
+#: The experiment tag MLflow reads for the experiment's kind, and fairops' value for it.
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+MODEL_TRAINING = "custom_model_development"
+RUN_COMPARE_MODES = ("TABLE", "CHART", "ARTIFACT")
+
+
+def is_server(tracking_uri: str) -> bool:
+    """True for a tracking server (``http(s)://``), False for a store opened directly (a database, files)."""
+    return str(tracking_uri).startswith(("http://", "https://"))
+
+
+def ui_base_url(tracking_uri: str) -> str:
+    """The UI of a tracking server is the server itself; a database store is shown by ``mlflow ui``.
+
+    >>> ui_base_url("http://mlflow:5000/"), ui_base_url("sqlite:///p/mlflow.db")
+    ('http://mlflow:5000', 'http://127.0.0.1:5000')
+    """
+    return str(tracking_uri).rstrip("/") if is_server(tracking_uri) else DEFAULT_UI
+
+
+def ui_command(tracking_uri: str) -> str | None:
+    """The command serving the UI over a database store (None for a tracking server, which is its own UI).
+
+    >>> ui_command("sqlite:////p/mlflow.db")
+    'mlflow ui --backend-store-uri sqlite:////p/mlflow.db'
+    """
+    return None if is_server(tracking_uri) else f"mlflow ui --backend-store-uri {tracking_uri}"
+
+
+def _base(base_url: str) -> str:
+    return base_url.rstrip("/") + "/" if base_url else ""
+
+
+def runs_url(base_url: str, experiment_id: str, *, view: str | None = None, mode: str | None = None,
+             **search) -> str:
+    """The experiment's runs page opened as a model-training experiment.
+
+    ``view``: a saved view key; ``mode``: ``"TABLE"``, ``"CHART"`` or ``"ARTIFACT"``; other keyword
+    arguments are the page's own search parameters (``orderByKey``, ``orderByAsc``, ``searchFilter``).
+    An empty ``base_url`` makes a link relative to the UI (for notes shown inside it).
+    """
+    if mode is not None and mode not in RUN_COMPARE_MODES:
+        raise ValueError(f"mode must be one of {RUN_COMPARE_MODES}, got {mode!r}")
+    query = {"workflowType": "machine_learning"}
+    if view is not None:
+        query["viewStateShareKey"] = view
+    if mode is not None:
+        query["compareRunsMode"] = mode
+    query.update({key: str(value).lower() if isinstance(value, bool) else value for key, value in search.items()})
+    return f"{_base(base_url)}#/experiments/{experiment_id}/runs?{urlencode(query, quote_via=quote)}"
+
+
+def run_url(base_url: str, experiment_id: str, run_id: str, *, tab: str | None = None) -> str:
+    """One run's page (``tab``: ``"model-metrics"``, ``"artifacts"``, ...), as a model-training experiment.
+
+    >>> run_url("http://127.0.0.1:5000", "3", "abc", tab="model-metrics")
+    'http://127.0.0.1:5000/#/experiments/3/runs/abc/model-metrics?workflowType=machine_learning'
+    """
+    page = f"{_base(base_url)}#/experiments/{experiment_id}/runs/{run_id}"
+    return f"{page}/{tab}?workflowType=machine_learning" if tab else f"{page}?workflowType=machine_learning"
+
+
+def compare_runs_url(base_url: str, experiment_id: str, run_ids) -> str:
+    """MLflow's compare page for ``run_ids`` (params and metrics side by side, parallel coordinates)."""
+    run_ids = [str(run_id) for run_id in run_ids]
+    if not run_ids:
+        raise ValueError("run_ids must name at least one run")
+    query = urlencode({"runs": json.dumps(run_ids, separators=(",", ":")),
+                       "experiments": json.dumps([str(experiment_id)])}, quote_via=quote)
+    return f"{_base(base_url)}#/compare-runs?{query}"
