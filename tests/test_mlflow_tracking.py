@@ -57,7 +57,7 @@ def test_fairband_study_gets_one_parent_and_one_child_per_fit(uri, make):
     parents, children = _runs(client, experiment_id, "study"), _runs(client, experiment_id, "trial")
     assert len(parents) == 1 and len(children) == 6
     parent = parents[0].info.run_id
-    assert study._storage.get_study_system_attrs(study._study_id)[PARENT_ATTR]["run_id"] == parent
+    assert study.user_attrs[PARENT_ATTR]["run_id"] == parent
     by_number = {int(r.data.tags["fairops.trial_number"]): r for r in children}
     assert sorted(by_number) == list(range(6))
     for trial in study.trials:

@@ -250,7 +250,7 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
     rule_text = describe(pick, study)
     tags = {MLFLOW_RUN_NAME: f"{study.study_name}/selection", ROLE_TAG: "selection", STUDY_TAG: study.study_name,
             TRIAL_TAG: str(pick.trial.number), "selection_rule": rule_text, "fairops_version": fairops.__version__}
-    stored = study._storage.get_study_system_attrs(study._study_id).get(PARENT_ATTR)
+    stored = study.user_attrs.get(PARENT_ATTR)
     if stored and stored.get("experiment_id") == experiment_id:
         tags[MLFLOW_PARENT_RUN_ID] = stored["run_id"]
     run_id = client.create_run(experiment_id, tags=tags).info.run_id

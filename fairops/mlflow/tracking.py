@@ -249,9 +249,8 @@ class FairnessTrackingCallback:
         )
 
     def _resolve_parent(self, study) -> str:
-        storage, study_id = study._storage, study._study_id
         experiment_id = self.experiment_id(study)
-        stored = storage.get_study_system_attrs(study_id).get(PARENT_ATTR)
+        stored = study.user_attrs.get(PARENT_ATTR)
         if stored and stored.get("experiment_id") == experiment_id:
             return stored["run_id"]
         own = None
@@ -269,7 +268,7 @@ class FairnessTrackingCallback:
             break
         if own is not None and own != winner:
             self.client.delete_run(own)
-        storage.set_study_system_attr(study_id, PARENT_ATTR, {"experiment_id": experiment_id, "run_id": winner})
+        study.set_user_attr(PARENT_ATTR, {"experiment_id": experiment_id, "run_id": winner})
         return winner
 
     def _create_parent(self, experiment_id: str, study) -> str:
