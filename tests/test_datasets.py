@@ -1,12 +1,16 @@
 import hashlib
+import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from fairops.datasets import LOADERS, BudgetSlicer, load_dataset, strata, train_validation_test_split
+from fairops.datasets import (LOADERS, BudgetSlicer, load_adult, load_compas, load_dataset, strata,
+                              train_validation_test_split)
 from fairops.datasets._bundle import SHA256, data_path, file_sha256
 
+LOGS = Path(__file__).resolve().parents[1] / "benchmarks" / "reference" / "fair-automl"
 EXPECTED_ROWS = {"adult": 45222, "compas": 6172, "german": 1000, "bank": 4521, "credit_default": 30000}
 
 

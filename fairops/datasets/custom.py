@@ -13,8 +13,9 @@ from .bundled import Dataset, _finish
 READERS = {".csv": pd.read_csv, ".parquet": pd.read_parquet}
 
 
-def _binary_target(column: pd.Series, name: str) -> np.ndarray:
-    """0/1 labels from a two-valued column (the larger value, or "yes"/"true"/">50K"-like text, is 1)."""
+def _binary_target(column: pd.Series, name: str) -> tuple[np.ndarray, str]:
+    """0/1 labels from a two-valued column (the larger value, or the later text in sorted order, is 1),
+    and which value is positive."""
     if column.isna().any():
         raise ValueError(f"target column {name!r} has {int(column.isna().sum())} missing values")
     values = sorted(column.unique().tolist(), key=str)
@@ -22,9 +23,9 @@ def _binary_target(column: pd.Series, name: str) -> np.ndarray:
         shown = values[:6]
         raise ValueError(f"target column {name!r} must have exactly two classes, found {len(values)}: {shown}")
     if set(values) <= {0, 1} or set(values) <= {False, True}:
-        return column.astype(int).to_numpy()
+        return column.astype(int).to_numpy(), f"{name} = {values[1]!s}"
     positive = values[1]
-    return (column == positive).to_numpy()
+    return (column == positive).to_numpy(), f"{name} = {positive!s}"
 
 
 def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,ratio=tpr",
@@ -39,8 +40,8 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
     >>> path = tempfile.mkdtemp() + "/toy.csv"
     >>> pd.DataFrame({"x": [1, 2, 3, 4], "g": list("abab"), "y": [0, 1, 1, 0]}).to_csv(path, index=False)
     >>> data = load_table(path, target="y", sensitive="g")
-    >>> data.X.columns.tolist(), data.y.tolist(), str(data.task)
-    (['x', 'g'], [0, 1, 1, 0], 'precision@tpr=0.5,ratio=tpr')
+    >>> data.X.columns.tolist(), data.y.tolist(), str(data.task), data.task.positive
+    (['x', 'g'], [0, 1, 1, 0], 'precision@tpr=0.5,ratio=tpr', 'y = 1')
     """
     path = Path(path)
     reader = READERS.get(path.suffix.lower())
@@ -55,12 +56,12 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
         raise ValueError(f"column(s) {missing} not in {path.name}; it has {list(frame.columns)}")
     if not columns:
         raise ValueError("name at least one sensitive column")
-    y = _binary_target(frame.pop(target), target)
+    y, positive = _binary_target(frame.pop(target), target)
     groups = frame[columns]
     for column in columns:
         if groups[column].isna().any():
             raise ValueError(f"sensitive column {column!r} has missing values")
         if groups[column].nunique() < 2:
             raise ValueError(f"sensitive column {column!r} has a single value; fairness needs two groups")
-    spec = Task.from_string(task, sensitive=[columns[0]])
+    spec = Task.from_string(task, sensitive=[columns[0]], positive=positive)
     return _finish(path.stem, frame, y, groups.astype(str), spec, str(path), drop_sensitive)
