@@ -71,6 +71,10 @@ def test_every_fit_is_a_child_run_and_the_pick_is_registered(finished_project):
     # the rule that made the pick, not "chosen by hand"
     assert version.tags["selection_kind"] == "fairband" and "alpha rule auto" in version.tags["selection_rule"]
     assert "most accurate fit" in version.description and "test accuracy" in version.description
+    parent = client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'study'")[0]
+    assert {k: v for k, v in parent.data.params.items() if k.startswith("task")} == {
+        "task": "precision@tpr=0.5,ratio=tpr", "task.positive_class": "label 1", "task.metric": "precision",
+        "task.target": "tpr=0.5", "task.fairness_ratio": "tpr", "task.sensitive": "sex"}
 
 
 def test_rerunning_a_finished_study_adds_no_fits(finished_project, capsys):
@@ -78,6 +82,11 @@ def test_rerunning_a_finished_study_adds_no_fits(finished_project, capsys):
     assert len(_study(finished_project).get_trials(deepcopy=False)) == 206
     out = capsys.readouterr().out
     assert "206 already in the study" in out and "Fairband pick" in out and "most accurate" in out
+    assert "task: positive class: label 1; accuracy: precision at 50% TPR; fairness: TPR ratio" in out
+    lines = out.splitlines()
+    header = lines[lines.index(next(line for line in lines if "Fairband pick" in line)) - 1]
+    assert header.split() == ["precision", "TPR", "ratio"] * 2
+    assert "precision = precision at 50% TPR" in out and "threshold set on the validation rows" in out
 
 
 def test_interrupted_run_resumes_without_lost_or_repeated_fits(tmp_path):

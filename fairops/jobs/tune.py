@@ -110,6 +110,25 @@ class TuneResult:
     fits: int
     rows: dict = field(default_factory=dict)
     registered: object = None
+    task: object = None
+    failures: dict = field(default_factory=dict)
+
+
+def _log_task(tracker, study, task) -> None:
+    """The task as params of the study's parent run (the same values again when a run resumes)."""
+    from mlflow.entities import Param
+
+    tracker.client.log_batch(tracker.parent_run_id(study),
+                             params=[Param(name, value) for name, value in task.as_params().items()])
+
+
+def _failures(trials) -> dict:
+    """Failed fits by reason (constant validation scores, errors)."""
+    from collections import Counter
+
+    from ..fairband.objective import failure_reason
+
+    return dict(Counter(reason for reason in map(failure_reason, trials) if reason is not None))
 
 
 def load_source(settings: TuneSettings):
@@ -197,11 +216,11 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     target = target_trials(settings)
     tracker = FairnessTrackingCallback(settings.tracking_uri, experiment_name=settings.study_name,
                                        alpha=None if pick_alpha_of(settings) == "auto" else pick_alpha_of(settings))
-    tracker.parent_run_id(study)
+    _log_task(tracker, study, data.task)
     done_before = len([t for t in study.get_trials(deepcopy=False) if t.number < target])
     print(f"project: {settings.project_dir}\nstudy: {settings.study_name} ({settings.tuner}, "
           f"{target} fits, {done_before} already in the study)\nstorage: {settings.storage}\n"
-          f"tracking: {settings.tracking_uri}\ndata: {data!r}", file=out, flush=True)
+          f"tracking: {settings.tracking_uri}\ndata: {data!r}\ntask: {data.task.describe()}", file=out, flush=True)
 
     progress = FitProgress(target, pick_alpha_of(settings), stream=out if settings.progress else Silent())
     if done_before < target:
@@ -213,7 +232,7 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     trials = [t for t in study.get_trials(deepcopy=False) if t.number < target]
     if len(trials) < target:
         raise KeyboardInterrupt  # stopped early: the study keeps what was done
-    result = TuneResult(settings, study, fits=len(trials))
+    result = TuneResult(settings, study, fits=len(trials), task=data.task, failures=_failures(trials))
     if not settings.finalize:
         print(f"worker done: {result.fits} fits in the study", file=out)
         return result
@@ -300,14 +319,25 @@ def _register(settings, study, objective, pick, model, scores, accurate, accurat
 def print_summary(result: TuneResult, *, out=None) -> None:
     """The pick vs the most accurate fit, on validation (refit) and test, and where to look next."""
     out = out or sys.stdout
-    print("\n" + f"{'':<28}{'validation':>22}{'test':>22}", file=out)
-    print(f"{'':<28}{'accuracy':>11}{'fairness':>11}{'accuracy':>11}{'fairness':>11}", file=out)
+    task = result.task
+    accuracy, fairness = (task.metric, f"{task.fairness.upper()} ratio") if task else ("accuracy", "fairness")
+    width = max(11, len(accuracy) + 2, len(fairness) + 2)
+    print("\n" + f"{'':<28}{'validation':>{2 * width}}{'test':>{2 * width}}", file=out)
+    print(f"{'':<28}" + f"{accuracy:>{width}}{fairness:>{width}}" * 2, file=out)
     for label, row in result.rows.items():
         v, t = row["validation"], row["test"]
-        print(f"{label:<28}{v['accuracy']:>11.4f}{v['fairness']:>11.4f}{t['accuracy']:>11.4f}{t['fairness']:>11.4f}",
+        print(f"{label:<28}" + "".join(f"{value:>{width}.4f}" for value in
+                                      (v["accuracy"], v["fairness"], t["accuracy"], t["fairness"])), file=out)
+    if task is not None:
+        print(f"({accuracy} = {task.accuracy_name}, positive class: {task.positive or 'label 1'}; "
+              f"{fairness} = lowest / highest {task.fairness.upper()} over {', '.join(task.sensitive)})", file=out)
+    print("(models refit on all training rows; the test rows are scored at the threshold set on the "
+          "validation rows)", file=out)
+    failed = sum(result.failures.values())
+    if failed:
+        reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(result.failures.items()))
+        print(f"failed fits: {failed} of {result.fits} ({reasons}); they rank last and are never picked",
               file=out)
-    print("(models refit on all training rows; accuracy = the task's metric at its threshold, "
-          "fairness = its group ratio)", file=out)
     settings = result.settings
     if result.registered is not None:
         print(f"\nregistered: models:/{settings.model_name}@champion (version {result.registered.version})",
