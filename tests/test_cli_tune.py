@@ -86,7 +86,8 @@ def test_rerunning_a_finished_study_adds_no_fits(finished_project, capsys):
     lines = out.splitlines()
     header = lines[lines.index(next(line for line in lines if "Fairband pick" in line)) - 1]
     assert header.split() == ["precision", "TPR", "ratio"] * 2
-    assert "precision = precision at 50% TPR" in out and "threshold set on the validation rows" in out
+    assert "(precision = precision at 50% TPR; TPR ratio = lowest / highest over sex; positive class: label 1)" in out
+    assert "threshold set on the validation rows" in out
 
 
 def test_interrupted_run_resumes_without_lost_or_repeated_fits(tmp_path):

@@ -86,7 +86,7 @@ def markdown_table(rows, task=None) -> str:
     |---|---|---|---|---|---|---|
     | HB | 90.0 ± 0.0 | 50.0 ± 0.0 | 80.0 ± 0.0 | 60.0 ± 0.0 | 1 | 0.0 |
     """
-    accuracy, fairness = ("accuracy", "fairness") if task is None else (task.metric, f"{task.fairness.upper()} ratio")
+    accuracy, fairness = ("accuracy", "fairness") if task is None else (task.metric, task.fairness_label)
     lines = [f"| tuner | val {accuracy} | val {fairness} | test {accuracy} | test {fairness} | runs | failed fits |",
              "|---|---|---|---|---|---|---|"]
     for entry in summary(rows):

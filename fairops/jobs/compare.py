@@ -84,9 +84,8 @@ def _run(args) -> int:
     write_csv(rows, stem.with_suffix(".csv"))
     draw(rows, stem.with_suffix(".png"), f"{args.dataset}: positive = {data.task.positive or 'label 1'}", data.task)
     print("\n" + markdown_table(rows, data.task))
-    print(f"({data.task.metric} = {data.task.accuracy_name}; {data.task.fairness.upper()} ratio = lowest / highest "
-          f"{data.task.fairness.upper()} over {', '.join(data.task.sensitive)}; test rows scored at the validation "
-          "threshold)")
+    print(f"({data.task.metric} = {data.task.accuracy_name}; {data.task.fairness_label} = lowest / highest over "
+          f"{', '.join(data.task.sensitive)}; test rows scored at the validation threshold)")
     print(f"\nwritten: {stem.with_suffix('.csv')} and {stem.with_suffix('.png')}")
     return 0
 

@@ -320,7 +320,7 @@ def print_summary(result: TuneResult, *, out=None) -> None:
     """The pick vs the most accurate fit, on validation (refit) and test, and where to look next."""
     out = out or sys.stdout
     task = result.task
-    accuracy, fairness = (task.metric, f"{task.fairness.upper()} ratio") if task else ("accuracy", "fairness")
+    accuracy, fairness = (task.metric, task.fairness_label) if task else ("accuracy", "fairness")
     width = max(11, len(accuracy) + 2, len(fairness) + 2)
     print("\n" + f"{'':<28}{'validation':>{2 * width}}{'test':>{2 * width}}", file=out)
     print(f"{'':<28}" + f"{accuracy:>{width}}{fairness:>{width}}" * 2, file=out)
@@ -329,8 +329,8 @@ def print_summary(result: TuneResult, *, out=None) -> None:
         print(f"{label:<28}" + "".join(f"{value:>{width}.4f}" for value in
                                       (v["accuracy"], v["fairness"], t["accuracy"], t["fairness"])), file=out)
     if task is not None:
-        print(f"({accuracy} = {task.accuracy_name}, positive class: {task.positive or 'label 1'}; "
-              f"{fairness} = lowest / highest {task.fairness.upper()} over {', '.join(task.sensitive)})", file=out)
+        print(f"({accuracy} = {task.accuracy_name}; {fairness} = lowest / highest over "
+              f"{', '.join(task.sensitive)}; positive class: {task.positive or 'label 1'})", file=out)
     print("(models refit on all training rows; the test rows are scored at the threshold set on the "
           "validation rows)", file=out)
     failed = sum(result.failures.values())

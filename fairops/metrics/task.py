@@ -81,15 +81,20 @@ class Task:
         return f"{self.metric} at {100 * self.target_value:g}% {_RATE_NAMES[self.target]}"
 
     @property
+    def fairness_label(self) -> str:
+        """The fairness ratio's short name, e.g. ``"TPR ratio"`` (a column header)."""
+        return f"{_RATE_NAMES[self.fairness]} ratio"
+
+    @property
     def fairness_name(self) -> str:
         """The fairness ratio in words, e.g. ``"TPR ratio over sex"``."""
-        return f"{_RATE_NAMES[self.fairness]} ratio over {', '.join(self.sensitive)}"
+        return f"{self.fairness_label} over {', '.join(self.sensitive)}"
 
     def describe(self) -> str:
         """One line naming the positive class, the accuracy metric and the fairness ratio."""
         positive = self.positive or "label 1"
         return (f"positive class: {positive}; accuracy: {self.accuracy_name}; "
-                f"fairness: {_RATE_NAMES[self.fairness]} ratio (lowest / highest) over {', '.join(self.sensitive)}")
+                f"fairness: {self.fairness_label} (lowest / highest) over {', '.join(self.sensitive)}")
 
     def as_params(self) -> dict[str, str]:
         """The task as flat string parameters (for a tracking run).
