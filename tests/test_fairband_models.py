@@ -177,3 +177,24 @@ def test_split_seed_fixes_the_split_across_seeds():
     c = FairnessObjective(data, seed=2)
     assert a.rows("test")[0].index.equals(b.rows("test")[0].index)
     assert not a.rows("test")[0].index.equals(c.rows("test")[0].index)
+
+
+def test_category_codes_one_hot_like_the_labels():
+    from sklearn.preprocessing import OneHotEncoder
+
+    from fairops.datasets import load_adult
+    from fairops.fairband.search_space import CategoryCodes, _encoder
+
+    X = load_adult().X
+    categorical = [c for c in X.columns if str(X[c].dtype) == "category"]
+    fit_rows, other_rows = X.iloc[:300], X.iloc[5000:8000]  # the small part lacks some categories
+    by_labels = OneHotEncoder(handle_unknown="ignore").fit(fit_rows[categorical].astype(str))
+    ours = _encoder(X).fit(fit_rows)
+    expected = by_labels.transform(other_rows[categorical].astype(str)).toarray()
+    got = ours.transform(other_rows).toarray()[:, : expected.shape[1]]
+    assert np.array_equal(got, expected)
+    reordered = other_rows.assign(sex=other_rows["sex"].cat.reorder_categories(["Male", "Female"]))
+    with pytest.raises(ValueError, match="other categories than in fit"):
+        CategoryCodes().fit(fit_rows[["sex"]]).transform(reordered[["sex"]])
+    with pytest.raises(TypeError, match="category dtype"):
+        CategoryCodes().fit(fit_rows[["sex"]].astype(str))

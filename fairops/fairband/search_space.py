@@ -30,7 +30,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sklearn.base import BaseEstimator, ClassifierMixin
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 
 PROFILES = ("paper", "fast")
 
@@ -201,14 +202,56 @@ register_family("mlp", _mlp)
 PAPER_FAMILIES = ("logistic_regression", "decision_tree", "random_forest", "lightgbm", "mlp")
 
 
+class CategoryCodes(TransformerMixin, BaseEstimator):
+    """pandas ``category`` columns as their integer codes, for a one-hot encoder to expand.
+
+    pandas keeps the categories of ``astype("category")`` sorted, so the codes sort like the labels
+    and the one-hot columns come out the same as from the labels themselves, several times faster
+    (no per-row string comparisons). The categories seen in ``fit`` must be those of every later input.
+
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"c": pd.Categorical(["b", "a", "b"])})
+    >>> CategoryCodes().fit(X).transform(X).ravel().tolist()
+    [1, 0, 1]
+    """
+
+    def fit(self, X, y=None):
+        self.categories_ = [list(self._column(X, c).cat.categories) for c in X.columns]
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    @staticmethod
+    def _column(X, name):
+        import pandas as pd
+
+        column = X[name]
+        if not isinstance(column.dtype, pd.CategoricalDtype):
+            raise TypeError(f"column {name!r} must have pandas category dtype, got {column.dtype}")
+        return column
+
+    def transform(self, X):
+        codes = []
+        for name, categories in zip(X.columns, self.categories_):
+            column = self._column(X, name)
+            if list(column.cat.categories) != categories:
+                raise ValueError(f"column {name!r} has other categories than in fit; codes would change meaning")
+            codes.append(column.cat.codes.to_numpy())
+        return np.column_stack(codes) if codes else np.empty((len(X), 0), dtype=np.int8)
+
+
 def _encoder(X):
     from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-    categorical = [c for c in X.columns if str(X[c].dtype) in ("category", "object", "bool")]
-    numeric = [c for c in X.columns if c not in categorical]
-    return ColumnTransformer([("categorical", OneHotEncoder(handle_unknown="ignore"), categorical),
-                              ("numeric", StandardScaler(), numeric)])
+    coded = [c for c in X.columns if str(X[c].dtype) == "category"]
+    other = [c for c in X.columns if str(X[c].dtype) in ("object", "bool")]
+    numeric = [c for c in X.columns if c not in coded and c not in other]
+    parts = [("categorical", Pipeline([("codes", CategoryCodes()), ("one_hot", OneHotEncoder(handle_unknown="ignore"))]),
+              coded)]
+    if other:
+        parts.append(("text", OneHotEncoder(handle_unknown="ignore"), other))
+    return ColumnTransformer([*parts, ("numeric", StandardScaler(), numeric)])
 
 
 def make_model(trial, *, profile: str = "fast", families: Sequence[str] | None = None, seed: int = 0,
