@@ -74,6 +74,7 @@ def fit_records(study) -> list[dict]:
             "model": t.params.get("model"), "failure": failure_reason(t),
             "val_acc": t.values[0] if ok else None, "val_fair": t.values[1] if ok else None,
             "test_acc": attrs.get("test_accuracy"), "test_fair": attrs.get("test_fairness"),
+            "seconds": t.duration.total_seconds() if t.duration is not None else None,
         })
     return records
 
