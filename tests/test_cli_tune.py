@@ -1,5 +1,7 @@
 """End-to-end runs of ``fairops tune`` on the bundled German credit data, with real stores."""
 
+import logging
+import re
 import signal
 import subprocess
 import sys
@@ -125,15 +127,35 @@ def test_interrupted_run_resumes_without_lost_or_repeated_fits(tmp_path):
     assert len(runs) == 206
 
 
-def test_own_csv_data(tmp_path):
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def test_own_csv_data(tmp_path, capsys):
     data = load_german()
     frame = data.X.assign(good=np.where(data.y == 1, "good", "bad"))
     path = tmp_path / "credit.csv"
     frame.to_csv(path, index=False)
-    code = main(["tune", "--data", str(path), "--target", "good", "--sensitive", "sex",
-                 "--task", "recall@fpr=0.2,ratio=fpr", "--families", "logistic_regression", "--method", "rs-bal",
-                 "--max-train-rows", "300", "--no-progress", "--project-dir", str(tmp_path / "p")])
+    records = _Records()
+    logging.getLogger("optuna").addHandler(records)
+    try:
+        code = main(["tune", "--data", str(path), "--target", "good", "--sensitive", "sex",
+                     "--task", "recall@fpr=0.2,ratio=fpr", "--families", "logistic_regression", "--method",
+                     "rs-bal", "--max-train-rows", "300", "--no-progress", "--project-dir", str(tmp_path / "p")])
+    finally:
+        logging.getLogger("optuna").removeHandler(records)
     assert code == 0
+    out = capsys.readouterr().out
+    assert "task: positive class: good = good; accuracy: recall at 20% FPR; fairness: FPR ratio" in out
+    # L1 fits with a tiny C are constant: counted in the summary, not reported one by one with a traceback
+    failed = re.search(r"failed fits: (\d+) of 24 \((\d+) constant validation scores\)", out)
+    assert failed and int(failed[1]) == int(failed[2]) > 0
+    assert not [m for m in records.messages if "ConstantScoresError" in m or "failed with value None" in m]
     study = optuna.load_study(study_name="credit-rs-bal-fast-seed0", storage=f"sqlite:///{tmp_path / 'p' / 'optuna.db'}")
     assert len(study.trials) == 24  # random search gets one Fairband iteration's budget in full fits
 

@@ -12,7 +12,9 @@ on many machines: every worker joins one study and the Fairband schedule stays e
 
 from __future__ import annotations
 
+import logging
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,6 +124,41 @@ def _log_task(tracker, study, task) -> None:
                              params=[Param(name, value) for name, value in task.as_params().items()])
 
 
+class _ConstantFitWarnings(logging.Filter):
+    """Drops Optuna's two warnings (one with a traceback) about a fit failed for constant scores.
+
+    Such fits are expected on small budget slices and are counted in the summary; other failures
+    are still reported as they happen.
+    """
+
+    def __init__(self):
+        from ..fairband.objective import ConstantScoresError
+
+        super().__init__()
+        self._error = ConstantScoresError
+        self._trials: set[str] = set()
+
+    def filter(self, record) -> bool:
+        words = record.getMessage().split()
+        number = words[1] if len(words) > 1 and words[0] == "Trial" else None
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, self._error):
+            self._trials.add(number)
+            return False
+        return not (number in self._trials and record.getMessage().endswith("failed with value None."))
+
+
+@contextmanager
+def _quiet_constant_fits():
+    logger = logging.getLogger("optuna.study._optimize")  # where Optuna reports failed trials
+    quiet = _ConstantFitWarnings()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
+
+
 def _failures(trials) -> dict:
     """Failed fits by reason (constant validation scores, errors)."""
     from collections import Counter
@@ -224,7 +261,7 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
 
     progress = FitProgress(target, pick_alpha_of(settings), stream=out if settings.progress else Silent())
     if done_before < target:
-        with Interrupt() as interrupt:
+        with Interrupt() as interrupt, _quiet_constant_fits():
             study.optimize(bounded(objective, target), n_trials=None if done_before else target,
                            n_jobs=settings.n_jobs, catch=(Exception,),
                            callbacks=[tracked(tracker, target), progress, stop_at(target), interrupt.callback])
