@@ -155,7 +155,7 @@ def test_own_csv_data(tmp_path, capsys):
     # L1 fits with a tiny C are constant: counted in the summary, not reported one by one with a traceback
     failed = re.search(r"failed fits: (\d+) of 24 \((\d+) constant validation scores\)", out)
     assert failed and int(failed[1]) == int(failed[2]) > 0
-    assert not [m for m in records.messages if "ConstantScoresError" in m or "failed with value None" in m]
+    assert not [m for m in records.messages if "nan" in m]
     study = optuna.load_study(study_name="credit-rs-bal-fast-seed0", storage=f"sqlite:///{tmp_path / 'p' / 'optuna.db'}")
     assert len(study.trials) == 24  # random search gets one Fairband iteration's budget in full fits
 

@@ -9,8 +9,9 @@ the threshold set on the validation rows, applied unchanged (:meth:`FairnessObje
 
 A fit whose validation scores are all equal (a constant model, e.g. L1 logistic regression with a
 tiny ``C``) ranks nothing: its "accuracy" is the base rate and its "fairness" is whatever the random
-tie-break gives. Such a fit raises :class:`ConstantScoresError`; the study records it as failed, so
-it ranks last in its rung and is never picked.
+tie-break gives. The objective returns NaN for it, which Optuna records as a failed trial (no
+``catch=`` needed), with the user attribute ``failure = "constant validation scores"``; it ranks last
+in its rung and is never picked.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ CONSTANT_SCORES = "constant validation scores"
 
 
 class ConstantScoresError(ValueError):
-    """A fit gave every validation row the same score, so no threshold can rank them."""
+    """A fit gave every validation row the same score, so no threshold can rank them (raised when such
+    a model is evaluated; during a study the fit fails with NaN values instead)."""
 
 
 def failure_reason(frozen_trial) -> str | None:
@@ -124,7 +126,7 @@ class FairnessObjective:
             result, point = self._validation_metrics(model)
         except ConstantScoresError:
             trial.set_user_attr(FAILURE_ATTR, CONSTANT_SCORES)
-            raise
+            return math.nan, math.nan  # Optuna marks the trial FAIL; it ranks last
         # AUC_Y and AUC_S travel with the trial so trackers can log them beside the two objectives.
         for name in ("auc_y", "auc_s"):
             trial.set_user_attr(name, float(result[name]))

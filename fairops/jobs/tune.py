@@ -125,27 +125,24 @@ def _log_task(tracker, study, task) -> None:
 
 
 class _ConstantFitWarnings(logging.Filter):
-    """Drops Optuna's two warnings (one with a traceback) about a fit failed for constant scores.
+    """Drops Optuna's two warnings about a trial that returned NaN: the objective's constant fits.
 
-    Such fits are expected on small budget slices and are counted in the summary; other failures
-    are still reported as they happen.
+    They are expected on small budget slices and are counted in the summary; other failures are
+    still reported as they happen.
     """
 
     def __init__(self):
-        from ..fairband.objective import ConstantScoresError
-
         super().__init__()
-        self._error = ConstantScoresError
         self._trials: set[str] = set()
 
     def filter(self, record) -> bool:
-        words = record.getMessage().split()
+        message = record.getMessage()
+        words = message.split()
         number = words[1] if len(words) > 1 and words[0] == "Trial" else None
-        error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, self._error):
+        if "because of the following error: The value nan is not acceptable" in message:
             self._trials.add(number)
             return False
-        return not (number in self._trials and record.getMessage().endswith("failed with value None."))
+        return not (number in self._trials and message.endswith("failed with value (nan, nan)."))
 
 
 @contextmanager
