@@ -109,7 +109,7 @@ def test_paper_profile_has_the_papers_whole_network_space():
 
 
 def test_weight_decay_becomes_the_same_l2_gradient():
-    from fairops.fairband.search_space import WeightDecayMLP
+    from fairops.models import WeightDecayMLP
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(300, 4)), rng.integers(0, 2, 300)
@@ -185,7 +185,8 @@ def test_category_codes_one_hot_like_the_labels():
     from sklearn.preprocessing import OneHotEncoder
 
     from fairops.datasets import load_adult
-    from fairops.fairband.search_space import CategoryCodes, _encoder
+    from fairops.fairband.search_space import _encoder
+    from fairops.models import CategoryCodes
 
     X = load_adult().X
     categorical = [c for c in X.columns if str(X[c].dtype) == "category"]

@@ -11,7 +11,8 @@ feed-forward network. Two profiles:
 - ``"fast"``: the same families with sizes capped (trees, rounds, epochs, layer widths) so that one
   Fairband iteration (206 fits) on Adult takes minutes on two cores.
 
-The network is scikit-learn's ``MLPClassifier`` (Adam, ReLU) inside :class:`WeightDecayMLP`, which
+The network is scikit-learn's ``MLPClassifier`` (Adam, ReLU) inside
+:class:`~fairops.models.WeightDecayMLP`, which
 turns the paper's PyTorch weight decay into scikit-learn's L2 term with the same gradient. What has no
 counterpart there is fixed rather than sampled: dropout is off (the weight decay is the only
 regulariser), there is no batch norm on hidden layers (the pipeline standardises the inputs), and
@@ -30,8 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from ..models import CategoryCodes, WeightDecayMLP
 
 PROFILES = ("paper", "fast")
 
@@ -117,63 +117,6 @@ def _lightgbm(trial, profile, seed):
         n_jobs=1, random_state=seed, verbose=-1)
 
 
-class WeightDecayMLP(ClassifierMixin, BaseEstimator):
-    """scikit-learn's ``MLPClassifier`` (Adam) with PyTorch-style weight decay.
-
-    PyTorch's Adam adds ``weight_decay * w`` to the gradient of the mean loss of a batch;
-    scikit-learn adds ``alpha * w / rows in the batch``. The two agree when
-    ``alpha = weight_decay * rows per batch``, which :meth:`fit` sets (``batch_size`` rows, or all
-    rows when there are fewer). Biases are not decayed (PyTorch's optimiser decays them too). Every
-    one of ``max_epochs`` epochs is run (scikit-learn's stop after 10 epochs without improvement is
-    switched off).
-
-    >>> import numpy as np
-    >>> X = np.random.default_rng(0).normal(size=(200, 3)); y = (X[:, 0] > 0).astype(int)
-    >>> model = WeightDecayMLP((8,), weight_decay=0.01, batch_size=64, max_epochs=5).fit(X, y)
-    >>> model.network_.alpha, model.predict_proba(X[:2]).shape
-    (0.64, (2, 2))
-    """
-
-    def __init__(self, hidden_layer_sizes=(100,), *, weight_decay=0.0, batch_size=2048, max_epochs=50,
-                 learning_rate=1e-3, beta_1=0.9, beta_2=0.999, random_state=None):
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.weight_decay = weight_decay
-        self.batch_size = batch_size
-        self.max_epochs = max_epochs
-        self.learning_rate = learning_rate
-        self.beta_1 = beta_1
-        self.beta_2 = beta_2
-        self.random_state = random_state
-
-    def fit(self, X, y):
-        import warnings
-
-        from sklearn.exceptions import ConvergenceWarning
-        from sklearn.neural_network import MLPClassifier
-
-        if not self.weight_decay >= 0:
-            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
-        rows_per_batch = min(int(self.batch_size), X.shape[0])
-        self.network_ = MLPClassifier(
-            hidden_layer_sizes=tuple(self.hidden_layer_sizes), solver="adam",
-            alpha=self.weight_decay * rows_per_batch, batch_size=rows_per_batch,
-            learning_rate_init=self.learning_rate, max_iter=self.max_epochs, beta_1=self.beta_1,
-            beta_2=self.beta_2, random_state=self.random_state,
-            n_iter_no_change=self.max_epochs)  # train every epoch, as the paper's fixed epoch count does
-        with warnings.catch_warnings():
-            # a fixed number of epochs, as in the paper: stopping before convergence is the setting
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            self.network_.fit(X, y)
-        self.classes_ = self.network_.classes_
-        return self
-
-    def predict_proba(self, X):
-        return self.network_.predict_proba(X)
-
-    def predict(self, X):
-        return self.network_.predict(X)
-
-
 _HIDDEN = {
     "paper": ["20", "20-20", "20-10", "50", "50-50", "50-25", "100", "100-100", "100-50",
               "200", "200-200", "200-100", "500", "500-500", "500-200"],
@@ -200,43 +143,6 @@ register_family("random_forest", _random_forest)
 register_family("lightgbm", _lightgbm, needs_encoding=False)
 register_family("mlp", _mlp)
 PAPER_FAMILIES = ("logistic_regression", "decision_tree", "random_forest", "lightgbm", "mlp")
-
-
-class CategoryCodes(TransformerMixin, BaseEstimator):
-    """pandas ``category`` columns as their integer codes, for a one-hot encoder to expand.
-
-    pandas keeps the categories of ``astype("category")`` sorted, so the codes sort like the labels
-    and the one-hot columns come out the same as from the labels themselves, several times faster
-    (no per-row string comparisons). The categories seen in ``fit`` must be those of every later input.
-
-    >>> import pandas as pd
-    >>> X = pd.DataFrame({"c": pd.Categorical(["b", "a", "b"])})
-    >>> CategoryCodes().fit(X).transform(X).ravel().tolist()
-    [1, 0, 1]
-    """
-
-    def fit(self, X, y=None):
-        self.categories_ = [list(self._column(X, c).cat.categories) for c in X.columns]
-        self.n_features_in_ = X.shape[1]
-        return self
-
-    @staticmethod
-    def _column(X, name):
-        import pandas as pd
-
-        column = X[name]
-        if not isinstance(column.dtype, pd.CategoricalDtype):
-            raise TypeError(f"column {name!r} must have pandas category dtype, got {column.dtype}")
-        return column
-
-    def transform(self, X):
-        codes = []
-        for name, categories in zip(X.columns, self.categories_):
-            column = self._column(X, name)
-            if list(column.cat.categories) != categories:
-                raise ValueError(f"column {name!r} has other categories than in fit; codes would change meaning")
-            codes.append(column.cat.codes.to_numpy())
-        return np.column_stack(codes) if codes else np.empty((len(X), 0), dtype=np.int8)
 
 
 def _encoder(X):
