@@ -21,10 +21,13 @@ from fairops.fairlof import FairLOF
 
 def make_data():
     """Standardised numeric features and the sensitive columns of the COMPAS data."""
-    data = load_compas(drop_sensitive=True)
+    data = load_compas()
     numeric = data.X.select_dtypes("number").astype(float)
     features = (numeric - numeric.mean()) / numeric.std(ddof=0)
-    return features, data.sensitive.astype(str)
+    # the loader's race groups are the Fairband task's (Caucasian vs not); FairLOF keeps three groups
+    race = data.X["race"].astype(str)
+    race = race.where(race.isin(["African-American", "Caucasian"]), "Other")
+    return features, pd.DataFrame({"race": race, "sex": data.X["sex"].astype(str)})
 
 
 def main(argv=None):
