@@ -9,6 +9,7 @@ def test_baseline_prints_the_task_metrics(capsys):
     out = capsys.readouterr().out
     for name in ("accuracy", "fairness", "auc_y", "auc_s"):
         assert name in out
+    assert "task: positive class: good credit; accuracy: precision at 50% TPR; fairness: TPR ratio" in out
 
 
 def test_unknown_dataset_is_refused():

@@ -15,6 +15,8 @@ def test_compare_writes_table_csv_and_picture(tmp_path, capsys):
         assert sum(f"seed {seed} FB-auto: fits" in line and "rung 0 of bracket 4 done" in line
                    for line in out.splitlines()) == 1
     assert "RS-bal: fits" not in out
+    assert "task: positive class: good credit; accuracy: precision at 50% TPR" in out
+    assert "| tuner | val precision | val TPR ratio | test precision | test TPR ratio | runs | failed fits |" in out
     with open(tmp_path / "compare-german.csv") as handle:
         rows = list(csv.DictReader(handle))
     assert [(r["seed"], r["tuner"]) for r in rows] == [
@@ -22,6 +24,7 @@ def test_compare_writes_table_csv_and_picture(tmp_path, capsys):
     assert {r["fits"] for r in rows if r["tuner"] == "FB-auto"} == {"206"}
     assert {r["fits"] for r in rows if r["tuner"].startswith("RS")} == {"24"}
     assert all(0 <= float(r["test_fair"]) <= 1 for r in rows)
+    assert all(int(r["failed"]) >= 0 for r in rows)
     assert (tmp_path / "compare-german.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

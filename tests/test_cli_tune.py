@@ -2,6 +2,7 @@
 
 import contextlib
 import io
+import logging
 import os
 import re
 import signal
@@ -24,6 +25,7 @@ from fairops.datasets import load_german
 from fairops.fairband import fits_of_run, schedule, select_best
 from fairops.fairband.claims import holds_slot, slot_of_trial
 from fairops.jobs import mlflow_study
+from fairops.fairband.objective import CONSTANT_SCORES, failure_reason
 
 FAST = ["--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression,scaff_forest",
         "--no-progress"]
@@ -88,6 +90,10 @@ def test_every_fit_is_a_child_run_and_the_pick_is_registered(finished_project):
     # the rule that made the pick, not "chosen by hand"
     assert version.tags["selection_kind"] == "fairband" and "alpha rule auto" in version.tags["selection_rule"]
     assert "most accurate fit" in version.description and "test accuracy" in version.description
+    parent = client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'study'")[0]
+    assert {k: v for k, v in parent.data.params.items() if k.startswith("task")} == {
+        "task": "precision@tpr=0.5,ratio=tpr", "task.positive_class": "good credit", "task.metric": "precision",
+        "task.target": "tpr=0.5", "task.fairness_ratio": "tpr", "task.sensitive": "sex"}
 
 
 @pytest.mark.slow
@@ -113,7 +119,7 @@ def test_the_study_is_tidy_in_mlflow(finished_run):
     params = parent.data.params
     data = load_german()
     assert params["dataset"] == "german" and params["method"] == "FB-auto" and params["alpha_rule"] == "auto (FB-auto)"
-    assert params["task"] == str(data.task) and params["positive_class"] == data.positive_class
+    assert params["task"] == str(data.task) and params["task.positive_class"] == data.task.positive == "good credit"
     assert params["data_sha256"] == mlflow_study.data_sha256(data) and params["rows"] == "1000"
     assert (params["profile"], params["seed"], params["iterations"], params["fits"]) == ("fast", "0", "1", "206")
     # the running pick over the budget spent, ending on the pick
@@ -146,6 +152,12 @@ def test_rerunning_a_finished_study_adds_no_fits_and_registers_nothing(finished_
     assert client.search_model_versions("name = 'fairops-german'") == versions
     experiment = client.get_experiment_by_name("german-fb-auto-fast-seed0")
     assert len(client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'selection'")) == 1
+    assert "task: positive class: good credit; accuracy: precision at 50% TPR; fairness: TPR ratio" in out
+    lines = out.splitlines()
+    header = lines[lines.index(next(line for line in lines if "Fairband pick" in line)) - 1]
+    assert header.split() == ["precision", "TPR", "ratio"] * 2
+    assert "(precision = precision at 50% TPR; TPR ratio = lowest / highest over sex; positive class: good credit)" in out
+    assert "threshold set on the validation rows" in out
 
 
 def test_interrupted_run_resumes_without_lost_or_repeated_fits(tmp_path):
@@ -176,6 +188,8 @@ def test_interrupted_run_resumes_without_lost_or_repeated_fits(tmp_path):
     experiment_id = client.get_experiment_by_name("german-fb-auto-fast-seed0").experiment_id
     (parent,) = client.search_runs([experiment_id], "tags.`fairops.role` = 'study'")
     assert parent.info.status == "KILLED"
+    # the fits in flight finished: nothing failed but the constant fits the objective fails on purpose
+    assert {failure_reason(t) for t in interrupted} <= {None, CONSTANT_SCORES}
 
     assert main(["tune", *FAST, "--project-dir", str(tmp_path)]) == 0
     assert client.get_run(parent.info.run_id).info.status == "FINISHED"
@@ -262,15 +276,35 @@ def test_a_worker_with_other_options_is_refused_before_fitting(finished_project,
     assert len(study.get_trials(deepcopy=False)) == before  # refused before creating a trial
 
 
-def test_own_csv_data(tmp_path):
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def test_own_csv_data(tmp_path, capsys):
     data = load_german()
     frame = data.X.assign(good=np.where(data.y == 1, "good", "bad"))
     path = tmp_path / "credit.csv"
     frame.to_csv(path, index=False)
-    code = main(["tune", "--data", str(path), "--target", "good", "--sensitive", "sex",
-                 "--task", "recall@fpr=0.2,ratio=fpr", "--families", "logistic_regression", "--method", "rs-bal",
-                 "--max-train-rows", "300", "--no-progress", "--project-dir", str(tmp_path / "p")])
+    records = _Records()
+    logging.getLogger("optuna").addHandler(records)
+    try:
+        code = main(["tune", "--data", str(path), "--target", "good", "--sensitive", "sex",
+                     "--task", "recall@fpr=0.2,ratio=fpr", "--families", "logistic_regression", "--method",
+                     "rs-bal", "--max-train-rows", "300", "--no-progress", "--project-dir", str(tmp_path / "p")])
+    finally:
+        logging.getLogger("optuna").removeHandler(records)
     assert code == 0
+    out = capsys.readouterr().out
+    assert "task: positive class: good = good; accuracy: recall at 20% FPR; fairness: FPR ratio" in out
+    # L1 fits with a tiny C are constant: counted in the summary, not reported one by one with a traceback
+    failed = re.search(r"failed fits: (\d+) of 24 \((\d+) constant validation scores\)", out)
+    assert failed and int(failed[1]) == int(failed[2]) > 0
+    assert not [m for m in records.messages if "nan" in m]
     study = optuna.load_study(study_name="credit-rs-bal-fast-seed0", storage=f"sqlite:///{tmp_path / 'p' / 'optuna.db'}")
     assert len(study.trials) == 24  # random search gets one Fairband iteration's budget in full fits
 

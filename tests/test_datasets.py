@@ -1,12 +1,16 @@
 import hashlib
+import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from fairops.datasets import LOADERS, BudgetSlicer, load_dataset, strata, train_validation_test_split
+from fairops.datasets import (LOADERS, BudgetSlicer, load_compas, load_dataset, strata,
+                              train_validation_test_split)
 from fairops.datasets._bundle import SHA256, data_path, file_sha256
 
+LOGS = Path(__file__).resolve().parents[1] / "benchmarks" / "reference" / "fair-automl"
 EXPECTED_ROWS = {"adult": 45222, "compas": 6172, "german": 1000, "bank": 4521, "credit_default": 30000}
 EXPECTED_ROWS.update({"student_mat": 395, "student_por": 649})
 
@@ -69,6 +73,44 @@ def test_student_data_sensitive_labels_match_the_raw_columns():
         assert {"sex", "address", "age_group"}.isdisjoint(dropped.X.columns) and "age" in dropped.X.columns
     with pytest.raises(ValueError, match="subject must be one of \\['mat', 'por'\\], got 'bio'"):
         load_student("bio")
+
+
+def _two_group_fpr_ratios(negatives_a, negatives_b, false_positives):
+    """Every FPR ratio (lowest / highest) two groups can show when the cut holds a fixed number of false
+    positives, rounded like the published logs."""
+    ratios = set()
+    for k in range(false_positives + 1):
+        a, b = k / negatives_a, (false_positives - k) / negatives_b
+        ratios.add(round(min(a, b) / max(a, b), 5))
+    return ratios
+
+
+def test_compas_race_grouping_reproduces_the_logged_fairness_levels():
+    """At 10% FPR the validation rows hold floor(0.1 x negatives) false positives, so the logged FPR ratios
+    pin down how many validation negatives each race group had; the grouping must be the one giving them."""
+    evaluations = pd.read_csv(LOGS / "all_tuner_iters_evals_COMPAS.csv.gz")
+    assert set(evaluations.target_threshold.dropna()) == {"fpr = 10"}
+    logged = set(evaluations.fairness.dropna().round(5))
+    assert len(logged) == 56
+
+    data = load_compas()
+    negatives = data.y == 0
+    validation_negatives = round(0.2 * negatives.sum())  # the paper's 20% validation part of all 6,172 rows
+    false_positives = math.floor(0.1 * validation_negatives)
+    explained = {n_a: len(logged & _two_group_fpr_ratios(n_a, validation_negatives - n_a, false_positives))
+                 for n_a in range(1, validation_negatives // 2 + 1)}
+    best = max(explained, key=explained.get)
+    assert (best, validation_negatives - best, false_positives) == (254, 419, 67)
+    assert explained[best] >= 52 and sorted(explained.values())[-2] <= 5
+
+    # of the groupings "one recorded race vs the rest", Caucasian's share of the negatives is the logged one
+    races = data.X.loc[negatives, "race"].value_counts(normalize=True)
+    logged_share = best / validation_negatives
+    assert races.sub(logged_share).abs().idxmin() == "Caucasian"
+    assert abs(races["Caucasian"] - logged_share) < 0.01
+    assert list(data.sensitive["race"].cat.categories) == ["Caucasian", "non-Caucasian"]
+    groups = data.sensitive.loc[negatives, "race"].value_counts(normalize=True)
+    assert groups["Caucasian"] == pytest.approx(races["Caucasian"])
 
 
 def test_unknown_dataset():

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from fairops.metrics import binarize
+from fairops.metrics import OperatingPoint, binarize, operating_point
 
 
 def _data(seed=0, n=500):
@@ -89,3 +89,36 @@ def test_bad_inputs_name_the_argument():
         binarize([0.1, 0.2, 0.3], [0, 1], tpr=0.5)
     with pytest.raises(ValueError, match="y_true must hold only 0 and 1"):
         binarize([0.1, 0.2], [0, 2], tpr=0.5)
+
+
+@pytest.mark.parametrize("target", [{"tpr": 0.5}, {"tpr": 0.13}, {"fpr": 0.1}, {"fpr": 0.0}, {"top_k": 37}])
+@pytest.mark.parametrize("seed", [0, 5])
+def test_operating_point_reproduces_binarize_on_its_own_rows(target, seed):
+    scores, y = _data(seed)  # many ties at the cut
+    point = operating_point(scores, y, seed=seed, **target)
+    assert np.array_equal(point.apply(scores, seed=seed), binarize(scores, y, seed=seed, **target))
+
+
+def test_operating_point_applies_the_same_threshold_to_other_rows():
+    scores, y = _data(0)
+    point = operating_point(scores, y, tpr=0.5, seed=1)
+    other = np.random.default_rng(9).choice(np.unique(scores), 300)
+    pred = point.apply(other, seed=2)
+    assert np.array_equal(pred[other > point.threshold], np.ones((other > point.threshold).sum()))
+    assert not pred[other < point.threshold].any()
+    tied = other == point.threshold
+    assert tied.any() and pred[tied].sum() == round(point.tie_share * tied.sum())
+
+
+def test_operating_point_edges_and_bad_values():
+    scores, y = np.array([0.3, 0.2, 0.1]), np.array([0, 1, 0])
+    nothing = operating_point(scores, y, fpr=0.0)   # the top row is a negative: nothing can be positive
+    assert nothing.threshold == math.inf and not nothing.apply([5.0, 0.3]).any()
+    everything = operating_point(scores, y, top_k=3)
+    assert everything.threshold == -math.inf and everything.apply([-5.0, 0.3]).all()
+    with pytest.raises(ValueError, match="tie_share"):
+        OperatingPoint(0.5, 1.5)
+    with pytest.raises(ValueError, match="threshold must not be NaN"):
+        OperatingPoint(math.nan, 0.5)
+    with pytest.raises(ValueError, match="y_score contains NaN"):
+        OperatingPoint(0.5, 0.5).apply([0.1, math.nan])

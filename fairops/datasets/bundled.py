@@ -29,7 +29,6 @@ class Dataset:
     task: Task
     source: str = field(default="")
     #: What label 1 means, e.g. ``"income >50K"`` (shown with tracked runs).
-    positive_class: str = field(default="")
 
     def __repr__(self) -> str:
         return (
@@ -47,12 +46,12 @@ def _categorise(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _finish(name, features, y, sensitive, task, source, drop_sensitive, positive_class="") -> Dataset:
+def _finish(name, features, y, sensitive, task, source, drop_sensitive) -> Dataset:
     features = features.reset_index(drop=True)
     if drop_sensitive:
         features = features.drop(columns=[c for c in sensitive.columns if c in features.columns])
     sensitive = sensitive.reset_index(drop=True).astype("category")
-    return Dataset(name, _categorise(features), np.asarray(y, dtype=np.int8), sensitive, task, source, positive_class)
+    return Dataset(name, _categorise(features), np.asarray(y, dtype=np.int8), sensitive, task, source)
 
 
 ADULT_COLUMNS = [
@@ -62,16 +61,25 @@ ADULT_COLUMNS = [
 ]
 
 
-def load_adult(*, drop_sensitive: bool = False) -> Dataset:
+ADULT_POSITIVE = {"<=50K": "income <= 50K", ">50K": "income > 50K"}
+
+
+def load_adult(*, positive: str = "<=50K", drop_sensitive: bool = False) -> Dataset:
     """UCI Adult (train and test files together, 45,222 rows without missing values).
 
-    Label: income > 50K. Sensitive: ``sex`` (Female/Male) and ``race``. Task (the
-    Fairband paper's): precision at 50% TPR, TPR ratio over sex.
+    The Fairband paper's task (its Table 2) is assistive: label 1 is income **<= 50K** (people
+    eligible for a social programme), accuracy = precision at 50% TPR, fairness = TPR ratio over
+    sex. ``positive=">50K"`` gives the common income-prediction label with the same metrics.
+    Sensitive: ``sex`` (Female/Male) and ``race``.
 
     >>> data = load_adult()
     >>> data.X.shape, round(float(data.y.mean()), 3), str(data.task)
-    ((45222, 14), 0.248, 'precision@tpr=0.5,ratio=tpr')
+    ((45222, 14), 0.752, 'precision@tpr=0.5,ratio=tpr')
+    >>> data.task.positive, round(float(load_adult(positive=">50K").y.mean()), 3)
+    ('income <= 50K', 0.248)
     """
+    if positive not in ADULT_POSITIVE:
+        raise ValueError(f"positive must be one of {sorted(ADULT_POSITIVE)}, got {positive!r}")
     parts = []
     for filename, skip in (("adult.data.gz", 0), ("adult.test.gz", 1)):
         with data_path(filename).open("rb") as handle:
@@ -80,10 +88,9 @@ def load_adult(*, drop_sensitive: bool = False) -> Dataset:
                             skipinitialspace=True, na_values="?")
             )
     frame = pd.concat(parts, ignore_index=True).dropna()
-    y = frame.pop("income").str.rstrip(".").eq(">50K").to_numpy()
-    task = Task("precision", "tpr", 0.5, "tpr", ("sex",))
-    return _finish("adult", frame, y, frame[["sex", "race"]], task, "UCI Adult, CC BY 4.0", drop_sensitive,
-                   positive_class="income >50K")
+    y = frame.pop("income").str.rstrip(".").eq(positive).to_numpy()
+    task = Task("precision", "tpr", 0.5, "tpr", ("sex",), positive=ADULT_POSITIVE[positive])
+    return _finish("adult", frame, y, frame[["sex", "race"]], task, "UCI Adult, CC BY 4.0", drop_sensitive)
 
 
 COMPAS_FEATURES = [
@@ -92,19 +99,28 @@ COMPAS_FEATURES = [
 ]
 
 
-def load_compas(*, drop_sensitive: bool = False) -> Dataset:
+def load_compas(*, fpr: float = 0.1, drop_sensitive: bool = False) -> Dataset:
     """ProPublica COMPAS two-year recidivism, with ProPublica's filter (6,172 rows).
 
-    Label: ``two_year_recid``. Features: demographics, juvenile and prior counts, charge
-    degree (COMPAS's own scores are left out). Sensitive: ``race`` with the groups
-    African-American, Caucasian and Other (Hispanic, Asian, Native American and Other
-    merged: the smallest of them have too few rows for a rate on a validation split), and
-    ``sex``. Task (the Fairband paper's): precision at 10% FPR, FPR ratio over race.
+    The Fairband paper's task (its Table 2) is punitive: label 1 = re-offends within two years,
+    accuracy = precision at a fixed FPR, fairness = FPR ratio over race, with race split into
+    Caucasian vs everyone else. The paper's text gives 2% FPR; its published logs used 10%, the
+    default here (``fpr=0.02`` for the text's). The logs' FPR ratios take exactly the values two
+    groups with this data's Caucasian / non-Caucasian shares of negatives produce (see
+    ``docs/fairband.md``).
+
+    Features: demographics (``race`` with all six recorded values), juvenile and prior counts,
+    charge degree; COMPAS's own scores are left out. Sensitive: ``race`` (Caucasian /
+    non-Caucasian) and ``sex``.
 
     >>> data = load_compas()
-    >>> len(data.y), sorted(data.sensitive["race"].cat.categories)
-    (6172, ['African-American', 'Caucasian', 'Other'])
+    >>> len(data.y), sorted(data.sensitive["race"].cat.categories), str(data.task)
+    (6172, ['Caucasian', 'non-Caucasian'], 'precision@fpr=0.1,ratio=fpr')
+    >>> str(load_compas(fpr=0.02).task)
+    'precision@fpr=0.02,ratio=fpr'
     """
+    if isinstance(fpr, bool) or not isinstance(fpr, (int, float)) or not 0 < fpr < 1:
+        raise ValueError(f"fpr must be a share in (0, 1), got {fpr!r}")
     with data_path("compas-scores-two-years.csv.gz").open("rb") as handle:
         frame = pd.read_csv(handle, compression="gzip")
     keep = (
@@ -115,13 +131,14 @@ def load_compas(*, drop_sensitive: bool = False) -> Dataset:
     )
     frame = frame.loc[keep]
     features = frame[COMPAS_FEATURES].copy()
-    features["race"] = features["race"].where(
-        features["race"].isin(["African-American", "Caucasian"]), "Other"
-    )
-    task = Task("precision", "fpr", 0.1, "fpr", ("race",))
+    sensitive = pd.DataFrame({
+        "race": np.where(features["race"] == "Caucasian", "Caucasian", "non-Caucasian"),
+        "sex": features["sex"].to_numpy(),
+    })
+    task = Task("precision", "fpr", float(fpr), "fpr", ("race",), positive="re-offends within two years")
     return _finish(
-        "compas", features, frame["two_year_recid"], features[["race", "sex"]], task,
-        "ProPublica compas-analysis (Angwin et al. 2016)", drop_sensitive, positive_class="two_year_recid = 1",
+        "compas", features, frame["two_year_recid"], sensitive, task,
+        "ProPublica compas-analysis (Angwin et al. 2016)", drop_sensitive,
     )
 
 
@@ -152,10 +169,9 @@ def load_german(*, drop_sensitive: bool = False) -> Dataset:
         "sex": frame["personal_status"].map(GERMAN_SEX),
         "age_group": np.where(frame["age"] > 25, ">25", "<=25"),
     })
-    task = Task("precision", "tpr", 0.5, "tpr", ("sex",))
+    task = Task("precision", "tpr", 0.5, "tpr", ("sex",), positive="good credit")
     features = frame.assign(sex=sensitive["sex"])
-    return _finish("german", features, y, sensitive, task, "UCI Statlog German credit, CC BY 4.0", drop_sensitive,
-                   positive_class="credit = 1 (good)")
+    return _finish("german", features, y, sensitive, task, "UCI Statlog German credit, CC BY 4.0", drop_sensitive)
 
 
 def load_bank(*, drop_sensitive: bool = False) -> Dataset:
@@ -177,9 +193,8 @@ def load_bank(*, drop_sensitive: bool = False) -> Dataset:
         "marital": frame["marital"],
     })
     features = frame.assign(age_group=sensitive["age_group"])
-    task = Task("precision", "tpr", 0.5, "tpr", ("age_group",))
-    return _finish("bank", features, y, sensitive, task, "UCI Bank Marketing (bank.csv), CC BY 4.0", drop_sensitive,
-                   positive_class="y = yes (subscribed)")
+    task = Task("precision", "tpr", 0.5, "tpr", ("age_group",), positive="subscribes a term deposit")
+    return _finish("bank", features, y, sensitive, task, "UCI Bank Marketing (bank.csv), CC BY 4.0", drop_sensitive)
 
 
 CREDIT_SEX = {1: "male", 2: "female"}
@@ -205,11 +220,10 @@ def load_credit_default(*, drop_sensitive: bool = False) -> Dataset:
     frame["SEX"] = frame["SEX"].map(CREDIT_SEX)
     frame["EDUCATION"] = frame["EDUCATION"].map(CREDIT_EDUCATION).fillna("other")
     frame["MARRIAGE"] = frame["MARRIAGE"].map(CREDIT_MARRIAGE).fillna("other")
-    task = Task("recall", "fpr", 0.1, "fpr", ("SEX",))
+    task = Task("recall", "fpr", 0.1, "fpr", ("SEX",), positive="defaults next month")
     return _finish(
         "credit_default", frame, y, frame[["SEX", "EDUCATION", "MARRIAGE"]], task,
         "UCI default of credit card clients, CC BY 4.0", drop_sensitive,
-        positive_class="default.payment.next.month = 1",
     )
 
 
@@ -239,7 +253,7 @@ def load_student(subject: str = "mat", *, drop_sensitive: bool = False) -> Datas
         "age_group": np.where(frame["age"] >= 18, "18+", "under 18"),
     })
     features = frame.assign(sex=sensitive["sex"], address=sensitive["address"], age_group=sensitive["age_group"])
-    task = Task("precision", "tpr", 0.5, "tpr", ("sex",))
+    task = Task("precision", "tpr", 0.5, "tpr", ("sex",), positive="final grade high")
     return _finish(f"student_{subject}", features, y, sensitive, task,
                    "UCI Student Performance (Cortez 2008), CC BY 4.0", drop_sensitive)
 

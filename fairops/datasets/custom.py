@@ -14,8 +14,8 @@ READERS = {".csv": pd.read_csv, ".parquet": pd.read_parquet}
 
 
 def _binary_target(column: pd.Series, name: str) -> tuple[np.ndarray, str]:
-    """0/1 labels from a two-valued column (the larger value, or "yes"/"true"/">50K"-like text, is 1),
-    and what label 1 means (``"<name> = <value>"``)."""
+    """0/1 labels from a two-valued column (the larger value, or the later text in sorted order, is 1),
+    and which value is positive."""
     if column.isna().any():
         raise ValueError(f"target column {name!r} has {int(column.isna().sum())} missing values")
     values = sorted(column.unique().tolist(), key=str)
@@ -23,9 +23,9 @@ def _binary_target(column: pd.Series, name: str) -> tuple[np.ndarray, str]:
         shown = values[:6]
         raise ValueError(f"target column {name!r} must have exactly two classes, found {len(values)}: {shown}")
     if set(values) <= {0, 1} or set(values) <= {False, True}:
-        return column.astype(int).to_numpy(), f"{name} = 1"
+        return column.astype(int).to_numpy(), f"{name} = {values[1]!s}"
     positive = values[1]
-    return (column == positive).to_numpy(), f"{name} = {positive}"
+    return (column == positive).to_numpy(), f"{name} = {positive!s}"
 
 
 def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,ratio=tpr",
@@ -40,7 +40,7 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
     >>> path = tempfile.mkdtemp() + "/toy.csv"
     >>> pd.DataFrame({"x": [1, 2, 3, 4], "g": list("abab"), "y": [0, 1, 1, 0]}).to_csv(path, index=False)
     >>> data = load_table(path, target="y", sensitive="g")
-    >>> data.X.columns.tolist(), data.y.tolist(), str(data.task), data.positive_class
+    >>> data.X.columns.tolist(), data.y.tolist(), str(data.task), data.task.positive
     (['x', 'g'], [0, 1, 1, 0], 'precision@tpr=0.5,ratio=tpr', 'y = 1')
     """
     path = Path(path)
@@ -69,5 +69,5 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
             raise ValueError(f"sensitive column {column!r} has missing values")
         if groups[column].nunique() < 2:
             raise ValueError(f"sensitive column {column!r} has a single value; fairness needs two groups")
-    spec = Task.from_string(task, sensitive=[columns[0]])
-    return _finish(path.stem, frame, y, groups.astype(str), spec, str(path), drop_sensitive, positive)
+    spec = Task.from_string(task, sensitive=[columns[0]], positive=positive)
+    return _finish(path.stem, frame, y, groups.astype(str), spec, str(path), drop_sensitive)

@@ -1,9 +1,17 @@
 """A ready (accuracy, fairness) objective for a data set: budget slices, a model family, a task.
 
-The training part is split once (train / validation / test, stratified by label x group); a fit with
-budget ``r`` uses the nested stratified slice of ``r`` of the training rows
-(:class:`fairops.datasets.BudgetSlicer`) and is scored on the validation rows with the data set's task.
-:meth:`FairnessObjective.test` refits a picked trial and scores it on the test rows.
+The data is split once (train / validation / test, stratified by label x group); a fit with budget
+``r`` uses the nested stratified slice of ``r`` of the training rows
+(:class:`fairops.datasets.BudgetSlicer`) and is scored on the validation rows with the data set's task,
+whose threshold meets the task's target exactly there. Test rows are scored the paper's way: with
+the threshold set on the validation rows, applied unchanged (:meth:`FairnessObjective.test`,
+:meth:`FairnessObjective.evaluate`).
+
+A fit whose validation scores are all equal (a constant model, e.g. L1 logistic regression with a
+tiny ``C``) ranks nothing: its "accuracy" is the base rate and its "fairness" is whatever the random
+tie-break gives. The objective returns NaN for it, which Optuna records as a failed trial (no
+``catch=`` needed), with the user attribute ``failure = "constant validation scores"``; it ranks last
+in its rung and is never picked.
 """
 
 from __future__ import annotations
@@ -16,9 +24,36 @@ from optuna.trial import FixedTrial
 from .sampler import budget as trial_budget
 from .search_space import make_model
 
+FAILURE_ATTR = "failure"
+CONSTANT_SCORES = "constant validation scores"
+
+
+class ConstantScoresError(ValueError):
+    """A fit gave every validation row the same score, so no threshold can rank them (raised when such
+    a model is evaluated; during a study the fit fails with NaN values instead)."""
+
+
+def failure_reason(frozen_trial) -> str | None:
+    """Why a finished fit failed: ``"constant validation scores"``, ``"error"`` or None (it did not fail).
+
+    >>> import optuna
+    >>> failure_reason(optuna.trial.create_trial(values=[0.5, 0.5])) is None
+    True
+    """
+    if frozen_trial.state.name != "FAIL":
+        return None
+    return frozen_trial.user_attrs.get(FAILURE_ATTR, "error")
+
 
 class FairnessObjective:
     """Callable Optuna objective returning (validation accuracy, validation fairness).
+
+    ``seed`` seeds the models and the tie-breaks; ``split_seed`` (default: ``seed``) the train /
+    validation / test split and the budget slices. The paper's protocol keeps one split for all runs
+    and varies only the tuner's seed: pass the same ``split_seed`` to every run for that.
+    ``score_test=True`` also scores every fit on the test rows (at the validation threshold) and
+    stores ``test_accuracy`` and ``test_fairness`` as user attributes, so a pick's test figures can be
+    read at any point of a run without a refit.
 
     >>> from fairops.datasets import load_german
     >>> objective = FairnessObjective(load_german(), families=["logistic_regression"], seed=0)
@@ -27,7 +62,8 @@ class FairnessObjective:
     """
 
     def __init__(self, dataset, *, profile: str = "fast", families=None, seed: int = 0,
-                 validation: float = 0.2, test: float = 0.2, max_train_rows: int | None = None) -> None:
+                 validation: float = 0.2, test: float = 0.2, max_train_rows: int | None = None,
+                 split_seed: int | None = None, score_test: bool = False) -> None:
         from fairops.datasets import BudgetSlicer, train_validation_test_split
 
         self.dataset = dataset
@@ -35,14 +71,17 @@ class FairnessObjective:
         self.profile = profile
         self.families = families
         self.seed = seed
+        self.split_seed = seed if split_seed is None else split_seed
+        self.score_test = bool(score_test)
         groups = dataset.sensitive[list(self.task.sensitive)]
-        split = train_validation_test_split(dataset.y, groups, validation=validation, test=test, seed=seed)
+        split = train_validation_test_split(dataset.y, groups, validation=validation, test=test,
+                                            seed=self.split_seed)
         train = split.train
         if max_train_rows is not None and len(train) > max_train_rows:
-            rng = np.random.default_rng(seed)
+            rng = np.random.default_rng(self.split_seed)
             train = np.sort(rng.choice(train, max_train_rows, replace=False))
         self._train, self._validation, self._test = train, split.validation, split.test
-        self._slicer = BudgetSlicer(np.asarray(dataset.y)[train], groups.iloc[train], seed=seed)
+        self._slicer = BudgetSlicer(np.asarray(dataset.y)[train], groups.iloc[train], seed=self.split_seed)
         self.n_train = len(train)
 
     def _rows(self, rows):
@@ -59,40 +98,68 @@ class FairnessObjective:
         model.fit(X, y)
         return model
 
-    def _metrics(self, model, rows) -> dict:
-        X, y, sensitive = self._rows(rows)
-        scores = model.predict_proba(X)[:, 1]
-        return self.task.evaluate(y, scores, sensitive, seed=self.seed)
+    def _scores(self, model, rows) -> np.ndarray:
+        X, _, _ = self._rows(rows)
+        return model.predict_proba(X)[:, 1]
 
-    def _score(self, model, rows):
-        result = self._metrics(model, rows)
-        accuracy, fairness = float(result["accuracy"]), float(result["fairness"])
-        return accuracy, (fairness if math.isfinite(fairness) else float("nan"))
+    def _validation_metrics(self, model) -> tuple[dict, object]:
+        """The task's metrics on the validation rows and the operating point set there."""
+        _, y, sensitive = self._rows(self._validation)
+        scores = self._scores(model, self._validation)
+        if np.ptp(scores) == 0:
+            raise ConstantScoresError(f"the model scores all {len(scores)} validation rows {scores[0]:.6g}")
+        metrics = self.task.evaluate(y, scores, sensitive, seed=self.seed)
+        return metrics, self.task.operating_point(y, scores, seed=self.seed)
 
-    def __call__(self, trial):
-        model = self._fit(trial, trial_budget(trial))
-        result = self._metrics(model, self._validation)
-        # AUC_Y and AUC_S travel with the trial so trackers can log them beside the two objectives.
-        for name in ("auc_y", "auc_s"):
-            trial.set_user_attr(name, float(result[name]))
+    def _test_metrics(self, model, point) -> dict:
+        _, y, sensitive = self._rows(self._test)
+        return self.task.evaluate(y, self._scores(model, self._test), sensitive, seed=self.seed, at=point)
+
+    @staticmethod
+    def _pair(result) -> tuple[float, float]:
         fairness = float(result["fairness"])
         return float(result["accuracy"]), (fairness if math.isfinite(fairness) else float("nan"))
 
+    def __call__(self, trial):
+        model = self._fit(trial, trial_budget(trial))
+        try:
+            result, point = self._validation_metrics(model)
+        except ConstantScoresError:
+            trial.set_user_attr(FAILURE_ATTR, CONSTANT_SCORES)
+            return math.nan, math.nan  # Optuna marks the trial FAIL; it ranks last
+        # AUC_Y and AUC_S travel with the trial so trackers can log them beside the two objectives.
+        for name in ("auc_y", "auc_s"):
+            trial.set_user_attr(name, float(result[name]))
+        if self.score_test:
+            test_accuracy, test_fairness = self._pair(self._test_metrics(model, point))
+            trial.set_user_attr("test_accuracy", test_accuracy)
+            trial.set_user_attr("test_fairness", test_fairness)
+        return self._pair(result)
+
     def test(self, frozen_trial) -> tuple[float, float]:
-        """Refit a finished trial's configuration at its budget; (test accuracy, test fairness)."""
+        """Refit a finished trial's configuration at its budget; (test accuracy, test fairness) at the
+        threshold set on the validation rows."""
         fraction = float(frozen_trial.user_attrs.get("budget", 1.0))
-        return self._score(self.refit(frozen_trial, fraction), self._test)
+        model = self.refit(frozen_trial, fraction)
+        _, point = self._validation_metrics(model)
+        return self._pair(self._test_metrics(model, point))
 
     def refit(self, frozen_trial, fraction: float = 1.0):
         """The trial's configuration fitted on ``fraction`` of the training rows (all of them by default)."""
         return self._fit(FixedTrial(frozen_trial.params, number=frozen_trial.number), fraction)
 
     def evaluate(self, model, part: str = "test") -> dict:
-        """The task's metrics (accuracy, fairness, auc_y, auc_s) of a fitted model on one part of the split."""
-        rows = {"validation": self._validation, "test": self._test}.get(part)
-        if rows is None:
+        """The task's metrics (accuracy, fairness, auc_y, auc_s) of a fitted model on one part of the split.
+
+        ``"validation"``: the threshold meets the task's target there. ``"test"``: the validation
+        threshold, applied unchanged.
+        """
+        if part not in ("validation", "test"):
             raise ValueError(f"part must be 'validation' or 'test', got {part!r}")
-        return {name: float(value) for name, value in self._metrics(model, rows).items()}
+        result, point = self._validation_metrics(model)
+        if part == "test":
+            result = self._test_metrics(model, point)
+        return {name: float(value) for name, value in result.items()}
 
     def rows(self, part: str):
         """(X, y, sensitive) of ``"train"``, ``"validation"`` or ``"test"``."""

@@ -1,11 +1,23 @@
-"""The Fairband paper's model families and hyperparameter ranges as Optuna suggestions.
+"""The Fairband paper's model families and hyperparameter spaces as Optuna suggestions.
 
-Ranges come from the published Adult logs (``hyperparameters`` column): logistic regression, decision
-tree, random forest, LightGBM and a feed-forward network (here scikit-learn's ``MLPClassifier``; the
-paper's dropout, batch norm and AMSGrad have no counterpart there and are left out). The ``"fast"``
-profile caps sizes (trees, estimators, epochs, layer widths) so a whole Fairband iteration fits a
-2-core machine. Families live in a registry: :func:`register_family` adds one (e.g. a fair forest)
-without touching this module.
+Five families, as in the paper's published search space (the ``hyperparameters/*.yaml`` files of the
+authors' repository) and logs: logistic regression, decision tree, random forest, LightGBM and a
+feed-forward network. Two profiles:
+
+- ``"paper"``: every choice of the paper (e.g. all 15 layer layouts of the network, C from 1e-5 to 1
+  with l1 or l2) and every numeric range as far as the paper's draws reached in the logs. The paper
+  drew integers from geometric, exponential and folded-normal priors; Optuna's samplers take ranges,
+  so sizes are drawn log-uniformly (depths uniformly) over those ranges instead.
+- ``"fast"``: the same families with sizes capped (trees, rounds, epochs, layer widths) so that one
+  Fairband iteration (206 fits) on Adult takes minutes on two cores.
+
+The network is scikit-learn's ``MLPClassifier`` (Adam, ReLU) inside
+:class:`~fairops.models.WeightDecayMLP`, which
+turns the paper's PyTorch weight decay into scikit-learn's L2 term with the same gradient. What has no
+counterpart there is fixed rather than sampled: dropout is off (the weight decay is the only
+regulariser), there is no batch norm on hidden layers (the pipeline standardises the inputs), and
+Adam runs without the AMSGrad variant. Families live in a registry: :func:`register_family` adds one
+(e.g. a fair forest) without touching this module.
 
 >>> import optuna
 >>> study = optuna.create_study()
@@ -18,6 +30,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from ..models import CategoryCodes, WeightDecayMLP
 
 PROFILES = ("paper", "fast")
 
@@ -62,7 +76,7 @@ def _logistic_regression(trial, profile, seed):
         C=trial.suggest_categorical("lr_C", [1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0]),
         l1_ratio=1.0 if trial.suggest_categorical("lr_penalty", ["l1", "l2"]) == "l1" else 0.0,
         tol=trial.suggest_float("lr_tol", 5e-5, 1e-2, log=True),
-        max_iter=trial.suggest_int("lr_max_iter", 100, _cap(profile, 7000, 300), log=True),
+        max_iter=trial.suggest_int("lr_max_iter", 101, _cap(profile, 8300, 300), log=True),
         solver="liblinear", random_state=seed)
 
 
@@ -71,9 +85,9 @@ def _decision_tree(trial, profile, seed):
 
     return DecisionTreeClassifier(
         criterion=trial.suggest_categorical("dt_criterion", ["gini", "entropy"]),
-        max_depth=trial.suggest_int("dt_max_depth", 4, _cap(profile, 45, 20)),
-        min_samples_leaf=trial.suggest_int("dt_min_samples_leaf", 1, 85, log=True),
-        min_samples_split=trial.suggest_int("dt_min_samples_split", 2, 170, log=True),
+        max_depth=trial.suggest_int("dt_max_depth", 1, _cap(profile, 46, 20)),
+        min_samples_leaf=trial.suggest_int("dt_min_samples_leaf", 1, 183, log=True),
+        min_samples_split=trial.suggest_int("dt_min_samples_split", 2, 404, log=True),
         random_state=seed)
 
 
@@ -81,12 +95,12 @@ def _random_forest(trial, profile, seed):
     from sklearn.ensemble import RandomForestClassifier
 
     return RandomForestClassifier(
-        n_estimators=trial.suggest_int("rf_n_estimators", 3, _cap(profile, 1250, 60), log=True),
+        n_estimators=trial.suggest_int("rf_n_estimators", 3, _cap(profile, 1588, 60), log=True),
         criterion=trial.suggest_categorical("rf_criterion", ["gini", "entropy"]),
-        max_depth=trial.suggest_int("rf_max_depth", 1, _cap(profile, 45, 16)),
+        max_depth=trial.suggest_int("rf_max_depth", 1, _cap(profile, 59, 16)),
         max_features=trial.suggest_categorical("rf_max_features", ["sqrt", "log2"]),
-        min_samples_leaf=trial.suggest_int("rf_min_samples_leaf", 1, 106, log=True),
-        min_samples_split=trial.suggest_int("rf_min_samples_split", 2, 216, log=True),
+        min_samples_leaf=trial.suggest_int("rf_min_samples_leaf", 1, 172, log=True),
+        min_samples_split=trial.suggest_int("rf_min_samples_split", 2, 348, log=True),
         n_jobs=1, random_state=seed)
 
 
@@ -95,31 +109,32 @@ def _lightgbm(trial, profile, seed):
 
     return LGBMClassifier(
         boosting_type=trial.suggest_categorical("lgbm_boosting_type", ["gbdt", "goss", "dart"]),
-        n_estimators=trial.suggest_int("lgbm_n_estimators", 3, _cap(profile, 14500, 150), log=True),
+        n_estimators=trial.suggest_int("lgbm_n_estimators", 2, _cap(profile, 14495, 150), log=True),
         learning_rate=trial.suggest_float("lgbm_learning_rate", 0.01, 1.0, log=True),
-        max_depth=trial.suggest_int("lgbm_max_depth", 2, _cap(profile, 545, 12), log=True),
-        num_leaves=trial.suggest_int("lgbm_num_leaves", 2, _cap(profile, 740, 63), log=True),
-        min_child_samples=trial.suggest_int("lgbm_min_child_samples", 2, 141, log=True),
+        max_depth=trial.suggest_int("lgbm_max_depth", 2, _cap(profile, 543, 12), log=True),
+        num_leaves=trial.suggest_int("lgbm_num_leaves", 2, _cap(profile, 755, 63), log=True),
+        min_child_samples=trial.suggest_int("lgbm_min_child_samples", 2, 214, log=True),
         n_jobs=1, random_state=seed, verbose=-1)
 
 
-_HIDDEN = {"paper": ["20", "50", "100", "20-20", "100-50", "100-100", "200-100", "200-200", "500-200"],
-           "fast": ["20", "50", "20-20", "50-20"]}
+_HIDDEN = {
+    "paper": ["20", "20-20", "20-10", "50", "50-50", "50-25", "100", "100-100", "100-50",
+              "200", "200-200", "200-100", "500", "500-500", "500-200"],
+    "fast": ["20", "20-20", "20-10", "50", "50-50", "50-25"],
+}
 
 
 def _mlp(trial, profile, seed):
-    from sklearn.neural_network import MLPClassifier
-
     hidden = trial.suggest_categorical("mlp_hidden_layers", _HIDDEN[profile])
     betas = trial.suggest_categorical("mlp_betas", ["0.9-0.999", "0.9-0.9995", "0.95-0.999", "0.95-0.9995"])
     beta_1, beta_2 = (float(b) for b in betas.split("-"))
-    return MLPClassifier(
+    return WeightDecayMLP(
         hidden_layer_sizes=tuple(int(h) for h in hidden.split("-")),
-        learning_rate_init=trial.suggest_float("mlp_lr", 5e-4, 5e-3, log=True),
-        alpha=trial.suggest_categorical("mlp_weight_decay", [0.0, 1e-3, 1e-2]),
-        max_iter=trial.suggest_categorical("mlp_max_epochs", _cap(profile, [25, 50, 75], [10, 20])),
-        batch_size=2048 if profile == "paper" else 512, beta_1=beta_1, beta_2=beta_2,
-        random_state=seed)
+        weight_decay=trial.suggest_categorical("mlp_weight_decay", [0.0, 1e-3, 1e-2]),
+        batch_size=_cap(profile, 2048, 512),
+        max_epochs=trial.suggest_categorical("mlp_max_epochs", _cap(profile, [25, 50, 75], [10, 20])),
+        learning_rate=trial.suggest_float("mlp_lr", 5e-4, 5e-3, log=True),
+        beta_1=beta_1, beta_2=beta_2, random_state=seed)
 
 
 register_family("logistic_regression", _logistic_regression)
@@ -132,12 +147,17 @@ PAPER_FAMILIES = ("logistic_regression", "decision_tree", "random_forest", "ligh
 
 def _encoder(X):
     from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-    categorical = [c for c in X.columns if str(X[c].dtype) in ("category", "object", "bool")]
-    numeric = [c for c in X.columns if c not in categorical]
-    return ColumnTransformer([("categorical", OneHotEncoder(handle_unknown="ignore"), categorical),
-                              ("numeric", StandardScaler(), numeric)])
+    coded = [c for c in X.columns if str(X[c].dtype) == "category"]
+    other = [c for c in X.columns if str(X[c].dtype) in ("object", "bool")]
+    numeric = [c for c in X.columns if c not in coded and c not in other]
+    parts = [("categorical", Pipeline([("codes", CategoryCodes()), ("one_hot", OneHotEncoder(handle_unknown="ignore"))]),
+              coded)]
+    if other:
+        parts.append(("text", OneHotEncoder(handle_unknown="ignore"), other))
+    return ColumnTransformer([*parts, ("numeric", StandardScaler(), numeric)])
 
 
 def make_model(trial, *, profile: str = "fast", families: Sequence[str] | None = None, seed: int = 0,

@@ -21,14 +21,14 @@ def run_baseline(dataset: str = "adult", *, seed: int = 0, n_estimators: int = 2
     model.fit(data.X.iloc[parts.train], data.y[parts.train])
     scores = model.predict_proba(data.X.iloc[parts.test])[:, 1]
     metrics = task.evaluate(data.y[parts.test], scores, data.sensitive.iloc[parts.test], seed=seed)
-    return {"dataset": dataset, "task": str(task), "rows": {"train": len(parts.train), "test": len(parts.test)},
+    return {"dataset": dataset, "task": task.describe(), "rows": {"train": len(parts.train), "test": len(parts.test)},
             "test": metrics}
 
 
 def _run(args) -> int:
     result = run_baseline(args.dataset, seed=args.seed)
-    print(f"dataset: {result['dataset']}  task: {result['task']}  "
-          f"train rows: {result['rows']['train']}  test rows: {result['rows']['test']}")
+    print(f"dataset: {result['dataset']}  train rows: {result['rows']['train']}  test rows: {result['rows']['test']}\n"
+          f"task: {result['task']}")
     print("LightGBM baseline on the test split:")
     for name, value in result["test"].items():
         print(f"  {name:<9} {value:.4f}")

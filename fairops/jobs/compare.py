@@ -21,7 +21,7 @@ def write_csv(rows, path: Path) -> None:
         writer.writerows(rows)
 
 
-def draw(rows, path: Path, title: str) -> None:
+def draw(rows, path: Path, title: str, task) -> None:
     """Test accuracy vs test fairness per method: each run as a dot, the mean with its spread as a cross."""
     import matplotlib
 
@@ -38,8 +38,8 @@ def draw(rows, path: Path, title: str) -> None:
                      color=colour, alpha=0.35, s=18)
         axes.errorbar(entry["test_acc"], entry["test_fair"], xerr=entry["test_acc_sd"], yerr=entry["test_fair_sd"],
                       color=colour, marker="o", capsize=3, label=f"{entry['tuner']} ({entry['runs']} runs)")
-    axes.set_xlabel("test accuracy (task metric, %)")
-    axes.set_ylabel("test fairness (group ratio, %)")
+    axes.set_xlabel(f"test {task.accuracy_name} (%)")
+    axes.set_ylabel(f"test {task.fairness_name} (%)")
     axes.set_title(title)
     axes.legend(loc="best", fontsize=8)
     figure.tight_layout()
@@ -71,13 +71,14 @@ def _run(args) -> int:
     families = args.families.split(",") if args.families else every
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    print(f"comparing {', '.join(METHOD_NAMES[m] for m in methods)} on {args.dataset} ({data.task}), "
-          f"seeds 0..{args.seeds - 1}, one Fairband iteration's budget each", flush=True)
+    print(f"comparing {', '.join(METHOD_NAMES[m] for m in methods)} on {args.dataset}, "
+          f"seeds 0..{args.seeds - 1}, one Fairband iteration's budget each\ntask: {data.task.describe()}",
+          flush=True)
 
     def show(row):
         print(f"  seed {row['seed']} {row['tuner']:<8} validation {row['val_acc']:.3f}/{row['val_fair']:.3f}  "
-              f"test {row['test_acc']:.3f}/{row['test_fair']:.3f}  ({row['fits']} fits, {row['seconds']:.0f} s)",
-              flush=True)
+              f"test {row['test_acc']:.3f}/{row['test_fair']:.3f}  ({row['fits']} fits, {row['failed']} failed, "
+              f"{row['seconds']:.0f} s)", flush=True)
 
     def progress(seed, tuner, total):
         return FitProgress(total, pick_alpha(tuner), label=f"  seed {seed} {tuner}: ", enabled=not args.no_progress)
@@ -87,8 +88,10 @@ def _run(args) -> int:
                           n_jobs=args.n_jobs, on_row=show, progress=progress)
     stem = out_dir / f"compare-{args.dataset}"
     write_csv(rows, stem.with_suffix(".csv"))
-    draw(rows, stem.with_suffix(".png"), f"{args.dataset}: {data.task}")
-    print("\n" + markdown_table(rows))
+    draw(rows, stem.with_suffix(".png"), f"{args.dataset}: positive = {data.task.positive or 'label 1'}", data.task)
+    print("\n" + markdown_table(rows, data.task))
+    print(f"({data.task.metric} = {data.task.accuracy_name}; {data.task.fairness_label} = lowest / highest over "
+          f"{', '.join(data.task.sensitive)}; test rows scored at the validation threshold)")
     print(f"\nwritten: {stem.with_suffix('.csv')} and {stem.with_suffix('.png')}")
     return 0
 

@@ -60,9 +60,8 @@ def task_params(data) -> dict:
     'precision at tpr=0.5'
     """
     task = data.task
-    return {"task": str(task), "accuracy_metric": f"{task.metric} at {task.target}={task.target_value:g}",
-            "fairness_ratio": f"{task.fairness} ratio (lowest / highest group) over {', '.join(task.sensitive)}",
-            "positive_class": data.positive_class or "label 1"}
+    return {**task.as_params(), "accuracy_metric": f"{task.metric} at {task.target}={task.target_value:g}",
+            "fairness_ratio": f"{task.fairness} ratio (lowest / highest group) over {', '.join(task.sensitive)}"}
 
 
 def describe_task(data, alpha) -> str:
@@ -70,7 +69,7 @@ def describe_task(data, alpha) -> str:
     params = task_params(data)
     rule = ("alpha from the means of accuracy and fairness over the fits (FB-auto)" if alpha == "auto"
             else f"alpha = {float(alpha):g}")
-    return (f"**accuracy** = {params['accuracy_metric']} (positive class: {params['positive_class']}); "
+    return (f"**accuracy** = {params['accuracy_metric']} (positive class: {params['task.positive_class']}); "
             f"**fairness** = {params['fairness_ratio']}; **weighted score** = alpha * accuracy + "
             f"(1 - alpha) * fairness, {rule}.")
 

@@ -12,7 +12,9 @@ on many machines: every worker joins one study and the Fairband schedule stays e
 
 from __future__ import annotations
 
+import logging
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,6 +116,49 @@ class TuneResult:
     registered: object = None
     already_registered: bool = False
     links: object = None
+    task: object = None
+    failures: dict = field(default_factory=dict)
+
+
+class _ConstantFitWarnings(logging.Filter):
+    """Drops Optuna's two warnings about a trial that returned NaN: the objective's constant fits.
+
+    They are expected on small budget slices and are counted in the summary; other failures are
+    still reported as they happen.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self._trials: set[str] = set()
+
+    def filter(self, record) -> bool:
+        message = record.getMessage()
+        words = message.split()
+        number = words[1] if len(words) > 1 and words[0] == "Trial" else None
+        if "because of the following error: The value nan is not acceptable" in message:
+            self._trials.add(number)
+            return False
+        return not (number in self._trials and message.endswith("failed with value (nan, nan)."))
+
+
+@contextmanager
+def _quiet_constant_fits():
+    logger = logging.getLogger("optuna.study._optimize")  # where Optuna reports failed trials
+    quiet = _ConstantFitWarnings()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
+
+
+def _failures(trials) -> dict:
+    """Failed fits by reason (constant validation scores, errors)."""
+    from collections import Counter
+
+    from ..fairband.objective import failure_reason
+
+    return dict(Counter(reason for reason in map(failure_reason, trials) if reason is not None))
 
 
 def load_source(settings: TuneSettings):
@@ -254,13 +299,13 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     done_before = run.status()[0]
     print(f"project: {settings.project_dir}\nstudy: {settings.study_name} ({settings.tuner}, "
           f"{target} fits, {done_before} already in the study)\nstorage: {settings.storage}\n"
-          f"tracking: {settings.tracking_uri}\ndata: {data!r}", file=out, flush=True)
+          f"tracking: {settings.tracking_uri}\ndata: {data!r}\ntask: {data.task.describe()}", file=out, flush=True)
 
     progress = FitProgress(target, alpha, stream=out, enabled=settings.progress)
     with mlflow_study.parent_run_ended(tracker, study, end=settings.finalize):
         if done_before < target:
             tracker.reopen(study)
-            with Interrupt() as interrupt:
+            with Interrupt() as interrupt, _quiet_constant_fits():
                 # Works until every fit is finished: redoes dead workers' fits, waits for live workers' ones.
                 complete = work_until_complete(study, objective, run, n_jobs=settings.n_jobs, catch=(Exception,),
                                                callbacks=[tracked(tracker, run), progress], interrupt=interrupt,
@@ -269,7 +314,7 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
             if not complete:
                 raise KeyboardInterrupt  # stopped early: the study keeps what was done
         trials = run.fits()
-        result = TuneResult(settings, study, fits=len(trials))
+        result = TuneResult(settings, study, fits=len(trials), task=data.task, failures=_failures(trials))
         if not settings.finalize:
             print(f"worker done: {result.fits} fits in the study", file=out)
             return result
@@ -341,7 +386,7 @@ def _description(settings, study, objective, pick, scores, accurate, accurate_sc
         f"fairops tune on `{settings.source_name}`: {settings.tuner}, profile {settings.profile}, "
         f"seed {settings.seed}.",
         f"Task `{task}`: accuracy = {task.metric} at {task.target} = {task.target_value:g}, fairness = "
-        f"{task.fairness.upper()} ratio over {', '.join(task.sensitive)}; the positive class is label 1.",
+        f"{task.fairness.upper()} ratio over {', '.join(task.sensitive)}; the positive class is {task.positive or 'label 1'}.",
         f"Selection: {describe(pick, study)}.",
         "Scores of the models refit on all training rows:",
         "",
@@ -380,14 +425,25 @@ def _register(settings, study, objective, pick, model, scores, accurate, accurat
 def print_summary(result: TuneResult, *, out=None) -> None:
     """The pick vs the most accurate fit, on validation (refit) and test, and where to look next."""
     out = out or sys.stdout
-    print("\n" + f"{'':<28}{'validation':>22}{'test':>22}", file=out)
-    print(f"{'':<28}{'accuracy':>11}{'fairness':>11}{'accuracy':>11}{'fairness':>11}", file=out)
+    task = result.task
+    accuracy, fairness = (task.metric, task.fairness_label) if task else ("accuracy", "fairness")
+    width = max(11, len(accuracy) + 2, len(fairness) + 2)
+    print("\n" + f"{'':<28}{'validation':>{2 * width}}{'test':>{2 * width}}", file=out)
+    print(f"{'':<28}" + f"{accuracy:>{width}}{fairness:>{width}}" * 2, file=out)
     for label, row in result.rows.items():
         v, t = row["validation"], row["test"]
-        print(f"{label:<28}{v['accuracy']:>11.4f}{v['fairness']:>11.4f}{t['accuracy']:>11.4f}{t['fairness']:>11.4f}",
+        print(f"{label:<28}" + "".join(f"{value:>{width}.4f}" for value in
+                                      (v["accuracy"], v["fairness"], t["accuracy"], t["fairness"])), file=out)
+    if task is not None:
+        print(f"({accuracy} = {task.accuracy_name}; {fairness} = lowest / highest over "
+              f"{', '.join(task.sensitive)}; positive class: {task.positive or 'label 1'})", file=out)
+    print("(models refit on all training rows; the test rows are scored at the threshold set on the "
+          "validation rows)", file=out)
+    failed = sum(result.failures.values())
+    if failed:
+        reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(result.failures.items()))
+        print(f"failed fits: {failed} of {result.fits} ({reasons}); they rank last and are never picked",
               file=out)
-    print("(models refit on all training rows; accuracy = the task's metric at its threshold, "
-          "fairness = its group ratio)", file=out)
     settings = result.settings
     if result.already_registered:
         print(f"\nalready registered by an earlier run of this study: {settings.model_name} version "

@@ -10,11 +10,12 @@ from .classification import GroupRates, fairness_ratio, group_rates, precision, 
 from .outliers import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
 from .ranking import auc_s, auc_y, group_aucs
 from .task import Task
-from .thresholds import binarize
+from .thresholds import OperatingPoint, binarize, operating_point
 
 __all__ = [
     "EncodedGroups",
     "GroupRates",
+    "OperatingPoint",
     "Task",
     "auc_s",
     "auc_y",
@@ -25,6 +26,7 @@ __all__ = [
     "group_aucs",
     "group_rates",
     "jaccard",
+    "operating_point",
     "outlier_fraction",
     "precision",
     "preservation",

@@ -1,4 +1,5 @@
-"""A fairness task: which accuracy metric at which operating point, and which fairness ratio."""
+"""A fairness task: which class is positive, which accuracy metric at which operating point, and which
+fairness ratio over which sensitive attribute."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from dataclasses import dataclass
 
 from .classification import RATES, fairness_ratio, precision, recall
 from .ranking import auc_s, auc_y
-from .thresholds import binarize
+from .thresholds import OperatingPoint, binarize, operating_point
 
 ACCURACY_METRICS = {"precision": precision, "recall": recall}
 TARGETS = ("tpr", "fpr", "top_k")
+_RATE_NAMES = {"tpr": "TPR", "fpr": "FPR", "ppr": "positive rate"}
 _SPEC = re.compile(r"^(?P<metric>\w+)@(?P<target>\w+)=(?P<value>[0-9.eE+-]+),ratio=(?P<rate>\w+)$")
 
 
@@ -18,12 +20,16 @@ _SPEC = re.compile(r"^(?P<metric>\w+)@(?P<target>\w+)=(?P<value>[0-9.eE+-]+),rat
 class Task:
     """Accuracy at a target threshold plus a fairness ratio over sensitive attributes.
 
-    The Fairband paper's Adult task is precision at 50% TPR with the TPR ratio over sex:
+    ``positive`` says what label 1 means (it decides what "precision" and "TPR" measure); it is
+    descriptive only and does not enter any computation. The Fairband paper's Adult task is
+    precision at 50% TPR with the TPR ratio over sex, where the positive class is income <= 50K:
 
     >>> import numpy as np
-    >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
+    >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"], positive="income <= 50K")
     >>> str(task)
     'precision@tpr=0.5,ratio=tpr'
+    >>> task.describe()
+    'positive class: income <= 50K; accuracy: precision at 50% TPR; fairness: TPR ratio (lowest / highest) over sex'
     >>> y = np.array([1, 0, 1, 0, 1, 1]); s = {"sex": ["f", "f", "f", "m", "m", "m"]}
     >>> task.evaluate(y, np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4]), s)["accuracy"]
     0.6666666666666666
@@ -34,6 +40,7 @@ class Task:
     target_value: float
     fairness: str
     sensitive: tuple[str, ...]
+    positive: str | None = None
 
     def __post_init__(self):
         if self.metric not in ACCURACY_METRICS:
@@ -49,9 +56,11 @@ class Task:
             raise ValueError("task needs at least one sensitive attribute")
         if self.target == "top_k":
             object.__setattr__(self, "target_value", int(self.target_value))
+        if self.positive is not None and (not isinstance(self.positive, str) or not self.positive.strip()):
+            raise ValueError(f"task positive must be None or a non-empty description, got {self.positive!r}")
 
     @classmethod
-    def from_string(cls, spec: str, *, sensitive) -> "Task":
+    def from_string(cls, spec: str, *, sensitive, positive: str | None = None) -> "Task":
         """Parse ``"<precision|recall>@<tpr|fpr|top_k>=<value>,ratio=<tpr|fpr|ppr>"``."""
         match = _SPEC.match(spec.replace(" ", ""))
         if not match:
@@ -59,10 +68,48 @@ class Task:
                 f"task spec {spec!r} is not of the form 'precision@tpr=0.5,ratio=tpr' "
                 f"(metric in {sorted(ACCURACY_METRICS)}, target in {TARGETS}, ratio in {RATES})"
             )
-        return cls(match["metric"], match["target"], float(match["value"]), match["rate"], sensitive)
+        return cls(match["metric"], match["target"], float(match["value"]), match["rate"], sensitive, positive)
 
     def __str__(self) -> str:
         return f"{self.metric}@{self.target}={self.target_value:g},ratio={self.fairness}"
+
+    @property
+    def accuracy_name(self) -> str:
+        """The accuracy metric in words, e.g. ``"precision at 50% TPR"``."""
+        if self.target == "top_k":
+            return f"{self.metric} at top {self.target_value}"
+        return f"{self.metric} at {100 * self.target_value:g}% {_RATE_NAMES[self.target]}"
+
+    @property
+    def fairness_label(self) -> str:
+        """The fairness ratio's short name, e.g. ``"TPR ratio"`` (a column header)."""
+        return f"{_RATE_NAMES[self.fairness]} ratio"
+
+    @property
+    def fairness_name(self) -> str:
+        """The fairness ratio in words, e.g. ``"TPR ratio over sex"``."""
+        return f"{self.fairness_label} over {', '.join(self.sensitive)}"
+
+    def describe(self) -> str:
+        """One line naming the positive class, the accuracy metric and the fairness ratio."""
+        positive = self.positive or "label 1"
+        return (f"positive class: {positive}; accuracy: {self.accuracy_name}; "
+                f"fairness: {self.fairness_label} (lowest / highest) over {', '.join(self.sensitive)}")
+
+    def as_params(self) -> dict[str, str]:
+        """The task as flat string parameters (for a tracking run).
+
+        >>> Task("recall", "fpr", 0.05, "fpr", ("age",)).as_params()["task.target"]
+        'fpr=0.05'
+        """
+        return {
+            "task": str(self),
+            "task.positive_class": self.positive or "label 1",
+            "task.metric": self.metric,
+            "task.target": f"{self.target}={self.target_value:g}",
+            "task.fairness_ratio": self.fairness,
+            "task.sensitive": ",".join(self.sensitive),
+        }
 
     @property
     def threshold(self) -> dict:
@@ -80,10 +127,24 @@ class Task:
             return sensitive_features[list(self.sensitive)]
         return sensitive_features
 
-    def evaluate(self, y_true, y_score, sensitive_features, *, seed=0) -> dict:
-        """``{"accuracy", "fairness", "auc_y", "auc_s"}`` of scores on labelled rows."""
+    def operating_point(self, y_true, y_score, *, seed=0) -> OperatingPoint:
+        """Where the task's target cuts these rows (e.g. the validation rows), to score other rows with."""
+        return operating_point(y_score, y_true, seed=seed, **self.threshold)
+
+    def evaluate(self, y_true, y_score, sensitive_features, *, seed=0, at: OperatingPoint | None = None) -> dict:
+        """``{"accuracy", "fairness", "auc_y", "auc_s"}`` of scores on labelled rows.
+
+        By default the threshold meets the task's target exactly on these rows. With ``at`` (an
+        :class:`~fairops.metrics.OperatingPoint` set on other rows, see :meth:`operating_point`) that
+        threshold is applied unchanged: the paper's rule for test rows.
+        """
         groups = self.select_sensitive(sensitive_features)
-        y_pred = binarize(y_score, y_true, seed=seed, **self.threshold)
+        if at is None:
+            y_pred = binarize(y_score, y_true, seed=seed, **self.threshold)
+        else:
+            if not isinstance(at, OperatingPoint):
+                raise TypeError(f"at must be an OperatingPoint, got {type(at).__name__}")
+            y_pred = at.apply(y_score, seed=seed)
         return {
             "accuracy": ACCURACY_METRICS[self.metric](y_true, y_pred),
             "fairness": fairness_ratio(y_true, y_pred, groups, rate=self.fairness),

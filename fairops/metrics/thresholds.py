@@ -1,8 +1,15 @@
-"""Turning scores into decisions at a target operating point."""
+"""Turning scores into decisions at a target operating point.
+
+:func:`binarize` meets a target (TPR, FPR or top-k) exactly on the rows it is given.
+:func:`operating_point` records where that cut falls, so the same rule can be applied unchanged to
+other rows (the paper's protocol: the threshold is set on the validation rows and used as is on the
+test rows, where the target is then met only approximately).
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,6 +47,14 @@ def binarize(y_score, y_true, *, tpr=None, fpr=None, top_k=None, seed=0) -> np.n
     [1, 0, 0, 0, 0, 0]
     """
     y_score = as_scores(y_score, "y_score")
+    order, cut = _cut(y_score, y_true, tpr, fpr, top_k, seed)
+    y_pred = np.zeros(len(y_score), dtype=np.int8)
+    y_pred[order[:cut]] = 1
+    return y_pred
+
+
+def _cut(y_score, y_true, tpr, fpr, top_k, seed) -> tuple[np.ndarray, int]:
+    """The ranking (ties in seeded random order) and how many of its top rows are predicted positive."""
     y_true = as_binary_labels(y_true, "y_true")
     n = check_same_length(y_score=y_score, y_true=y_true)
     targets = {"tpr": tpr, "fpr": fpr, "top_k": top_k}
@@ -73,6 +88,63 @@ def binarize(y_score, y_true, *, tpr=None, fpr=None, top_k=None, seed=0) -> np.n
         if top_k > n:
             raise ValueError(f"top_k={top_k} is unreachable: only {n} rows")
         cut = int(top_k)
-    y_pred = np.zeros(n, dtype=np.int8)
-    y_pred[order[:cut]] = 1
-    return y_pred
+    return order, cut
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """A decision rule taken from one set of rows: positive above ``threshold``, and at it a share.
+
+    Rows scoring above ``threshold`` are positive, rows below are negative, and of the rows scoring
+    exactly ``threshold`` the share ``tie_share`` is positive (chosen at random with a seed, the way
+    :func:`binarize` breaks ties). ``threshold`` is ``inf`` when nothing was positive and ``-inf`` when
+    everything was.
+
+    >>> point = OperatingPoint(0.5, 0.0)
+    >>> point.apply([0.9, 0.5, 0.1]).tolist()
+    [1, 0, 0]
+    """
+
+    threshold: float
+    tie_share: float
+
+    def __post_init__(self):
+        if math.isnan(self.threshold):
+            raise ValueError("threshold must not be NaN")
+        if not 0.0 <= self.tie_share <= 1.0:
+            raise ValueError(f"tie_share must be in [0, 1], got {self.tie_share}")
+
+    def apply(self, y_score, *, seed=0) -> np.ndarray:
+        """0/1 decisions for scores; on the rows it was set on (same seed) it gives :func:`binarize`'s."""
+        y_score = as_scores(y_score, "y_score")
+        y_pred = (y_score > self.threshold).astype(np.int8)
+        tied = np.flatnonzero(y_score == self.threshold)
+        if len(tied):
+            # binarize orders tied rows by a seeded permutation of all rows; take the same ones first
+            tie_breaker = np.random.default_rng(seed).permutation(len(y_score))
+            taken = int(round(self.tie_share * len(tied)))
+            y_pred[tied[np.argsort(tie_breaker[tied], kind="stable")[:taken]]] = 1
+        return y_pred
+
+
+def operating_point(y_score, y_true, *, tpr=None, fpr=None, top_k=None, seed=0) -> OperatingPoint:
+    """Where :func:`binarize` cuts these rows, as a rule that other rows can be scored with.
+
+    >>> import numpy as np
+    >>> validation = np.array([0.9, 0.8, 0.7, 0.6]); labels = np.array([1, 0, 1, 0])
+    >>> point = operating_point(validation, labels, tpr=0.5)
+    >>> point
+    OperatingPoint(threshold=0.9, tie_share=1.0)
+    >>> point.apply(np.array([0.95, 0.85, 0.9])).tolist()   # test rows: the same threshold
+    [1, 0, 1]
+    """
+    y_score = as_scores(y_score, "y_score")
+    order, cut = _cut(y_score, y_true, tpr, fpr, top_k, seed)
+    if cut == 0:
+        return OperatingPoint(math.inf, 0.0)
+    if cut == len(y_score):
+        return OperatingPoint(-math.inf, 1.0)
+    threshold = float(y_score[order[cut - 1]])
+    tied = int(np.count_nonzero(y_score == threshold))
+    taken = int(np.count_nonzero(y_score[order[:cut]] == threshold))
+    return OperatingPoint(threshold, taken / tied)

@@ -57,6 +57,8 @@ TRUSTED_TYPES = (
     "collections.OrderedDict",
     "fairops.models.columns.RestoreCategories",
     "fairops.models.columns.SCAFFOnColumns",
+    "fairops.models.encoding.CategoryCodes",
+    "fairops.models.network.WeightDecayMLP",
     "fairops.scaff.forest.SCAFFClassifier",
     "fairops.scaff.tree.SCAFFTreeClassifier",
     "lightgbm.basic.Booster",

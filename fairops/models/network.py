@@ -1,0 +1,62 @@
+"""The feed-forward network of the Fairband paper's search space, as scikit-learn can train it."""
+
+from __future__ import annotations
+
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+
+class WeightDecayMLP(ClassifierMixin, BaseEstimator):
+    """scikit-learn's ``MLPClassifier`` (Adam) with PyTorch-style weight decay.
+
+    PyTorch's Adam adds ``weight_decay * w`` to the gradient of the mean loss of a batch;
+    scikit-learn adds ``alpha * w / rows in the batch``. The two agree when
+    ``alpha = weight_decay * rows per batch``, which :meth:`fit` sets (``batch_size`` rows, or all
+    rows when there are fewer). Biases are not decayed (PyTorch's optimiser decays them too). Every
+    one of ``max_epochs`` epochs is run (scikit-learn's stop after 10 epochs without improvement is
+    switched off).
+
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(size=(200, 3)); y = (X[:, 0] > 0).astype(int)
+    >>> model = WeightDecayMLP((8,), weight_decay=0.01, batch_size=64, max_epochs=5).fit(X, y)
+    >>> model.network_.alpha, model.predict_proba(X[:2]).shape
+    (0.64, (2, 2))
+    """
+
+    def __init__(self, hidden_layer_sizes=(100,), *, weight_decay=0.0, batch_size=2048, max_epochs=50,
+                 learning_rate=1e-3, beta_1=0.9, beta_2=0.999, random_state=None):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.weight_decay = weight_decay
+        self.batch_size = batch_size
+        self.max_epochs = max_epochs
+        self.learning_rate = learning_rate
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.neural_network import MLPClassifier
+
+        if not self.weight_decay >= 0:
+            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
+        rows_per_batch = min(int(self.batch_size), X.shape[0])
+        self.network_ = MLPClassifier(
+            hidden_layer_sizes=tuple(self.hidden_layer_sizes), solver="adam",
+            alpha=self.weight_decay * rows_per_batch, batch_size=rows_per_batch,
+            learning_rate_init=self.learning_rate, max_iter=self.max_epochs, beta_1=self.beta_1,
+            beta_2=self.beta_2, random_state=self.random_state,
+            n_iter_no_change=self.max_epochs)  # train every epoch, as the paper's fixed epoch count does
+        with warnings.catch_warnings():
+            # a fixed number of epochs, as in the paper: stopping before convergence is the setting
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            self.network_.fit(X, y)
+        self.classes_ = self.network_.classes_
+        return self
+
+    def predict_proba(self, X):
+        return self.network_.predict_proba(X)
+
+    def predict(self, X):
+        return self.network_.predict(X)
