@@ -41,9 +41,10 @@ from optuna.trial import FrozenTrial, TrialState
 from scipy import stats
 
 from fairops.datasets import load_adult, load_compas
-from fairops.fairband import FairnessObjective, select_best
-from fairops.fairband.baselines import pick_alpha, run_tuner
-from fairops.fairband.objective import failure_reason
+from fairops.fairband import select_best
+from fairops.experiments import FairnessObjective
+from fairops.experiments.baselines import pick_alpha, run_tuner
+from fairops.experiments.objective import failure_reason
 
 ROOT = Path(__file__).resolve().parent
 LOGS = ROOT / "reference" / "fair-automl"

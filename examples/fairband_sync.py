@@ -11,8 +11,8 @@ import argparse
 import optuna
 
 from fairops.datasets import load_german
-from fairops.fairband import (FairbandPruner, FairbandSampler, FairnessObjective, iteration_size,
-                              pareto_front, select_best)
+from fairops.fairband import FairbandPruner, FairbandSampler, iteration_size, pareto_front, select_best
+from fairops.experiments import FairnessObjective
 
 
 def main(argv=None):

@@ -15,7 +15,7 @@ COMMANDS = ("tune", "outliers", "compare", "baseline")
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="fairops",
+        prog="fairops", allow_abbrev=False,
         description="Fairness-aware tuning, fair models and fair outlier detection, tracked in MLflow.",
     )
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -27,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue  # a job not built yet
         module.add_parser(subcommands)
+    for subcommand in subcommands.choices.values():
+        subcommand.allow_abbrev = False  # an option is refused by its full name when it does not apply
     return parser
 
 
@@ -35,7 +37,11 @@ class UserError(Exception):
 
 
 def main(argv=None) -> int:
+    from .jobs.options import options_in
+
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    args.given = options_in(argv)  # what was spelled out, so a job can refuse options that do not apply
     try:
         return args.run(args)
     except (UserError, ValueError, FileNotFoundError) as error:

@@ -265,3 +265,17 @@ def test_bad_own_data(tmp_path, capsys):
         assert main(["outliers", *extra, "--project-dir", str(tmp_path / "p")]) == 2, extra
         err = capsys.readouterr().err
         assert message in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--tune", "--neighbors", "7"], "--neighbors does not apply with --tune"),
+    (["--tune", "--lambda", "0.3", "--share-exponent", "2"], "--lambda, --share-exponent do not apply with --tune"),
+    (["--method", "hb"], "--method does not apply without --tune"),
+    (["--iterations", "2", "--storage", "sqlite:///x.db"], "--iterations, --storage do not apply without --tune"),
+    (["--lambda", "0.5", "--target-jaccard", "0.8"], "--target-jaccard does not apply with a fixed --lambda"),
+    (["--data", "x.csv", "--dataset", "german"], "give either --dataset or --data, not both"),
+])
+def test_options_that_do_not_apply_are_refused_by_name(argv, message, tmp_path, capsys):
+    assert main(["outliers", *argv, "--project-dir", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "mlflow.db").exists()  # refused before anything ran

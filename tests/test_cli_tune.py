@@ -25,7 +25,7 @@ from fairops.datasets import load_german
 from fairops.fairband import fits_of_run, schedule, select_best
 from fairops.fairband.claims import holds_slot, slot_of_trial
 from fairops.jobs import mlflow_study
-from fairops.fairband.objective import CONSTANT_SCORES, failure_reason
+from fairops.experiments.objective import CONSTANT_SCORES, failure_reason
 
 FAST = ["--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression,scaff_forest",
         "--no-progress"]
@@ -330,3 +330,22 @@ def test_multiclass_target_is_refused(tmp_path, capsys):
     assert main(["tune", "--data", str(path), "--target", "y", "--sensitive", "s",
                  "--project-dir", str(tmp_path)]) == 2
     assert "exactly two classes, found 3" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--dataset", "german", "--target", "y"], "--target does not apply to a bundled --dataset"),
+    (["--dataset", "german", "--sensitive", "sex", "--task", "recall@fpr=0.1,ratio=fpr"],
+     "--sensitive, --task do not apply to a bundled --dataset"),
+    (["--data", "x.csv", "--target", "y", "--sensitive", "s", "--dataset", "german"],
+     "--dataset does not apply with --data FILE"),
+    (["--dataset", "german", "--max-train", "300"], "unrecognized arguments: --max-train 300"),
+])
+def test_options_that_do_not_apply_are_refused_by_name(argv, message, tmp_path, capsys):
+    code = None
+    try:
+        code = main(["tune", *argv, "--project-dir", str(tmp_path)])
+    except SystemExit as exit_:  # argparse's own refusal (an abbreviated option)
+        code = exit_.code
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "optuna.db").exists()  # refused before anything ran

@@ -13,7 +13,7 @@ from optuna.trial import TrialState
 
 from fairops.fairband import FairbandSampler, fits_of_run
 from fairops.fairband.claims import holds_slot, slot_of_trial
-from fairops.fairband.toy import make_toy_objective
+from fairops.experiments.toy import make_toy_objective
 
 
 def test_a_trial_abandoned_right_after_ask_is_failed_and_its_slot_fitted_again(tmp_path):

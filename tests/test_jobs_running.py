@@ -12,7 +12,7 @@ from optuna.trial import TrialState
 
 from fairops.fairband import FairbandSampler
 from fairops.fairband.claims import holds_slot, slot_of_trial
-from fairops.fairband.toy import ToyFitError
+from fairops.experiments.toy import ToyFitError
 from fairops.jobs.running import (SlotRun, StaleTrialCallbacks, open_storage, track_missing, tracked,
                                   work_until_complete)
 from fairband_worker import spawn

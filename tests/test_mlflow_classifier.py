@@ -16,7 +16,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
 from fairops.datasets import load_adult
-from fairops.fairband.search_space import make_model
+from fairops.experiments.search_space import make_model
 from fairops.jobs.families import tuning_families
 from fairops.mlflow import classifier, loader
 from fairops.mlflow.sealing import ModelFilesError

@@ -7,7 +7,7 @@ import pytest
 from sklearn.pipeline import Pipeline
 
 from fairops.datasets import load_adult
-from fairops.fairband.search_space import make_model
+from fairops.experiments.search_space import make_model
 from fairops.jobs.families import tuning_families
 from fairops.models import Column, InputSchema, RestoreCategories, columns_taking_missing_values, takes_unseen_categories
 

@@ -7,13 +7,14 @@ from pathlib import Path
 
 from ..datasets import LOADERS
 from .progress import NO_PROGRESS_HELP
+from .tune import TuneSettings
 
 METHOD_NAMES = {"rs": "RS", "rs-bal": "RS-bal", "hb": "HB", "fb-bal": "FB-bal", "fb-auto": "FB-auto"}
 
 
 def write_csv(rows, path: Path) -> None:
     """One line per (seed, method) run."""
-    from ..fairband.comparison import ROW_FIELDS
+    from ..experiments.comparison import ROW_FIELDS
 
     with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=ROW_FIELDS)
@@ -28,7 +29,7 @@ def draw(rows, path: Path, title: str, task) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..fairband.comparison import summary
+    from ..experiments.comparison import summary
 
     figure, axes = plt.subplots(figsize=(6, 4.5))
     for index, entry in enumerate(summary(rows)):
@@ -53,8 +54,8 @@ def _run(args) -> int:
     import optuna
 
     from ..datasets import load_dataset
-    from ..fairband.baselines import pick_alpha
-    from ..fairband.comparison import compare_tuners, markdown_table
+    from ..experiments.baselines import pick_alpha
+    from ..experiments.comparison import compare_tuners, markdown_table
     from .families import tuning_families
     from .progress import FitProgress
 
@@ -99,14 +100,14 @@ def _run(args) -> int:
 def add_parser(subcommands) -> None:
     parser = subcommands.add_parser("compare", help="every method on the same budget over several seeds (Table 3)",
                                     description=__doc__)
-    parser.add_argument("--dataset", default="adult", choices=sorted(LOADERS))
+    parser.add_argument("--dataset", default=TuneSettings.dataset, choices=sorted(LOADERS))
     parser.add_argument("--seeds", type=int, default=5, help="runs per method, seeds 0..N-1 (default 5)")
     parser.add_argument("--methods", default="rs,rs-bal,hb,fb-bal,fb-auto")
-    parser.add_argument("--profile", default="fast", choices=["fast", "paper"])
+    parser.add_argument("--profile", default=TuneSettings.profile, choices=["fast", "paper"])
     parser.add_argument("--families", help="comma-separated model families (default: all + scaff_forest)")
     parser.add_argument("--max-train-rows", type=int)
-    parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument("--out-dir", default="fairops-project", help="where the CSV and the picture go")
+    parser.add_argument("--n-jobs", type=int, default=TuneSettings.n_jobs)
+    parser.add_argument("--out-dir", default=TuneSettings.project_dir, help="where the CSV and the picture go")
     parser.add_argument("--no-progress", action="store_true",
                         help=NO_PROGRESS_HELP)
     parser.set_defaults(run=_run)

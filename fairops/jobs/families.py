@@ -8,7 +8,7 @@ contains it, and a served model must not depend on this job module.
 
 from __future__ import annotations
 
-from ..fairband.search_space import FAMILIES, PAPER_FAMILIES, register_family  # noqa: F401 (doctests)
+from ..experiments.search_space import FAMILIES, PAPER_FAMILIES, register_family  # noqa: F401 (doctests)
 from ..models import SCAFFOnColumns
 
 SCAFF_FAMILY = "scaff_forest"

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..datasets import LOADERS
+from .options import refuse_options
 from .progress import NO_PROGRESS_HELP
 from .running import (
     HEARTBEAT_SECONDS,
@@ -156,7 +157,7 @@ def _failures(trials) -> dict:
     """Failed fits by reason (constant validation scores, errors)."""
     from collections import Counter
 
-    from ..fairband.objective import failure_reason
+    from ..experiments.objective import failure_reason
 
     return dict(Counter(reason for reason in map(failure_reason, trials) if reason is not None))
 
@@ -182,7 +183,7 @@ def open_study(settings: TuneSettings, configuration: dict | None = None, on_sta
     import optuna
 
     from ..fairband import FairbandSampler
-    from ..fairband.baselines import FullBudgetRandomSampler, pick_alpha
+    from ..experiments.baselines import FullBudgetRandomSampler, pick_alpha
 
     if settings.tuner.startswith("RS"):
         sampler = FullBudgetRandomSampler(seed=settings.seed)
@@ -236,21 +237,21 @@ def run_of(study, target: int):
 
 def pick_alpha_of(settings: TuneSettings):
     """The alpha of the final pick: the method's (or ``--alpha``)."""
-    from ..fairband.baselines import pick_alpha
+    from ..experiments.baselines import pick_alpha
 
     return pick_alpha(settings.tuner) if settings.alpha is None else settings.alpha
 
 
 def target_trials(settings: TuneSettings) -> int:
     """Fits the run is made of: iterations x the method's fits per Fairband iteration."""
-    from ..fairband.baselines import trials_per_iteration
+    from ..experiments.baselines import trials_per_iteration
 
     return settings.iterations * trials_per_iteration(settings.tuner)
 
 
 def _families(settings: TuneSettings, data) -> list[str]:
     """The families to tune; the SCAFF forest is registered for this data's sensitive columns."""
-    from ..fairband.search_space import FAMILIES
+    from ..experiments.search_space import FAMILIES
     from .families import tuning_families
 
     every = tuning_families(data.task.sensitive)
@@ -273,7 +274,8 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     >>> settings.tuner, target_trials(settings)
     ('FB-bal', 206)
     """
-    from ..fairband import FairnessObjective, select_best
+    from ..fairband import select_best
+    from ..experiments import FairnessObjective
     from ..mlflow.tracking import FairnessTrackingCallback
     from . import mlflow_study
     from .progress import FitProgress
@@ -457,6 +459,12 @@ def print_summary(result: TuneResult, *, out=None) -> None:
 
 
 def _run(args) -> int:
+    if args.data is not None:
+        refuse_options(args, ["--dataset"], "with --data FILE: give one data source")
+    else:
+        refuse_options(args, ["--target", "--sensitive", "--task"],
+                       "to a bundled --dataset, which brings its own label, sensitive columns and task "
+                       "(they go with --data FILE)")
     settings = TuneSettings(
         dataset=None if args.data else args.dataset, data=args.data, target=args.target,
         sensitive=args.sensitive, task=args.task, method=args.method, alpha=args.alpha,
@@ -476,23 +484,23 @@ def add_parser(subcommands) -> None:
         "tune", help="Fairband over the paper's model families + SCAFF, tracked in MLflow, pick registered",
         description=__doc__.split("\n\n")[0])
     source = parser.add_argument_group("data")
-    source.add_argument("--dataset", default="adult", choices=sorted(LOADERS))
+    source.add_argument("--dataset", default=TuneSettings.dataset, choices=sorted(LOADERS))
     source.add_argument("--data", help="a CSV or Parquet file of one's own (instead of --dataset)")
     source.add_argument("--target", help="with --data: the 0/1 (two-valued) label column")
     source.add_argument("--sensitive", help="with --data: sensitive column(s), comma-separated")
-    source.add_argument("--task", default="precision@tpr=0.5,ratio=tpr",
+    source.add_argument("--task", default=TuneSettings.task,
                         help="with --data: accuracy metric at a threshold and fairness ratio")
     source.add_argument("--max-train-rows", type=int, help="subsample the training rows (quick looks)")
     search = parser.add_argument_group("search")
-    search.add_argument("--method", default="fb-auto", choices=sorted(METHODS))
+    search.add_argument("--method", default=TuneSettings.method, choices=sorted(METHODS))
     search.add_argument("--alpha", type=float, help="fixed alpha in [0, 1] instead of the method's")
-    search.add_argument("--iterations", type=int, default=1, help="Fairband iterations (206 fits each)")
-    search.add_argument("--profile", default="fast", choices=["fast", "paper"])
+    search.add_argument("--iterations", type=int, default=TuneSettings.iterations, help="Fairband iterations (206 fits each)")
+    search.add_argument("--profile", default=TuneSettings.profile, choices=["fast", "paper"])
     search.add_argument("--families", help="comma-separated model families (default: all + scaff_forest)")
-    search.add_argument("--seed", type=int, default=0)
-    search.add_argument("--n-jobs", type=int, default=1, help="fits run in parallel threads in this process")
+    search.add_argument("--seed", type=int, default=TuneSettings.seed)
+    search.add_argument("--n-jobs", type=int, default=TuneSettings.n_jobs, help="fits run in parallel threads in this process")
     where = parser.add_argument_group("storage and tracking")
-    where.add_argument("--project-dir", default="fairops-project",
+    where.add_argument("--project-dir", default=TuneSettings.project_dir,
                        help="folder of the embedded SQLite stores (default: ./fairops-project)")
     where.add_argument("--storage", help="Optuna storage URL (e.g. postgresql+psycopg://...)")
     where.add_argument("--tracking-uri", help="MLflow tracking URI (e.g. http://mlflow:5000)")
@@ -501,10 +509,10 @@ def add_parser(subcommands) -> None:
     where.add_argument("--no-finalize", action="store_true",
                        help="worker only: fit and log until every fit of the run is finished, leave the pick "
                             "and registration to another worker")
-    where.add_argument("--heartbeat", type=float, default=HEARTBEAT_SECONDS,
+    where.add_argument("--heartbeat", type=float, default=TuneSettings.heartbeat,
                        help="seconds between worker heartbeats on RDB storages; a worker silent for 3 "
                             "heartbeats has its fits failed and fitted again by another (default: 10)")
-    where.add_argument("--wait-timeout", type=float, default=3600.0,
+    where.add_argument("--wait-timeout", type=float, default=TuneSettings.wait_timeout,
                        help="longest wait for another worker's fits before giving up with an error")
     where.add_argument("--no-progress", action="store_true",
                        help=NO_PROGRESS_HELP)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ...datasets import LOADERS
+from ..options import refuse_options
 from ..progress import NO_PROGRESS_HELP
 from .data import DEFAULT_DATASET
 from .single import run_single
@@ -32,6 +33,15 @@ def fold_deprecated(args, stream=None) -> None:
 
 
 def _run(args) -> int:
+    if args.tune:
+        refuse_options(args, ["--neighbors", "--lambda", "--target-jaccard", "--weight-exponent", "--share-exponent",
+                              "--alpha", "--beta"],
+                       "with --tune: Fairband searches k, lambda and the Flex exponents itself")
+    else:
+        refuse_options(args, ["--method", "--fairband-alpha", "--iterations", "--trials", "--study-name",
+                              "--storage", "--n-jobs", "--no-progress"], "without --tune")
+        if args.lambda_ != "auto":
+            refuse_options(args, ["--target-jaccard"], "with a fixed --lambda (it is the guide point of 'auto')")
     fold_deprecated(args)
     return run_tune(args) if args.tune else run_single(args)
 
@@ -68,7 +78,7 @@ def add_parser(subcommands) -> None:
     model.add_argument("--top-t", type=int, default=None, help="outlier list size (default min(500, 5%% of rows))")
     tune = parser.add_argument_group(
         "tuning (--tune)", "Fairband searches k, lambda and the Flex exponents itself (--neighbors, --lambda, "
-        "--weight-exponent, --share-exponent are then not used); quality = Jaccard vs LOF, fairness = share of "
+        "--weight-exponent, --share-exponent are then refused); quality = Jaccard vs LOF, fairness = share of "
         "LOF's Wasserstein disparity removed, budget = share of the rows")
     tune.add_argument("--tune", action="store_true", help="search k, lambda and the Flex exponents with Fairband")
     tune.add_argument("--method", default="fb-auto", choices=sorted(METHODS), help="Fairband alpha rule (fb-auto)")

@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..tune import TuneSettings
+
 if TYPE_CHECKING:
     from ...fairlof import FairLOF
     from .data import OutlierData
 
-DEFAULT_PROJECT = "fairops-project"
+DEFAULT_PROJECT = TuneSettings.project_dir  # one default folder for every command
 DEFAULT_EXPERIMENT = "fairops-outliers"
 
 

@@ -21,7 +21,7 @@ import math
 import numpy as np
 from optuna.trial import FixedTrial
 
-from .sampler import budget as trial_budget
+from fairops.fairband.sampler import budget as trial_budget
 from .search_space import make_model
 
 FAILURE_ATTR = "failure"

@@ -12,7 +12,7 @@ import time
 
 from .baselines import TUNERS, pick_alpha, run_tuner, trials_per_iteration
 from .objective import FairnessObjective, failure_reason
-from .selection import select_best
+from fairops.fairband.selection import select_best
 
 ROW_FIELDS = ("seed", "tuner", "val_acc", "val_fair", "test_acc", "test_fair", "fits", "failed", "budget",
               "model", "seconds")

@@ -13,7 +13,7 @@ FB-auto    FairbandSampler(alpha="auto")          206                 alpha = au
 RS gets ``ceil(total budget of one Fairband iteration)`` = 24 full-budget fits, as in the paper's logs.
 
 >>> import optuna
->>> from fairops.fairband.toy import make_toy_objective
+>>> from fairops.experiments.toy import make_toy_objective
 >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
 >>> result = run_tuner("RS-bal", make_toy_objective(), seed=0)
 >>> len(result.study.trials), result.selection.alpha
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 import optuna
 from optuna.samplers import RandomSampler
 
-from . import schedule
-from .sampler import FairbandSampler
-from .selection import Selection, select_best
+from fairops.fairband import schedule
+from fairops.fairband.sampler import FairbandSampler
+from fairops.fairband.selection import Selection, select_best
 
 TUNERS = ("RS", "RS-bal", "HB", "FB-bal", "FB-auto")
 _ALPHA = {"RS": 1.0, "RS-bal": 0.5, "HB": 1.0, "FB-bal": 0.5, "FB-auto": "auto"}

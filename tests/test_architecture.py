@@ -1,0 +1,148 @@
+"""The package's layering, read from the source: no import cycles, and each layer imports only downwards.
+
+Every ``import`` statement counts, including those inside functions, so a lazy import cannot hide a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module_names() -> dict[str, Path | None]:
+    modules: dict[str, Path | None] = {}
+    for path in (ROOT / "fairops").rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    for kernel in (ROOT / "cython_ext").glob("*/*.pyx"):  # compiled into fairops.<package>.<kernel>
+        modules[f"fairops.{kernel.parent.name}.{kernel.stem}"] = None
+    return modules
+
+
+MODULES = _module_names()
+
+
+def _owning_module(name: str) -> str | None:
+    while name not in MODULES and "." in name:
+        name = name.rsplit(".", 1)[0]
+    return name if name in MODULES else None
+
+
+def _imported_names(module: str, path: Path, node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+        package = package[: len(package) - (node.level - 1)]
+        base = ".".join(package + ([node.module] if node.module else []))
+    return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
+
+
+def _import_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        graph[module] = set()
+        if path is None:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for name in _imported_names(module, path, node):
+                    target = _owning_module(name) if name.startswith("fairops") else None
+                    if target and target != module:
+                        graph[module].add(target)
+    return graph
+
+
+GRAPH = _import_graph()
+
+
+def _reachable(start: str) -> set[str]:
+    seen, todo = set(), [m for m in GRAPH if m == start or m.startswith(start + ".")]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(GRAPH[module])
+    return seen
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (iterative Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_graph_sees_real_imports():
+    assert "fairops.fairband.schedule" in GRAPH["fairops.fairband.sampler"]
+    assert "fairops.scaff._kernel" in MODULES or any(m.startswith("fairops.scaff._") for m in MODULES)
+
+
+def test_cycle_finder_finds_a_planted_cycle():
+    planted = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(planted) == [["a", "b", "c"]]
+
+
+def test_no_import_cycles():
+    assert _cycles(GRAPH) == []
+
+
+@pytest.mark.parametrize(
+    "layer, forbidden",
+    [
+        ("fairops.fairband", ("fairops.experiments", "fairops.jobs", "fairops.cli", "fairops.mlflow")),
+        ("fairops.experiments", ("fairops.jobs", "fairops.cli")),
+        ("fairops.models", ("fairops.jobs", "fairops.cli", "fairops.experiments")),
+        ("fairops.mlflow.scaff", ("fairops.jobs", "fairops.cli", "fairops.experiments")),
+        ("fairops.mlflow.fairlof", ("fairops.jobs", "fairops.cli", "fairops.experiments")),
+        ("fairops.mlflow.classifier", ("fairops.jobs", "fairops.cli", "fairops.experiments")),
+        ("fairops.metrics", ("fairops.fairband", "fairops.experiments", "fairops.jobs", "fairops.cli")),
+    ],
+)
+def test_layers_import_only_downwards(layer, forbidden):
+    reached = _reachable(layer)
+    assert any(m == layer or m.startswith(layer + ".") for m in reached), f"{layer} not found"
+    offending = sorted(m for m in reached if m.startswith(forbidden))
+    assert offending == [], f"{layer} reaches {offending}"
