@@ -22,7 +22,7 @@ def main(argv=None):
     parser.add_argument("--thetas", type=float, nargs="+", default=[round(t, 1) for t in np.linspace(0, 1, 11)])
     args = parser.parse_args(argv)
 
-    data = load_adult()
+    data = load_adult(positive=">50K")  # the income task of the SCAFF paper
     rows = np.arange(len(data.y))
     if args.rows:
         rows = np.sort(np.random.default_rng(0).choice(rows, args.rows, replace=False))

@@ -30,6 +30,7 @@ import optuna
 from optuna.samplers import RandomSampler
 
 from fairops.fairband import schedule
+from fairops.fairband._optuna_internals import write_trial_attrs
 from fairops.fairband.sampler import FairbandSampler
 from fairops.fairband.selection import Selection, select_best
 
@@ -41,8 +42,9 @@ class FullBudgetRandomSampler(RandomSampler):
     """Random search where every trial is a full-budget fit (``budget(trial) == 1``)."""
 
     def before_trial(self, study, trial):
-        study._storage.set_trial_user_attr(trial._trial_id, "budget", 1.0)
-        study._storage.set_trial_user_attr(trial._trial_id, "configuration_id", trial.number)
+        # A sampler sees a FrozenTrial, which has no public setter: written through the one module that
+        # reaches Optuna's storage (checked against the Optuna versions it knows).
+        write_trial_attrs(study, trial, user={"budget": 1.0, "configuration_id": trial.number})
         super().before_trial(study, trial)
 
 
