@@ -114,6 +114,7 @@ def main() -> None:
         sizes = tuple(int(value) for value in args.sizes.split(","))
     if args.ks:
         ks = tuple(int(value) for value in args.ks.split(","))
+    agreements = []
     print("| n | k | what | wall s | x LOF fit (wall) | CPU s | x LOF fit (CPU) | peak MiB (traced) |")
     print("|---|---|---|---|---|---|---|---|")
     for n in sizes:
@@ -121,6 +122,13 @@ def main() -> None:
         repeats = args.repeats or (7 if n <= 10_000 else 2)
         for k in ks:
             cases = runners(X, S, k)
+            # the anchor and FairLOF at lambda = 0 compute the same scores: check before timing them
+            plain = -LocalOutlierFactor(n_neighbors=k).fit(X).negative_outlier_factor_
+            ours = -FairLOF(n_neighbors=k, correction_strength=0.0).fit(X, sensitive_features=S).negative_outlier_factor_
+            difference = float(np.max(np.abs(plain - ours) / np.abs(plain)))
+            assert difference <= 1e-9, difference
+            agreements.append(f"agree: FairLOF at lambda 0 vs LocalOutlierFactor, n={n} k={k}: "
+                              f"|relative difference| = {difference:.1e} <= 1e-9")
             fitted = FairLOF(n_neighbors=k, correction_strength=0.3).fit(X, sensitive_features=S)
             times, cpu = best_times({**cases, "path alone": fitted.path}, repeats)
             peaks = {name: peak_mib(name, n, k) for name in cases}
@@ -130,6 +138,7 @@ def main() -> None:
                 peak = peaks.get(name, "-")
                 print(f"| {n} | {k} | {label} | {times[name]:.3f} | {times[name] / anchor:.2f} "
                       f"| {cpu[name]:.3f} | {cpu[name] / cpu_anchor:.2f} | {peak} |", flush=True)
+    print("\n".join(["", *agreements]))
     try:
         import pyod  # noqa: F401
     except ImportError:

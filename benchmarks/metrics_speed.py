@@ -75,6 +75,8 @@ def main(argv=None):
     t_rates, (_, got_ratio) = best_of(repeats, ours_rates)
     assert abs(expected_ratio - got_ratio) < 1e-12, (expected_ratio, got_ratio)
 
+    print(f"agree: auc_s vs roc_auc_score: |difference| = {abs(expected_auc - got_auc):.1e} <= 1e-9")
+    print(f"agree: TPR ratio vs MetricFrame: |difference| = {abs(expected_ratio - got_ratio):.1e} <= 1e-12")
     print(f"rows: {rows:,}, groups: 2 + 5 (10 intersectional), best of {repeats}")
     print("| what | anchor | anchor s | fairops s | speed-up |")
     print("|---|---|---|---|---|")

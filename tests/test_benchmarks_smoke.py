@@ -1,5 +1,8 @@
-"""Each benchmark script still runs, at its smallest setting (timings are not checked)."""
+"""Each benchmark script still runs at its smallest setting and prints a well-formed table (timings are not
+checked); where a benchmark times two implementations of the same computation, both give the same answer."""
 
+import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -7,13 +10,53 @@ from pathlib import Path
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-QUICK_RUNS = ["metrics_speed.py", "fairlof_speed.py", "fairlof_paper.py", "scaff_speed.py", "scaff_paper.py", "mlflow_tracking_overhead.py",
-              "fairband_overhead.py", "fairband_paper.py"]
+QUICK_RUNS = ["metrics_speed.py", "fairlof_speed.py", "fairlof_paper.py", "scaff_speed.py", "scaff_paper.py",
+              "mlflow_tracking_overhead.py", "fairband_overhead.py", "fairband_paper.py"]
+# benchmarks that check their two sides agree before timing them, and how many checks they print
+AGREEMENT_LINES = {"metrics_speed.py": 2, "fairlof_speed.py": 1}
+AGREE = re.compile(r"^agree: .*\|(?:relative )?difference\| = ([0-9.e+-]+) <= ([0-9.e+-]+)$")
+RATIO = re.compile(r"^(\d+(?:\.\d+)?)x?$")
 
 
+def markdown_tables(text: str) -> list[list[list[str]]]:
+    """Each run of consecutive ``| ... |`` lines, as rows of stripped cells."""
+    tables, current = [], []
+    for line in text.splitlines() + [""]:
+        if line.startswith("|") and line.rstrip().endswith("|"):
+            current.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def test_table_parser_reads_a_table():
+    text = "title\n| a | b x |\n|---|---|\n| 1 | 2.5x |\n\nafter"
+    assert markdown_tables(text) == [[["a", "b x"], ["---", "---"], ["1", "2.5x"]]]
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("script", QUICK_RUNS)
 def test_benchmark_quick_setting_runs(script):
     result = subprocess.run([sys.executable, str(BENCHMARKS / script), "--quick"],
-                            capture_output=True, text=True, timeout=600)
+                            capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "x |" in result.stdout or "|" in result.stdout
+    tables = markdown_tables(result.stdout)
+    assert tables, f"{script} printed no table:\n{result.stdout[-2000:]}"
+    for table in tables:
+        header, separator, *rows = table
+        assert all(set(cell) <= set("-: ") and cell for cell in separator), table[:2]
+        assert rows, f"{script}: a table without rows: {header}"
+        assert all(len(row) == len(header) for row in rows), f"{script}: ragged table under {header}"
+        # ratio columns ("x ...", "... / ...", "speed-up") hold positive finite numbers
+        for index, name in enumerate(header):
+            if name.startswith("x ") or name in ("speed-up", "now / before"):
+                for row in rows:
+                    if row[index] in ("-", ""):  # not measured for this row
+                        continue
+                    match = RATIO.match(row[index])
+                    assert match and 0 < float(match.group(1)) < math.inf, (script, name, row)
+    checks = [AGREE.match(line) for line in result.stdout.splitlines() if line.startswith("agree:")]
+    assert len(checks) >= AGREEMENT_LINES.get(script, 0), f"{script} did not report its agreement checks"
+    for check in checks:
+        assert check and float(check.group(1)) <= float(check.group(2)), check
