@@ -153,7 +153,8 @@ def run(mode, workers, families, max_train_rows, seed=0, storage=None, folder=No
 
 
 def report(results) -> str:
-    lines = ["| mode | workers | fits | wall s | busy s (sum) | utilisation | per-worker busy share (min / median / max) |",
+    lines = ["| mode | workers | fits | wall s | busy s (sum) | utilisation "
+             "| per-worker busy share (min / median / max) |",
              "|---|---:|---:|---:|---:|---:|---|"]
     for r in results:
         shares = np.array(r["busy_seconds"]) / r["wall_seconds"]

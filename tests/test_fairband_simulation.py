@@ -22,7 +22,8 @@ def fit_times(tmp_path):
     """One family whose fit takes 1 s per unit of budget plus 0.1 s, two identical configurations."""
     path = tmp_path / "times.csv"
     with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["family", "budget", "sample", "seconds", "max_train_rows", "profile"])
+        fields = ["family", "budget", "sample", "seconds", "max_train_rows", "profile"]
+        writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
         for sample in range(2):
             for budget in BUDGETS:
@@ -32,7 +33,8 @@ def fit_times(tmp_path):
 
 
 def test_one_worker_is_always_busy_and_takes_the_sum_of_its_fits(fit_times):
-    expected = sum(n * (0.1 + schedule.rung_budget(s, i)) for s in range(5) for i, n in enumerate(schedule.rung_sizes(s)))
+    expected = sum(n * (0.1 + schedule.rung_budget(s, i))
+                   for s in range(5) for i, n in enumerate(schedule.rung_sizes(s)))
     result = simulation.simulate("sync", 1, fit_times)
     assert result["fits"] == 206
     assert result["wall_seconds"] == pytest.approx(expected)

@@ -20,8 +20,8 @@ from fairops.fairband.claims import claim_of, holds_slot
 from fairops.jobs.grpc_storage import BEAT_ATTR, HeartbeatGrpcStorage, open_grpc_storage
 from fairops.jobs.running import open_storage
 from services import free_port, grpc_storage_proxy
-from test_distributed import (FAST, _child_runs, _drop, _kill_a_worker_in_a_fit, _same_as_single, _workers,  # noqa: F401
-                              mlflow_server, single)
+from test_distributed import (FAST, _child_runs, _drop, _kill_a_worker_in_a_fit, _same_as_single,  # noqa: F401
+                              _workers, mlflow_server, single)
 
 pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning",
                                         "ignore:Heartbeat of storage")
