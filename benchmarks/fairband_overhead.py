@@ -12,6 +12,7 @@ rounds' ratios), so a change in the machine's load between rounds does not decid
     python benchmarks/fairband_overhead.py            # 206 and 2060 trials; memory, SQLite, Journal
     python benchmarks/fairband_overhead.py --postgres postgresql+psycopg://...   # PostgreSQL too
     python benchmarks/fairband_overhead.py --storages sqlite,postgres --postgres URL --trials 206 --repeats 3
+    python benchmarks/fairband_overhead.py --storages postgres,grpc --postgres URL --grpc grpc://host:port --trials 206
     python benchmarks/fairband_overhead.py --quick    # 206 trials in memory (smoke test)
 """
 
@@ -30,23 +31,28 @@ from fairops.fairband import FairbandPruner, FairbandSampler, budget
 from fairops.fairband._optuna_internals import use_internals
 
 
-def _storage(kind, folder, postgres=None):
+def _storage(kind, folder, url=None):
+    """A fresh storage of ``kind``; ``url``: the PostgreSQL URL, or the grpc:// URL of a `fairops grpc-proxy`."""
     if kind == "memory":
         return None
     if kind == "sqlite":
         return f"sqlite:///{folder / (uuid.uuid4().hex + '.db')}"
     if kind == "postgres":
-        return postgres
+        return url
+    if kind == "grpc":
+        from fairops.jobs.running import open_storage
+
+        return open_storage(url)  # what `fairops tune --storage grpc://...` uses, heartbeats included
     return JournalStorage(JournalFileBackend(str(folder / (uuid.uuid4().hex + ".journal"))))
 
 
-def _drop(study, kind, postgres):
-    if kind == "postgres":
-        optuna.delete_study(study_name=study.study_name, storage=postgres)
+def _drop(study, kind, url):
+    if kind in ("postgres", "grpc"):
+        optuna.delete_study(study_name=study.study_name, storage=study._storage)
 
 
-def fairband_ms(kind, n_trials, folder, n_jobs=1, sleep=0.0, public=False, postgres=None):
-    study = optuna.create_study(directions=["maximize", "maximize"], storage=_storage(kind, folder, postgres),
+def fairband_ms(kind, n_trials, folder, n_jobs=1, sleep=0.0, public=False, url=None):
+    study = optuna.create_study(directions=["maximize", "maximize"], storage=_storage(kind, folder, url),
                                 sampler=FairbandSampler(seed=0), pruner=FairbandPruner())
 
     def objective(trial):
@@ -59,12 +65,12 @@ def fairband_ms(kind, n_trials, folder, n_jobs=1, sleep=0.0, public=False, postg
     with use_internals(not public):
         study.optimize(objective, n_trials=n_trials, n_jobs=n_jobs)
     elapsed = time.perf_counter() - start
-    _drop(study, kind, postgres)
+    _drop(study, kind, url)
     return 1000 * elapsed / n_trials
 
 
-def optuna_hyperband_ms(kind, n_trials, folder, postgres=None):
-    study = optuna.create_study(storage=_storage(kind, folder, postgres),
+def optuna_hyperband_ms(kind, n_trials, folder, url=None):
+    study = optuna.create_study(storage=_storage(kind, folder, url),
                                 sampler=optuna.samplers.RandomSampler(seed=0),
                                 pruner=optuna.pruners.HyperbandPruner(min_resource=1, max_resource=81,
                                                                       reduction_factor=3))
@@ -79,7 +85,7 @@ def optuna_hyperband_ms(kind, n_trials, folder, postgres=None):
     start = time.perf_counter()
     study.optimize(objective, n_trials=n_trials)
     elapsed = time.perf_counter() - start
-    _drop(study, kind, postgres)
+    _drop(study, kind, url)
     return 1000 * elapsed / n_trials
 
 
@@ -87,17 +93,21 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--postgres", help="also measure on this PostgreSQL URL (one study each, deleted after)")
-    parser.add_argument("--storages", help="comma-separated subset of memory,sqlite,journal,postgres")
+    parser.add_argument("--grpc", help="also measure through this gRPC storage proxy (grpc://host:port)")
+    parser.add_argument("--storages", help="comma-separated subset of memory,sqlite,journal,postgres,grpc")
     parser.add_argument("--trials", type=int, nargs="+", help="study sizes (default: 206 2060)")
     parser.add_argument("--repeats", type=int, help="best of this many runs per figure (default: 3 in memory, 1 else)")
     args = parser.parse_args(argv)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     sizes = args.trials or ([206] if args.quick else [206, 2060])
-    kinds = ["memory"] if args.quick else ["memory", "sqlite", "journal"] + (["postgres"] if args.postgres else [])
+    kinds = ["memory"] if args.quick else (["memory", "sqlite", "journal"] + (["postgres"] if args.postgres else [])
+                                           + (["grpc"] if args.grpc else []))
     if args.storages:
         kinds = args.storages.split(",")
         if "postgres" in kinds and not args.postgres:
             parser.error("--storages postgres needs --postgres URL")
+        if "grpc" in kinds and not args.grpc:
+            parser.error("--storages grpc needs --grpc URL")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         fairband_ms("memory", 30, folder)  # warm-up: imports and first-call costs on both sides
@@ -107,14 +117,15 @@ def main(argv=None):
         print("|---|---|---|---|---|---|---|")
         for kind in kinds:
             for n in sizes:
-                if kind == "postgres" and n > 206 and not args.trials:
+                url = args.grpc if kind == "grpc" else args.postgres
+                if kind in ("postgres", "grpc") and n > 206 and not args.trials:
                     continue  # a networked store at 2060 trials takes minutes per side; 206 shows the ratio
                 repeats = args.repeats or (3 if kind == "memory" else 1)
                 rounds = []
                 for _ in range(repeats):  # the three sides back to back, so a change of load hits all three
-                    rounds.append((optuna_hyperband_ms(kind, n, folder, args.postgres),
-                                   fairband_ms(kind, n, folder, postgres=args.postgres),
-                                   fairband_ms(kind, n, folder, public=True, postgres=args.postgres)))
+                    rounds.append((optuna_hyperband_ms(kind, n, folder, url),
+                                   fairband_ms(kind, n, folder, url=url),
+                                   fairband_ms(kind, n, folder, public=True, url=url)))
                 anchor, fast, public = (statistics.median(side) for side in zip(*rounds))
                 fast_ratio = statistics.median(f / a for a, f, _ in rounds)
                 public_ratio = statistics.median(p / a for a, _, p in rounds)

@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ("tune", "outliers", "compare", "baseline")
+COMMANDS = ("tune", "outliers", "compare", "baseline", "grpc-proxy")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,10 +20,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
+        module_name = f"fairops.jobs.{name.replace('-', '_')}"
         try:
-            module = importlib.import_module(f"fairops.jobs.{name}")
+            module = importlib.import_module(module_name)
         except ModuleNotFoundError as error:
-            if error.name != f"fairops.jobs.{name}":
+            if error.name != module_name:
                 raise
             continue  # a job not built yet
         module.add_parser(subcommands)

@@ -69,3 +69,38 @@ def mlflow_tracking_server(folder, backend_store_uri=None):
             yield url
         finally:
             stop(process)
+
+
+@contextlib.contextmanager
+def grpc_storage_proxy(storage_url, folder, timeout=120):
+    """`fairops grpc-proxy` (Optuna's gRPC storage proxy) on loopback in front of ``storage_url``; yields
+    the ``grpc://`` URL workers use."""
+    import warnings
+
+    import optuna
+    from optuna.storages import GrpcStorageProxy
+
+    port = free_port()
+    log_path = Path(folder) / "grpc-proxy.log"
+    command = [sys.executable, "-m", "fairops.cli", "grpc-proxy", "--storage", storage_url, "--host", "127.0.0.1",
+               "--port", str(port)]
+    with open(log_path, "w") as log:
+        process = start(command, dict(os.environ), log)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                client = GrpcStorageProxy(host="127.0.0.1", port=port)
+            deadline = time.monotonic() + timeout
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(f"proxy exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
+                try:
+                    client.wait_server_ready(timeout=1)
+                    break
+                except ConnectionError:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"proxy not ready after {timeout}s:\n{log_path.read_text()[-3000:]}")
+            client.close()
+            yield f"grpc://127.0.0.1:{port}"
+        finally:
+            stop(process)

@@ -90,3 +90,15 @@ def test_async_with_plain_random_sampler_uses_number_brackets():
     study.optimize(_async_objective, n_trials=60)
     assert {t.user_attrs["bracket"] for t in study.trials} == {4}  # the first 81 numbers are bracket 4
     assert all(math.isfinite(t.values[0]) for t in study.trials)
+
+
+def test_a_report_half_written_by_another_worker_is_not_counted_yet():
+    """Another worker's report writes accuracy, then fairness: a trial seen in between is left out."""
+    study = optuna.create_study(directions=["maximize", "maximize"], pruner=FairbandPruner(alpha=0.5),
+                                sampler=optuna.samplers.RandomSampler(seed=0))
+    for accuracy in (0.9, 0.8):
+        study.add_trial(optuna.trial.create_trial(state=optuna.trial.TrialState.RUNNING,
+                                                  user_attrs={"bracket": 4, "rung0_accuracy": accuracy}))
+    study.optimize(_async_objective, n_trials=3)
+    first = study.trials[2]  # the first trial with its whole report; alone at its rung, it stops
+    assert first.user_attrs["rung"] == 0 and "rung0_fairness" in first.user_attrs

@@ -91,7 +91,8 @@ class FairbandPruner(BasePruner):
         entries = []
         for t in study.get_trials(deepcopy=False):
             seen = t.user_attrs if t.number != number else attrs
-            if seen.get("bracket") == bracket and _attr(rung, "accuracy") in seen:
+            # Both values, not just the first: another worker's report writes them one after the other.
+            if seen.get("bracket") == bracket and _attr(rung, "accuracy") in seen and _attr(rung, "fairness") in seen:
                 entries.append((t.number, seen[_attr(rung, "accuracy")], seen[_attr(rung, "fairness")]))
         if number not in {e[0] for e in entries}:
             entries.append((number, attrs[_attr(rung, "accuracy")], attrs[_attr(rung, "fairness")]))

@@ -21,7 +21,8 @@ _logger = logging.getLogger(__name__)
 
 
 def open_storage(url: str, heartbeat: float = HEARTBEAT_SECONDS, on_stale=None):
-    """An Optuna storage for ``url`` (a ``.log``/``.journal`` file, or a database URL with heartbeats).
+    """An Optuna storage for ``url`` (a ``.log``/``.journal`` file, a ``grpc://host:port`` storage proxy,
+    or a database URL), with heartbeats where the storage can have them.
 
     ``on_stale(study, trial)`` is called for each trial this worker fails because its heartbeat went
     stale (a dead worker's fit), so such failures reach the tracking too.
@@ -33,6 +34,10 @@ def open_storage(url: str, heartbeat: float = HEARTBEAT_SECONDS, on_stale=None):
         from optuna.storages.journal import JournalFileBackend
 
         return JournalStorage(JournalFileBackend(url))
+    if url.startswith("grpc://"):
+        from .grpc_storage import open_grpc_storage
+
+        return open_grpc_storage(url, heartbeat, on_stale)
     from ..sqlite_lock import sqlite_open_lock
 
     try:

@@ -502,7 +502,8 @@ def add_parser(subcommands) -> None:
     where = parser.add_argument_group("storage and tracking")
     where.add_argument("--project-dir", default=TuneSettings.project_dir,
                        help="folder of the embedded SQLite stores (default: ./fairops-project)")
-    where.add_argument("--storage", help="Optuna storage URL (e.g. postgresql+psycopg://...)")
+    where.add_argument("--storage", help="Optuna storage URL (e.g. postgresql+psycopg://..., or grpc://host:port "
+                                         "for a `fairops grpc-proxy`)")
     where.add_argument("--tracking-uri", help="MLflow tracking URI (e.g. http://mlflow:5000)")
     where.add_argument("--study-name", help="join or name the study (default from data, method, profile, seed)")
     where.add_argument("--model-name", help="registered model name (default: fairops-<data>)")
