@@ -5,7 +5,9 @@ The compiled predict code (``_tree.pyx``) indexes without bounds checks: it foll
 ``X[row, node_feature_[node]]``. :func:`check_arrays` proves, in O(number of nodes) NumPy work, that
 every such read stays inside its array and every walk ends in a leaf: dtypes, shapes, index ranges,
 node offsets per tree, child indices that form one tree per offset range (each node reached exactly
-once from its root, so no cycle), finite thresholds equal to their bin edge, leaf values in [0, 1].
+once from its root, so no cycle), finite thresholds equal to their bin edge, leaf values in [0, 1],
+and the rest as fit writes it (zeros at leaves, split gains in (0, 0.5], children no heavier than
+their parent), so ``feature_importances_`` stays finite too.
 
 >>> import numpy as np
 >>> arrays = {"classes_": np.array([0, 1]), "bin_edges_": np.array([0.5]), "bin_offsets_": np.array([0, 1]),
@@ -45,6 +47,8 @@ STATE_ARRAYS = (
 )
 # A feature has at most max_bins (<= 256) bins, so at most 255 cut points.
 MAX_EDGES_PER_FEATURE = 255
+MAX_GAIN = 0.5
+WEIGHT_RTOL = 1e-9
 
 
 def _classes(value) -> np.ndarray:
@@ -156,6 +160,12 @@ def check_arrays(arrays: dict, *, n_features: int, n_trees: int) -> dict:
 
     cut = integers("node_threshold_bin_", arrays["node_threshold_bin_"], shape=per_node, dtype=np.int32,
                    what="(one entry per node)")
+    threshold = floats("node_threshold_", arrays["node_threshold_"], shape=per_node, what="(one entry per node)")
+    gain = floats("node_gain_", arrays["node_gain_"], shape=per_node, what="(one entry per node)")
+    for name, values in (("node_threshold_bin_", cut), ("node_threshold_", threshold), ("node_gain_", gain)):
+        bad = first_false(internal | (values == 0))
+        if bad is not None:
+            raise ValueError(f"{name}[{bad}] = {values[bad]} at a leaf; fit leaves 0 there")
     n_cuts = np.diff(bin_offsets)
     cut_of_internal = cut[internal].astype(np.int64)
     bad = first_false((cut_of_internal >= 0) & (cut_of_internal < n_cuts[feature[internal]]))
@@ -163,13 +173,17 @@ def check_arrays(arrays: dict, *, n_features: int, n_trees: int) -> dict:
         node = int(np.flatnonzero(internal)[bad])
         raise ValueError(f"node_threshold_bin_[{node}] = {cut[node]} is outside the {n_cuts[feature[node]]} cut "
                          f"points of feature {feature[node]}")
-    threshold = floats("node_threshold_", arrays["node_threshold_"], shape=per_node, what="(one entry per node)")
     expected = edges[bin_offsets[feature[internal]] + cut_of_internal]
     bad = first_false(threshold[internal] == expected)
     if bad is not None:
         node = int(np.flatnonzero(internal)[bad])
         raise ValueError(f"node_threshold_[{node}] = {threshold[node]} differs from its cut point {expected[bad]} "
                          f"(bin_edges_ of feature {feature[node]}, bin {cut[node]})")
+    # A split is made only for a gain above 0; SG = (1 - theta)(AUC_Y - 0.5) - theta(AUC_S - 0.5) <= 0.5.
+    bad = first_false((gain[internal] > 0) & (gain[internal] <= MAX_GAIN))
+    if bad is not None:
+        node = int(np.flatnonzero(internal)[bad])
+        raise ValueError(f"node_gain_[{node}] = {gain[node]} is outside (0, {MAX_GAIN}], the gains of a split")
     value = floats("node_value_", arrays["node_value_"], shape=per_node, low=0.0, high=1.0,
                    what="(one entry per node)")
     weight = floats("node_weight_", arrays["node_weight_"], shape=per_node, low=0.0, what="(one entry per node)")
@@ -177,7 +191,14 @@ def check_arrays(arrays: dict, *, n_features: int, n_trees: int) -> dict:
     if bad is not None:
         raise ValueError(f"node_weight_[{start[bad]}] = {weight[start[bad]]} is the root weight of tree {bad}; "
                          "it must be positive")
-    gain = floats("node_gain_", arrays["node_gain_"], shape=per_node, what="(one entry per node)")
+    # A child holds part of its parent's rows (the tolerance absorbs summation order).
+    nodes = np.flatnonzero(internal)
+    for name, child in (("node_left_", left), ("node_right_", right)):
+        below = weight[child[nodes] + start[tree_of[nodes]]]
+        bad = first_false(below <= weight[nodes] * (1 + WEIGHT_RTOL))
+        if bad is not None:
+            raise ValueError(f"node_weight_ of node {nodes[bad]}'s child ({below[bad]}, by {name}) exceeds its own "
+                             f"({weight[nodes[bad]]})")
     return {
         "classes_": _classes(arrays["classes_"]),
         "bin_edges_": edges,
