@@ -80,6 +80,6 @@ def only_names(arrays: dict, expected, owner: str) -> None:
     missing = [name for name in expected if name not in arrays]
     unknown = sorted(set(arrays) - set(expected))
     if missing:
-        raise ValueError(f"{owner} state lacks the array(s) {missing}")
+        raise ValueError(f"{owner} state arrays are missing {missing}")
     if unknown:
         raise ValueError(f"{owner} state holds unknown array(s) {unknown}")
