@@ -128,7 +128,7 @@ def _fit_models():
     forest = SCAFFClassifier(n_estimators=4, theta=0.3, max_depth=4, random_state=0).fit(X, y, sensitive_features=s)
     frame = X.iloc[:120].rename(columns={"a": "x1", "b": "x2", "c": "x3"})
     sex = pd.DataFrame({"sex": s[:120]})
-    detector = FairLOF(n_neighbors=6, lambda_=0.4, novelty=True).fit(frame.to_numpy(), sensitive_features=sex)
+    detector = FairLOF(n_neighbors=6, correction_strength=0.4, novelty=True).fit(frame.to_numpy(), sensitive_features=sex)
     new_rows = frame.iloc[:40] + 0.05
     return {
         "scaff-tree": (scaff_flavor, tree, X.head(3), {"kind": "scaff", "rows": X.iloc[:60]}),
