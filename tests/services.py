@@ -1,6 +1,7 @@
 """Starting and stopping real servers (MLflow tracking server, model server) on loopback for tests."""
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -33,6 +34,18 @@ def stop(process):
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+def post_frame(url, frame):
+    """POST ``frame`` to a model server as ``dataframe_split``; ``(status, decoded JSON answer)``."""
+    # json.dumps writes floats in round-trip form (pandas' to_json keeps only 10 digits by default).
+    body = json.dumps({"dataframe_split": frame.to_dict(orient="split", index=False)}).encode()
+    request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
 
 
 def wait_ready(url, process, log_path, timeout=120):

@@ -11,17 +11,15 @@ import pytest
 from fairops.fairlof import FairLOF
 from fairops.mlflow import _model_files as mf
 from fairops.scaff import SCAFFClassifier, SCAFFTreeClassifier
+from fair_data import biased_rows
+from npz_bombs import add_deflated_zeros, add_lying_header, declare_size
 
 CLASSES = {"SCAFFClassifier": SCAFFClassifier, "SCAFFTreeClassifier": SCAFFTreeClassifier, "FairLOF": FairLOF}
 
 
 @pytest.fixture(scope="module")
 def data():
-    rng = np.random.default_rng(1)
-    X = pd.DataFrame(rng.normal(size=(300, 4)), columns=["a", "b", "c", "d"])
-    s = rng.choice(["f", "m"], 300)
-    y = ((X["a"] + (s == "m") + rng.normal(scale=0.5, size=300)) > 0.5).astype(int)
-    return X, y, s
+    return biased_rows(1)
 
 
 @pytest.fixture(scope="module")
@@ -131,3 +129,57 @@ def test_estimators_outside_the_protocol_are_refused(tmp_path, forest):
         mf.write_state(object(), tmp_path / "x", {"object": object})
     with pytest.raises(TypeError, match="cannot save a SCAFFClassifier"):
         mf.write_state(forest, tmp_path / "y", {"FairLOF": FairLOF})
+
+
+def _arrays_only(saved, **arrays):
+    """Replace arrays.npz by ``arrays`` plus the saved ones, and re-seal the folder."""
+    kept = dict(np.load(saved / "arrays.npz"))
+    np.savez(saved / "arrays.npz", **{**kept, **arrays})
+    mf.write_manifest(saved)
+
+
+def test_size_limit_defaults_to_2_gib_and_reads_the_environment(monkeypatch):
+    monkeypatch.delenv(mf.MAX_ARRAY_BYTES_ENV, raising=False)
+    assert mf.max_array_bytes() == 2 * 1024**3
+    monkeypatch.setenv(mf.MAX_ARRAY_BYTES_ENV, "1048576")
+    assert mf.max_array_bytes() == 1 << 20
+    for bad in ("lots", "0", "-5"):
+        monkeypatch.setenv(mf.MAX_ARRAY_BYTES_ENV, bad)
+        with pytest.raises(ValueError, match=mf.MAX_ARRAY_BYTES_ENV):
+            mf.max_array_bytes()
+
+
+def test_a_deflated_bomb_is_refused_before_it_is_inflated(saved, monkeypatch):
+    add_deflated_zeros(saved / "arrays.npz", "bomb", 64 << 20)
+    mf.write_manifest(saved)
+    assert os.path.getsize(saved / "arrays.npz") < 1 << 20
+    monkeypatch.setenv(mf.MAX_ARRAY_BYTES_ENV, str(16 << 20))
+    with pytest.raises(mf.ModelFilesError, match=r"'bomb.npy' declares 67108992 bytes, above the \d+ bytes left "
+                                                 r"of the model's limit \(FAIROPS_MAX_ARRAY_BYTES\)"):
+        mf.read_state(saved, CLASSES)
+
+
+def test_sizes_come_from_the_header_and_the_zip_entry_before_any_data(saved):
+    add_lying_header(saved / "arrays.npz", "lie", (2**40,))
+    mf.write_manifest(saved)
+    with pytest.raises(mf.ModelFilesError, match=r"array 'lie' is 8796093022208 bytes, above"):
+        mf.read_state(saved, CLASSES)
+
+
+def test_a_declared_size_that_disagrees_with_the_header_is_refused(saved):
+    declare_size(saved / "arrays.npz", "node_value_", 3 << 30)
+    mf.write_manifest(saved)
+    with pytest.raises(mf.ModelFilesError, match="'node_value_.npy' declares 3221225472 bytes, above"):
+        mf.read_state(saved, CLASSES)
+    _arrays_only(saved)
+    add_lying_header(saved / "arrays.npz", "short", (3,))
+    mf.write_manifest(saved)
+    with pytest.raises(mf.ModelFilesError, match=r"array 'short' has 8 data bytes, its header \(shape \(3,\), "
+                                                 r"dtype float64\) says 24"):
+        mf.read_state(saved, CLASSES)
+
+
+def test_arrays_the_estimator_does_not_know_are_refused(saved):
+    _arrays_only(saved, predict=np.zeros(3))
+    with pytest.raises(ValueError, match=r"SCAFF state holds unknown array\(s\) \['predict'\]"):
+        mf.read_state(saved, CLASSES)

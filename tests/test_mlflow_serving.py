@@ -1,10 +1,6 @@
 """`mlflow models serve` of registered fairops models (models:/<name>@champion) on loopback."""
 
 import os
-import urllib.error
-import urllib.request
-
-import json
 
 import mlflow
 import numpy as np
@@ -22,15 +18,7 @@ from fairops.scaff import SCAFFClassifier
 pytestmark = pytest.mark.slow
 
 from services import BIN, free_port, start, stop, wait_ready  # noqa: E402
-def post(url, frame):
-    # json.dumps writes floats in round-trip form (pandas' to_json keeps only 10 digits by default).
-    body = json.dumps({"dataframe_split": frame.to_dict(orient="split", index=False)}).encode()
-    request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            return answer.status, json.loads(answer.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
+from services import post_frame as post  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,9 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._state_checks import only_names
 from . import _native
+from ._validate import DERIVED, STATE_ARRAYS as _STATE_ARRAYS, check_arrays, check_same
 from ._inputs import check_finite, encode_fit_groups, encode_new_groups, group_weights, no_groups
 from .corrections import CORRECTIONS, group_statistics
 from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, guide_lambda, jaccard_path, path_metrics, top_outliers
@@ -43,28 +45,6 @@ _DEPRECATED = "deprecated"
 #: Deprecated constructor names and the parameters that replaced them.
 ALIASES = {"lambda_": "correction_strength", "alpha": "weight_exponent", "beta": "share_exponent"}
 _DEFAULTS = {"correction_strength": 0.3, "weight_exponent": 1.0, "share_exponent": 1.0}
-
-_STATE_ARRAYS = (
-    "fit_X",
-    "neighbors",
-    "distances",
-    "k_distances",
-    "codes",
-    "n_values",
-    "data_share",
-    "outlier_share",
-    "c",
-    "skew",
-    "direction",
-    "coefficients",
-    "lof_scores",
-    "outlier_scores",
-    "fair_lrd",
-    "fair_k_distances",
-    "outliers",
-    "plain_outliers",
-)
-
 
 def _check_unit_interval(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
@@ -282,32 +262,7 @@ class FairLOF(OutlierMixin, BaseEstimator):
         self._codes = groups.codes
         self.sensitive_names_ = groups.names
         self.sensitive_labels_ = groups.labels
-        self.k_distances_ = np.ascontiguousarray(distances[:, -1], dtype=np.float64)
-        plain = Neighbourhood(distances, np.ascontiguousarray(neighbors, dtype=np.intp), self.k_distances_,
-                              np.zeros(neighbors.shape))
-        self.lof_scores_ = plain.scores(0.0, 1.0).scores
-        self.plain_outliers_ = top_outliers(self.lof_scores_, self.top_t_)
-
-        stats = group_statistics(groups.codes, groups.n_values, self.plain_outliers_)
-        coefficients = CORRECTIONS[self.correction](stats, self.c_, weight_exponent, share_exponent)
-        self.n_values_ = stats.n_values
-        self.data_share_ = stats.data_share
-        self.outlier_share_ = stats.outlier_share
-        self.majority_ = stats.majority
-        self.skew_ = coefficients.skew
-        self.direction_ = coefficients.direction
-        self.coefficients_ = coefficients.table
-        terms = _native.pair_terms(plain.neighbors, groups.codes, groups.codes, self.coefficients_)
-        self._hood = Neighbourhood(plain.distances, plain.neighbors, self.k_distances_, terms, self.correction)
-
-        if not groups.names:
-            self.fitted_lambda_ = 0.0
-        elif strength == "auto":
-            jaccards = jaccard_path(self._hood, DEFAULT_LAMBDAS, float(self.floor), self.plain_outliers_, self.top_t_)
-            self.fitted_lambda_ = guide_lambda(DEFAULT_LAMBDAS, jaccards, float(self.target_jaccard))
-        else:
-            self.fitted_lambda_ = float(strength)
-        self._set_scores(self._hood.scores(self.fitted_lambda_, float(self.floor)))
+        self._score_neighbours(distances, neighbors, groups.n_values, strength, weight_exponent, share_exponent)
         if self.clamped_rows_ or self.clamped_pairs_:
             warnings.warn(
                 f"at lambda = {self.fitted_lambda_:g} the paper's correction factor fell below floor={self.floor} "
@@ -316,6 +271,35 @@ class FairLOF(OutlierMixin, BaseEstimator):
                 "(see clamped_rows_ / clamped_pairs_)", UserWarning, stacklevel=2,
             )
         return self
+
+    def _score_neighbours(self, distances, neighbors, n_values, strength, weight_exponent, share_exponent) -> None:
+        """Everything fit derives from the neighbours and the sensitive codes, down to the scores."""
+        self.k_distances_ = np.ascontiguousarray(distances[:, -1], dtype=np.float64)
+        plain = Neighbourhood(distances, np.ascontiguousarray(neighbors, dtype=np.intp), self.k_distances_,
+                              np.zeros(neighbors.shape))
+        self.lof_scores_ = plain.scores(0.0, 1.0).scores
+        self.plain_outliers_ = top_outliers(self.lof_scores_, self.top_t_)
+
+        stats = group_statistics(self._codes, n_values, self.plain_outliers_)
+        coefficients = CORRECTIONS[self.correction](stats, self.c_, weight_exponent, share_exponent)
+        self.n_values_ = stats.n_values
+        self.data_share_ = stats.data_share
+        self.outlier_share_ = stats.outlier_share
+        self.majority_ = stats.majority
+        self.skew_ = coefficients.skew
+        self.direction_ = coefficients.direction
+        self.coefficients_ = coefficients.table
+        terms = _native.pair_terms(plain.neighbors, self._codes, self._codes, self.coefficients_)
+        self._hood = Neighbourhood(plain.distances, plain.neighbors, self.k_distances_, terms, self.correction)
+
+        if not self.sensitive_names_:
+            self.fitted_lambda_ = 0.0
+        elif strength == "auto":
+            jaccards = jaccard_path(self._hood, DEFAULT_LAMBDAS, float(self.floor), self.plain_outliers_, self.top_t_)
+            self.fitted_lambda_ = guide_lambda(DEFAULT_LAMBDAS, jaccards, float(self.target_jaccard))
+        else:
+            self.fitted_lambda_ = float(strength)
+        self._set_scores(self._hood.scores(self.fitted_lambda_, float(self.floor)))
 
     def _set_scores(self, fair: FairScores) -> None:
         self._fair = fair
@@ -482,45 +466,74 @@ class FairLOF(OutlierMixin, BaseEstimator):
 
     @classmethod
     def _from_state(cls, meta: dict, arrays: dict) -> "FairLOF":
-        """Rebuild a fitted detector from ``_get_state()``'s output (no pickles involved)."""
+        """Rebuild a fitted detector from ``_get_state()``'s output (no pickles involved).
+
+        The rows, neighbours, codes and parameters are checked, everything fit derives from them is
+        derived again as fit does, and a saved copy that differs is refused: a ValueError (TypeError
+        for a wrong dtype) names the first bad entry (``fairops.fairlof._validate``).
+        """
+        if not isinstance(meta, dict) or not isinstance(meta.get("params"), dict) or not isinstance(arrays, dict):
+            raise ValueError("FairLOF state must be a dict of metadata with a 'params' dict, and a dict of arrays")
         if meta.get("state_version") != STATE_VERSION:
             raise ValueError(
                 f"saved FairLOF state has version {meta.get('state_version')!r}; this fairops reads version "
                 f"{STATE_VERSION} (the paper's equations). Refit and save the detector again"
             )
-        missing = [name for name in _STATE_ARRAYS if name not in arrays]
-        if missing:
-            raise ValueError(f"state arrays are missing {missing}")
-        det = cls(**meta["params"])
-        det.fitted_lambda_ = float(meta["fitted_lambda"])
-        det.top_t_ = int(meta["top_t"])
-        det.n_neighbors_ = int(meta["n_neighbors"])
-        det.sensitive_names_ = tuple(meta["sensitive_names"])
-        det.sensitive_labels_ = tuple(tuple(values) for values in meta["sensitive_labels"])
-        det._fit_X = np.ascontiguousarray(arrays["fit_X"], dtype=np.float64)
+        try:
+            det = cls(**meta["params"])
+        except TypeError as error:
+            raise TypeError(f"saved params do not fit FairLOF: {error}") from None
+        only_names(arrays, _STATE_ARRAYS, "FairLOF")
+        n_rows = np.shape(arrays["fit_X"])[0] if np.ndim(arrays["fit_X"]) else 0
+        strength, weight_exponent, share_exponent = det._check_params(n_rows)
+        det.top_t_ = _saved_count(meta.get("top_t"), "top_t", n_rows)
+        det.n_neighbors_ = _saved_count(meta.get("n_neighbors"), "n_neighbors", n_rows)
+        if det.n_neighbors_ != det.n_neighbors:
+            raise ValueError(f"saved n_neighbors={det.n_neighbors_} differs from the parameter {det.n_neighbors!r}")
+        names, labels = meta.get("sensitive_names"), meta.get("sensitive_labels")
+        if not isinstance(names, list) or not all(isinstance(name, str) for name in names) or not isinstance(
+                labels, list) or len(labels) != len(names) or not all(_plain_labels(values) for values in labels):
+            raise ValueError("saved sensitive_names must be a list of strings and sensitive_labels one list of "
+                             "distinct labels per name")
+        det.sensitive_names_ = tuple(names)
+        det.sensitive_labels_ = tuple(tuple(values) for values in labels)
+        checked = check_arrays(arrays, n_neighbors=det.n_neighbors_, n_values=[len(values) for values in labels])
+        det._fit_X = checked["fit_X"]
         det.n_features_in_ = det._fit_X.shape[1]
-        if meta.get("feature_names_in"):
-            det.feature_names_in_ = np.asarray(meta["feature_names_in"], dtype=object)
-        det._codes = np.ascontiguousarray(arrays["codes"], dtype=np.intp).reshape(len(det._fit_X), -1)
-        det.k_distances_ = np.ascontiguousarray(arrays["k_distances"], dtype=np.float64)
-        det.n_values_ = np.asarray(arrays["n_values"], dtype=np.intp)
-        for name in ("data_share", "outlier_share", "c", "skew", "direction", "coefficients"):
-            setattr(det, name + "_", np.asarray(arrays[name], dtype=np.float64))
-        det.majority_ = np.argmax(det.data_share_, axis=1).astype(np.intp)
-        det.lof_scores_ = np.asarray(arrays["lof_scores"], dtype=np.float64)
-        det.plain_outliers_ = np.asarray(arrays["plain_outliers"], dtype=np.intp)
-        neighbors = np.ascontiguousarray(arrays["neighbors"], dtype=np.intp)
-        terms = _native.pair_terms(neighbors, det._codes, det._codes, np.atleast_2d(det.coefficients_))
-        det._hood = Neighbourhood(np.ascontiguousarray(arrays["distances"], dtype=np.float64), neighbors,
-                                  det.k_distances_, terms, meta["params"].get("correction", "paper"))
-        fair = FairScores(np.asarray(arrays["fair_lrd"], dtype=np.float64),
-                          np.asarray(arrays["outlier_scores"], dtype=np.float64),
-                          np.asarray(arrays["fair_k_distances"], dtype=np.float64),
-                          int(meta["clamped_rows"]), int(meta["clamped_pairs"]))
-        det._set_scores(fair)
-        det.offset_ = float(meta["offset"])
+        feature_names = meta.get("feature_names_in")
+        if feature_names:
+            if not isinstance(feature_names, list) or len(feature_names) != det.n_features_in_ or not all(
+                    isinstance(name, str) for name in feature_names):
+                raise ValueError(f"saved feature_names_in must hold {det.n_features_in_} strings, got {feature_names!r}")
+            det.feature_names_in_ = np.asarray(feature_names, dtype=object)
+        det._codes = checked["codes"]
+        det.c_ = group_weights(det.c, det.sensitive_names_)
+        n_values = np.array([len(values) for values in labels], dtype=np.intp)
+        det._score_neighbours(checked["distances"], checked["neighbors"], n_values, strength, weight_exponent,
+                              share_exponent)
+        derived = {name: getattr(det, name + "_", None) for name in DERIVED}
+        derived.update(fair_lrd=det._fair.lrd, fair_k_distances=det._fair.k_distances)
+        for name in DERIVED:
+            check_same(name, arrays[name], derived[name])
+        for key, value in (("fitted_lambda", det.fitted_lambda_), ("offset", det.offset_),
+                           ("clamped_rows", det.clamped_rows_), ("clamped_pairs", det.clamped_pairs_)):
+            saved = meta.get(key)
+            if isinstance(saved, bool) or not isinstance(saved, numbers.Real) or saved != value:
+                raise ValueError(f"saved {key} {saved!r} differs from {value!r}, what the saved arrays and "
+                                 "parameters give")
         det._search = det._neighbor_search().fit(det._fit_X)
         return det
+
+
+def _saved_count(value, name: str, n_rows: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= n_rows:
+        raise ValueError(f"saved {name} must be an integer in [1, {n_rows}] (the fitted rows), got {value!r}")
+    return int(value)
+
+
+def _plain_labels(values) -> bool:
+    return isinstance(values, list) and all(isinstance(value, (str, int, float)) for value in values) \
+        and len(set(values)) == len(values)
 
 
 def _same(a, b) -> bool:

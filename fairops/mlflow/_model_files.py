@@ -1,7 +1,11 @@
 """Fitted fairops estimators on disk as data: a JSON document, an ``.npz`` of arrays, a sha256 manifest.
 
-Nothing here unpickles: arrays are read with ``np.load(allow_pickle=False)`` and the estimator class
-is looked up in a fixed table the caller passes, so loading a model directory runs no code from it.
+Nothing here unpickles: arrays are read as plain ``.npy`` data (no object dtype) and the estimator
+class is looked up in a fixed table the caller passes, so loading a model directory runs no code from
+it. Each array's size is read from the zip entry and the ``.npy`` header before its data: the arrays
+of one model may take at most :func:`max_array_bytes` bytes together (``FAIROPS_MAX_ARRAY_BYTES``,
+default 2 GiB), so a small file that would inflate to a huge array is refused, not inflated. The
+estimator's ``_from_state`` then checks what the arrays hold before compiled code reads them.
 
 The state protocol an estimator offers (both shapes in use are accepted):
 
@@ -27,7 +31,9 @@ NumPy arrays of a non-object dtype.
 from __future__ import annotations
 
 import json
+import math
 import os
+import zipfile
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,6 +45,10 @@ FORMAT_VERSION = 1
 STATE_FILE = "state.json"
 ARRAYS_FILE = "arrays.npz"
 MANIFEST_FILE = "manifest.json"
+MAX_ARRAY_BYTES_ENV = "FAIROPS_MAX_ARRAY_BYTES"
+DEFAULT_MAX_ARRAY_BYTES = 2 << 30
+# Plain data only: booleans, integers, floats, complex numbers, byte and unicode strings.
+_ARRAY_KINDS = "biufcSU"
 
 
 @dataclass
@@ -103,6 +113,12 @@ def write_state(estimator, path, classes: dict, extra: dict | None = None) -> No
     with open(os.path.join(path, STATE_FILE), "w", encoding="utf-8") as handle:
         json.dump(document, handle, default=_json_default, sort_keys=True)
     np.savez(os.path.join(path, ARRAYS_FILE), **arrays)
+    write_manifest(path)
+
+
+def write_manifest(path) -> None:
+    """Write the folder's ``manifest.json``: size and sha256 of its state and arrays files."""
+    path = os.fspath(path)
     files = {
         name: {"sha256": sha256_file(os.path.join(path, name)), "bytes": os.path.getsize(os.path.join(path, name))}
         for name in (STATE_FILE, ARRAYS_FILE)
@@ -151,6 +167,90 @@ def verify(path) -> dict:
     return manifest
 
 
+def max_array_bytes() -> int:
+    """Bytes the arrays of one model may take in memory: ``FAIROPS_MAX_ARRAY_BYTES``, default 2 GiB.
+
+    >>> max_array_bytes() == DEFAULT_MAX_ARRAY_BYTES or MAX_ARRAY_BYTES_ENV in os.environ
+    True
+    """
+    value = os.environ.get(MAX_ARRAY_BYTES_ENV, "").strip()
+    if not value:
+        return DEFAULT_MAX_ARRAY_BYTES
+    try:
+        limit = int(value)
+    except ValueError:
+        raise ValueError(f"{MAX_ARRAY_BYTES_ENV} must be a whole number of bytes, got {value!r}") from None
+    if limit < 1:
+        raise ValueError(f"{MAX_ARRAY_BYTES_ENV} must be positive, got {limit}")
+    return limit
+
+
+def _npy_header(member, where: str) -> tuple[tuple, bool, np.dtype]:
+    version = np.lib.format.read_magic(member)
+    if version == (1, 0):
+        shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(member)
+    elif version == (2, 0):
+        shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(member)
+    else:
+        raise ValueError(f"{where} has .npy format version {version}; fairops reads 1.0 and 2.0")
+    if dtype.kind not in _ARRAY_KINDS or dtype.fields is not None or dtype.subdtype is not None or not dtype.itemsize:
+        raise ValueError(f"{where} has dtype {dtype}; model arrays hold plain numbers or text, read without pickle")
+    return shape, fortran_order, dtype
+
+
+def read_arrays(file_path) -> dict:
+    """The arrays of an ``.npz`` file, each size checked against :func:`max_array_bytes` before it is read.
+
+    >>> import tempfile
+    >>> file_path = os.path.join(tempfile.mkdtemp(), "a.npz")
+    >>> np.savez(file_path, w=np.zeros(1000))
+    >>> read_arrays(file_path)["w"].shape
+    (1000,)
+    >>> os.environ[MAX_ARRAY_BYTES_ENV] = "4096"
+    >>> try:
+    ...     read_arrays(file_path)
+    ... except ModelFilesError as error:
+    ...     print(str(error).split(": ")[-1])
+    ... finally:
+    ...     del os.environ[MAX_ARRAY_BYTES_ENV]
+    entry 'w.npy' declares 8128 bytes, above the 4096 bytes left of the model's limit (FAIROPS_MAX_ARRAY_BYTES)
+    """
+    file_path = os.fspath(file_path)
+    limit = max_array_bytes()
+    arrays, left = {}, limit
+    where = f"model file {os.path.basename(file_path)!r} in {os.path.dirname(file_path)}"
+
+    def refuse(problem: str):
+        return ModelFilesError(f"{where}: {problem}")
+
+    with zipfile.ZipFile(file_path) as archive:
+        for info in archive.infolist():
+            name = info.filename[:-4]
+            if not info.filename.endswith(".npy") or name in arrays:
+                raise refuse(f"entry {info.filename!r} is not a single .npy array")
+            over = f"above the {left} bytes left of the model's limit ({MAX_ARRAY_BYTES_ENV})"
+            if info.file_size > left:
+                raise refuse(f"entry {info.filename!r} declares {info.file_size} bytes, {over}")
+            with archive.open(info) as member:
+                try:
+                    shape, fortran_order, dtype = _npy_header(member, f"array {name!r}")
+                except ValueError as error:
+                    raise refuse(str(error)) from None
+                n_bytes = math.prod(shape) * dtype.itemsize
+                if n_bytes > left:
+                    raise refuse(f"array {name!r} is {n_bytes} bytes, {over}")
+                if member.tell() + n_bytes != info.file_size:
+                    raise refuse(f"array {name!r} has {info.file_size - member.tell()} data bytes, its header "
+                                 f"(shape {shape}, dtype {dtype}) says {n_bytes}")
+                data = bytearray(n_bytes)
+                if member.readinto(data) != n_bytes:
+                    raise refuse(f"array {name!r} ends before its {n_bytes} data bytes")
+            flat = np.frombuffer(data, dtype=dtype)
+            arrays[name] = flat.reshape(shape[::-1]).T if fortran_order else flat.reshape(shape)
+            left -= n_bytes
+    return arrays
+
+
 def read_state(path, classes: dict) -> LoadedState:
     """Verify the folder ``path`` and rebuild the estimator; its class must be a key of ``classes``.
 
@@ -167,10 +267,9 @@ def read_state(path, classes: dict) -> LoadedState:
             f"model file {STATE_FILE!r} in {path} holds a {class_name!r}; this flavor loads {sorted(classes)}"
         )
     try:
-        with np.load(os.path.join(path, ARRAYS_FILE), allow_pickle=False) as archive:
-            arrays = {name: archive[name] for name in archive.files}
-    except ValueError as error:
-        raise ModelFilesError(f"model file {ARRAYS_FILE!r} in {path} cannot be read without pickle: {error}") from None
+        arrays = read_arrays(os.path.join(path, ARRAYS_FILE))
+    except ModelFilesError:
+        raise
     except Exception as error:  # zipfile.BadZipFile, OSError, EOFError ...
         raise ModelFilesError(f"model file {ARRAYS_FILE!r} in {path} is not a readable .npz: {error}") from None
     cls, meta = classes[class_name], document["meta"]

@@ -242,5 +242,12 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def _from_state(cls, state: dict):
-        """Rebuild a fitted estimator from :meth:`_get_state`'s output."""
+        """Rebuild a fitted estimator from :meth:`_get_state`'s output (checked: see ``_validate``)."""
         return _state.from_state(cls, state)
+
+    def __setstate__(self, state):
+        # Unpickling and skops rebuild the estimator through here: a fitted one is checked before
+        # the compiled predict code can see its arrays.
+        super().__setstate__(state)
+        if "node_offsets_" in self.__dict__:
+            _state.check_fitted(self)

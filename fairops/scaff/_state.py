@@ -6,23 +6,14 @@ is saved as a list of ``[label, weight]`` pairs instead.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-# Fitted attributes that make up the model; all plain arrays.
-STATE_ARRAYS = (
-    "classes_",
-    "bin_edges_",
-    "bin_offsets_",
-    "node_offsets_",
-    "node_feature_",
-    "node_threshold_",
-    "node_threshold_bin_",
-    "node_left_",
-    "node_right_",
-    "node_value_",
-    "node_weight_",
-    "node_gain_",
-)
+from ._inputs import check_params
+from .._state_checks import only_names
+from ._validate import STATE_ARRAYS, check_arrays
+
 _PAIRS = "pairs"
 
 
@@ -71,18 +62,67 @@ def get_state(model) -> dict:
     return {"params": params_to_json(model.get_params(deep=False)), "meta": meta, "arrays": arrays}
 
 
+def _count(name: str, value, low: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low:
+        raise ValueError(f"saved {name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def _text_list(name: str, value, length: int | None = None) -> list:
+    if not isinstance(value, (list, tuple, np.ndarray)) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"saved {name} must be a list of strings, got {value!r}")
+    if length is not None and len(value) != length:
+        raise ValueError(f"saved {name} has {len(value)} names, the model has {length} features")
+    return list(value)
+
+
+def check_fitted(model) -> None:
+    """Check a rebuilt model's parameters and fitted attributes; store its arrays in the kernels' dtypes.
+
+    Raises ``ValueError``/``TypeError`` naming the first bad attribute (see :mod:`fairops.scaff._validate`).
+    """
+    n_estimators, bootstrap, max_features, n_jobs = model._forest_spec()
+    check_params(model, n_estimators=n_estimators, max_features=max_features, bootstrap=bootstrap, n_jobs=n_jobs)
+    n_features = _count("n_features_in", model.__dict__.get("n_features_in_"), 1)
+    if "feature_names_in_" in model.__dict__:
+        _text_list("feature_names_in", model.feature_names_in_, n_features)
+    _text_list("sensitive_columns", model.__dict__.get("sensitive_columns_"))
+    _count("n_sensitive_groups", model.__dict__.get("n_sensitive_groups_"), 0)
+    categories = model.__dict__.get("_categories")
+    if not isinstance(categories, dict) or not all(
+        _count("categories key", key, 0) < n_features and isinstance(values, list)
+        and all(isinstance(value, (str, int, float)) for value in values)
+        for key, values in categories.items()
+    ):
+        raise ValueError(f"saved categories must map feature positions below {n_features} to lists of labels, "
+                         f"got {categories!r}")
+    arrays = {name: model.__dict__[name] for name in STATE_ARRAYS if name in model.__dict__}
+    for name, array in check_arrays(arrays, n_features=n_features, n_trees=n_estimators).items():
+        setattr(model, name, array)
+
+
 def from_state(cls, state: dict):
     """Rebuild a fitted ``cls`` from :func:`get_state`'s output."""
-    meta = state["meta"]
-    if meta["class"] != cls.__name__:
-        raise ValueError(f"state holds a {meta['class']}, not a {cls.__name__}")
-    model = cls(**params_from_json(state["params"]))
+    meta, params, arrays = (state.get(part) if isinstance(state, dict) else None for part in ("meta", "params", "arrays"))
+    if not (isinstance(meta, dict) and isinstance(params, dict) and isinstance(arrays, dict)):
+        raise ValueError("SCAFF state must be a dict with the dicts 'params', 'meta' and 'arrays'")
+    if meta.get("class") != cls.__name__:
+        raise ValueError(f"state holds a {meta.get('class')!r}, not a {cls.__name__}")
+    try:
+        model = cls(**params_from_json(params))
+    except TypeError as error:
+        raise TypeError(f"saved params do not fit {cls.__name__}: {error}") from None
+    only_names(arrays, STATE_ARRAYS, "SCAFF")
     for name in STATE_ARRAYS:
-        setattr(model, name, np.asarray(state["arrays"][name]))
-    model.n_features_in_ = int(meta["n_features_in"])
+        setattr(model, name, arrays[name])
+    model.n_features_in_ = meta.get("n_features_in")
     if "feature_names_in" in meta:
-        model.feature_names_in_ = np.asarray(meta["feature_names_in"], dtype=object)
-    model.sensitive_columns_ = list(meta["sensitive_columns"])
-    model.n_sensitive_groups_ = int(meta["n_sensitive_groups"])
-    model._categories = {int(k): list(v) for k, v in meta["categories"].items()}
+        model.feature_names_in_ = np.asarray(_text_list("feature_names_in", meta["feature_names_in"]), dtype=object)
+    model.sensitive_columns_ = meta.get("sensitive_columns")
+    model.n_sensitive_groups_ = meta.get("n_sensitive_groups")
+    categories = meta.get("categories")
+    if not isinstance(categories, dict) or not all(key.isdigit() for key in categories):
+        raise ValueError(f"saved categories must map feature positions to lists, got {categories!r}")
+    model._categories = {int(key): values for key, values in categories.items()}
+    check_fitted(model)
     return model
