@@ -1,8 +1,11 @@
 import csv
 
+import pytest
+
 from fairops.cli import main
 
 
+@pytest.mark.slow
 def test_compare_writes_table_csv_and_picture(tmp_path, capsys):
     code = main(["compare", "--dataset", "german", "--seeds", "2", "--methods", "rs,rs-bal,fb-auto",
                  "--families", "logistic_regression", "--max-train-rows", "300", "--out-dir", str(tmp_path)])

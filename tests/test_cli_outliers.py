@@ -43,6 +43,7 @@ def printed_model_uri(out: str) -> str:
     return line.split()[1]
 
 
+@pytest.mark.slow
 def test_auto_lambda_prints_the_table_and_logs_metrics_and_a_loadable_model(tmp_path, capsys, reset_tracking):
     mlflow = reset_tracking
     project = tmp_path / "project"
@@ -176,6 +177,7 @@ def test_deprecated_flex_options_still_work_and_the_variant_is_chosen_by_name(tm
                                                                                          expected.outliers_))
 
 
+@pytest.mark.slow
 def test_tune_logs_child_runs_with_the_outlier_metrics_and_resumes(tmp_path, capsys, reset_tracking):
     project = tmp_path / "project"
     command = [*CREDIT, "--tune", "--trials", "8", "--project-dir", str(project), "--seed", "3"]

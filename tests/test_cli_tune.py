@@ -25,6 +25,7 @@ from fairops.datasets import load_german
 from fairops.fairband import fits_of_run, schedule, select_best
 from fairops.fairband.claims import holds_slot, slot_of_trial
 from fairops.jobs import mlflow_study
+from fairops.sqlite_lock import sqlite_open_lock
 from fairops.experiments.objective import CONSTANT_SCORES, failure_reason
 
 FAST = ["--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression,scaff_forest",
@@ -33,7 +34,10 @@ RUNG = re.compile(r"rung (\d) of bracket (\d) done")
 
 
 def _study(project: Path, name="german-fb-auto-fast-seed0"):
-    return optuna.load_study(study_name=name, storage=f"sqlite:///{project / 'optuna.db'}")
+    url = f"sqlite:///{project / 'optuna.db'}"
+    with sqlite_open_lock(url):  # as the workers do: a fresh file gets its schema from one process at a time
+        storage = optuna.storages.RDBStorage(url)
+    return optuna.load_study(study_name=name, storage=storage)
 
 
 def _fit_keys(study):
@@ -57,6 +61,7 @@ def finished_project(finished_run):
     return finished_run[0]
 
 
+@pytest.mark.slow
 def test_one_iteration_is_the_paper_schedule(finished_project):
     study = _study(finished_project)
     trials = study.get_trials(deepcopy=False)
@@ -160,6 +165,7 @@ def test_rerunning_a_finished_study_adds_no_fits_and_registers_nothing(finished_
     assert "threshold set on the validation rows" in out
 
 
+@pytest.mark.slow
 def test_interrupted_run_resumes_without_lost_or_repeated_fits(tmp_path):
     command = [sys.executable, "-m", "fairops.cli", "tune", *FAST, "--project-dir", str(tmp_path)]
     worker = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -284,6 +290,7 @@ class _Records(logging.Handler):
         self.messages.append(record.getMessage())
 
 
+@pytest.mark.slow
 def test_own_csv_data(tmp_path, capsys):
     data = load_german()
     frame = data.X.assign(good=np.where(data.y == 1, "good", "bad"))

@@ -8,6 +8,7 @@ a later trial.
 """
 
 import optuna
+import pytest
 from optuna.storages import RDBStorage
 from optuna.trial import TrialState
 
@@ -16,6 +17,7 @@ from fairops.fairband.claims import holds_slot, slot_of_trial
 from fairops.experiments.toy import make_toy_objective
 
 
+@pytest.mark.slow
 def test_a_trial_abandoned_right_after_ask_is_failed_and_its_slot_fitted_again(tmp_path):
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     storage = RDBStorage(f"sqlite:///{tmp_path / 'hb.db'}", heartbeat_interval=1, grace_period=2)

@@ -103,6 +103,7 @@ def replays():
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tuner", ["FB-auto", "HB", "FB"])
 def test_promotions_and_picks_match_the_logs(replays, tuner):
     runs = [v for v in replays.values() if v[0] == tuner]

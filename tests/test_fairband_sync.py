@@ -138,11 +138,13 @@ def _run_processes(kind, url, storage, serial_configs, processes=2):
     return study
 
 
+@pytest.mark.slow
 def test_two_processes_sqlite(tmp_path, serial_configs):
     url = f"sqlite:///{tmp_path / 'fb.db'}"
     _run_processes("sqlite", url, url, serial_configs)
 
 
+@pytest.mark.slow
 def test_two_processes_journal(tmp_path, serial_configs):
     path = str(tmp_path / "fb.journal")
     _run_processes("journal", path, JournalStorage(JournalFileBackend(path)), serial_configs)
@@ -159,6 +161,7 @@ def test_killed_worker_postgres_heartbeat(postgres_url):
     _killed_worker_scenario("rdb-hb", postgres_url, RDBStorage(postgres_url, heartbeat_interval=1, grace_period=2))
 
 
+@pytest.mark.slow
 def test_killed_worker_sqlite_heartbeat(tmp_path):
     url = f"sqlite:///{tmp_path / 'hb.db'}"
     _killed_worker_scenario("rdb-hb", url, RDBStorage(url, heartbeat_interval=1, grace_period=2))
