@@ -163,12 +163,12 @@ def test_clone_pickle_and_state_round_trip(tmp_path):
     assert clone(model).get_params() == model.get_params()
     restored = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(restored.predict_proba(X), model.predict_proba(X))
-    state = model._get_state()
-    json.dumps({"params": state["params"], "meta": state["meta"]})  # JSON-able
-    np.savez(tmp_path / "arrays.npz", **state["arrays"])
+    meta, state_arrays = model._get_state()
+    json.dumps(meta)  # JSON-able
+    np.savez(tmp_path / "arrays.npz", **state_arrays)
     with np.load(tmp_path / "arrays.npz", allow_pickle=False) as saved:
         arrays = {key: saved[key] for key in saved.files}
-    rebuilt = SCAFFClassifier._from_state({**state, "arrays": arrays})
+    rebuilt = SCAFFClassifier._from_state(meta, arrays)
     np.testing.assert_array_equal(rebuilt.predict_proba(X), model.predict_proba(X))
     assert rebuilt.feature_importances_ == pytest.approx(model.feature_importances_)
 
@@ -367,9 +367,8 @@ def test_apply_gives_the_leaf_whose_value_is_predicted():
 def test_state_round_trip_keeps_the_new_parameters():
     X, y, S = _data()
     model = _fit(theta=0.3, class_weight={0: 1.0, 1: 2.5}, min_samples_leaf=3, sensitive_aggregation="mean")
-    state = model._get_state()
-    text = json.dumps({"params": state["params"], "meta": state["meta"]})
-    rebuilt = SCAFFClassifier._from_state({**json.loads(text), "arrays": state["arrays"]})
+    meta, arrays = model._get_state()
+    rebuilt = SCAFFClassifier._from_state(json.loads(json.dumps(meta)), arrays)
     assert rebuilt.get_params() == model.get_params()
     np.testing.assert_array_equal(rebuilt.predict_proba(X), model.predict_proba(X))
 
@@ -377,9 +376,9 @@ def test_state_round_trip_keeps_the_new_parameters():
 def test_state_saved_before_the_new_parameters_still_loads():
     X, _, _ = _data()
     model = _fit(theta=0.3)
-    state = model._get_state()
-    params = {k: v for k, v in state["params"].items()
+    meta, arrays = model._get_state()
+    params = {k: v for k, v in meta["params"].items()
               if k not in ("min_samples_split", "min_samples_leaf", "class_weight")}
-    rebuilt = SCAFFClassifier._from_state({**state, "params": params})
+    rebuilt = SCAFFClassifier._from_state({**meta, "params": params}, arrays)
     assert rebuilt.min_samples_leaf == 1 and rebuilt.class_weight is None
     np.testing.assert_array_equal(rebuilt.predict_proba(X), model.predict_proba(X))

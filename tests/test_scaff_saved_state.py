@@ -23,13 +23,12 @@ def forest(data):
 
 
 def _edited(model, **arrays):
-    state = model._get_state()
-    state["arrays"] = {**state["arrays"], **arrays}
-    return state
+    meta, saved = model._get_state()
+    return meta, {**saved, **arrays}
 
 
 def test_a_faithful_state_rebuilds_the_same_model(forest, data):
-    again = SCAFFClassifier._from_state(forest._get_state())
+    again = SCAFFClassifier._from_state(*forest._get_state())
     np.testing.assert_array_equal(again.predict_proba(data[0]), forest.predict_proba(data[0]))
     assert again.node_left_.dtype == np.int32 and again.node_offsets_.dtype == np.int64
 
@@ -54,7 +53,7 @@ def test_child_edits_are_named(forest):
         cases.append((left, message))
     for left, message in cases:
         with pytest.raises(ValueError, match=message):
-            SCAFFClassifier._from_state(_edited(forest, node_left_=left))
+            SCAFFClassifier._from_state(*_edited(forest, node_left_=left))
 
 
 def test_a_cycle_below_the_root_is_found(forest):
@@ -71,7 +70,7 @@ def test_a_cycle_below_the_root_is_found(forest):
         right[parent] = old_left
     left[a] = a
     with pytest.raises(ValueError, match=rf"node {a} of tree 0 cannot be reached from its root \(it lies on a cycle\)"):
-        SCAFFClassifier._from_state(_edited(forest, node_left_=left, node_right_=right))
+        SCAFFClassifier._from_state(*_edited(forest, node_left_=left, node_right_=right))
 
 
 @pytest.mark.parametrize("name, edit, message", [
@@ -90,9 +89,9 @@ def test_a_cycle_below_the_root_is_found(forest):
     ("node_gain_", lambda a: a.reshape(-1, 1), r"node_gain_ has shape \(\d+, 1\), expected \(\d+,\)"),
 ])
 def test_array_edits_are_named(forest, name, edit, message):
-    state = _edited(forest, **{name: edit(getattr(forest, name))})
+    meta, arrays = _edited(forest, **{name: edit(getattr(forest, name))})
     with pytest.raises((ValueError, TypeError), match=message):
-        SCAFFClassifier._from_state(state)
+        SCAFFClassifier._from_state(meta, arrays)
 
 
 @pytest.mark.parametrize("part, key, value, error, message", [
@@ -103,12 +102,12 @@ def test_array_edits_are_named(forest, name, edit, message):
     ("params", "theta", "high", ValueError, "theta must be a number in"),
 ])
 def test_meta_must_agree_with_the_arrays(forest, part, key, value, error, message):
-    state = forest._get_state()
-    state[part][key] = value
+    meta, arrays = forest._get_state()
+    meta[part][key] = value
     with pytest.raises(error, match=message):
-        SCAFFClassifier._from_state(state)
+        SCAFFClassifier._from_state(meta, arrays)
     with pytest.raises(ValueError, match="state holds a 'SCAFFClassifier', not a SCAFFTreeClassifier"):
-        SCAFFTreeClassifier._from_state(forest._get_state())
+        SCAFFTreeClassifier._from_state(*forest._get_state())
 
 
 def test_pickle_and_skops_check_the_arrays_too(forest, data):

@@ -7,12 +7,8 @@ of one model may take at most :func:`max_array_bytes` bytes together (``FAIROPS_
 default 2 GiB), so a small file that would inflate to a huge array is refused, not inflated. The
 estimator's ``_from_state`` then checks what the arrays hold before compiled code reads them.
 
-The state protocol an estimator offers (both shapes in use are accepted):
-
-- ``est._get_state()`` returns ``(meta, arrays)``, rebuilt by ``cls._from_state(meta, arrays)``, or
-- ``est._get_state()`` returns ``{..., "arrays": arrays}``, rebuilt by ``cls._from_state(state)``,
-
-where ``meta`` is JSON-able (dicts, lists, str, numbers, bool, None) and ``arrays`` maps names to
+The state protocol every fairops estimator offers: ``est._get_state()`` returns ``(meta, arrays)``,
+rebuilt by ``cls._from_state(meta, arrays)``, where ``meta`` is JSON-able (dicts, lists, str, numbers, bool, None) and ``arrays`` maps names to
 NumPy arrays of a non-object dtype.
 
 >>> import tempfile
@@ -69,27 +65,23 @@ def _json_default(value):
     raise TypeError(f"model state holds a {type(value).__name__}, which cannot be saved as JSON: {value!r}")
 
 
-def split_state(estimator) -> tuple[str, dict, dict]:
-    """``(layout, meta, arrays)`` of an estimator following the state protocol."""
+def split_state(estimator) -> tuple[dict, dict]:
+    """``(meta, arrays)`` of an estimator following the state protocol."""
     if not hasattr(estimator, "_get_state"):
         raise TypeError(
             f"{type(estimator).__name__} does not offer _get_state(); fairops flavors save estimators "
             "that expose their fitted state as (JSON-able dict, dict of NumPy arrays)"
         )
     state = estimator._get_state()
-    if isinstance(state, tuple) and len(state) == 2:
-        layout, (meta, arrays) = "pair", state
-    elif isinstance(state, dict) and isinstance(state.get("arrays"), dict):
-        layout = "mapping"
-        meta = {key: value for key, value in state.items() if key != "arrays"}
-        arrays = state["arrays"]
-    else:
-        raise TypeError("_get_state() must return (meta, arrays) or a dict with an 'arrays' dict")
+    if not (isinstance(state, tuple) and len(state) == 2 and isinstance(state[0], dict)
+            and isinstance(state[1], dict)):
+        raise TypeError("_get_state() must return (meta, arrays): a JSON-able dict and a dict of NumPy arrays")
+    meta, arrays = state
     arrays = {str(name): np.asarray(value) for name, value in arrays.items()}
     for name, value in arrays.items():
         if value.dtype == object:
             raise TypeError(f"state array {name!r} has dtype object; only plain numeric/string arrays are saved")
-    return layout, meta, arrays
+    return meta, arrays
 
 
 def write_state(estimator, path, classes: dict, extra: dict | None = None) -> None:
@@ -100,13 +92,12 @@ def write_state(estimator, path, classes: dict, extra: dict | None = None) -> No
     class_name = next((name for name, cls in classes.items() if type(estimator) is cls), None)
     if class_name is None:
         raise TypeError(f"cannot save a {type(estimator).__name__}; expected one of {sorted(classes)}")
-    layout, meta, arrays = split_state(estimator)
+    meta, arrays = split_state(estimator)
     os.makedirs(path, exist_ok=True)
     document = {
         "format": FORMAT_NAME,
         "format_version": FORMAT_VERSION,
         "estimator": class_name,
-        "state_layout": layout,
         "meta": meta,
         "extra": extra or {},
     }
@@ -273,10 +264,5 @@ def read_state(path, classes: dict) -> LoadedState:
     except Exception as error:  # zipfile.BadZipFile, OSError, EOFError ...
         raise ModelFilesError(f"model file {ARRAYS_FILE!r} in {path} is not a readable .npz: {error}") from None
     cls, meta = classes[class_name], document["meta"]
-    if document.get("state_layout") == "pair":
-        estimator = cls._from_state(meta, arrays)
-    elif document.get("state_layout") == "mapping":
-        estimator = cls._from_state({**meta, "arrays": arrays})
-    else:
-        raise ModelFilesError(f"model file {STATE_FILE!r} in {path} has an unknown state_layout")
+    estimator = cls._from_state(meta, arrays)
     return LoadedState(estimator, document.get("extra", {}))

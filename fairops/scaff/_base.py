@@ -235,15 +235,17 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         return importances / total if total > 0 else importances
 
     # --------------------------------------------------------------- state
-    def _get_state(self) -> dict:
-        """Fitted model as ``{"params": ..., "meta": ..., "arrays": ...}``: JSON-able dicts + NumPy arrays."""
+    def _get_state(self) -> tuple[dict, dict]:
+        """Fitted model as ``(meta, arrays)``: ``{"params": ..., "meta": ...}`` (JSON-able) and NumPy arrays,
+        the state protocol every fairops estimator follows (see :mod:`fairops.mlflow._model_files`)."""
         check_is_fitted(self, "node_offsets_")
-        return _state.get_state(self)
+        state = _state.get_state(self)
+        return {"params": state["params"], "meta": state["meta"]}, state["arrays"]
 
     @classmethod
-    def _from_state(cls, state: dict):
+    def _from_state(cls, meta: dict, arrays: dict):
         """Rebuild a fitted estimator from :meth:`_get_state`'s output (checked: see ``_validate``)."""
-        return _state.from_state(cls, state)
+        return _state.from_state(cls, {**meta, "arrays": arrays})
 
     def __setstate__(self, state):
         # Unpickling and skops rebuild the estimator through here: a fitted one is checked before
