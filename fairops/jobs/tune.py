@@ -296,7 +296,7 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
         settings.tracking_uri, experiment_name=settings.study_name, alpha=alpha,
         family=families[0] if len(families) == 1 else None,
         artifact_location=mlflow_study.artifact_root(settings.project_dir, settings.tracking_uri), fast_sql=True)
-    tracker.log_study_params(study, study_params(settings, data, families))
+    tracker.log_study_params(study, study_params(settings, data, families, alpha))
     stale.add(tracked(tracker, run))  # a dead worker's fit gets its (failed) child run too
     done_before = run.status()[0]
     print(f"project: {settings.project_dir}\nstudy: {settings.study_name} ({settings.tuner}, "
@@ -344,11 +344,10 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     return result
 
 
-def study_params(settings: TuneSettings, data, families) -> dict:
-    """What the parent run records about the study: data and its hash, task, method, budget, seed."""
+def study_params(settings: TuneSettings, data, families, alpha) -> dict:
+    """What the parent run records about the study: data and its hash, task, method, alpha rule, budget, seed."""
     from . import mlflow_study
 
-    alpha = pick_alpha_of(settings)
     return {
         "dataset": settings.source_name, "data_source": data.source or settings.source_name,
         "data_sha256": mlflow_study.data_sha256(data), "rows": len(data.y), **mlflow_study.task_params(data),
