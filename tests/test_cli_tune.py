@@ -74,6 +74,7 @@ def test_one_iteration_is_the_paper_schedule(finished_project):
     assert len(set(_fit_keys(study))) == 206  # no fit twice
 
 
+@pytest.mark.slow
 def test_every_fit_is_a_child_run_and_the_pick_is_registered(finished_project):
     uri = f"sqlite:///{finished_project / 'mlflow.db'}"
     client = MlflowClient(uri)
@@ -272,6 +273,7 @@ def _fit_keys_of(trial):
     return trial.user_attrs["bracket"], trial.user_attrs["rung"], trial.user_attrs["configuration_id"]
 
 
+@pytest.mark.slow
 def test_a_worker_with_other_options_is_refused_before_fitting(finished_project, capsys):
     study = _study(finished_project)
     before = len(study.get_trials(deepcopy=False))
