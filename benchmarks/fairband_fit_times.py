@@ -37,8 +37,8 @@ def measure(families=None, samples=6, max_train_rows=None, profile="fast", seed=
     from sklearn.exceptions import ConvergenceWarning
 
     from fairops.datasets import load_dataset
-    from fairops.fairband import FairnessObjective
-    from fairops.fairband.search_space import make_model
+    from fairops.experiments import FairnessObjective
+    from fairops.experiments.search_space import make_model
     from fairops.jobs.families import tuning_families
 
     warnings.filterwarnings("ignore", category=ConvergenceWarning)

@@ -55,8 +55,9 @@ def _worker(mode, url, study_name, families, max_train_rows, seed, log_path, sta
     from sklearn.exceptions import ConvergenceWarning
 
     from fairops.datasets import load_dataset
-    from fairops.fairband import FairbandPruner, FairbandSampler, FairnessObjective, RungProgress
-    from fairops.fairband.search_space import make_model
+    from fairops.fairband import FairbandPruner, FairbandSampler, RungProgress
+    from fairops.experiments import FairnessObjective
+    from fairops.experiments.search_space import make_model
     from fairops.jobs.families import register_scaff_family
     from fairops.jobs.running import refuse_trials_beyond
 
