@@ -293,13 +293,25 @@ class FairnessTrackingCallback:
         """
         from mlflow.entities import Param, RunTag
 
+        from mlflow.exceptions import MlflowException
+
         parent = self.parent_run_id(study)
-        recorded = self.client.get_run(parent).data.params
         text = {str(key): str(value)[:6000] for key, value in params.items()}
-        new = [Param(k, v) for k, v in text.items() if k not in recorded]
-        changed = [RunTag(k, v) for k, v in text.items() if k in recorded and recorded[k] != v]
-        if new or changed:
-            self.client.log_batch(parent, params=new, tags=changed)
+        for attempt in range(3):
+            recorded = self.client.get_run(parent).data.params
+            new = [Param(k, v) for k, v in text.items() if k not in recorded]
+            changed = [RunTag(k, v) for k, v in text.items() if k in recorded and recorded[k] != v]
+            if not (new or changed):
+                return
+            try:
+                self.client.log_batch(parent, params=new, tags=changed)
+                return
+            except MlflowException:
+                # Workers started together log the same params at once; the store refuses the
+                # second insert of a key. Read what the other worker wrote and log what is left.
+                if attempt == 2:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
 
     def reopen(self, study) -> None:
         """Mark the parent run RUNNING again (a resumed or extended study)."""
