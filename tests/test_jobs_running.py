@@ -123,9 +123,21 @@ def test_a_worker_stopped_between_a_fit_and_its_logging_leaves_the_run_to_the_ne
     assert numbers == sorted(t.number for t in run.fits())
     assert track_missing(tracker, study, run) == 0
 
+    # a worker killed while logging: its child run exists, RUNNING, without values
+    number = run.fits()[12].number
+    tags = _delete_child_run(tracker, study, number)
+    started = tracker.client.create_run(tracker.experiment_id(study), tags=tags).info.run_id
+    assert track_missing(tracker, study, run) == 1
+    completed = tracker.client.get_run(started)
+    assert completed.info.status == "FINISHED"
+    assert set(completed.data.metrics) >= {"accuracy", "fairness"}
+    assert track_missing(tracker, study, run) == 0
+    assert len(tracker.client.get_metric_history(started, "accuracy")) == 1
+
 
 def _delete_child_run(tracker, study, number):
-    """What a worker that died right after its fit leaves behind: the fit, no child run."""
+    """What a worker that died right after its fit leaves behind: the fit, no child run. Returns its tags."""
     runs = tracker.client.search_runs([tracker.experiment_id(study)], f"tags.`fairops.trial_number` = '{number}'")
     for found in runs:
         tracker.client.delete_run(found.info.run_id)
+    return runs[0].data.tags

@@ -214,35 +214,49 @@ def work_until_complete(study, objective, run, *, n_jobs: int = 1, catch=(), cal
 
 
 def track_missing(tracker, study, run, settle: float = 0.0) -> int:
-    """Log the run's fits that have no child run yet (their worker died between the fit and its logging).
+    """Log the run's fits whose worker died between the fit and the end of its logging.
 
-    A fit that another worker has just finished may be a moment away from its own logging: when runs
-    are missing, look again after ``settle`` seconds and log only what is still missing. Returns how
-    many were logged. Reads the experiment's trial runs through MLflow's public client.
+    A fit with no child run gets one; a child run left RUNNING (its worker died while logging it) is
+    completed with the trial's values and final status. A fit that another worker has just finished
+    may be a moment away from its own logging: when any are found, look again after ``settle`` seconds
+    and act only on what is still unlogged. Returns how many fits were logged or completed. Reads the
+    experiment's trial runs through MLflow's public client.
     """
-    missing = _unlogged(tracker, study, run)
-    if missing and settle > 0:
+    missing, interrupted = _unlogged(tracker, study, run)
+    if (missing or interrupted) and settle > 0:
         time.sleep(settle)
-        missing = _unlogged(tracker, study, run)
+        missing, interrupted = _unlogged(tracker, study, run)
     for trial in missing:
         tracker(study, trial)
-    return len(missing)
+    for trial, run_id in interrupted:
+        tracker.complete_interrupted(study, trial, run_id)
+    return len(missing) + len(interrupted)
 
 
-def _unlogged(tracker, study, run) -> list:
+def _unlogged(tracker, study, run) -> tuple[list, list]:
+    """(fits without a child run, (fit, run id) pairs whose child run is still RUNNING)."""
     from ..mlflow.tracking import ROLE_TAG, STUDY_TAG, TRIAL_TAG
 
     experiment_id = tracker.experiment_id(study)
     escaped = study.study_name.replace("'", "\\'")
     query = f"tags.`{ROLE_TAG}` = 'trial' and tags.`{STUDY_TAG}` = '{escaped}'"
-    logged, token = set(), None
+    logged, running, token = set(), {}, None
     while True:
         page = tracker.client.search_runs([experiment_id], query, max_results=1000, page_token=token)
-        logged.update(found.data.tags.get(TRIAL_TAG) for found in page)
+        for found in page:
+            number = found.data.tags.get(TRIAL_TAG)
+            if found.info.status == "RUNNING":
+                running.setdefault(number, found.info.run_id)
+            else:
+                logged.add(number)
         token = page.token
         if not token:
             break
-    return [trial for trial in run.fits() if str(trial.number) not in logged]
+    fits = run.fits()
+    missing = [trial for trial in fits if str(trial.number) not in logged and str(trial.number) not in running]
+    interrupted = [(trial, running[str(trial.number)]) for trial in fits
+                   if str(trial.number) not in logged and str(trial.number) in running]
+    return missing, interrupted
 
 
 def _stop_when_nothing_missing(run):

@@ -408,7 +408,6 @@ class FairnessTrackingCallback:
         return sorted(history, key=lambda entry: (entry[0], entry[2]))
 
     def __call__(self, study, trial) -> None:
-        from mlflow.entities import Metric, Param
         from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
 
         parent = self.parent_run_id(study)
@@ -438,15 +437,7 @@ class FairnessTrackingCallback:
                               RuntimeWarning, stacklevel=2)
         if not written:
             run_id = self.client.create_run(experiment_id, start_time=start, tags=tags, run_name=name).info.run_id
-            operations = self.client.log_batch(
-                run_id,
-                metrics=[Metric(key, value, end, 0) for key, value in metrics.items()]
-                + [Metric(key, value, end, step) for key, value, step in history],
-                params=[Param(key, value) for key, value in params.items()],
-            )
-            if operations is not None:  # MLflow's asynchronous logging is on: waited for in flush()
-                with self._lock:
-                    self._pending.append(operations)
+            self._log_values(run_id, params, metrics, history, end)
             if self.log_models and model is not None:
                 from ._flavor import log_estimator
 
@@ -455,6 +446,32 @@ class FairnessTrackingCallback:
             self.client.set_terminated(run_id, status, end_time=end)
         if self.alpha is not None and len(study.directions) == 2:
             self._log_running_pick(study, parent)
+
+    def _log_values(self, run_id: str, params: dict, metrics: dict, history: list, end: int) -> None:
+        from mlflow.entities import Metric, Param
+
+        operations = self.client.log_batch(
+            run_id,
+            metrics=[Metric(key, value, end, 0) for key, value in metrics.items()]
+            + [Metric(key, value, end, step) for key, value, step in history],
+            params=[Param(key, value) for key, value in params.items()],
+        )
+        if operations is not None:  # MLflow's asynchronous logging is on: waited for in flush()
+            with self._lock:
+                self._pending.append(operations)
+
+    def complete_interrupted(self, study, trial, run_id: str) -> None:
+        """Finish a trial's child run left RUNNING by a worker that died while logging it.
+
+        The values are logged only if the dead worker had not logged them yet (no duplicate points),
+        then the run gets the trial's final status and end time.
+        """
+        params, metrics, _ = self.trial_record(study, trial)
+        end = int(trial.datetime_complete.timestamp() * 1000) if trial.datetime_complete else _now_ms()
+        if not self.client.get_run(run_id).data.metrics:
+            self._log_values(run_id, params, metrics, self.rung_history(trial), end)
+        status = {"COMPLETE": "FINISHED", "PRUNED": "KILLED"}.get(trial.state.name, "FAILED")
+        self.client.set_terminated(run_id, status, end_time=end)
 
     # ------------------------------------------------------------------ parent-run summaries
     def _log_running_pick(self, study, parent: str, final: bool = False) -> None:
