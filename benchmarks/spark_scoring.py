@@ -81,8 +81,9 @@ def log_models(folder: Path, uri: str, with_champion: bool) -> dict[str, str]:
 
 def model_kind(model_uri: str) -> str:
     """The estimator class at the end of the model (the last step of a pipeline)."""
-    raw = mlflow.pyfunc.load_model(model_uri).get_raw_model()
-    last = raw.steps[-1][1] if hasattr(raw, "steps") else raw
+    last = mlflow.pyfunc.load_model(model_uri).get_raw_model()
+    while hasattr(last, "steps"):  # pipelines may nest
+        last = last.steps[-1][1]
     return type(last).__name__
 
 

@@ -33,6 +33,7 @@ def spark_session(master: str = "local[*]"):
 
     return (SparkSession.builder.master(master).appName("fairops-batch-scoring")
             .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
             .getOrCreate())
 
