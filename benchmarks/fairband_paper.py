@@ -80,21 +80,26 @@ def fit_records(study) -> list[dict]:
     return records
 
 
-def run_one(dataset: str, profile: str, seed: int, run: str, *, max_train_rows=None, families=None) -> dict:
+def run_one(dataset: str, profile: str, seed: int, run: str, *, max_train_rows=None, families=None,
+            split_seed: int = SPLIT_SEED) -> dict:
     data = DATASETS[dataset]()
-    objective = FairnessObjective(data, profile=profile, seed=seed, split_seed=SPLIT_SEED, families=families,
+    objective = FairnessObjective(data, profile=profile, seed=seed, split_seed=split_seed, families=families,
                                   max_train_rows=max_train_rows, score_test=True)
     start = time.perf_counter()
     result = run_tuner(run, objective, seed=seed, catch=(Exception,))
     return {"dataset": dataset, "task": data.task.describe(), "profile": profile, "seed": seed, "run": run,
-            "seconds": time.perf_counter() - start, "fits": fit_records(result.study)}
+            "split_seed": split_seed, "seconds": time.perf_counter() - start, "fits": fit_records(result.study)}
 
 
-def run_all(datasets, profile, seeds, work_dir: Path, **options) -> None:
+def run_all(datasets, profile, seeds, work_dir: Path, tuners=None, **options) -> None:
+    """Run every tuner (or ``tuners``) on every data set and seed; ``options`` go to :func:`run_one`.
+
+    Runs on another split (``split_seed``) belong in their own ``work_dir``: the report pools a folder.
+    """
     work_dir.mkdir(parents=True, exist_ok=True)
     for dataset in datasets:
         for seed in seeds:
-            for run in RUNS:
+            for run in tuners or RUNS:
                 path = run_file(work_dir, dataset, profile, seed, run)
                 if path.exists():
                     continue
@@ -354,6 +359,10 @@ def main(argv=None):
     run.add_argument("--seeds", type=_seeds, default=list(range(15)), help="e.g. 0-14 or 0,3,5")
     run.add_argument("--profile", default="fast", choices=["fast", "paper"])
     run.add_argument("--work-dir", type=Path, default=Path("fairops-runs/fairband_paper"))
+    run.add_argument("--tuners", nargs="+", choices=RUNS, help="only these tuners (default: all)")
+    run.add_argument("--split-seed", type=int, default=SPLIT_SEED,
+                     help=f"another train/validation/test split (default {SPLIT_SEED}, the one every table uses); "
+                          "give such runs their own --work-dir")
     rep = commands.add_parser("report", help="tables, Kolmogorov-Smirnov tests and Figure 4 from the run files")
     rep.add_argument("--work-dir", type=Path, default=Path("fairops-runs/fairband_paper"))
     rep.add_argument("--figure", type=Path, help="where to draw Figure 4 (Adult)")
@@ -367,7 +376,7 @@ def main(argv=None):
             report(work_dir, work_dir / "figure4.png", grid_step=200, figure_dataset="compas")
         return
     if args.command == "run":
-        run_all(args.datasets, args.profile, args.seeds, args.work_dir)
+        run_all(args.datasets, args.profile, args.seeds, args.work_dir, tuners=args.tuners, split_seed=args.split_seed)
     elif args.command == "report":
         report(args.work_dir, args.figure)
     else:
