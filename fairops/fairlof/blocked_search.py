@@ -1,0 +1,158 @@
+"""fairops' exact k-nearest-neighbour search for Euclidean distances: float32 BLAS tiles, float64 answers.
+
+The fitted rows are centred and cut into tiles; each pair of tiles costs one float32 matrix
+product (BLAS, one thread per worker), which with the squared norms gives approximate squared
+distances, and a compiled scan keeps each row's ``k + extra_candidates`` smallest. Searching the
+fitted rows against themselves computes each pair of tiles once and offers it to both sides.
+The candidates' distances are then computed exactly in float64 and the k nearest kept. A
+rounding-error bound of the float32 step proves, per row, that no row outside the candidates is
+nearer; a row without that proof (a gap between its k-th and its last candidate within float32
+rounding: rare with many features, the rule with one or two, where trees are faster anyway) is
+searched again by scikit-learn's k-d tree. So the neighbour distances are the exact k smallest,
+as scikit-learn's ``NearestNeighbors`` finds them (rows at exactly equal distances may come in
+another order, or another of them be chosen).
+
+>>> import numpy as np
+>>> from sklearn.neighbors import NearestNeighbors
+>>> X = np.random.default_rng(0).normal(size=(2000, 8))
+>>> distances, indices = BlockedKNeighbors(n_neighbors=5).fit(X).kneighbors()
+>>> ref_d, ref_i = NearestNeighbors(n_neighbors=5, algorithm="brute").fit(X).kneighbors()
+>>> bool(np.array_equal(indices, ref_i)), bool(np.allclose(distances, ref_d, rtol=1e-12, atol=0))
+(True, True)
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from sklearn.neighbors import NearestNeighbors
+from threadpoolctl import threadpool_limits
+
+from . import _blocked
+
+#: Rows per tile: a (TILE x TILE) float32 block of products is 1 MiB, about a core's L2 cache.
+TILE = 512
+#: Candidates kept per row beyond k, so that the error bound proves almost every row.
+EXTRA_CANDIDATES = 8
+_UNIT_ROUNDOFF32 = float(np.finfo(np.float32).eps) / 2
+
+
+def effective_threads(n_jobs) -> int:
+    """Worker threads for ``n_jobs``: None or -1 -> every core this process may use."""
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if n_jobs is None or n_jobs == -1:
+        return available
+    if n_jobs < -1:
+        return max(1, available + 1 + n_jobs)
+    return int(n_jobs)
+
+
+class BlockedKNeighbors:
+    """Exact Euclidean k nearest neighbours by float32 tiles with exact float64 re-ranking.
+
+    The same ``fit`` / ``kneighbors`` calls as scikit-learn's ``NearestNeighbors`` for what
+    FairLOF needs: ``kneighbors()`` searches the fitted rows (each row's own entry excluded),
+    ``kneighbors(X)`` new rows. ``n_jobs``: worker threads (None = every core, as
+    scikit-learn's brute-force search uses). After each ``kneighbors`` call, ``unproven_rows_``
+    is how many rows the error bound could not prove and scikit-learn's k-d tree searched again.
+    """
+
+    def __init__(self, n_neighbors: int = 5, n_jobs=None, tile: int = TILE, extra_candidates: int = EXTRA_CANDIDATES):
+        self.n_neighbors = n_neighbors
+        self.n_jobs = n_jobs
+        self.tile = tile
+        self.extra_candidates = extra_candidates
+
+    def fit(self, X) -> "BlockedKNeighbors":
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[0] < 2:
+            raise ValueError(f"X must be 2-D with at least 2 rows, got shape {X.shape}")
+        self._fit_X = X
+        self._mean = X.mean(axis=0)
+        centred = X - self._mean
+        self._norms64 = np.einsum("ij,ij->i", centred, centred)
+        self._max_norm = float(np.sqrt(self._norms64.max()))
+        self._centred32 = centred.astype(np.float32)
+        self._norms32 = self._norms64.astype(np.float32)
+        return self
+
+    def kneighbors(self, X=None, n_neighbors=None):
+        """(distances, indices), each (n_queries, k), nearest first; ``X=None``: the fitted rows, self excluded."""
+        k = int(self.n_neighbors if n_neighbors is None else n_neighbors)
+        n_fit = self._fit_X.shape[0]
+        self_search = X is None
+        if k < 1 or k > n_fit - self_search:
+            raise ValueError(f"n_neighbors={k} must be in [1, {n_fit - self_search}] for {n_fit} fitted rows")
+        if self_search:
+            queries, centred, norms32, norms64 = self._fit_X, self._centred32, self._norms32, self._norms64
+        else:
+            queries = np.ascontiguousarray(X, dtype=np.float64)
+            if queries.ndim != 2 or queries.shape[1] != self._fit_X.shape[1]:
+                raise ValueError(f"X must have shape (n, {self._fit_X.shape[1]}), got {queries.shape}")
+            shifted = queries - self._mean
+            norms64 = np.einsum("ij,ij->i", shifted, shifted)
+            centred, norms32 = shifted.astype(np.float32), norms64.astype(np.float32)
+        width = min(k + self.extra_candidates, n_fit - self_search)
+        heaps = self._scan(centred, norms32, width, self_search)
+        candidates = np.ascontiguousarray(np.concatenate([indices for _, indices in heaps], axis=1))
+        cutoffs = np.min([values[:, 0] for values, _ in heaps], axis=0).astype(np.float64)
+        d = queries.shape[1]
+        errors = (2 * d + 20) * _UNIT_ROUNDOFF32 * (np.sqrt(norms64) + self._max_norm) ** 2
+        distances, indices, proven = _blocked.rerank(queries, self._fit_X, candidates, cutoffs, errors, k)
+        unproven = np.flatnonzero(~proven)
+        self.unproven_rows_ = int(unproven.size)
+        if unproven.size:
+            distances[unproven], indices[unproven] = self._exact(queries[unproven], k, self_search, unproven)
+        return distances, indices
+
+    def _scan(self, centred, norms32, width, self_search):
+        """Per worker thread, the heaps (values, indices) of every query row after its share of the tiles."""
+        n_queries, n_fit, tile = centred.shape[0], self._centred32.shape[0], self.tile
+        scaled = centred * np.float32(-2.0)  # exact: the products come out as -2 <q, x>
+        row_starts, col_starts = range(0, n_queries, tile), range(0, n_fit, tile)
+        if self_search:
+            pairs = [(i, j) for i in row_starts for j in col_starts if j >= i]
+        else:
+            pairs = [(i, j) for i in row_starts for j in col_starts]
+        threads = max(1, min(effective_threads(self.n_jobs), len(pairs)))
+        work, lock = iter(pairs), threading.Lock()
+
+        def worker():
+            values = np.full((n_queries, width), np.inf, dtype=np.float32)
+            indices = np.full((n_queries, width), -1, dtype=np.int32)
+            products = np.empty(tile * tile, dtype=np.float32)
+            while True:
+                with lock:
+                    pair = next(work, None)
+                if pair is None:
+                    return values, indices
+                i, j = pair
+                rows, cols = scaled[i:i + tile], self._centred32[j:j + tile]
+                block = products[:len(rows) * len(cols)].reshape(len(rows), len(cols))
+                np.matmul(rows, cols.T, out=block)
+                _blocked.scan_tile(block, i, j, norms32, self._norms32, values, indices, self_search,
+                                   self_search and i == j)
+
+        with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(threads) as pool:
+            futures = [pool.submit(worker) for _ in range(threads)]
+            return [future.result() for future in futures]
+
+    def _exact(self, queries, k, self_search, rows):
+        """scikit-learn's k-d tree for the rows the bound could not prove.
+
+        Not its brute force: that computes distances as |x|^2 - 2 <x, y> + |y|^2 in float64, which
+        loses digits exactly where float32 did (neighbours much nearer to each other than to the
+        mean); the tree sums squared differences.
+        """
+        search = NearestNeighbors(n_neighbors=k, algorithm="kd_tree").fit(self._fit_X)
+        if not self_search:
+            return search.kneighbors(queries, n_neighbors=k)
+        distances, indices = search.kneighbors(queries, n_neighbors=k + 1)
+        # drop each row's own entry (the last column when duplicates pushed it out), as scikit-learn does
+        own = indices == rows[:, None]
+        own[~own.any(axis=1), -1] = True
+        keep = ~own
+        return distances[keep].reshape(len(rows), k), indices[keep].reshape(len(rows), k)
