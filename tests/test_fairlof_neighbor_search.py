@@ -62,12 +62,16 @@ def test_blocked_search_matches_sklearn_brute_force(n, d, k):
 def test_blocked_search_with_duplicates_agrees_up_to_ties():
     rng = np.random.default_rng(5)
     base = rng.normal(size=(400, 6))
-    X = np.r_[base, base[:150], base[:40], np.repeat(base[:1], 12, axis=0)]  # pairs, triples, a 14-fold row
+    # pairs, triples, a 14-fold row and a 45-fold one: more copies than candidates leaves ties unprovable
+    X = np.r_[base, base[:150], base[:40], np.repeat(base[:1], 13, axis=0), np.repeat(base[1:2], 44, axis=0)]
     rng.shuffle(X)
     for k in (1, 5, 20):
-        distances, indices = BlockedKNeighbors(n_neighbors=k, tile=128).fit(X).kneighbors()
+        search = BlockedKNeighbors(n_neighbors=k, tile=128).fit(X)
+        distances, indices = search.kneighbors()
         assert_exact_neighbours(X, distances, indices, *reference(X, k))
         assert np.all(indices != np.arange(len(X))[:, None])
+        if k + 4 * search.extra_candidates < 46:  # fewer candidates than copies: the copies reach the k-d tree
+            assert search.unproven_rows_ > search.tree_rows_ >= 46
 
 
 def test_blocked_search_on_float32_rows_equals_the_float64_search_of_the_same_values():
@@ -83,12 +87,13 @@ def test_blocked_search_on_float32_rows_equals_the_float64_search_of_the_same_va
 
 
 def test_rows_the_float32_bound_cannot_prove_are_searched_again_exactly():
-    # a far row makes every error bound wide, and no extra candidates leaves no margin: brute force for all
+    # a far row makes every float32 error bound wide, and no extra candidates leaves no margin
     X = np.r_[blobs(500, 8, seed=3), np.full((1, 8), 1e6)]
-    search = BlockedKNeighbors(n_neighbors=4, extra_candidates=0).fit(X)
-    distances, indices = search.kneighbors()
-    assert search.unproven_rows_ == len(X)
-    assert_exact_neighbours(X, distances, indices, *reference(X, 4))
+    for extra, tree_rows in ((0, len(X)), (2, 0)):  # float64 tiles prove them all when they have candidates
+        search = BlockedKNeighbors(n_neighbors=4, extra_candidates=extra).fit(X)
+        distances, indices = search.kneighbors()
+        assert search.unproven_rows_ == len(X) and search.tree_rows_ == tree_rows
+        assert_exact_neighbours(X, distances, indices, *reference(X, 4))
     proven = BlockedKNeighbors(n_neighbors=4).fit(X[:-1])
     proven.kneighbors()
     assert proven.unproven_rows_ < 5

@@ -1,10 +1,10 @@
 # cython: language_level=3
 """Compiled parts of fairops' blocked exact k-nearest-neighbour search (Euclidean).
 
-A tile of float32 inner products ``-2 <x_i, x_j>`` (from BLAS) plus the squared norms gives
-approximate squared distances; :func:`scan_tile` keeps, per row, the ``L`` smallest of them in
+A tile of float32 (or float64) inner products ``-2 <x_i, x_j>`` (from BLAS) plus the squared
+norms gives approximate squared distances; :func:`scan_tile` keeps, per row, the ``L`` smallest of them in
 a max-heap. :func:`rerank` then computes the candidates' distances exactly in float64, keeps
-the k nearest and reports whether the float32 error bound proves that no row outside the
+the k nearest and reports whether the rounding-error bound proves that no row outside the
 candidates can be nearer. Called only from ``fairops.fairlof.blocked_search``, which checks
 dtypes, shapes and contiguity first.
 """
@@ -16,13 +16,17 @@ from libc.math cimport sqrt, INFINITY
 
 cnp.import_array()
 
+ctypedef fused real:
+    float
+    double
+
 # Columns are tested against the row's bound in chunks of this many; only a chunk holding a
 # value below the bound is walked element by element (the test itself vectorises).
 cdef enum:
     CHUNK = 32
 
 
-cdef inline void _heap_replace(float* values, int* indices, Py_ssize_t size, float value, int index) noexcept nogil:
+cdef inline void _heap_replace(real* values, int* indices, Py_ssize_t size, real value, int index) noexcept nogil:
     """Replace the root of a max-heap of ``size`` entries by (value, index) and sift it down."""
     cdef Py_ssize_t position = 0, child
     while True:
@@ -40,12 +44,12 @@ cdef inline void _heap_replace(float* values, int* indices, Py_ssize_t size, flo
     indices[position] = index
 
 
-cdef inline void _scan_row(const float* products, const float* col_norms, float row_norm, Py_ssize_t n_cols,
-                           Py_ssize_t j0, Py_ssize_t skip, float* values, int* indices,
+cdef inline void _scan_row(const real* products, const real* col_norms, real row_norm, Py_ssize_t n_cols,
+                           Py_ssize_t j0, Py_ssize_t skip, real* values, int* indices,
                            Py_ssize_t size) noexcept nogil:
     """Offer one row's approximate squared distances ``products[b] + col_norms[b] + row_norm`` to its heap."""
     cdef Py_ssize_t chunk, start, stop, b
-    cdef float bound = values[0] - row_norm
+    cdef real bound = values[0] - row_norm
     cdef int hit
     for chunk in range((n_cols + CHUNK - 1) // CHUNK):
         start = chunk * CHUNK
@@ -62,36 +66,41 @@ cdef inline void _scan_row(const float* products, const float* col_norms, float 
 
 
 def scan_tile(
-    const float[:, ::1] products,
+    const real[:, ::1] products,
     Py_ssize_t i0,
     Py_ssize_t j0,
-    const float[::1] row_norms,
-    const float[::1] col_norms,
-    float[:, ::1] values,
+    const real[::1] row_norms,
+    const real[::1] col_norms,
+    real[:, ::1] values,
     int[:, ::1] indices,
+    const cnp.intp_t[::1] own,
     bint transpose_too,
-    bint diagonal,
 ):
     """Offer the tile ``products[a, b] = -2 <q_{i0+a}, x_{j0+b}>`` to the heaps.
 
     Row ``i0 + a`` of ``values``/``indices`` (a max-heap of its smallest approximate squared
     distances and their column ids) receives column ``j0 + b``; with ``transpose_too`` row
     ``j0 + b`` also receives ``i0 + a`` (the symmetric search of the fitted rows against
-    themselves, where each pair of tiles is computed once). ``diagonal``: the tile pairs rows
-    with themselves, so ``a == b`` (the row itself) is skipped. ``row_norms`` / ``col_norms``
-    are the squared norms of all rows / columns, indexed from ``i0`` / ``j0``.
+    themselves, where each pair of tiles is computed once; never with a tile that pairs rows with
+    themselves). ``own[i]``: the column that is row i itself, never offered (-1: none).
+    ``row_norms`` / ``col_norms`` / ``own`` hold all rows / columns, indexed from ``i0`` / ``j0``.
     """
     cdef Py_ssize_t n_rows = products.shape[0], n_cols = products.shape[1], size = values.shape[1]
     cdef Py_ssize_t a, b, chunk, start, stop, j
-    cdef float row_norm, value
+    cdef Py_ssize_t skip
+    cdef real row_norm, value
     cdef int hit
-    bounds_array = np.empty(n_cols, dtype=np.float32)
-    cdef float[::1] bounds = bounds_array
+    if real is float:
+        bounds_array = np.empty(n_cols, dtype=np.float32)
+    else:
+        bounds_array = np.empty(n_cols, dtype=np.float64)
+    cdef real[::1] bounds = bounds_array
     with nogil:
         for a in range(n_rows):
-            _scan_row(&products[a, 0], &col_norms[j0], row_norms[i0 + a], n_cols, j0, a if diagonal else -1,
-                      &values[i0 + a, 0], &indices[i0 + a, 0], size)
-        if transpose_too and not diagonal:
+            skip = own[i0 + a] - j0
+            _scan_row(&products[a, 0], &col_norms[j0], row_norms[i0 + a], n_cols, j0,
+                      skip if 0 <= skip < n_cols else -1, &values[i0 + a, 0], &indices[i0 + a, 0], size)
+        if transpose_too:
             # column b's bound, less its own norm: a row a is offered when products[a, b] + row norm < bound
             for b in range(n_cols):
                 bounds[b] = values[j0 + b, 0] - col_norms[j0 + b]

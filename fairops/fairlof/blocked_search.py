@@ -6,9 +6,11 @@ distances, and a compiled scan keeps each row's ``k + extra_candidates`` smalles
 fitted rows against themselves computes each pair of tiles once and offers it to both sides.
 The candidates' distances are then computed exactly in float64 and the k nearest kept. A
 rounding-error bound of the float32 step proves, per row, that no row outside the candidates is
-nearer; a row without that proof (a gap between its k-th and its last candidate within float32
-rounding: rare with many features, the rule with one or two, where trees are faster anyway) is
-searched again by scikit-learn's k-d tree. So the neighbour distances are the exact k smallest,
+nearer. A row without that proof (a gap between its k-th and its last candidate within float32
+rounding: rare on continuous data with many features, common on one-hot data full of ties and
+with one or two features, where trees are faster anyway) is searched again the same way with
+float64 tiles and more candidates, and a row still unproven (exact ties around its k-th
+neighbour) by scikit-learn's k-d tree. So the neighbour distances are the exact k smallest,
 as scikit-learn's ``NearestNeighbors`` finds them (rows at exactly equal distances may come in
 another order, or another of them be chosen).
 
@@ -37,7 +39,6 @@ from . import _blocked
 TILE = 512
 #: Candidates kept per row beyond k, so that the error bound proves almost every row.
 EXTRA_CANDIDATES = 8
-_UNIT_ROUNDOFF32 = float(np.finfo(np.float32).eps) / 2
 
 
 def effective_threads(n_jobs) -> int:
@@ -57,7 +58,9 @@ class BlockedKNeighbors:
     FairLOF needs: ``kneighbors()`` searches the fitted rows (each row's own entry excluded),
     ``kneighbors(X)`` new rows. ``n_jobs``: worker threads (None = every core, as
     scikit-learn's brute-force search uses). After each ``kneighbors`` call, ``unproven_rows_``
-    is how many rows the error bound could not prove and scikit-learn's k-d tree searched again.
+    is how many rows the float32 bound could not prove (searched again with float64 tiles and
+    ``4 * extra_candidates`` candidates), and ``tree_rows_`` how many of those that could not
+    prove either (exactly tied distances around the k-th) scikit-learn's k-d tree searched.
     """
 
     def __init__(self, n_neighbors: int = 5, n_jobs=None, tile: int = TILE, extra_candidates: int = EXTRA_CANDIDATES):
@@ -73,10 +76,9 @@ class BlockedKNeighbors:
         self._fit_X = X
         self._mean = X.mean(axis=0)
         centred = X - self._mean
-        self._norms64 = np.einsum("ij,ij->i", centred, centred)
-        self._max_norm = float(np.sqrt(self._norms64.max()))
-        self._centred32 = centred.astype(np.float32)
-        self._norms32 = self._norms64.astype(np.float32)
+        norms = np.einsum("ij,ij->i", centred, centred)
+        self._max_norm = float(np.sqrt(norms.max()))
+        self._fit_side = {np.float32: (centred.astype(np.float32), norms.astype(np.float32))}
         return self
 
     def kneighbors(self, X=None, n_neighbors=None):
@@ -87,33 +89,53 @@ class BlockedKNeighbors:
         if k < 1 or k > n_fit - self_search:
             raise ValueError(f"n_neighbors={k} must be in [1, {n_fit - self_search}] for {n_fit} fitted rows")
         if self_search:
-            queries, centred, norms32, norms64 = self._fit_X, self._centred32, self._norms32, self._norms64
+            queries, own = self._fit_X, np.arange(n_fit, dtype=np.intp)
         else:
             queries = np.ascontiguousarray(X, dtype=np.float64)
             if queries.ndim != 2 or queries.shape[1] != self._fit_X.shape[1]:
                 raise ValueError(f"X must have shape (n, {self._fit_X.shape[1]}), got {queries.shape}")
-            shifted = queries - self._mean
-            norms64 = np.einsum("ij,ij->i", shifted, shifted)
-            centred, norms32 = shifted.astype(np.float32), norms64.astype(np.float32)
-        width = min(k + self.extra_candidates, n_fit - self_search)
-        heaps = self._scan(centred, norms32, width, self_search)
-        candidates = np.ascontiguousarray(np.concatenate([indices for _, indices in heaps], axis=1))
-        cutoffs = np.min([values[:, 0] for values, _ in heaps], axis=0).astype(np.float64)
-        d = queries.shape[1]
-        errors = (2 * d + 20) * _UNIT_ROUNDOFF32 * (np.sqrt(norms64) + self._max_norm) ** 2
-        distances, indices, proven = _blocked.rerank(queries, self._fit_X, candidates, cutoffs, errors, k)
-        unproven = np.flatnonzero(~proven)
-        self.unproven_rows_ = int(unproven.size)
-        if unproven.size:
-            distances[unproven], indices[unproven] = self._exact(queries[unproven], k, self_search, unproven)
+            own = np.full(len(queries), -1, dtype=np.intp)
+        distances, indices, proven = self._search(np.float32, queries, own, k, k + self.extra_candidates,
+                                                  symmetric=self_search)
+        rows = np.flatnonzero(~proven)
+        self.unproven_rows_, self.tree_rows_ = int(rows.size), 0
+        if rows.size:
+            found = self._search(np.float64, queries[rows], own[rows], k, k + 4 * self.extra_candidates,
+                                 symmetric=False)
+            distances[rows], indices[rows] = found[:2]
+            rows = rows[~found[2]]
+            self.tree_rows_ = int(rows.size)
+        if rows.size:
+            distances[rows], indices[rows] = self._exact(queries[rows], k, self_search, rows)
         return distances, indices
 
-    def _scan(self, centred, norms32, width, self_search):
+    def _search(self, dtype, queries, own, k, width, symmetric):
+        """(distances, indices, proven) of ``queries`` from ``dtype`` tiles and exact re-ranking."""
+        if dtype not in self._fit_side:
+            centred = self._fit_X - self._mean
+            self._fit_side[dtype] = (centred, np.einsum("ij,ij->i", centred, centred))
+        if symmetric:
+            centred, norms = self._fit_side[dtype]
+            norms64 = norms.astype(np.float64)
+        else:
+            shifted = queries - self._mean
+            norms64 = np.einsum("ij,ij->i", shifted, shifted)
+            centred, norms = shifted.astype(dtype), norms64.astype(dtype)
+        width = min(width, self._fit_X.shape[0] - (own >= 0).any())
+        heaps = self._scan(centred, norms, own, width, symmetric)
+        candidates = np.ascontiguousarray(np.concatenate([indices for _, indices in heaps], axis=1))
+        cutoffs = np.min([values[:, 0] for values, _ in heaps], axis=0).astype(np.float64)
+        unit_roundoff = float(np.finfo(dtype).eps) / 2
+        errors = (2 * queries.shape[1] + 20) * unit_roundoff * (np.sqrt(norms64) + self._max_norm) ** 2
+        return _blocked.rerank(queries, self._fit_X, candidates, cutoffs, errors, k)
+
+    def _scan(self, centred, norms, own, width, symmetric):
         """Per worker thread, the heaps (values, indices) of every query row after its share of the tiles."""
-        n_queries, n_fit, tile = centred.shape[0], self._centred32.shape[0], self.tile
-        scaled = centred * np.float32(-2.0)  # exact: the products come out as -2 <q, x>
+        fit_centred, fit_norms = self._fit_side[centred.dtype.type]
+        n_queries, n_fit, tile = centred.shape[0], fit_centred.shape[0], self.tile
+        scaled = centred * centred.dtype.type(-2.0)  # exact: the products come out as -2 <q, x>
         row_starts, col_starts = range(0, n_queries, tile), range(0, n_fit, tile)
-        if self_search:
+        if symmetric:
             pairs = [(i, j) for i in row_starts for j in col_starts if j >= i]
         else:
             pairs = [(i, j) for i in row_starts for j in col_starts]
@@ -121,31 +143,30 @@ class BlockedKNeighbors:
         work, lock = iter(pairs), threading.Lock()
 
         def worker():
-            values = np.full((n_queries, width), np.inf, dtype=np.float32)
+            values = np.full((n_queries, width), np.inf, dtype=centred.dtype)
             indices = np.full((n_queries, width), -1, dtype=np.int32)
-            products = np.empty(tile * tile, dtype=np.float32)
+            products = np.empty(tile * tile, dtype=centred.dtype)
             while True:
                 with lock:
                     pair = next(work, None)
                 if pair is None:
                     return values, indices
                 i, j = pair
-                rows, cols = scaled[i:i + tile], self._centred32[j:j + tile]
+                rows, cols = scaled[i:i + tile], fit_centred[j:j + tile]
                 block = products[:len(rows) * len(cols)].reshape(len(rows), len(cols))
                 np.matmul(rows, cols.T, out=block)
-                _blocked.scan_tile(block, i, j, norms32, self._norms32, values, indices, self_search,
-                                   self_search and i == j)
+                _blocked.scan_tile(block, i, j, norms, fit_norms, values, indices, own, symmetric and i != j)
 
         with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(threads) as pool:
             futures = [pool.submit(worker) for _ in range(threads)]
             return [future.result() for future in futures]
 
     def _exact(self, queries, k, self_search, rows):
-        """scikit-learn's k-d tree for the rows the bound could not prove.
+        """scikit-learn's k-d tree for the rows no bound could prove.
 
         Not its brute force: that computes distances as |x|^2 - 2 <x, y> + |y|^2 in float64, which
-        loses digits exactly where float32 did (neighbours much nearer to each other than to the
-        mean); the tree sums squared differences.
+        loses digits where the tiles did (neighbours much nearer to each other than to the mean);
+        the tree sums squared differences.
         """
         search = NearestNeighbors(n_neighbors=k, algorithm="kd_tree").fit(self._fit_X)
         if not self_search:
