@@ -224,3 +224,12 @@ def test_missing_faiss_names_the_extra():
     """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert "pip install 'fairops[ann]'" in result.stdout
+
+
+@pytest.mark.slow  # builds the fairops wheel once per source state (cached after)
+def test_approximate_model_requires_faiss_when_served(tmp_path, grouped):
+    X, S = grouped
+    det = FairLOF(novelty=True, algorithm="approximate").fit(X[:300], sensitive_features={"sex": S["sex"][:300]})
+    fairlof_flavor.save_model(det, tmp_path / "model", feature_names=[f"x{i}" for i in range(16)])
+    requirements = (tmp_path / "model" / "requirements.txt").read_text().splitlines()
+    assert any(line.startswith("faiss-cpu==1.15.") for line in requirements), requirements

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from . import _blocked
+from . import _knn
 from .blocked_search import effective_threads
 
 #: Tuning settings of the HNSW search and their defaults.
@@ -115,7 +115,7 @@ class HNSWKNeighbors:
         _check_found(found)
         # exact float64 distances of the neighbours found, sorted by (distance, index)
         unused = np.zeros(len(found))
-        distances, indices, _ = _blocked.rerank(queries, self._fit_X, found.astype(np.int32), unused, unused, k)
+        distances, indices, _ = _knn.rerank(queries, self._fit_X, found.astype(np.int32), unused, unused, k)
         return distances, indices
 
     def __getstate__(self):

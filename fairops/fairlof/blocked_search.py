@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.neighbors import NearestNeighbors
 from threadpoolctl import threadpool_limits
 
-from . import _blocked
+from . import _knn
 
 #: Rows per tile: a (TILE x TILE) float32 block of products is 1 MiB, about a core's L2 cache.
 TILE = 512
@@ -127,7 +127,7 @@ class BlockedKNeighbors:
         cutoffs = np.min([values[:, 0] for values, _ in heaps], axis=0).astype(np.float64)
         unit_roundoff = float(np.finfo(dtype).eps) / 2
         errors = (2 * queries.shape[1] + 20) * unit_roundoff * (np.sqrt(norms64) + self._max_norm) ** 2
-        return _blocked.rerank(queries, self._fit_X, candidates, cutoffs, errors, k)
+        return _knn.rerank(queries, self._fit_X, candidates, cutoffs, errors, k)
 
     def _scan(self, centred, norms, own, width, symmetric):
         """Per worker thread, the heaps (values, indices) of every query row after its share of the tiles."""
@@ -155,7 +155,7 @@ class BlockedKNeighbors:
                 rows, cols = scaled[i:i + tile], fit_centred[j:j + tile]
                 block = products[:len(rows) * len(cols)].reshape(len(rows), len(cols))
                 np.matmul(rows, cols.T, out=block)
-                _blocked.scan_tile(block, i, j, norms, fit_norms, values, indices, own, symmetric and i != j)
+                _knn.scan_tile(block, i, j, norms, fit_norms, values, indices, own, symmetric and i != j)
 
         with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(threads) as pool:
             futures = [pool.submit(worker) for _ in range(threads)]

@@ -1,12 +1,13 @@
 # cython: language_level=3
-"""Compiled parts of fairops' blocked exact k-nearest-neighbour search (Euclidean).
+"""Compiled parts of fairops' exact k-nearest-neighbour search (Euclidean), and the exact re-ranking
+the approximate search uses too.
 
 A tile of float32 (or float64) inner products ``-2 <x_i, x_j>`` (from BLAS) plus the squared
 norms gives approximate squared distances; :func:`scan_tile` keeps, per row, the ``L`` smallest of them in
 a max-heap. :func:`rerank` then computes the candidates' distances exactly in float64, keeps
 the k nearest and reports whether the rounding-error bound proves that no row outside the
-candidates can be nearer. Called only from ``fairops.fairlof.blocked_search``, which checks
-dtypes, shapes and contiguity first.
+candidates can be nearer. Called only from ``fairops.fairlof.blocked_search`` and
+``fairops.fairlof.approximate_search``, which make dtypes, shapes and contiguity right first.
 """
 
 import numpy as np
@@ -181,3 +182,4 @@ def rerank(
                 out_i[i, c] = si[c]
             proven[i] = filled >= k and cutoffs[i] - errors[i] >= sd[k - 1]
     return distances_array, indices_array, proven_array.astype(bool)
+
