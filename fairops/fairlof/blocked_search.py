@@ -76,9 +76,10 @@ class BlockedKNeighbors:
         self._fit_X = X
         self._mean = X.mean(axis=0)
         centred = X - self._mean
-        norms = np.einsum("ij,ij->i", centred, centred)
-        self._max_norm = float(np.sqrt(norms.max()))
-        self._fit_side = {np.float32: (centred.astype(np.float32), norms.astype(np.float32))}
+        self._norms64 = np.einsum("ij,ij->i", centred, centred)
+        self._max_norm = float(np.sqrt(self._norms64.max()))
+        # (centred rows, squared norms) in each tile dtype; float64 only when some row needs it
+        self._fit_side = {np.float32: (centred.astype(np.float32), self._norms64.astype(np.float32))}
         return self
 
     def kneighbors(self, X=None, n_neighbors=None):
@@ -112,11 +113,10 @@ class BlockedKNeighbors:
     def _search(self, dtype, queries, own, k, width, symmetric):
         """(distances, indices, proven) of ``queries`` from ``dtype`` tiles and exact re-ranking."""
         if dtype not in self._fit_side:
-            centred = self._fit_X - self._mean
-            self._fit_side[dtype] = (centred, np.einsum("ij,ij->i", centred, centred))
+            self._fit_side[dtype] = (self._fit_X - self._mean, self._norms64)
         if symmetric:
             centred, norms = self._fit_side[dtype]
-            norms64 = norms.astype(np.float64)
+            norms64 = self._norms64
         else:
             shifted = queries - self._mean
             norms64 = np.einsum("ij,ij->i", shifted, shifted)
