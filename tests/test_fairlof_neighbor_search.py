@@ -147,6 +147,32 @@ def test_approximate_search_finds_most_exact_neighbours_at_exact_distances():
     assert recall >= 0.95, recall
 
 
+def test_blocked_search_of_some_fitted_rows_leaves_each_row_out():
+    X = np.r_[blobs(700, 5, seed=13), blobs(700, 5, seed=13)[:30]]  # 30 rows twice
+    rows = np.array([0, 3, 29, 500, 729])
+    distances, indices = BlockedKNeighbors(n_neighbors=4).fit(X).kneighbors_of_rows(rows)
+    all_distances, all_indices = BlockedKNeighbors(n_neighbors=4).fit(X).kneighbors()
+    np.testing.assert_array_equal(distances, all_distances[rows])
+    np.testing.assert_array_equal(indices, all_indices[rows])
+
+
+def test_approximate_recheck_gives_the_top_rows_their_exact_neighbours(grouped):
+    X, S = grouped
+    exact = FairLOF(correction_strength=0.0).fit(X, sensitive_features=S)
+    graph_only = FairLOF(correction_strength=0.0, algorithm="approximate", n_jobs=1,
+                         search_params={"hnsw_m": 4, "ef_construction": 8, "ef_search": 6, "recheck": 0})
+    rechecked = FairLOF(correction_strength=0.0, algorithm="approximate", n_jobs=1,
+                        search_params={"hnsw_m": 4, "ef_construction": 8, "ef_search": 6, "recheck": 2})
+    graph_only.fit(X, sensitive_features=S)
+    rechecked.fit(X, sensitive_features=S)
+    assert not np.array_equal(graph_only._hood.neighbors, exact._hood.neighbors)  # a poor graph
+    # the rows the recheck searched (top 2t by LOF under the graph, and their neighbours) are exact now
+    suspects = np.argsort(-graph_only.lof_scores_, kind="stable")[:2 * exact.top_t_]
+    rows = np.unique(np.r_[suspects, graph_only._hood.neighbors[suspects].ravel()])
+    np.testing.assert_array_equal(rechecked._hood.neighbors[rows], exact._hood.neighbors[rows])
+    assert rechecked._search.rechecked_rows_ == len(rows)
+
+
 def test_approximate_fairlof_keeps_the_exact_top_outliers(grouped):
     X, S = grouped
     exact = FairLOF(correction_strength=0.3).fit(X, sensitive_features=S)
@@ -198,7 +224,9 @@ def test_approximate_detector_pickles_with_its_graph(grouped):
     ({"algorithm": "approximate", "search_params": {"efSearch": 8}}, ValueError,
      r"search_params has unknown key\(s\) \['efSearch'\]"),
     ({"algorithm": "approximate", "search_params": {"ef_search": 0}}, ValueError,
-     r"search_params\['ef_search'\] must be a positive integer, got 0"),
+     r"search_params\['ef_search'\] must be an integer >= 1, got 0"),
+    ({"algorithm": "approximate", "search_params": {"recheck": -1}}, ValueError,
+     r"search_params\['recheck'\] must be an integer >= 0, got -1"),
     ({"algorithm": "approximate", "search_params": {"hnsw_m": 1}}, ValueError,
      r"search_params\['hnsw_m'\] must be at least 2"),
     ({"algorithm": "approximate", "search_params": [("hnsw_m", 8)]}, TypeError, "search_params must be a dict"),

@@ -8,6 +8,12 @@ approximate, never a distance. Tuning (``search_params`` of :class:`~fairops.fai
 - ``hnsw_m`` (default 32): links per node; more links, better recall, slower build.
 - ``ef_construction`` (default 40): candidate list while building.
 - ``ef_search`` (default 32): candidate list while searching (at least k + 1 is used).
+- ``recheck`` (default 2; 0 = off): fairops' own step after the graph. The ``recheck * top_t``
+  rows with the highest plain LOF under the graph's neighbours, and their neighbours, are searched
+  again exactly (``fairops.fairlof.blocked_search``). The top of the LOF ranking hangs on a few
+  rows' neighbours: a graph that misses one near neighbour of an inlier inflates its k-distance
+  and can lift it among the top-t, although the graph finds 99% of all neighbours (see
+  ``docs/fairlof.md``, "Large n").
 
 >>> import numpy as np
 >>> X = np.random.default_rng(0).normal(size=(500, 4))
@@ -24,10 +30,11 @@ from contextlib import contextmanager
 import numpy as np
 
 from . import _knn
-from .blocked_search import effective_threads
+from .blocked_search import BlockedKNeighbors, effective_threads, without_own
+from .scoring import Neighbourhood
 
 #: Tuning settings of the HNSW search and their defaults.
-DEFAULT_PARAMS = {"hnsw_m": 32, "ef_construction": 40, "ef_search": 32}
+DEFAULT_PARAMS = {"hnsw_m": 32, "ef_construction": 40, "ef_search": 32, "recheck": 2}
 _MISSING = ("approximate neighbour search needs faiss, which fairops lists as an optional extra: "
             "pip install 'fairops[ann]' (or pip install faiss-cpu)")
 
@@ -53,8 +60,9 @@ def check_params(params) -> dict:
                          f"{sorted(DEFAULT_PARAMS)}")
     merged = {**DEFAULT_PARAMS, **params}
     for name, value in merged.items():
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise ValueError(f"search_params[{name!r}] must be a positive integer, got {value!r}")
+        lowest = 0 if name == "recheck" else 1
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lowest:
+            raise ValueError(f"search_params[{name!r}] must be an integer >= {lowest}, got {value!r}")
     if merged["hnsw_m"] < 2:
         raise ValueError(f"search_params['hnsw_m'] must be at least 2, got {merged['hnsw_m']!r}")
     return {name: int(value) for name, value in merged.items()}
@@ -79,10 +87,11 @@ class HNSWKNeighbors:
     settings and the fitted rows, and the graph is built again when new rows are scored.
     """
 
-    def __init__(self, n_neighbors: int = 5, n_jobs=None, params=None):
+    def __init__(self, n_neighbors: int = 5, n_jobs=None, params=None, top_t: int = 1):
         self.n_neighbors = n_neighbors
         self.n_jobs = n_jobs
         self.params = params
+        self.top_t = top_t
 
     def fit(self, X) -> "HNSWKNeighbors":
         faiss = import_faiss()
@@ -92,7 +101,7 @@ class HNSWKNeighbors:
         index.hnsw.efConstruction = settings["ef_construction"]
         with _threads(faiss, self.n_jobs):
             index.add(self._fit_X.astype(np.float32))
-        self._index, self._ef_search = index, settings["ef_search"]
+        self._index, self._ef_search, self._recheck = index, settings["ef_search"], settings["recheck"]
         return self
 
     def kneighbors(self, X=None, n_neighbors=None):
@@ -111,12 +120,24 @@ class HNSWKNeighbors:
             _, found = self._index.search(queries.astype(np.float32), wanted, params=parameters)
         found = found.astype(np.intp)
         if self_search:
-            found = _drop_self(found)
+            found = found[without_own(found, np.arange(n_fit))].reshape(n_fit, k)
         _check_found(found)
         # exact float64 distances of the neighbours found, sorted by (distance, index)
         unused = np.zeros(len(found))
         distances, indices, _ = _knn.rerank(queries, self._fit_X, found.astype(np.int32), unused, unused, k)
+        if self_search and self._recheck:
+            self._recheck_top(distances, indices)
         return distances, indices
+
+    def _recheck_top(self, distances, indices) -> None:
+        """Search the rows of highest plain LOF, and their neighbours, again exactly (in place)."""
+        k = indices.shape[1]
+        lof = Neighbourhood(distances, indices, distances[:, -1].copy(), np.zeros(indices.shape)).scores(0.0, 1.0)
+        suspects = np.argsort(-lof.scores, kind="stable")[:self._recheck * self.top_t]
+        rows = np.unique(np.r_[suspects, indices[suspects].ravel()])
+        exact = BlockedKNeighbors(n_neighbors=k, n_jobs=self.n_jobs).fit(self._fit_X)
+        distances[rows], indices[rows] = exact.kneighbors_of_rows(rows)
+        self.rechecked_rows_ = int(rows.size)
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -128,13 +149,6 @@ class HNSWKNeighbors:
         if "_index" in state:
             state["_index"] = import_faiss().deserialize_index(state["_index"])
         self.__dict__.update(state)
-
-
-def _drop_self(found: np.ndarray) -> np.ndarray:
-    """Each row's own id removed (the last column where the graph did not return it), as scikit-learn does."""
-    own = found == np.arange(len(found))[:, None]
-    own[~own.any(axis=1), -1] = True
-    return found[~own].reshape(len(found), -1)
 
 
 def _check_found(found: np.ndarray) -> None:

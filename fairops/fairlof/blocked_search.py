@@ -86,18 +86,20 @@ class BlockedKNeighbors:
         """(distances, indices), each (n_queries, k), nearest first; ``X=None``: the fitted rows, self excluded."""
         k = int(self.n_neighbors if n_neighbors is None else n_neighbors)
         n_fit = self._fit_X.shape[0]
-        self_search = X is None
+        self_search = X is None or isinstance(X, _FittedRows)
         if k < 1 or k > n_fit - self_search:
             raise ValueError(f"n_neighbors={k} must be in [1, {n_fit - self_search}] for {n_fit} fitted rows")
-        if self_search:
+        if X is None:
             queries, own = self._fit_X, np.arange(n_fit, dtype=np.intp)
+        elif self_search:
+            queries, own = self._fit_X[X.rows], X.rows
         else:
             queries = np.ascontiguousarray(X, dtype=np.float64)
             if queries.ndim != 2 or queries.shape[1] != self._fit_X.shape[1]:
                 raise ValueError(f"X must have shape (n, {self._fit_X.shape[1]}), got {queries.shape}")
             own = np.full(len(queries), -1, dtype=np.intp)
         distances, indices, proven = self._search(np.float32, queries, own, k, k + self.extra_candidates,
-                                                  symmetric=self_search)
+                                                  symmetric=X is None)
         rows = np.flatnonzero(~proven)
         self.unproven_rows_, self.tree_rows_ = int(rows.size), 0
         if rows.size:
@@ -107,8 +109,12 @@ class BlockedKNeighbors:
             rows = rows[~found[2]]
             self.tree_rows_ = int(rows.size)
         if rows.size:
-            distances[rows], indices[rows] = self._exact(queries[rows], k, self_search, rows)
+            distances[rows], indices[rows] = self._exact(queries[rows], k, self_search, own, rows)
         return distances, indices
+
+    def kneighbors_of_rows(self, rows, n_neighbors=None):
+        """(distances, indices) of the fitted rows ``rows`` (ids), each row's own entry excluded."""
+        return self.kneighbors(_FittedRows(np.asarray(rows, dtype=np.intp)), n_neighbors)
 
     def _search(self, dtype, queries, own, k, width, symmetric):
         """(distances, indices, proven) of ``queries`` from ``dtype`` tiles and exact re-ranking."""
@@ -161,7 +167,7 @@ class BlockedKNeighbors:
             futures = [pool.submit(worker) for _ in range(threads)]
             return [future.result() for future in futures]
 
-    def _exact(self, queries, k, self_search, rows):
+    def _exact(self, queries, k, self_search, own, rows):
         """scikit-learn's k-d tree for the rows no bound could prove.
 
         Not its brute force: that computes distances as |x|^2 - 2 <x, y> + |y|^2 in float64, which
@@ -172,8 +178,20 @@ class BlockedKNeighbors:
         if not self_search:
             return search.kneighbors(queries, n_neighbors=k)
         distances, indices = search.kneighbors(queries, n_neighbors=k + 1)
-        # drop each row's own entry (the last column when duplicates pushed it out), as scikit-learn does
-        own = indices == rows[:, None]
-        own[~own.any(axis=1), -1] = True
-        keep = ~own
+        keep = without_own(indices, own[rows])
         return distances[keep].reshape(len(rows), k), indices[keep].reshape(len(rows), k)
+
+
+class _FittedRows:
+    """Some of the fitted rows, named by id, as ``kneighbors``' query (each without itself)."""
+
+    def __init__(self, rows: np.ndarray):
+        self.rows = rows
+
+
+def without_own(indices: np.ndarray, own: np.ndarray) -> np.ndarray:
+    """Mask of the (n, k + 1) neighbour ids to keep: all but each row's own id, or, where the search did
+    not return it (duplicates of the row filled the k + 1), all but the last, as scikit-learn does."""
+    is_own = indices == own[:, None]
+    is_own[~is_own.any(axis=1), -1] = True
+    return ~is_own

@@ -111,7 +111,8 @@ class FairLOF(OutlierMixin, BaseEstimator):
         ``fairops[ann]``; neighbour distances are still exact). "blocked", "fast" and
         "approximate" need ``metric="euclidean"``. The search used is ``search_algorithm_``.
     search_params : None, or a dict of settings of ``algorithm="approximate"``: ``hnsw_m``
-        (32), ``ef_construction`` (40), ``ef_search`` (32) (see
+        (32), ``ef_construction`` (40), ``ef_search`` (32), ``recheck`` (2: the 2 * top_t rows
+        of highest LOF and their neighbours are searched again exactly; 0 = off) (see
         ``fairops.fairlof.approximate_search``).
     leaf_size : passed to scikit-learn's trees.
     n_jobs : threads of the neighbour search (None: scikit-learn's default for its searches;
@@ -239,7 +240,7 @@ class FairLOF(OutlierMixin, BaseEstimator):
         """The unfitted search for fitted rows of ``shape``, and the name of the algorithm it uses."""
         return neighbor_search.make_search(self.algorithm, shape, n_neighbors=self.n_neighbors_, metric=self.metric,
                                            leaf_size=self.leaf_size, n_jobs=self.n_jobs,
-                                           search_params=self.search_params)
+                                           search_params=self.search_params, top_t=self.top_t_)
 
     def _searcher(self):
         """The fitted neighbour search, built from the fitted rows on first use after loading a saved state."""

@@ -44,14 +44,17 @@ def check_options(algorithm, metric, search_params) -> None:
 
 
 def make_search(algorithm: str, shape: tuple[int, int], *, n_neighbors: int, metric: str = "euclidean",
-                leaf_size: int = 30, n_jobs=None, search_params=None):
-    """(unfitted search, name of what it runs) for fitted rows of ``shape``; options already checked."""
+                leaf_size: int = 30, n_jobs=None, search_params=None, top_t: int = 1):
+    """(unfitted search, name of what it runs) for fitted rows of ``shape``; options already checked.
+
+    ``top_t``: the detector's outlier-list length, which sizes the approximate search's exact recheck.
+    """
     if algorithm == "fast":
         algorithm = "kd_tree" if shape[1] <= KD_TREE_MAX_FEATURES else "blocked"
     if algorithm == "blocked":
         return BlockedKNeighbors(n_neighbors=n_neighbors, n_jobs=n_jobs), algorithm
     if algorithm == "approximate":
-        return HNSWKNeighbors(n_neighbors=n_neighbors, n_jobs=n_jobs, params=search_params), algorithm
+        return HNSWKNeighbors(n_neighbors=n_neighbors, n_jobs=n_jobs, params=search_params, top_t=top_t), algorithm
     params = {}
     if metric == "euclidean":  # LocalOutlierFactor's default spelling, for identical neighbours
         metric, params = "minkowski", {"p": 2}
