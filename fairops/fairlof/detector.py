@@ -4,10 +4,11 @@ outlier detector.
 
 The equations are written out in ``fairops.fairlof.corrections`` (the per-attribute
 terms) and ``fairops.fairlof.scoring`` (the corrected distances). Neighbours come from
-one scikit-learn ``NearestNeighbors`` search (tree or brute force as its
-``algorithm="auto"`` picks, exactly as ``LocalOutlierFactor`` does); the corrections,
-lrd and LOF are compiled kernels over the (n, k) neighbour arrays, so
-``correction_strength=0`` reproduces scikit-learn's LOF and a lambda path reuses the
+one search (``fairops.fairlof.neighbor_search``): by default scikit-learn's
+``NearestNeighbors`` with ``algorithm="auto"``, exactly as ``LocalOutlierFactor``; on
+request fairops' blocked exact search, a choice by data shape, or faiss's approximate
+graph. The corrections, lrd and LOF are compiled kernels over the (n, k) neighbour arrays,
+so ``correction_strength=0`` reproduces scikit-learn's LOF and a lambda path reuses the
 neighbours.
 
 >>> import numpy as np
@@ -25,12 +26,11 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, OutlierMixin
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._state_checks import only_names
-from . import _native
+from . import _native, neighbor_search
 from ._validate import DERIVED, STATE_ARRAYS as _STATE_ARRAYS, check_arrays, check_same
 from ._inputs import check_finite, encode_fit_groups, encode_new_groups, group_weights, no_groups
 from .corrections import CORRECTIONS, group_statistics
@@ -103,14 +103,27 @@ class FairLOF(OutlierMixin, BaseEstimator):
         at least ``floor``. The paper has no floor: where its factor would fall below it (it can
         reach 0 or go negative), the factor is clamped and counted in ``clamped_rows_`` /
         ``clamped_pairs_``, and fit warns.
-    algorithm, leaf_size, n_jobs : passed to NearestNeighbors.
+    algorithm : the neighbour search. scikit-learn's "auto" (default; the same neighbours as
+        LocalOutlierFactor), "ball_tree", "kd_tree", "brute"; or fairops' "blocked" (exact
+        blocked brute force: float32 BLAS tiles, exact float64 re-ranking), "fast" (exact:
+        "kd_tree" up to 6 features, "blocked" above, the crossover measured in
+        ``docs/fairlof.md``), "approximate" (faiss's HNSW graph, the optional extra
+        ``fairops[ann]``; neighbour distances are still exact). "blocked", "fast" and
+        "approximate" need ``metric="euclidean"``. The search used is ``search_algorithm_``.
+    search_params : None, or a dict of settings of ``algorithm="approximate"``: ``hnsw_m``
+        (32), ``ef_construction`` (40), ``ef_search`` (32), ``recheck`` (2: the 2 * top_t rows
+        of highest LOF and their neighbours are searched again exactly; 0 = off) (see
+        ``fairops.fairlof.approximate_search``).
+    leaf_size : passed to scikit-learn's trees.
+    n_jobs : threads of the neighbour search (None: scikit-learn's default for its searches;
+        every core for "blocked" and "approximate").
     lambda_, alpha, beta : deprecated names of ``correction_strength``, ``weight_exponent``
         and ``share_exponent``; still accepted for one release with a FutureWarning.
 
     Fitted attributes: ``outlier_scores_`` (FairLOF, higher = more outlying),
     ``negative_outlier_factor_`` (its negative, scikit-learn's sign), ``lof_scores_`` (plain
     LOF on the same neighbours), ``outliers_`` (top-t FairLOF rows, most outlying first),
-    ``plain_outliers_``, ``fitted_lambda_``, ``top_t_``, ``n_neighbors_``, ``offset_``,
+    ``plain_outliers_``, ``fitted_lambda_``, ``top_t_``, ``search_algorithm_``, ``n_neighbors_``, ``offset_``,
     ``k_distances_``, ``clamped_rows_``, ``clamped_pairs_``, the group statistics
     ``data_share_`` (P), ``outlier_share_`` (Q), ``majority_`` (v*), ``c_``, ``skew_`` (W),
     ``direction_`` (Dir), ``coefficients_`` (Dir * W^weight_exponent * P(v)^share_exponent per
@@ -139,6 +152,7 @@ class FairLOF(OutlierMixin, BaseEstimator):
         algorithm="auto",
         leaf_size=30,
         n_jobs=None,
+        search_params=None,
         lambda_=_DEPRECATED,
         alpha=_DEPRECATED,
         beta=_DEPRECATED,
@@ -157,6 +171,7 @@ class FairLOF(OutlierMixin, BaseEstimator):
         self.algorithm = algorithm
         self.leaf_size = leaf_size
         self.n_jobs = n_jobs
+        self.search_params = search_params
         self.lambda_ = lambda_
         self.alpha = alpha
         self.beta = beta
@@ -218,20 +233,21 @@ class FairLOF(OutlierMixin, BaseEstimator):
                 raise ValueError(f"top_t={top_t} is larger than the number of rows ({n_rows})")
         if not isinstance(self.novelty, bool):
             raise ValueError(f"novelty must be True or False, got {self.novelty!r}")
+        neighbor_search.check_options(self.algorithm, self.metric, self.search_params)
         return strength, weight_exponent, share_exponent
 
-    def _neighbor_search(self) -> NearestNeighbors:
-        metric, params = self.metric, {}
-        if metric == "euclidean":  # LocalOutlierFactor's default spelling, for identical neighbours
-            metric, params = "minkowski", {"p": 2}
-        return NearestNeighbors(
-            n_neighbors=self.n_neighbors_,
-            algorithm=self.algorithm,
-            leaf_size=self.leaf_size,
-            metric=metric,
-            n_jobs=self.n_jobs,
-            **params,
-        )
+    def _neighbor_search(self, shape: tuple[int, int]):
+        """The unfitted search for fitted rows of ``shape``, and the name of the algorithm it uses."""
+        return neighbor_search.make_search(self.algorithm, shape, n_neighbors=self.n_neighbors_, metric=self.metric,
+                                           leaf_size=self.leaf_size, n_jobs=self.n_jobs,
+                                           search_params=self.search_params, top_t=self.top_t_)
+
+    def _searcher(self):
+        """The fitted neighbour search, built from the fitted rows on first use after loading a saved state."""
+        if self._search is None:
+            self._search, _ = self._neighbor_search(self._fit_X.shape)
+            self._search.fit(self._fit_X)
+        return self._search
 
     def fit(self, X, y=None, sensitive_features=None):
         """Find the neighbours once, then score every row with plain LOF and FairLOF.
@@ -256,7 +272,8 @@ class FairLOF(OutlierMixin, BaseEstimator):
         self.top_t_ = int(self.top_t) if self.top_t is not None else max(1, min(500, int(0.05 * n_rows)))
         self.c_ = group_weights(self.c, groups.names)
 
-        self._search = self._neighbor_search().fit(X)
+        search, self.search_algorithm_ = self._neighbor_search(X.shape)
+        self._search = search.fit(X)
         distances, neighbors = self._search.kneighbors(n_neighbors=self.n_neighbors_)
         self._fit_X = X
         self._codes = groups.codes
@@ -393,7 +410,7 @@ class FairLOF(OutlierMixin, BaseEstimator):
             raise ValueError("sensitive_features given, but the detector was fitted without sensitive_features")
         else:
             codes = no_groups(X.shape[0]).codes
-        distances, neighbors = self._search.kneighbors(X, n_neighbors=self.n_neighbors_)
+        distances, neighbors = self._searcher().kneighbors(X, n_neighbors=self.n_neighbors_)
         neighbors = np.ascontiguousarray(neighbors, dtype=np.intp)
         terms = _native.pair_terms(neighbors, codes, self._codes, self.coefficients_)
         scores = self._hood.score_new(self._fair, distances, neighbors, terms, self.fitted_lambda_, float(self.floor))
@@ -521,7 +538,9 @@ class FairLOF(OutlierMixin, BaseEstimator):
             if isinstance(saved, bool) or not isinstance(saved, numbers.Real) or saved != value:
                 raise ValueError(f"saved {key} {saved!r} differs from {value!r}, what the saved arrays and "
                                  "parameters give")
-        det._search = det._neighbor_search().fit(det._fit_X)
+        # the search itself is built again from the rows when new rows are first scored
+        _, det.search_algorithm_ = det._neighbor_search(det._fit_X.shape)
+        det._search = None
         return det
 
 

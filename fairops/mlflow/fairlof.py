@@ -141,9 +141,16 @@ def save_model(
     ``preprocessing``: the fitted ``FeatureEncoder`` that made the detector's features; the model
     then takes raw rows (see the module docstring). Otherwise ``feature_names``: names of the feature
     columns in the serving input, in fit order; by default the detector's ``feature_names_in_`` or
-    the columns of ``input_example`` that are not sensitive columns.
+    the columns of ``input_example`` that are not sensitive columns. A detector fitted with
+    ``algorithm="approximate"`` adds ``faiss-cpu`` to the default requirements.
     """
     extra = _extra(detector, feature_names, input_example, preprocessing)
+    if getattr(detector, "search_algorithm_", None) == "approximate" and pip_requirements is None \
+            and conda_env is None:
+        # scoring new rows builds faiss's graph again from the saved rows, so the served model needs faiss
+        from importlib.metadata import version
+
+        extra_pip_requirements = [*(extra_pip_requirements or []), f"faiss-cpu=={version('faiss-cpu')}"]
     if preprocessing is not None and input_example is not None:
         # the signature lists what a request must hold: the encoder's input columns, in its order
         input_example = _flavor.pick_columns(_flavor.as_frame(input_example), preprocessing.input_columns_, "input")

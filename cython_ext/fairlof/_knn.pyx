@@ -1,0 +1,185 @@
+# cython: language_level=3
+"""Compiled parts of fairops' exact k-nearest-neighbour search (Euclidean), and the exact re-ranking
+the approximate search uses too.
+
+A tile of float32 (or float64) inner products ``-2 <x_i, x_j>`` (from BLAS) plus the squared
+norms gives approximate squared distances; :func:`scan_tile` keeps, per row, the ``L`` smallest of them in
+a max-heap. :func:`rerank` then computes the candidates' distances exactly in float64, keeps
+the k nearest and reports whether the rounding-error bound proves that no row outside the
+candidates can be nearer. Called only from ``fairops.fairlof.blocked_search`` and
+``fairops.fairlof.approximate_search``, which make dtypes, shapes and contiguity right first.
+"""
+
+import numpy as np
+
+cimport numpy as cnp
+from libc.math cimport sqrt, INFINITY
+
+cnp.import_array()
+
+ctypedef fused real:
+    float
+    double
+
+# Columns are tested against the row's bound in chunks of this many; only a chunk holding a
+# value below the bound is walked element by element (the test itself vectorises).
+cdef enum:
+    CHUNK = 32
+
+
+cdef inline void _heap_replace(real* values, int* indices, Py_ssize_t size, real value, int index) noexcept nogil:
+    """Replace the root of a max-heap of ``size`` entries by (value, index) and sift it down."""
+    cdef Py_ssize_t position = 0, child
+    while True:
+        child = 2 * position + 1
+        if child >= size:
+            break
+        if child + 1 < size and values[child + 1] > values[child]:
+            child += 1
+        if values[child] <= value:
+            break
+        values[position] = values[child]
+        indices[position] = indices[child]
+        position = child
+    values[position] = value
+    indices[position] = index
+
+
+cdef inline void _scan_row(const real* products, const real* col_norms, real row_norm, Py_ssize_t n_cols,
+                           Py_ssize_t j0, Py_ssize_t skip, real* values, int* indices,
+                           Py_ssize_t size) noexcept nogil:
+    """Offer one row's approximate squared distances ``products[b] + col_norms[b] + row_norm`` to its heap."""
+    cdef Py_ssize_t chunk, start, stop, b
+    cdef real bound = values[0] - row_norm
+    cdef int hit
+    for chunk in range((n_cols + CHUNK - 1) // CHUNK):
+        start = chunk * CHUNK
+        stop = min(start + CHUNK, n_cols)
+        hit = 0
+        for b in range(start, stop):
+            hit = hit | (products[b] + col_norms[b] < bound)
+        if not hit:
+            continue
+        for b in range(start, stop):
+            if products[b] + col_norms[b] < bound and b != skip:
+                _heap_replace(values, indices, size, products[b] + col_norms[b] + row_norm, <int>(j0 + b))
+                bound = values[0] - row_norm
+
+
+def scan_tile(
+    const real[:, ::1] products,
+    Py_ssize_t i0,
+    Py_ssize_t j0,
+    const real[::1] row_norms,
+    const real[::1] col_norms,
+    real[:, ::1] values,
+    int[:, ::1] indices,
+    const cnp.intp_t[::1] own,
+    bint transpose_too,
+):
+    """Offer the tile ``products[a, b] = -2 <q_{i0+a}, x_{j0+b}>`` to the heaps.
+
+    Row ``i0 + a`` of ``values``/``indices`` (a max-heap of its smallest approximate squared
+    distances and their column ids) receives column ``j0 + b``; with ``transpose_too`` row
+    ``j0 + b`` also receives ``i0 + a`` (the symmetric search of the fitted rows against
+    themselves, where each pair of tiles is computed once; never with a tile that pairs rows with
+    themselves). ``own[i]``: the column that is row i itself, never offered (-1: none).
+    ``row_norms`` / ``col_norms`` / ``own`` hold all rows / columns, indexed from ``i0`` / ``j0``.
+    """
+    cdef Py_ssize_t n_rows = products.shape[0], n_cols = products.shape[1], size = values.shape[1]
+    cdef Py_ssize_t a, b, chunk, start, stop, j
+    cdef Py_ssize_t skip
+    cdef real row_norm, value
+    cdef int hit
+    if real is float:
+        bounds_array = np.empty(n_cols, dtype=np.float32)
+    else:
+        bounds_array = np.empty(n_cols, dtype=np.float64)
+    cdef real[::1] bounds = bounds_array
+    with nogil:
+        for a in range(n_rows):
+            skip = own[i0 + a] - j0
+            _scan_row(&products[a, 0], &col_norms[j0], row_norms[i0 + a], n_cols, j0,
+                      skip if 0 <= skip < n_cols else -1, &values[i0 + a, 0], &indices[i0 + a, 0], size)
+        if transpose_too:
+            # column b's bound, less its own norm: a row a is offered when products[a, b] + row norm < bound
+            for b in range(n_cols):
+                bounds[b] = values[j0 + b, 0] - col_norms[j0 + b]
+            for a in range(n_rows):
+                row_norm = row_norms[i0 + a]
+                for chunk in range((n_cols + CHUNK - 1) // CHUNK):
+                    start = chunk * CHUNK
+                    stop = min(start + CHUNK, n_cols)
+                    hit = 0
+                    for b in range(start, stop):
+                        hit = hit | (products[a, b] + row_norm < bounds[b])
+                    if not hit:
+                        continue
+                    for b in range(start, stop):
+                        value = products[a, b] + row_norm
+                        if value < bounds[b]:
+                            j = j0 + b
+                            _heap_replace(&values[j, 0], &indices[j, 0], size, value + col_norms[j], <int>(i0 + a))
+                            bounds[b] = values[j, 0] - col_norms[j]
+
+
+def rerank(
+    const double[:, ::1] queries,
+    const double[:, ::1] fitted,
+    const int[:, ::1] candidates,
+    const double[::1] cutoffs,
+    const double[::1] errors,
+    Py_ssize_t k,
+):
+    """Exact k nearest among each query's candidates, and whether they are provably the k nearest.
+
+    Row i's candidates are ``candidates[i]`` (-1 = empty slot); every other fitted row has an
+    approximate squared distance of at least ``cutoffs[i]`` and an error of at most ``errors[i]``.
+    The candidates' squared distances are summed in float64 over the features in order, sorted by
+    (distance, index), and the k first kept. The row is proven when ``cutoffs[i] - errors[i]`` is
+    at least the k-th squared distance: no other row can then be strictly nearer, so the k
+    distances are the exact k smallest (a row outside at exactly that distance is a tie).
+
+    Returns distances (n, k) float64, indices (n, k) intp and proven (n,) bool.
+    """
+    cdef Py_ssize_t n = queries.shape[0], d = queries.shape[1], width = candidates.shape[1]
+    cdef Py_ssize_t i, c, f, m, p, filled
+    cdef double total, diff, key
+    cdef cnp.intp_t index
+    distances_array = np.full((n, k), INFINITY, dtype=np.float64)
+    indices_array = np.full((n, k), -1, dtype=np.intp)
+    proven_array = np.zeros(n, dtype=np.uint8)
+    scratch_d = np.empty(width, dtype=np.float64)
+    scratch_i = np.empty(width, dtype=np.intp)
+    cdef double[:, ::1] out_d = distances_array
+    cdef cnp.intp_t[:, ::1] out_i = indices_array
+    cdef unsigned char[::1] proven = proven_array
+    cdef double[::1] sd = scratch_d
+    cdef cnp.intp_t[::1] si = scratch_i
+    with nogil:
+        for i in range(n):
+            filled = 0
+            for c in range(width):
+                if candidates[i, c] < 0:
+                    continue
+                index = candidates[i, c]
+                total = 0.0
+                for f in range(d):
+                    diff = queries[i, f] - fitted[index, f]
+                    total = total + diff * diff
+                # insertion sort by (squared distance, index)
+                p = filled
+                while p > 0 and (sd[p - 1] > total or (sd[p - 1] == total and si[p - 1] > index)):
+                    sd[p] = sd[p - 1]
+                    si[p] = si[p - 1]
+                    p -= 1
+                sd[p] = total
+                si[p] = index
+                filled += 1
+            m = min(k, filled)
+            for c in range(m):
+                out_d[i, c] = sqrt(sd[c])
+                out_i[i, c] = si[c]
+            proven[i] = filled >= k and cutoffs[i] - errors[i] >= sd[k - 1]
+    return distances_array, indices_array, proven_array.astype(bool)
+

@@ -1,0 +1,159 @@
+"""Approximate k nearest neighbours from faiss's HNSW graph (the optional extra ``fairops[ann]``).
+
+faiss (``faiss-cpu``) is imported only here, and only when an approximate search is asked for.
+The graph (``IndexHNSWFlat``) finds the neighbour ids; their distances are then computed again
+exactly in float64 and the neighbours sorted by them, so only *which* rows are neighbours is
+approximate, never a distance. Tuning (``search_params`` of :class:`~fairops.fairlof.FairLOF`):
+
+- ``hnsw_m`` (default 32): links per node; more links, better recall, slower build.
+- ``ef_construction`` (default 40): candidate list while building.
+- ``ef_search`` (default 32): candidate list while searching (at least k + 1 is used).
+- ``recheck`` (default 2; 0 = off): fairops' own step after the graph. The ``recheck * top_t``
+  rows with the highest plain LOF under the graph's neighbours, and their neighbours, are searched
+  again exactly (``fairops.fairlof.blocked_search``). The top of the LOF ranking hangs on a few
+  rows' neighbours: a graph that misses one near neighbour of an inlier inflates its k-distance
+  and can lift it among the top-t, although the graph finds 99% of all neighbours (see
+  ``docs/fairlof.md``, "Large n").
+
+>>> import numpy as np
+>>> X = np.random.default_rng(0).normal(size=(500, 4))
+>>> distances, indices = HNSWKNeighbors(n_neighbors=3).fit(X).kneighbors()
+>>> distances.shape, indices.shape, bool(np.all(indices != np.arange(500)[:, None]))
+((500, 3), (500, 3), True)
+"""
+
+from __future__ import annotations
+
+import numbers
+from contextlib import contextmanager
+
+import numpy as np
+
+from . import _knn
+from .blocked_search import BlockedKNeighbors, effective_threads, without_own
+from .scoring import Neighbourhood
+
+#: Tuning settings of the HNSW search and their defaults.
+DEFAULT_PARAMS = {"hnsw_m": 32, "ef_construction": 40, "ef_search": 32, "recheck": 2}
+_MISSING = ("approximate neighbour search needs faiss, which fairops lists as an optional extra: "
+            "pip install 'fairops[ann]' (or pip install faiss-cpu)")
+
+
+def import_faiss():
+    """The faiss module, or an ImportError that names the extra to install."""
+    try:
+        import faiss
+    except ImportError as error:
+        raise ImportError(_MISSING) from error
+    return faiss
+
+
+def check_params(params) -> dict:
+    """``params`` (None or a dict of the ``DEFAULT_PARAMS`` names) merged over the defaults, checked."""
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise TypeError(f"search_params must be a dict or None, got {type(params).__name__}")
+    unknown = sorted(set(params) - set(DEFAULT_PARAMS), key=str)
+    if unknown:
+        raise ValueError(f"search_params has unknown key(s) {unknown}; the approximate search takes "
+                         f"{sorted(DEFAULT_PARAMS)}")
+    merged = {**DEFAULT_PARAMS, **params}
+    for name, value in merged.items():
+        lowest = 0 if name == "recheck" else 1
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lowest:
+            raise ValueError(f"search_params[{name!r}] must be an integer >= {lowest}, got {value!r}")
+    if merged["hnsw_m"] < 2:
+        raise ValueError(f"search_params['hnsw_m'] must be at least 2, got {merged['hnsw_m']!r}")
+    return {name: int(value) for name, value in merged.items()}
+
+
+@contextmanager
+def _threads(faiss, n_jobs):
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(effective_threads(n_jobs))
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
+
+
+class HNSWKNeighbors:
+    """k nearest neighbours (Euclidean) through faiss's ``IndexHNSWFlat``; ``fit`` / ``kneighbors``
+    as scikit-learn's ``NearestNeighbors``. ``n_jobs``: faiss threads (None = every core); with
+    ``n_jobs=1`` the graph, and so the neighbours, are the same on every run.
+
+    Pickling keeps the graph (faiss's own serialisation); fairops' model files keep only the
+    settings and the fitted rows, and the graph is built again when new rows are scored.
+    """
+
+    def __init__(self, n_neighbors: int = 5, n_jobs=None, params=None, top_t: int = 1):
+        self.n_neighbors = n_neighbors
+        self.n_jobs = n_jobs
+        self.params = params
+        self.top_t = top_t
+
+    def fit(self, X) -> "HNSWKNeighbors":
+        faiss = import_faiss()
+        settings = check_params(self.params)
+        self._fit_X = np.ascontiguousarray(X, dtype=np.float64)
+        index = faiss.IndexHNSWFlat(self._fit_X.shape[1], settings["hnsw_m"])
+        index.hnsw.efConstruction = settings["ef_construction"]
+        with _threads(faiss, self.n_jobs):
+            index.add(self._fit_X.astype(np.float32))
+        self._index, self._ef_search, self._recheck = index, settings["ef_search"], settings["recheck"]
+        return self
+
+    def kneighbors(self, X=None, n_neighbors=None):
+        """(distances, indices), each (n_queries, k), nearest first; ``X=None``: the fitted rows, self excluded."""
+        faiss = import_faiss()
+        k = int(self.n_neighbors if n_neighbors is None else n_neighbors)
+        n_fit = self._fit_X.shape[0]
+        self_search = X is None
+        if k < 1 or k > n_fit - self_search:
+            raise ValueError(f"n_neighbors={k} must be in [1, {n_fit - self_search}] for {n_fit} fitted rows")
+        queries = self._fit_X if self_search else np.ascontiguousarray(X, dtype=np.float64)
+        wanted = k + self_search
+        parameters = faiss.SearchParametersHNSW()
+        parameters.efSearch = max(self._ef_search, wanted)
+        with _threads(faiss, self.n_jobs):
+            _, found = self._index.search(queries.astype(np.float32), wanted, params=parameters)
+        found = found.astype(np.intp)
+        if self_search:
+            found = found[without_own(found, np.arange(n_fit))].reshape(n_fit, k)
+        _check_found(found)
+        # exact float64 distances of the neighbours found, sorted by (distance, index)
+        unused = np.zeros(len(found))
+        distances, indices, _ = _knn.rerank(queries, self._fit_X, found.astype(np.int32), unused, unused, k)
+        if self_search and self._recheck:
+            self._recheck_top(distances, indices)
+        return distances, indices
+
+    def _recheck_top(self, distances, indices) -> None:
+        """Search the rows of highest plain LOF, and their neighbours, again exactly (in place)."""
+        k = indices.shape[1]
+        lof = Neighbourhood(distances, indices, distances[:, -1].copy(), np.zeros(indices.shape)).scores(0.0, 1.0)
+        suspects = np.argsort(-lof.scores, kind="stable")[:self._recheck * self.top_t]
+        rows = np.unique(np.r_[suspects, indices[suspects].ravel()])
+        exact = BlockedKNeighbors(n_neighbors=k, n_jobs=self.n_jobs).fit(self._fit_X)
+        distances[rows], indices[rows] = exact.kneighbors_of_rows(rows)
+        self.rechecked_rows_ = int(rows.size)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if "_index" in state:
+            state["_index"] = import_faiss().serialize_index(state["_index"])
+        return state
+
+    def __setstate__(self, state):
+        if "_index" in state:
+            state["_index"] = import_faiss().deserialize_index(state["_index"])
+        self.__dict__.update(state)
+
+
+def _check_found(found: np.ndarray) -> None:
+    """The graph answers -1 where it found fewer than k rows; such a row is refused rather than guessed."""
+    missing = np.flatnonzero((found < 0).any(axis=1))
+    if missing.size:
+        raise ValueError(f"the approximate search found fewer than {found.shape[1]} neighbours for "
+                         f"{missing.size} row(s) (first: {missing[0]}); raise search_params['ef_search']")
