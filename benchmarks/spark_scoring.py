@@ -130,10 +130,10 @@ def main(argv=None) -> None:
             local = pd.DataFrame(in_process(model_uri, head))
             spark_head = score(spark, spark.createDataFrame(head.assign(row_id=np.arange(len(head)))), model_uri)
             spark_head = spark_head.toPandas().sort_values("row_id")
-            first = local.columns[0] if local.columns[0] in spark_head.columns else None
-            column = first or spark_head.columns[-1]
-            difference = float(np.max(np.abs(spark_head[column].to_numpy(dtype=float)
-                                              - local.iloc[:, 0].to_numpy(dtype=float))))
+            # score() names the answer's columns as the model's signature does, like predict's frame
+            difference = max(float(np.max(np.abs(spark_head[column].to_numpy(dtype=float)
+                                                 - local[column].to_numpy(dtype=float))))
+                             for column in local.columns)
             print(f"agree: {name}, Spark vs in-process on 2,000 rows, max |difference| = {difference:g} <= 0")
             if difference > 0:
                 raise SystemExit(f"{name}: Spark and in-process scores differ")
