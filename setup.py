@@ -22,7 +22,9 @@ def _extensions():
             Extension(
                 module,
                 [relative.as_posix()],
-                include_dirs=[numpy.get_include()],
+                include_dirs=[numpy.get_include(), relative.parent.as_posix()],
+                # C headers beside a kernel are part of it (and of the source distribution)
+                depends=sorted(path.relative_to(HERE).as_posix() for path in source.parent.glob("*.h")),
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                 extra_compile_args=["-O3"],
             )

@@ -25,6 +25,16 @@ ctypedef fused real:
 # value below the bound is walked element by element (the test itself vectorises).
 cdef enum:
     CHUNK = 32
+    # query rows per call of the panel kernel: their products (PANEL_ROWS x tile floats) stay in L1
+    PANEL_ROWS = 8
+
+cdef extern from "_panel.h":
+    enum: PANEL_LANES
+    int fairops_panel_available() noexcept nogil
+    void fairops_panel_products(const float* rows, Py_ssize_t n_rows, const float* packed, Py_ssize_t n_cols,
+                                Py_ssize_t d, float* out, Py_ssize_t out_stride, const float* col_norms,
+                                const float* row_norms, const float* row_bounds, const float* col_bounds,
+                                unsigned char* hits) noexcept nogil
 
 
 cdef inline void _heap_replace(real* values, int* indices, Py_ssize_t size, real value, int index) noexcept nogil:
@@ -66,6 +76,39 @@ cdef inline void _scan_row(const real* products, const real* col_norms, real row
                 bound = values[0] - row_norm
 
 
+cdef inline void _column_bounds(const real* col_norms, Py_ssize_t j0, Py_ssize_t n_cols, real[:, ::1] values,
+                                real* bounds) noexcept nogil:
+    """Column b's bound less its own norm: a row a is offered when products[a, b] + row norm < bound."""
+    cdef Py_ssize_t b
+    for b in range(n_cols):
+        bounds[b] = values[j0 + b, 0] - col_norms[b]
+
+
+cdef inline void _scan_columns(const real* products, Py_ssize_t stride, Py_ssize_t n_rows, Py_ssize_t n_cols,
+                               Py_ssize_t i0, Py_ssize_t j0, const real* row_norms, const real* col_norms,
+                               real* bounds, real[:, ::1] values, int[:, ::1] indices) noexcept nogil:
+    """Offer rows ``i0 + a`` to the heaps of columns ``j0 + b`` (the transposed side of a tile)."""
+    cdef Py_ssize_t a, b, chunk, start, stop, j, size = values.shape[1]
+    cdef real row_norm, value
+    cdef int hit
+    for a in range(n_rows):
+        row_norm = row_norms[a]
+        for chunk in range((n_cols + CHUNK - 1) // CHUNK):
+            start = chunk * CHUNK
+            stop = min(start + CHUNK, n_cols)
+            hit = 0
+            for b in range(start, stop):
+                hit = hit | (products[a * stride + b] + row_norm < bounds[b])
+            if not hit:
+                continue
+            for b in range(start, stop):
+                value = products[a * stride + b] + row_norm
+                if value < bounds[b]:
+                    j = j0 + b
+                    _heap_replace(&values[j, 0], &indices[j, 0], size, value + col_norms[b], <int>(i0 + a))
+                    bounds[b] = values[j, 0] - col_norms[b]
+
+
 def scan_tile(
     const real[:, ::1] products,
     Py_ssize_t i0,
@@ -102,25 +145,91 @@ def scan_tile(
             _scan_row(&products[a, 0], &col_norms[j0], row_norms[i0 + a], n_cols, j0,
                       skip if 0 <= skip < n_cols else -1, &values[i0 + a, 0], &indices[i0 + a, 0], size)
         if transpose_too:
-            # column b's bound, less its own norm: a row a is offered when products[a, b] + row norm < bound
-            for b in range(n_cols):
-                bounds[b] = values[j0 + b, 0] - col_norms[j0 + b]
+            _column_bounds(&col_norms[j0], j0, n_cols, values, &bounds[0])
+            _scan_columns(&products[0, 0], n_cols, n_rows, n_cols, i0, j0, &row_norms[i0], &col_norms[j0],
+                          &bounds[0], values, indices)
+
+
+#: Whether this CPU runs :func:`scan_tile_float32`'s vector kernel (AVX-512 on x86-64 with GCC);
+#: without it the blocked search keeps to BLAS and :func:`scan_tile`.
+PANEL_AVAILABLE = bool(fairops_panel_available())
+#: Rows per group of the packed layout :func:`scan_tile_float32` reads.
+PANEL_WIDTH = PANEL_LANES
+
+
+def scan_tile_float32(
+    const float[:, ::1] scaled_rows,
+    const float[:, :, ::1] packed,
+    Py_ssize_t i0,
+    Py_ssize_t i1,
+    Py_ssize_t j0,
+    Py_ssize_t j1,
+    const float[::1] row_norms,
+    const float[::1] col_norms,
+    float[:, ::1] values,
+    int[:, ::1] indices,
+    const cnp.intp_t[::1] own,
+    bint transpose_too,
+):
+    """:func:`scan_tile` of rows ``i0:i1`` against columns ``j0:j1`` without BLAS (float32 only).
+
+    ``scaled_rows``: the query rows times -2. ``packed``: the fitted rows in groups of 16,
+    ``packed[g, f, lane] = x[16 g + lane, f]``, and ``col_norms`` their squared norms, both
+    readable to ``j1`` rounded up to a multiple of 16 (padded with zeros / +inf); ``j0`` is a
+    multiple of 16. Only where ``PANEL_AVAILABLE``. ``_panel.h`` makes the products
+    ``PANEL_ROWS`` rows at a time and flags each vector of 16 that may enter a heap; only flagged
+    vectors are scanned here, exactly as :func:`scan_tile` scans.
+    """
+    cdef Py_ssize_t d = scaled_rows.shape[1], size = values.shape[1]
+    cdef Py_ssize_t n_cols = j1 - j0, stride = (n_cols + PANEL_LANES - 1) // PANEL_LANES * PANEL_LANES
+    cdef Py_ssize_t n_chunks = stride // PANEL_LANES
+    cdef Py_ssize_t a0, a, b, c, g, n_rows, row, j, skip
+    cdef float value, row_norm
+    if i1 <= i0 or n_cols <= 0:
+        return
+    if not PANEL_AVAILABLE:
+        raise RuntimeError("this CPU cannot run the vector kernel: use scan_tile")
+    if (j0 % PANEL_LANES or packed.shape[0] * PANEL_LANES < j0 + stride or packed.shape[1] != d
+            or packed.shape[2] != PANEL_LANES or col_norms.shape[0] < j0 + stride):
+        raise ValueError(f"packed / col_norms do not cover columns {j0}:{j0 + stride} in groups of 16")
+    panel_array = np.empty(PANEL_ROWS * stride, dtype=np.float32)
+    hits_array = np.zeros((PANEL_ROWS + 3) // 4 * n_chunks, dtype=np.uint8)
+    row_bounds_array = np.empty(PANEL_ROWS, dtype=np.float32)
+    bounds_array = np.full(stride, -INFINITY, dtype=np.float32)
+    cdef float[::1] panel = panel_array
+    cdef unsigned char[::1] hits = hits_array
+    cdef float[::1] row_bounds = row_bounds_array
+    cdef float[::1] bounds = bounds_array
+    with nogil:
+        if transpose_too:
+            _column_bounds(&col_norms[j0], j0, n_cols, values, &bounds[0])
+        a0 = i0
+        while a0 < i1:
+            n_rows = min(<Py_ssize_t>PANEL_ROWS, i1 - a0)
             for a in range(n_rows):
-                row_norm = row_norms[i0 + a]
-                for chunk in range((n_cols + CHUNK - 1) // CHUNK):
-                    start = chunk * CHUNK
-                    stop = min(start + CHUNK, n_cols)
-                    hit = 0
-                    for b in range(start, stop):
-                        hit = hit | (products[a, b] + row_norm < bounds[b])
-                    if not hit:
+                row_bounds[a] = values[a0 + a, 0] - row_norms[a0 + a]
+            fairops_panel_products(&scaled_rows[a0, 0], n_rows, &packed[j0 // PANEL_LANES, 0, 0], n_cols, d,
+                                   &panel[0], stride, &col_norms[j0], &row_norms[a0], &row_bounds[0],
+                                   &bounds[0] if transpose_too else NULL, &hits[0])
+            for g in range((n_rows + 3) // 4):
+                for c in range(n_chunks):
+                    if not hits[g * n_chunks + c]:
                         continue
-                    for b in range(start, stop):
-                        value = products[a, b] + row_norm
-                        if value < bounds[b]:
-                            j = j0 + b
-                            _heap_replace(&values[j, 0], &indices[j, 0], size, value + col_norms[j], <int>(i0 + a))
-                            bounds[b] = values[j, 0] - col_norms[j]
+                    for a in range(4 * g, min(4 * g + 4, n_rows)):
+                        row = a0 + a
+                        row_norm = row_norms[row]
+                        skip = own[row] - j0
+                        for b in range(c * PANEL_LANES, min((c + 1) * PANEL_LANES, n_cols)):
+                            value = panel[a * stride + b] + col_norms[j0 + b]
+                            if value < values[row, 0] - row_norm and b != skip:
+                                _heap_replace(&values[row, 0], &indices[row, 0], size, value + row_norm, <int>(j0 + b))
+                            if transpose_too:
+                                value = panel[a * stride + b] + row_norm
+                                if value < bounds[b]:
+                                    j = j0 + b
+                                    _heap_replace(&values[j, 0], &indices[j, 0], size, value + col_norms[j], <int>row)
+                                    bounds[b] = values[j, 0] - col_norms[j]
+            a0 += n_rows
 
 
 def rerank(

@@ -63,6 +63,9 @@ class BlockedKNeighbors:
     prove either (exactly tied distances around the k-th) scikit-learn's k-d tree searched.
     """
 
+    #: False keeps float32 tiles on BLAS even where the vector kernel runs (tests compare the two).
+    _use_vector_kernel = True
+
     def __init__(self, n_neighbors: int = 5, n_jobs=None, tile: int = TILE, extra_candidates: int = EXTRA_CANDIDATES):
         self.n_neighbors = n_neighbors
         self.n_jobs = n_jobs
@@ -80,6 +83,8 @@ class BlockedKNeighbors:
         self._max_norm = float(np.sqrt(self._norms64.max()))
         # (centred rows, squared norms) in each tile dtype; float64 only when some row needs it
         self._fit_side = {np.float32: (centred.astype(np.float32), self._norms64.astype(np.float32))}
+        if _knn.PANEL_AVAILABLE:  # float32 tiles by _knn.scan_tile_float32, which reads rows packed by 16
+            self._packed32, self._fit_norms32 = _packed(self._fit_side[np.float32][0], self._fit_side[np.float32][1])
         return self
 
     def kneighbors(self, X=None, n_neighbors=None):
@@ -148,16 +153,23 @@ class BlockedKNeighbors:
         threads = max(1, min(effective_threads(self.n_jobs), len(pairs)))
         work, lock = iter(pairs), threading.Lock()
 
+        vector_kernel = (centred.dtype == np.float32 and _knn.PANEL_AVAILABLE and self._use_vector_kernel
+                         and tile % _knn.PANEL_WIDTH == 0)
+
         def worker():
             values = np.full((n_queries, width), np.inf, dtype=centred.dtype)
             indices = np.full((n_queries, width), -1, dtype=np.int32)
-            products = np.empty(tile * tile, dtype=centred.dtype)
+            products = None if vector_kernel else np.empty(tile * tile, dtype=centred.dtype)
             while True:
                 with lock:
                     pair = next(work, None)
                 if pair is None:
                     return values, indices
                 i, j = pair
+                if vector_kernel:
+                    _knn.scan_tile_float32(scaled, self._packed32, i, min(i + tile, n_queries), j, min(j + tile, n_fit),
+                                           norms, self._fit_norms32, values, indices, own, symmetric and i != j)
+                    continue
                 rows, cols = scaled[i:i + tile], fit_centred[j:j + tile]
                 block = products[:len(rows) * len(cols)].reshape(len(rows), len(cols))
                 np.matmul(rows, cols.T, out=block)
@@ -180,6 +192,18 @@ class BlockedKNeighbors:
         distances, indices = search.kneighbors(queries, n_neighbors=k + 1)
         keep = without_own(indices, own[rows])
         return distances[keep].reshape(len(rows), k), indices[keep].reshape(len(rows), k)
+
+
+def _packed(rows: np.ndarray, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``rows`` in groups of ``_knn.PANEL_WIDTH`` (group, feature, lane), zero padded, and ``norms`` padded with +inf."""
+    width = _knn.PANEL_WIDTH
+    n, d = rows.shape
+    groups = -(-n // width)
+    padded = np.zeros((groups * width, d), dtype=np.float32)
+    padded[:n] = rows
+    padded_norms = np.full(groups * width, np.inf, dtype=np.float32)
+    padded_norms[:n] = norms
+    return np.ascontiguousarray(padded.reshape(groups, width, d).transpose(0, 2, 1)), padded_norms
 
 
 class _FittedRows:
