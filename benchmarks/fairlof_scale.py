@@ -77,9 +77,11 @@ def recall(X, approximate: FairLOF, n_sample: int = 2000, seed: int = 1) -> floa
 
 
 def quality(name, setting, X, exact: FairLOF, approximate: FairLOF) -> str:
+    search = approximate._search
     return (f"| {name} | {setting} | {len(X):,} | {X.shape[1]} | {recall(X, approximate):.4f} "
             f"| {jaccard(exact.plain_outliers_, approximate.plain_outliers_):.3f} "
-            f"| {jaccard(exact.outliers_, approximate.outliers_):.3f} | {exact.top_t_} |")
+            f"| {jaccard(exact.outliers_, approximate.outliers_):.3f} | {exact.top_t_} "
+            f"| {search.rechecked_rows_:,} | {search.recheck_rounds_} |")
 
 
 def crossover(sizes, dims) -> None:
@@ -166,8 +168,8 @@ def main() -> None:
 
     print("\nApproximate search (faiss HNSW) against the exact search:\n")
     print("| data | setting | n | d | recall of the exact k neighbours | Jaccard top-t, lambda 0 | "
-          f"Jaccard top-t, lambda {LAMBDA} | t |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"Jaccard top-t, lambda {LAMBDA} | t | rows rechecked | recheck rounds |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for line in results.values():
         print(line)
     if args.crossover:

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from sklearn.neighbors import LocalOutlierFactor, NearestNeighbors
 
-from fairops.fairlof import FairLOF
+from fairops.fairlof import FairLOF, _knn
 from fairops.fairlof.approximate_search import HNSWKNeighbors
+from fairops.fairlof.top_recheck import recheck_top
 from fairops.fairlof.blocked_search import BlockedKNeighbors
 from fairops.mlflow import fairlof as fairlof_flavor
 
@@ -48,9 +49,21 @@ def blobs(n, d, seed=0):
     return X
 
 
+@pytest.fixture(params=["vector", "blas"])
+def kernel(request, monkeypatch):
+    """Both makers of float32 tiles: the compiled vector kernel (where the CPU runs it) and BLAS."""
+    if request.param == "vector" and not _knn.PANEL_AVAILABLE:
+        with pytest.raises(RuntimeError, match="cannot run the vector kernel"):
+            empty = np.zeros((16, 4), dtype=np.float32)
+            _knn.scan_tile_float32(empty, empty.reshape(1, 4, 16), 0, 16, 0, 16, empty[:, 0], empty[:, 0],
+                                   empty[:, :1], np.zeros((16, 1), dtype=np.int32), np.arange(16), False)
+    monkeypatch.setattr(BlockedKNeighbors, "_use_vector_kernel", request.param == "vector")
+    return request.param
+
+
 @pytest.mark.parametrize("n, d, k", [(3000, 16, 5), (1500, 1, 5), (800, 3, 20), (1300, 40, 1), (60, 4, 58),
                                      (40, 2, 39)])
-def test_blocked_search_matches_sklearn_brute_force(n, d, k):
+def test_blocked_search_matches_sklearn_brute_force(n, d, k, kernel):
     X = blobs(n, d, seed=n + d)
     search = BlockedKNeighbors(n_neighbors=k, tile=256).fit(X)
     distances, indices = search.kneighbors()
@@ -59,7 +72,7 @@ def test_blocked_search_matches_sklearn_brute_force(n, d, k):
     assert_exact_neighbours(X, *search.kneighbors(new), *reference(X, k, new), queries=new)
 
 
-def test_blocked_search_with_duplicates_agrees_up_to_ties():
+def test_blocked_search_with_duplicates_agrees_up_to_ties(kernel):
     rng = np.random.default_rng(5)
     base = rng.normal(size=(400, 6))
     # pairs, triples, a 14-fold row and a 45-fold one: more copies than candidates leaves ties unprovable
@@ -89,7 +102,7 @@ def test_blocked_search_on_float32_rows_equals_the_float64_search_of_the_same_va
                                rtol=1e-12)
 
 
-def test_rows_the_float32_bound_cannot_prove_are_searched_again_exactly():
+def test_rows_the_float32_bound_cannot_prove_are_searched_again_exactly(kernel):
     # a far row makes every float32 error bound wide, and no extra candidates leaves no margin
     X = np.r_[blobs(500, 8, seed=3), np.full((1, 8), 1e6)]
     for extra, tree_rows in ((0, len(X)), (2, 0)):  # float64 tiles prove them all when they have candidates
@@ -100,6 +113,20 @@ def test_rows_the_float32_bound_cannot_prove_are_searched_again_exactly():
     proven = BlockedKNeighbors(n_neighbors=4).fit(X[:-1])
     proven.kneighbors()
     assert proven.unproven_rows_ < 5
+
+
+def test_vector_kernel_and_blas_find_the_same_neighbours_and_any_tile_size_works():
+    X = blobs(2500, 16, seed=9)
+    answers = {}
+    for use_vector, tile in ((True, 512), (False, 512), (True, 200)):  # 200: not a multiple of 16, so BLAS
+        BlockedKNeighbors._use_vector_kernel = use_vector
+        try:
+            answers[use_vector, tile] = BlockedKNeighbors(n_neighbors=6, tile=tile).fit(X).kneighbors()
+        finally:
+            BlockedKNeighbors._use_vector_kernel = True
+    for distances, indices in answers.values():
+        np.testing.assert_array_equal(indices, answers[False, 512][1])
+        np.testing.assert_array_equal(distances, answers[False, 512][0])
 
 
 def test_blocked_search_gives_the_same_answer_on_one_and_two_threads():
@@ -161,19 +188,37 @@ def test_blocked_search_of_some_fitted_rows_leaves_each_row_out():
 
 def test_approximate_recheck_gives_the_top_rows_their_exact_neighbours(grouped):
     X, S = grouped
-    exact = FairLOF(correction_strength=0.0).fit(X, sensitive_features=S)
-    graph_only = FairLOF(correction_strength=0.0, algorithm="approximate", n_jobs=1,
-                         search_params={"hnsw_m": 4, "ef_construction": 8, "ef_search": 6, "recheck": 0})
-    rechecked = FairLOF(correction_strength=0.0, algorithm="approximate", n_jobs=1,
-                        search_params={"hnsw_m": 4, "ef_construction": 8, "ef_search": 6, "recheck": 2})
+    exact = FairLOF(correction_strength=0.0, top_t=40).fit(X, sensitive_features=S)
+    graph_only = FairLOF(correction_strength=0.0, top_t=40, algorithm="approximate", n_jobs=1,
+                         search_params={"hnsw_m": 16, "ef_construction": 20, "ef_search": 10, "recheck": 0})
+    rechecked = FairLOF(correction_strength=0.0, top_t=40, algorithm="approximate", n_jobs=1,
+                        search_params={"hnsw_m": 16, "ef_construction": 20, "ef_search": 10, "recheck": 2})
     graph_only.fit(X, sensitive_features=S)
     rechecked.fit(X, sensitive_features=S)
     assert not np.array_equal(graph_only._hood.neighbors, exact._hood.neighbors)  # a poor graph
-    # the rows the recheck searched (top 2t by LOF under the graph, and their neighbours) are exact now
-    suspects = np.argsort(-graph_only.lof_scores_, kind="stable")[:2 * exact.top_t_]
-    rows = np.unique(np.r_[suspects, graph_only._hood.neighbors[suspects].ravel()])
+    # the rows at the top of the final ranking (2t by plain LOF) and their neighbours are exact
+    top = np.argsort(-rechecked.lof_scores_, kind="stable")[:2 * exact.top_t_]
+    rows = np.unique(np.r_[top, rechecked._hood.neighbors[top].ravel()])
     np.testing.assert_array_equal(rechecked._hood.neighbors[rows], exact._hood.neighbors[rows])
-    assert rechecked._search.rechecked_rows_ == len(rows)
+    np.testing.assert_allclose(rechecked._hood.distances[rows], exact._hood.distances[rows], rtol=1e-9)
+    # so is the first round's band, searched before anything moved
+    first = np.argsort(-graph_only.lof_scores_, kind="stable")[:2 * exact.top_t_]
+    first = np.unique(np.r_[first, graph_only._hood.neighbors[first].ravel()])
+    np.testing.assert_array_equal(rechecked._hood.neighbors[first], exact._hood.neighbors[first])
+    search = rechecked._search
+    assert search.recheck_rounds_ >= 2 and len(np.union1d(rows, first)) <= search.rechecked_rows_ < len(X)
+
+
+def test_recheck_searches_every_row_once_it_has_searched_a_quarter(grouped):
+    X, _ = grouped
+    exact = BlockedKNeighbors(n_neighbors=5).fit(X)
+    true_d, true_i = exact.kneighbors()
+    rng = np.random.default_rng(4)
+    wrong_i = np.array([rng.choice(np.delete(np.arange(len(X)), row), 5, replace=False) for row in range(len(X))])
+    wrong_d = np.sort(np.linalg.norm(X[wrong_i] - X[:, None, :], axis=2), axis=1)
+    report = recheck_top(wrong_d, wrong_i, exact, band=len(X) // 5)
+    assert report.rows == len(X)
+    np.testing.assert_array_equal(wrong_i, true_i)
 
 
 def test_approximate_fairlof_keeps_the_exact_top_outliers(grouped):
@@ -245,7 +290,7 @@ def test_missing_faiss_names_the_extra():
         import sys
         sys.modules["faiss"] = None  # makes "import faiss" fail as on a machine without it
         import numpy as np
-        from fairops.fairlof import FairLOF
+        from fairops.fairlof import FairLOF, _knn
         X = np.random.default_rng(0).normal(size=(50, 3))
         FairLOF(n_neighbors=4, novelty=True).fit(X, sensitive_features=np.arange(50) % 2)  # exact: fine
         try:

@@ -8,12 +8,14 @@ approximate, never a distance. Tuning (``search_params`` of :class:`~fairops.fai
 - ``hnsw_m`` (default 32): links per node; more links, better recall, slower build.
 - ``ef_construction`` (default 40): candidate list while building.
 - ``ef_search`` (default 32): candidate list while searching (at least k + 1 is used).
-- ``recheck`` (default 2; 0 = off): fairops' own step after the graph. The ``recheck * top_t``
-  rows with the highest plain LOF under the graph's neighbours, and their neighbours, are searched
-  again exactly (``fairops.fairlof.blocked_search``). The top of the LOF ranking hangs on a few
-  rows' neighbours: a graph that misses one near neighbour of an inlier inflates its k-distance
-  and can lift it among the top-t, although the graph finds 99% of all neighbours (see
-  ``docs/fairlof.md``, "Large n").
+- ``recheck`` (default 4; 0 = off): fairops' own step after the graph
+  (``fairops.fairlof.top_recheck``). The ``recheck * top_t`` rows with the highest plain LOF, and
+  their neighbours, are searched again exactly (``fairops.fairlof.blocked_search``), in rounds
+  until the rows at the top of the ranking and their neighbours are all exact. The top of the LOF
+  ranking hangs on a few rows' neighbours: a graph that misses one near neighbour of an inlier
+  inflates its k-distance and can lift it among the top-t, although the graph finds 99% of all
+  neighbours (see ``docs/fairlof.md``, "Large n"). ``rechecked_rows_`` and ``recheck_rounds_``
+  tell how much was searched.
 
 >>> import numpy as np
 >>> X = np.random.default_rng(0).normal(size=(500, 4))
@@ -31,10 +33,10 @@ import numpy as np
 
 from . import _knn
 from .blocked_search import BlockedKNeighbors, effective_threads, without_own
-from .scoring import Neighbourhood
+from .top_recheck import recheck_top
 
 #: Tuning settings of the HNSW search and their defaults.
-DEFAULT_PARAMS = {"hnsw_m": 32, "ef_construction": 40, "ef_search": 32, "recheck": 2}
+DEFAULT_PARAMS = {"hnsw_m": 32, "ef_construction": 40, "ef_search": 32, "recheck": 4}
 _MISSING = ("approximate neighbour search needs faiss, which fairops lists as an optional extra: "
             "pip install 'fairops[ann]' (or pip install faiss-cpu)")
 
@@ -130,14 +132,10 @@ class HNSWKNeighbors:
         return distances, indices
 
     def _recheck_top(self, distances, indices) -> None:
-        """Search the rows of highest plain LOF, and their neighbours, again exactly (in place)."""
-        k = indices.shape[1]
-        lof = Neighbourhood(distances, indices, distances[:, -1].copy(), np.zeros(indices.shape)).scores(0.0, 1.0)
-        suspects = np.argsort(-lof.scores, kind="stable")[:self._recheck * self.top_t]
-        rows = np.unique(np.r_[suspects, indices[suspects].ravel()])
-        exact = BlockedKNeighbors(n_neighbors=k, n_jobs=self.n_jobs).fit(self._fit_X)
-        distances[rows], indices[rows] = exact.kneighbors_of_rows(rows)
-        self.rechecked_rows_ = int(rows.size)
+        """Exact neighbours for the rows of highest plain LOF and their neighbours, by rounds (in place)."""
+        exact = BlockedKNeighbors(n_neighbors=indices.shape[1], n_jobs=self.n_jobs).fit(self._fit_X)
+        report = recheck_top(distances, indices, exact, band=self._recheck * self.top_t)
+        self.rechecked_rows_, self.recheck_rounds_ = report.rows, report.rounds
 
     def __getstate__(self):
         state = self.__dict__.copy()

@@ -111,7 +111,7 @@ class FairLOF(OutlierMixin, BaseEstimator):
         ``fairops[ann]``; neighbour distances are still exact). "blocked", "fast" and
         "approximate" need ``metric="euclidean"``. The search used is ``search_algorithm_``.
     search_params : None, or a dict of settings of ``algorithm="approximate"``: ``hnsw_m``
-        (32), ``ef_construction`` (40), ``ef_search`` (32), ``recheck`` (2: the 2 * top_t rows
+        (32), ``ef_construction`` (40), ``ef_search`` (32), ``recheck`` (4: the 4 * top_t rows
         of highest LOF and their neighbours are searched again exactly; 0 = off) (see
         ``fairops.fairlof.approximate_search``).
     leaf_size : passed to scikit-learn's trees.
