@@ -183,8 +183,7 @@ def scan_tile_float32(
     cdef Py_ssize_t d = scaled_rows.shape[1], size = values.shape[1]
     cdef Py_ssize_t n_cols = j1 - j0, stride = (n_cols + PANEL_LANES - 1) // PANEL_LANES * PANEL_LANES
     cdef Py_ssize_t n_chunks = stride // PANEL_LANES
-    cdef Py_ssize_t a0, a, b, c, g, n_rows, row, j, skip
-    cdef float value, row_norm
+    cdef Py_ssize_t a0, a, b, c, g, n_rows, row, skip, width
     if i1 <= i0 or n_cols <= 0:
         return
     if not PANEL_AVAILABLE:
@@ -215,20 +214,17 @@ def scan_tile_float32(
                 for c in range(n_chunks):
                     if not hits[g * n_chunks + c]:
                         continue
+                    # the flagged 16 columns of these four rows, scanned as scan_tile scans a whole tile
+                    b = c * PANEL_LANES
+                    width = min(<Py_ssize_t>PANEL_LANES, n_cols - b)
                     for a in range(4 * g, min(4 * g + 4, n_rows)):
                         row = a0 + a
-                        row_norm = row_norms[row]
-                        skip = own[row] - j0
-                        for b in range(c * PANEL_LANES, min((c + 1) * PANEL_LANES, n_cols)):
-                            value = panel[a * stride + b] + col_norms[j0 + b]
-                            if value < values[row, 0] - row_norm and b != skip:
-                                _heap_replace(&values[row, 0], &indices[row, 0], size, value + row_norm, <int>(j0 + b))
-                            if transpose_too:
-                                value = panel[a * stride + b] + row_norm
-                                if value < bounds[b]:
-                                    j = j0 + b
-                                    _heap_replace(&values[j, 0], &indices[j, 0], size, value + col_norms[j], <int>row)
-                                    bounds[b] = values[j, 0] - col_norms[j]
+                        skip = own[row] - j0 - b
+                        _scan_row(&panel[a * stride + b], &col_norms[j0 + b], row_norms[row], width, j0 + b,
+                                  skip if 0 <= skip < width else -1, &values[row, 0], &indices[row, 0], size)
+                        if transpose_too:
+                            _scan_columns(&panel[a * stride + b], stride, 1, width, row, j0 + b, &row_norms[row],
+                                          &col_norms[j0 + b], &bounds[b], values, indices)
             a0 += n_rows
 
 
