@@ -57,15 +57,9 @@ def recall(found: np.ndarray, exact: np.ndarray) -> float:
 
 def nearest_k(X: np.ndarray, candidates: np.ndarray) -> np.ndarray:
     """The K nearest of each row's candidate ids (itself excluded), by exact distance."""
-    n = len(X)
-    out = np.empty((n, K), dtype=np.intp)
-    for start in range(0, n, 50_000):
-        ids = candidates[start:start + 50_000].astype(np.intp)
-        rows = np.arange(start, start + len(ids))
-        distances = np.linalg.norm(X[np.maximum(ids, 0)] - X[rows][:, None, :], axis=2)
-        distances[(ids < 0) | (ids == rows[:, None])] = np.inf
-        out[start:start + len(ids)] = np.take_along_axis(ids, np.argsort(distances, axis=1, kind="stable")[:, :K], 1)
-    return out
+    candidates = np.where(candidates == np.arange(len(X))[:, None], -1, candidates).astype(np.int32)
+    unused = np.zeros(len(X))
+    return _knn.rerank(X, X, np.ascontiguousarray(candidates), unused, unused, K)[1]
 
 
 def hnsw(X, m, ef_construction, ef_search, threads):
@@ -110,16 +104,16 @@ def main() -> None:
     print(f"load average at start: {' '.join(f'{v:.1f}' for v in os.getloadavg())} on {os.cpu_count()} cores\n")
     X_anchor, _ = make_data(n_anchor, 10)
     _, anchor_wall, anchor_cpu = timed(lambda: LocalOutlierFactor(n_neighbors=K).fit(X_anchor))
-    X, _ = make_data(n, 16)
+    X = np.ascontiguousarray(make_data(n, 16)[0])
     exact_search = BlockedKNeighbors(n_neighbors=K).fit(X)
     (exact_d, exact), exact_wall, exact_cpu = timed(exact_search.kneighbors)
     exact_top = np.argsort(-plain_lof(exact_d, exact), kind="stable")[:TOP_T]
     rows = [(f"anchor: scikit-learn LOF fit, {n_anchor:,} x 10", anchor_wall, anchor_cpu, None, None),
             ("fairops exact blocked search (all rows)", exact_wall, exact_cpu, 1.0, None)]
-    X = np.ascontiguousarray(X)
 
     def checked(found):
         return [after_recheck(X, found, exact_search, exact_top, band * TOP_T) for band in RECHECK_BANDS]
+
     for m, ef_construction, ef_search in HNSW_SETTINGS:
         found, wall, cpu = hnsw(X, m, ef_construction, ef_search, threads)
         rows.append((f"faiss HNSW, {m} links, ef {ef_construction}/{ef_search}: build + search", wall, cpu,
