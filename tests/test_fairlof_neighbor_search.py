@@ -14,6 +14,7 @@ from fairops.fairlof.approximate_search import HNSWKNeighbors
 from fairops.fairlof.top_recheck import recheck_top
 from fairops.fairlof.blocked_search import BlockedKNeighbors
 from fairops.mlflow import fairlof as fairlof_flavor
+from outlier_data import blobs, grouped_rows
 
 
 def assert_exact_neighbours(X, distances, indices, ref_distances, ref_indices, queries=None):
@@ -40,13 +41,6 @@ def reference(X, k, queries=None):
     distances, tree_indices = NearestNeighbors(n_neighbors=k, algorithm="kd_tree").fit(X).kneighbors(queries)
     assert np.array_equal(indices, tree_indices) or len(np.unique(X, axis=0)) < len(X)
     return distances, indices
-
-
-def blobs(n, d, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    X[rng.choice(n, max(1, n // 100), replace=False)] *= 3.0
-    return X
 
 
 @pytest.fixture(params=["vector", "blas"])
@@ -139,11 +133,7 @@ def test_blocked_search_gives_the_same_answer_on_one_and_two_threads():
 
 @pytest.fixture(scope="module")
 def grouped():
-    rng = np.random.default_rng(8)
-    n = 3000
-    X = blobs(n, 16, seed=8)
-    S = {"sex": rng.choice(["f", "m"], n), "band": rng.choice(list("abcde"), n, p=[0.4, 0.25, 0.15, 0.12, 0.08])}
-    return X, S
+    return grouped_rows()
 
 
 @pytest.mark.parametrize("algorithm, d, picked", [("blocked", 16, "blocked"), ("fast", 16, "blocked"),

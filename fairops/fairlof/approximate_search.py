@@ -1,21 +1,24 @@
-"""Approximate k nearest neighbours from faiss's HNSW graph (the optional extra ``fairops[ann]``).
+"""Approximate k nearest neighbours from a graph, then exact searches of the top of the rankings.
 
-faiss (``faiss-cpu``) is imported only here, and only when an approximate search is asked for.
-The graph (``IndexHNSWFlat``) finds the neighbour ids; their distances are then computed again
-exactly in float64 and the neighbours sorted by them, so only *which* rows are neighbours is
-approximate, never a distance. Tuning (``search_params`` of :class:`~fairops.fairlof.FairLOF`):
+``search_params["graph"]`` picks the graph:
 
-- ``hnsw_m`` (default 32): links per node; more links, better recall, slower build.
-- ``ef_construction`` (default 40): candidate list while building.
-- ``ef_search`` (default 32): candidate list while searching (at least k + 1 is used).
-- ``recheck`` (default 4; 0 = off): fairops' own step after the graph
-  (``fairops.fairlof.top_recheck``). The ``recheck * top_t`` rows with the highest plain LOF, and
-  their neighbours, are searched again exactly (``fairops.fairlof.blocked_search``), in rounds
-  until the rows at the top of the ranking and their neighbours are all exact. The top of the LOF
-  ranking hangs on a few rows' neighbours: a graph that misses one near neighbour of an inlier
-  inflates its k-distance and can lift it among the top-t, although the graph finds 99% of all
-  neighbours (see ``docs/fairlof.md``, "Large n"). ``rechecked_rows_`` and ``recheck_rounds_``
-  tell how much was searched.
+- ``"hnsw"`` (default): faiss's ``IndexHNSWFlat`` (the optional extra ``fairops[ann]``; faiss is
+  imported only here, and only when this graph is asked for). Settings: ``hnsw_m`` (32, links per
+  node), ``ef_construction`` (40, candidate list while building), ``ef_search`` (32, candidate list
+  while searching; at least k + 1 is used).
+- ``"nndescent"``: fairops' own compiled NN-descent (``fairops.fairlof.nndescent_search``), no
+  extra library. Settings: ``graph_neighbors``, ``n_trees``, ``max_rounds``.
+
+Either way the graph only finds the neighbour ids; their distances are computed again exactly in
+float64 and the neighbours sorted by them, so only *which* rows are neighbours is approximate,
+never a distance. ``recheck`` (0 = off) is fairops' own step after the graph
+(``fairops.fairlof.top_recheck``): the ``recheck * top_t`` rows with the highest plain LOF, and
+their neighbours, are searched again exactly (``fairops.fairlof.blocked_search``), in rounds until
+the rows at the top of the ranking and their neighbours are all exact; FairLOF then does the same
+for its own ranking at the fitted lambda. The top of a LOF ranking hangs on a few rows'
+neighbours: a graph that misses one near neighbour of an inlier inflates its k-distance and can
+lift it among the top-t, although the graph finds 99% of all neighbours (see ``docs/fairlof.md``,
+"Large n"). ``rechecked_rows_`` and ``recheck_rounds_`` tell how much was searched.
 
 >>> import numpy as np
 >>> X = np.random.default_rng(0).normal(size=(500, 4))
@@ -26,19 +29,18 @@ approximate, never a distance. Tuning (``search_params`` of :class:`~fairops.fai
 
 from __future__ import annotations
 
-import numbers
 from contextlib import contextmanager
 
 import numpy as np
 
 from . import _knn
 from .blocked_search import BlockedKNeighbors, effective_threads, without_own
-from .top_recheck import recheck_top
+from .search_params import check_params
+from .top_recheck import RecheckedSearch
 
-#: Tuning settings of the HNSW search and their defaults.
-DEFAULT_PARAMS = {"hnsw_m": 32, "ef_construction": 40, "ef_search": 32, "recheck": 4}
-_MISSING = ("approximate neighbour search needs faiss, which fairops lists as an optional extra: "
-            "pip install 'fairops[ann]' (or pip install faiss-cpu)")
+_MISSING = ("approximate neighbour search with faiss's HNSW graph needs faiss, which fairops lists as an "
+            "optional extra: pip install 'fairops[ann]' (or pip install faiss-cpu); "
+            "search_params={'graph': 'nndescent'} needs no extra library")
 
 
 def import_faiss():
@@ -48,26 +50,6 @@ def import_faiss():
     except ImportError as error:
         raise ImportError(_MISSING) from error
     return faiss
-
-
-def check_params(params) -> dict:
-    """``params`` (None or a dict of the ``DEFAULT_PARAMS`` names) merged over the defaults, checked."""
-    if params is None:
-        params = {}
-    if not isinstance(params, dict):
-        raise TypeError(f"search_params must be a dict or None, got {type(params).__name__}")
-    unknown = sorted(set(params) - set(DEFAULT_PARAMS), key=str)
-    if unknown:
-        raise ValueError(f"search_params has unknown key(s) {unknown}; the approximate search takes "
-                         f"{sorted(DEFAULT_PARAMS)}")
-    merged = {**DEFAULT_PARAMS, **params}
-    for name, value in merged.items():
-        lowest = 0 if name == "recheck" else 1
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lowest:
-            raise ValueError(f"search_params[{name!r}] must be an integer >= {lowest}, got {value!r}")
-    if merged["hnsw_m"] < 2:
-        raise ValueError(f"search_params['hnsw_m'] must be at least 2, got {merged['hnsw_m']!r}")
-    return {name: int(value) for name, value in merged.items()}
 
 
 @contextmanager
@@ -80,7 +62,7 @@ def _threads(faiss, n_jobs):
         faiss.omp_set_num_threads(before)
 
 
-class HNSWKNeighbors:
+class HNSWKNeighbors(RecheckedSearch):
     """k nearest neighbours (Euclidean) through faiss's ``IndexHNSWFlat``; ``fit`` / ``kneighbors``
     as scikit-learn's ``NearestNeighbors``. ``n_jobs``: faiss threads (None = every core); with
     ``n_jobs=1`` the graph, and so the neighbours, are the same on every run.
@@ -127,15 +109,10 @@ class HNSWKNeighbors:
         # exact float64 distances of the neighbours found, sorted by (distance, index)
         unused = np.zeros(len(found))
         distances, indices, _ = _knn.rerank(queries, self._fit_X, found.astype(np.int32), unused, unused, k)
-        if self_search and self._recheck:
-            self._recheck_top(distances, indices)
+        if self_search:
+            exact = BlockedKNeighbors(n_neighbors=k, n_jobs=self.n_jobs).fit(self._fit_X) if self._recheck else None
+            self._recheck_plain(distances, indices, exact, self._recheck * self.top_t)
         return distances, indices
-
-    def _recheck_top(self, distances, indices) -> None:
-        """Exact neighbours for the rows of highest plain LOF and their neighbours, by rounds (in place)."""
-        exact = BlockedKNeighbors(n_neighbors=indices.shape[1], n_jobs=self.n_jobs).fit(self._fit_X)
-        report = recheck_top(distances, indices, exact, band=self._recheck * self.top_t)
-        self.rechecked_rows_, self.recheck_rounds_ = report.rows, report.rounds
 
     def __getstate__(self):
         state = self.__dict__.copy()

@@ -6,7 +6,7 @@ The equations are written out in ``fairops.fairlof.corrections`` (the per-attrib
 terms) and ``fairops.fairlof.scoring`` (the corrected distances). Neighbours come from
 one search (``fairops.fairlof.neighbor_search``): by default scikit-learn's
 ``NearestNeighbors`` with ``algorithm="auto"``, exactly as ``LocalOutlierFactor``; on
-request fairops' blocked exact search, a choice by data shape, or faiss's approximate
+request fairops' blocked exact search, a choice by data shape, or an approximate
 graph. The corrections, lrd and LOF are compiled kernels over the (n, k) neighbour arrays,
 so ``correction_strength=0`` reproduces scikit-learn's LOF and a lambda path reuses the
 neighbours.
@@ -107,13 +107,17 @@ class FairLOF(OutlierMixin, BaseEstimator):
         LocalOutlierFactor), "ball_tree", "kd_tree", "brute"; or fairops' "blocked" (exact
         blocked brute force: float32 BLAS tiles, exact float64 re-ranking), "fast" (exact:
         "kd_tree" up to 6 features, "blocked" above, the crossover measured in
-        ``docs/fairlof.md``), "approximate" (faiss's HNSW graph, the optional extra
-        ``fairops[ann]``; neighbour distances are still exact). "blocked", "fast" and
+        ``docs/fairlof.md``), "approximate" (a neighbour graph, then exact searches of the top
+        of the rankings; neighbour distances are still exact). "blocked", "fast" and
         "approximate" need ``metric="euclidean"``. The search used is ``search_algorithm_``.
-    search_params : None, or a dict of settings of ``algorithm="approximate"``: ``hnsw_m``
-        (32), ``ef_construction`` (40), ``ef_search`` (32), ``recheck`` (4: the 4 * top_t rows
-        of highest LOF and their neighbours are searched again exactly; 0 = off) (see
-        ``fairops.fairlof.approximate_search``).
+    search_params : None, or a dict of settings of ``algorithm="approximate"``. ``graph``:
+        "hnsw" (default: faiss's HNSW graph, the optional extra ``fairops[ann]``; settings
+        ``hnsw_m`` 32, ``ef_construction`` 40, ``ef_search`` 32, ``recheck`` 4) or "nndescent"
+        (fairops' own compiled NN-descent, no extra library; settings ``graph_neighbors``,
+        ``n_trees``, ``max_rounds``, ``recheck``, defaults in
+        ``fairops.fairlof.search_params.GRAPH_PARAMS``). ``recheck``: the recheck * top_t rows
+        of highest plain LOF, then of highest FairLOF at the fitted lambda, and their neighbours
+        are searched again exactly; 0 = off (see ``fairops.fairlof.approximate_search``).
     leaf_size : passed to scikit-learn's trees.
     n_jobs : threads of the neighbour search (None: scikit-learn's default for its searches;
         every core for "blocked" and "approximate").
@@ -280,6 +284,16 @@ class FairLOF(OutlierMixin, BaseEstimator):
         self.sensitive_names_ = groups.names
         self.sensitive_labels_ = groups.labels
         self._score_neighbours(distances, neighbors, groups.n_values, strength, weight_exponent, share_exponent)
+        recheck_ranking = getattr(self._search, "recheck_ranking", None)
+        if recheck_ranking is not None and self.sensitive_names_:
+            # an approximate search made the top of plain LOF exact; the top of FairLOF at the fitted
+            # lambda holds rows beyond it, so it is made exact too (each round rescores everything)
+            def fair_scores(distances, neighbors):
+                self._score_neighbours(distances, neighbors, groups.n_values, strength, weight_exponent,
+                                       share_exponent)
+                return self.outlier_scores_
+
+            recheck_ranking(distances, neighbors, fair_scores)
         if self.clamped_rows_ or self.clamped_pairs_:
             warnings.warn(
                 f"at lambda = {self.fitted_lambda_:g} the paper's correction factor fell below floor={self.floor} "

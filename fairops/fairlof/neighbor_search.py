@@ -4,7 +4,8 @@ scikit-learn's own values ("auto", "ball_tree", "kd_tree", "brute") go to its
 ``NearestNeighbors`` unchanged, so "auto" finds the neighbours ``LocalOutlierFactor`` finds.
 fairops adds "blocked" (its exact blocked brute force, ``fairops.fairlof.blocked_search``),
 "fast" (exact: a k-d tree for few features, the blocked search otherwise) and "approximate"
-(faiss's HNSW graph, ``fairops.fairlof.approximate_search``).
+(a neighbour graph, faiss's HNSW by default or fairops' own NN-descent, then exact searches of the
+top of the LOF ranking: ``fairops.fairlof.approximate_search``).
 
 >>> make_search("fast", (100_000, 16), n_neighbors=5)[1], make_search("fast", (100_000, 3), n_neighbors=5)[1]
 ('blocked', 'kd_tree')
@@ -18,7 +19,9 @@ from __future__ import annotations
 
 from sklearn.neighbors import NearestNeighbors
 
-from .approximate_search import HNSWKNeighbors, check_params
+from .approximate_search import HNSWKNeighbors
+from .nndescent_search import NNDescentKNeighbors
+from .search_params import check_params
 from .blocked_search import BlockedKNeighbors
 
 SKLEARN_ALGORITHMS = ("auto", "ball_tree", "kd_tree", "brute")
@@ -54,7 +57,8 @@ def make_search(algorithm: str, shape: tuple[int, int], *, n_neighbors: int, met
     if algorithm == "blocked":
         return BlockedKNeighbors(n_neighbors=n_neighbors, n_jobs=n_jobs), algorithm
     if algorithm == "approximate":
-        return HNSWKNeighbors(n_neighbors=n_neighbors, n_jobs=n_jobs, params=search_params, top_t=top_t), algorithm
+        search_class = NNDescentKNeighbors if check_params(search_params)["graph"] == "nndescent" else HNSWKNeighbors
+        return search_class(n_neighbors=n_neighbors, n_jobs=n_jobs, params=search_params, top_t=top_t), algorithm
     params = {}
     if metric == "euclidean":  # LocalOutlierFactor's default spelling, for identical neighbours
         metric, params = "minkowski", {"p": 2}

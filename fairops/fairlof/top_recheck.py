@@ -52,25 +52,70 @@ def plain_lof(distances: np.ndarray, indices: np.ndarray) -> np.ndarray:
     return Neighbourhood(distances, indices, distances[:, -1].copy(), terms).scores(0.0, 1.0).scores
 
 
+class TopRecheck:
+    """The recheck over one set of fitted rows, remembering which rows are already exact, so that a
+    second ranking (FairLOF at the fitted lambda, after plain LOF) searches only rows not yet searched.
+
+    ``exact_search``: a fitted :class:`~fairops.fairlof.blocked_search.BlockedKNeighbors` over the
+    rows (its ``kneighbors_of_rows`` answers each searched row); ``band``: rows at the top of a
+    ranking that must end exact, with their neighbours.
+    """
+
+    def __init__(self, exact_search, n_rows: int, band: int):
+        self.exact_search = exact_search
+        self.band = band
+        self.searched = np.zeros(n_rows, dtype=bool)
+        self.rounds = 0
+
+    def run(self, distances: np.ndarray, indices: np.ndarray, scores=plain_lof) -> None:
+        """Rounds until the ``band`` rows of highest ``scores(distances, indices)`` and their
+        neighbours are all exact (arrays updated in place). The last call of ``scores`` sees the
+        final arrays."""
+        n = len(indices)
+        while True:
+            top = np.argsort(-scores(distances, indices), kind="stable")[:self.band]
+            rows = np.unique(np.r_[top, indices[top].ravel()])
+            rows = rows[~self.searched[rows]]
+            if rows.size == 0:
+                return
+            if self.searched.sum() + rows.size > EXHAUSTIVE_SHARE * n:
+                rows = np.flatnonzero(~self.searched)
+            distances[rows], indices[rows] = self.exact_search.kneighbors_of_rows(rows)
+            self.searched[rows] = True
+            self.rounds += 1
+
+    @property
+    def report(self) -> RecheckReport:
+        return RecheckReport(rounds=self.rounds, rows=int(self.searched.sum()))
+
+
 def recheck_top(distances: np.ndarray, indices: np.ndarray, exact_search, band: int) -> RecheckReport:
-    """Give the ``band`` rows of highest LOF, and their neighbours, their exact neighbours (in place).
+    """Give the ``band`` rows of highest plain LOF, and their neighbours, their exact neighbours (in place).
 
     ``exact_search``: a fitted :class:`~fairops.fairlof.blocked_search.BlockedKNeighbors` over the
     same rows (its ``kneighbors_of_rows`` answers each searched row).
     """
-    n = len(indices)
-    searched = np.zeros(n, dtype=bool)
-    rounds = 0
-    while True:
-        lof = plain_lof(distances, indices)
-        top = np.argsort(-lof, kind="stable")[:band]
-        rows = np.unique(np.r_[top, indices[top].ravel()])
-        rows = rows[~searched[rows]]
-        if rows.size == 0:
-            break
-        if searched.sum() + rows.size > EXHAUSTIVE_SHARE * n:
-            rows = np.flatnonzero(~searched)
-        distances[rows], indices[rows] = exact_search.kneighbors_of_rows(rows)
-        searched[rows] = True
-        rounds += 1
-    return RecheckReport(rounds=rounds, rows=int(searched.sum()))
+    recheck = TopRecheck(exact_search, len(indices), band)
+    recheck.run(distances, indices)
+    return recheck.report
+
+
+class RecheckedSearch:
+    """What the approximate searches share: after ``kneighbors()`` the top of plain LOF is exact,
+    and :meth:`recheck_ranking` makes the top of another ranking exact too (FairLOF calls it
+    with its scores at the fitted lambda). ``rechecked_rows_`` and ``recheck_rounds_`` count both."""
+
+    def _recheck_plain(self, distances, indices, exact_search, band: int) -> None:
+        self._top_recheck = TopRecheck(exact_search, len(indices), band) if band else None
+        self.recheck_ranking(distances, indices, plain_lof)
+
+    def recheck_ranking(self, distances, indices, scores) -> None:
+        """Exact neighbours for the rows of highest ``scores(distances, indices)`` and their
+        neighbours, in rounds (arrays updated in place); nothing when the recheck is off."""
+        recheck = getattr(self, "_top_recheck", None)
+        if recheck is not None:
+            recheck.run(distances, indices, scores)
+            report = recheck.report
+        else:
+            report = RecheckReport(rounds=0, rows=0)
+        self.rechecked_rows_, self.recheck_rounds_ = report.rows, report.rounds

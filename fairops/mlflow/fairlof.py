@@ -142,11 +142,11 @@ def save_model(
     then takes raw rows (see the module docstring). Otherwise ``feature_names``: names of the feature
     columns in the serving input, in fit order; by default the detector's ``feature_names_in_`` or
     the columns of ``input_example`` that are not sensitive columns. A detector fitted with
-    ``algorithm="approximate"`` adds ``faiss-cpu`` to the default requirements.
+    ``algorithm="approximate"`` on faiss's HNSW graph adds ``faiss-cpu`` to the default requirements
+    (with ``search_params={"graph": "nndescent"}`` new rows are searched exactly, without faiss).
     """
     extra = _extra(detector, feature_names, input_example, preprocessing)
-    if getattr(detector, "search_algorithm_", None) == "approximate" and pip_requirements is None \
-            and conda_env is None:
+    if _needs_faiss(detector) and pip_requirements is None and conda_env is None:
         # scoring new rows builds faiss's graph again from the saved rows, so the served model needs faiss
         from importlib.metadata import version
 
@@ -195,3 +195,10 @@ get_default_pip_requirements = FLAVOR.get_default_pip_requirements
 get_default_conda_env = FLAVOR.get_default_conda_env
 load_model = FLAVOR.load_model
 _load_pyfunc = FLAVOR.load_pyfunc
+
+
+def _needs_faiss(detector) -> bool:
+    """Whether scoring new rows builds faiss's graph again (``algorithm="approximate"`` on the HNSW graph)."""
+    if getattr(detector, "search_algorithm_", None) != "approximate":
+        return False
+    return (detector.search_params or {}).get("graph", "hnsw") == "hnsw"
