@@ -6,8 +6,11 @@ alone, with the anchor in the same run, for:
 
 - faiss's ``IndexHNSWFlat`` (what ``FairLOF(algorithm="approximate")`` uses): build, then search
   every row, at the settings in ``HNSW_SETTINGS``;
+- fairops' own NN-descent (``FairLOF(algorithm="approximate", search_params={"graph": "nndescent"})``)
+  at the settings in ``FAIROPS_NNDESCENT_SETTINGS``;
 - pynndescent's ``NNDescent`` (the k-NN graph builder of UMAP), if it is installed (it is not a
-  fairops dependency: ``pip install pynndescent``), at the graph widths in ``NNDESCENT_WIDTHS``.
+  fairops dependency: ``pip install pynndescent``), at the graph widths in ``NNDESCENT_WIDTHS``; its
+  first call in the process (numba compiling it) is timed apart and left out of its rows.
 
 Each row gives wall and CPU seconds, their ratio to the anchor, and the recall of the exact
 5 nearest neighbours (fairops' exact blocked search, over all rows). Then fairops' recheck
@@ -33,16 +36,19 @@ from sklearn.neighbors import LocalOutlierFactor
 from fairops.fairlof import _knn
 from fairops.fairlof.approximate_search import import_faiss
 from fairops.fairlof.blocked_search import BlockedKNeighbors, without_own
+from fairops.fairlof.nndescent_search import nndescent_graph
 from fairops.fairlof.top_recheck import plain_lof, recheck_top
 
 K = 5
 #: (links per node, ef while building, ef while searching)
 HNSW_SETTINGS = ((32, 40, 32), (16, 20, 16), (16, 16, 12))
-#: neighbours per row of the NN-descent graph (the 5 nearest of them are scored)
+#: fairops' NN-descent: (neighbours per row, trees, rounds); the first is FairLOF's default
+FAIROPS_NNDESCENT_SETTINGS = ((10, 12, 6), (10, 8, 8))
+#: neighbours per row of pynndescent's graph (the 5 nearest of them are scored)
 NNDESCENT_WIDTHS = (10, 20, 30)
 TOP_T = 500
 #: recheck bands, in multiples of TOP_T
-RECHECK_BANDS = (4, 8)
+RECHECK_BANDS = (4, 6, 8)
 
 
 def timed(call):
@@ -77,9 +83,21 @@ def hnsw(X, m, ef_construction, ef_search, threads):
     return found, build_wall + search_wall, build_cpu + search_cpu
 
 
+def fairops_nndescent(X, width, trees, rounds, threads):
+    (graph, _), wall, cpu = timed(lambda: nndescent_graph(X, width, n_jobs=threads, n_trees=trees, max_rounds=rounds))
+    return nearest_k(X, graph), wall, cpu
+
+
+def pynndescent_compile(threads) -> float:
+    """Wall seconds of pynndescent's first graph in this process (2000 rows): numba compiling it."""
+    from pynndescent import NNDescent
+    X = np.random.default_rng(0).normal(size=(2000, 16)).astype(np.float32)
+    return timed(lambda: NNDescent(X, n_neighbors=10, n_jobs=threads, random_state=0).neighbor_graph)[1]
+
+
 def nndescent(X, width, threads):
     from pynndescent import NNDescent
-    NNDescent(X[:5000].astype(np.float32), n_neighbors=width, n_jobs=threads, random_state=0)  # compile first
+    NNDescent(X[:5000].astype(np.float32), n_neighbors=width, n_jobs=threads, random_state=0)  # compiled already
     graph, wall, cpu = timed(lambda: NNDescent(X.astype(np.float32), n_neighbors=width, n_jobs=threads,
                                                 random_state=0).neighbor_graph)
     return nearest_k(X, graph[0]), wall, cpu
@@ -118,11 +136,17 @@ def main() -> None:
         found, wall, cpu = hnsw(X, m, ef_construction, ef_search, threads)
         rows.append((f"faiss HNSW, {m} links, ef {ef_construction}/{ef_search}: build + search", wall, cpu,
                      recall(found, exact), checked(found)))
+    for width, trees, rounds in FAIROPS_NNDESCENT_SETTINGS:
+        found, wall, cpu = fairops_nndescent(X, width, trees, rounds, threads)
+        rows.append((f"fairops NN-descent, {width} neighbours, {trees} trees, {rounds} rounds", wall, cpu,
+                     recall(found, exact), checked(found)))
     try:
         import pynndescent
     except ImportError:
         print("pynndescent is not installed: its rows are left out (pip install pynndescent)\n")
     else:
+        print(f"pynndescent's first graph in this process (2000 rows; numba compiling): "
+              f"{pynndescent_compile(threads):.1f} s wall, not in its rows below\n")
         for width in NNDESCENT_WIDTHS:
             found, wall, cpu = nndescent(X, width, threads)
             rows.append((f"pynndescent {pynndescent.__version__} NNDescent, {width} neighbours", wall, cpu,

@@ -2,6 +2,7 @@
 brute force, its independence from the thread count, FairLOF on it (the exact recheck of both rankings,
 new rows searched exactly, saved models that need no extra library), and its options."""
 
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -96,11 +97,12 @@ def test_fairlof_makes_the_top_of_both_rankings_exact(grouped):
     assert det._search.recheck_rounds_ >= 2 and det._search.rechecked_rows_ < len(X)
 
 
-def test_fairlof_on_the_graph_keeps_the_exact_top_outliers(grouped):
-    X, S = grouped
-    exact = FairLOF(correction_strength=0.3, algorithm="fast").fit(X, sensitive_features=S)
-    approximate = FairLOF(correction_strength=0.3, algorithm="approximate", search_params=NNDESCENT)
+def test_fairlof_on_the_graph_keeps_the_exact_top_outliers():
+    X, S = grouped_rows(n=30000, seed=21)
+    exact = FairLOF(correction_strength=0.3, top_t=60, algorithm="fast").fit(X, sensitive_features=S)
+    approximate = FairLOF(correction_strength=0.3, top_t=60, algorithm="approximate", search_params=NNDESCENT)
     approximate.fit(X, sensitive_features=S)
+    assert approximate._search.rechecked_rows_ < len(X) // 4  # the recheck did not turn into an exact search
     for mine, theirs in ((approximate.plain_outliers_, exact.plain_outliers_), (approximate.outliers_, exact.outliers_)):
         shared = len(set(mine) & set(theirs))
         assert shared / (2 * exact.top_t_ - shared) >= 0.95
@@ -119,6 +121,9 @@ def test_new_rows_are_searched_exactly_and_saved_models_need_no_extra_library(tm
     loaded = FairLOF._from_state(*det._get_state())
     assert loaded.get_params() == det.get_params()
     np.testing.assert_array_equal(loaded.score_samples(new, sensitive_features=groups),
+                                  det.score_samples(new, sensitive_features=groups))
+    again = pickle.loads(pickle.dumps(det))
+    np.testing.assert_array_equal(again.score_samples(new, sensitive_features=groups),
                                   det.score_samples(new, sensitive_features=groups))
     fairlof_flavor.save_model(det, tmp_path / "model", feature_names=[f"x{i}" for i in range(16)])
     requirements = (tmp_path / "model" / "requirements.txt").read_text()

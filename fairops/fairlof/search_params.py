@@ -11,7 +11,7 @@ import numbers
 #: The graphs ``search_params["graph"]`` chooses from, each with its settings and their defaults.
 GRAPH_PARAMS = {
     "hnsw": {"hnsw_m": 32, "ef_construction": 40, "ef_search": 32, "recheck": 4},
-    "nndescent": {"graph_neighbors": 10, "n_trees": 12, "max_rounds": 6, "recheck": 6},
+    "nndescent": {"graph_neighbors": 10, "n_trees": 12, "max_rounds": 6, "recheck": 10},
 }
 #: Tuning settings of the HNSW search (the default graph) and their defaults.
 DEFAULT_PARAMS = GRAPH_PARAMS["hnsw"]
