@@ -76,6 +76,9 @@ def test_graph_of_tiny_data_and_duplicate_rows():
     assert all(set(row) == set(range(6)) - {i} for i, row in enumerate(ids[:6]))
     with pytest.raises(ValueError, match=r"n_neighbors=12 must be in \[1, 11\] for 12 rows"):
         nndescent_graph(X, 12)
+    X[3, 1] = np.nan
+    with pytest.raises(ValueError, match=r"X must be 2-D and finite \(no NaN or infinity\)"):
+        nndescent_graph(X, 5)
 
 
 def test_fairlof_makes_the_top_of_both_rankings_exact(grouped):
@@ -95,6 +98,7 @@ def test_fairlof_makes_the_top_of_both_rankings_exact(grouped):
         np.testing.assert_array_equal(det._hood.neighbors[rows], true_i[rows])
         np.testing.assert_allclose(det._hood.distances[rows], true_d[rows], rtol=1e-12)
     assert det._search.recheck_rounds_ >= 2 and det._search.rechecked_rows_ < len(X)
+    assert det._search._top_recheck is None  # the fitted detector lets go of the recheck's exact search
 
 
 def test_fairlof_on_the_graph_keeps_the_exact_top_outliers():

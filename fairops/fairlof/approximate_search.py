@@ -71,12 +71,6 @@ class HNSWKNeighbors(RecheckedSearch):
     settings and the fitted rows, and the graph is built again when new rows are scored.
     """
 
-    def __init__(self, n_neighbors: int = 5, n_jobs=None, params=None, top_t: int = 1):
-        self.n_neighbors = n_neighbors
-        self.n_jobs = n_jobs
-        self.params = params
-        self.top_t = top_t
-
     def fit(self, X) -> "HNSWKNeighbors":
         faiss = import_faiss()
         settings = check_params(self.params)

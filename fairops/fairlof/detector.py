@@ -36,6 +36,7 @@ from ._inputs import check_finite, encode_fit_groups, encode_new_groups, group_w
 from .corrections import CORRECTIONS, group_statistics
 from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, guide_lambda, jaccard_path, path_metrics, top_outliers
 from .scoring import FairScores, Neighbourhood
+from .top_recheck import RecheckedSearch
 
 #: Smallest factor a k-distance or a pair distance is scaled by (see ``floor``).
 DEFAULT_FLOOR = 0.01
@@ -283,17 +284,21 @@ class FairLOF(OutlierMixin, BaseEstimator):
         self._codes = groups.codes
         self.sensitive_names_ = groups.names
         self.sensitive_labels_ = groups.labels
-        self._score_neighbours(distances, neighbors, groups.n_values, strength, weight_exponent, share_exponent)
-        recheck_ranking = getattr(self._search, "recheck_ranking", None)
-        if recheck_ranking is not None and self.sensitive_names_:
-            # an approximate search made the top of plain LOF exact; the top of FairLOF at the fitted
-            # lambda holds rows beyond it, so it is made exact too (each round rescores everything)
-            def fair_scores(distances, neighbors):
-                self._score_neighbours(distances, neighbors, groups.n_values, strength, weight_exponent,
-                                       share_exponent)
-                return self.outlier_scores_
 
-            recheck_ranking(distances, neighbors, fair_scores)
+        def fair_scores(distances, neighbors):
+            self._score_neighbours(distances, neighbors, groups.n_values, strength, weight_exponent, share_exponent)
+            return self.outlier_scores_
+
+        approximate = isinstance(self._search, RecheckedSearch)
+        if approximate and self.sensitive_names_:
+            # the search made the top of plain LOF exact; the top of FairLOF at the fitted lambda holds rows
+            # beyond it, so it is made exact too. Each round scores everything from the current neighbours,
+            # the last one from the final neighbours.
+            self._search.recheck_ranking(distances, neighbors, fair_scores)
+        else:
+            fair_scores(distances, neighbors)
+        if approximate:
+            self._search.end_recheck()
         if self.clamped_rows_ or self.clamped_pairs_:
             warnings.warn(
                 f"at lambda = {self.fitted_lambda_:g} the paper's correction factor fell below floor={self.floor} "

@@ -1,7 +1,8 @@
 """fairops' own approximate k-nearest-neighbour graph by NN-descent, compiled (no extra library).
 
-NN-descent (Dong, Moses and Li, WWW 2011) starts from random neighbours and improves them in
-rounds: two rows that share a neighbour are compared, and each keeps the nearer rows it meets.
+NN-descent (Dong, Moses and Li, WWW 2011) improves a first graph (here: the rows sharing a leaf of
+random projection trees) in rounds: two rows that share a neighbour are compared, and each keeps
+the nearer rows it meets.
 On the 16-feature data of ``docs/fairlof.md`` ("Large n") a graph of 10 neighbours per row finds
 most of the exact 5 nearest in a fraction of the time of an HNSW graph of similar recall. The
 graph is only the first step: as for faiss's graph, the neighbour distances are recomputed
@@ -19,7 +20,6 @@ score them but the fitted rows.
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -47,6 +47,8 @@ def nndescent_graph(X, n_neighbors: int = 10, *, n_jobs=None, seed: int = 0, n_t
     fewer than ``delta * n * n_neighbors`` entries. Distances are float32 squared distances.
     """
     X = np.ascontiguousarray(X, dtype=np.float32)
+    if X.ndim != 2 or not np.isfinite(X).all():
+        raise ValueError(f"X must be 2-D and finite (no NaN or infinity), got shape {X.shape}")
     n = X.shape[0]
     K = int(n_neighbors)
     if not 1 <= K < n:
@@ -59,11 +61,12 @@ def nndescent_graph(X, n_neighbors: int = 10, *, n_jobs=None, seed: int = 0, n_t
     rounds = int(max_rounds or max(5, round(np.log2(n))))
     threads = max(1, effective_threads(n_jobs))
     with ThreadPoolExecutor(threads) as pool:
-        def split(count):
-            return np.linspace(0, count, threads + 1).astype(int)
+        def split(start, stop):
+            """Each thread's [start, stop) share of a range."""
+            return np.linspace(start, stop, threads + 1).astype(int)
 
         def each_range(function, *args, count=n):
-            bounds = split(count)
+            bounds = split(0, count)
             list(pool.map(lambda t: function(*args, bounds[t], bounds[t + 1]), range(threads)))
 
         def tree(t, data):
@@ -95,7 +98,7 @@ def nndescent_graph(X, n_neighbors: int = 10, *, n_jobs=None, seed: int = 0, n_t
             changed = 0
             for block in range(0, n, BLOCK_ROWS):
                 stop = min(block + BLOCK_ROWS, n)
-                bounds = np.linspace(block, stop, threads + 1).astype(int)
+                bounds = split(block, stop)
                 counts = list(pool.map(
                     lambda t: _nndescent.local_join(X, heap_d, new_cand, old_cand, bounds[t], bounds[t + 1],
                                                     updates[t], update_d[t]), range(threads)))
@@ -124,12 +127,6 @@ class NNDescentKNeighbors(RecheckedSearch):
     graph is the same for any ``n_jobs`` (its random choices are hashed from the rows, not drawn
     in turn), so a fit gives the same neighbours on every run.
     """
-
-    def __init__(self, n_neighbors: int = 5, n_jobs=None, params=None, top_t: int = 1):
-        self.n_neighbors = n_neighbors
-        self.n_jobs = n_jobs
-        self.params = params
-        self.top_t = top_t
 
     def fit(self, X) -> "NNDescentKNeighbors":
         self._settings = check_params({"graph": "nndescent", **(self.params or {})})

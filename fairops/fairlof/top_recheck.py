@@ -101,21 +101,35 @@ def recheck_top(distances: np.ndarray, indices: np.ndarray, exact_search, band: 
 
 
 class RecheckedSearch:
-    """What the approximate searches share: after ``kneighbors()`` the top of plain LOF is exact,
-    and :meth:`recheck_ranking` makes the top of another ranking exact too (FairLOF calls it
-    with its scores at the fitted lambda). ``rechecked_rows_`` and ``recheck_rounds_`` count both."""
+    """What the approximate searches share: their settings, and after ``kneighbors()`` the top of
+    plain LOF is exact; :meth:`recheck_ranking` makes the top of another ranking exact too (FairLOF
+    calls it with its scores at the fitted lambda) and :meth:`end_recheck` lets go of the recheck's
+    state. ``rechecked_rows_`` and ``recheck_rounds_`` count both rankings.
+
+    ``params``: ``search_params`` of ``FairLOF(algorithm="approximate")``; ``top_t``: the
+    detector's outlier-list length, which sizes the band (``params["recheck"] * top_t``).
+    """
+
+    def __init__(self, n_neighbors: int = 5, n_jobs=None, params=None, top_t: int = 1):
+        self.n_neighbors = n_neighbors
+        self.n_jobs = n_jobs
+        self.params = params
+        self.top_t = top_t
 
     def _recheck_plain(self, distances, indices, exact_search, band: int) -> None:
-        self._top_recheck = TopRecheck(exact_search, len(indices), band) if band else None
+        """``band`` 0: the recheck is off (``exact_search`` may then be None)."""
+        self._top_recheck = TopRecheck(exact_search, len(indices), band)
         self.recheck_ranking(distances, indices, plain_lof)
 
     def recheck_ranking(self, distances, indices, scores) -> None:
         """Exact neighbours for the rows of highest ``scores(distances, indices)`` and their
-        neighbours, in rounds (arrays updated in place); nothing when the recheck is off."""
-        recheck = getattr(self, "_top_recheck", None)
-        if recheck is not None:
-            recheck.run(distances, indices, scores)
-            report = recheck.report
-        else:
-            report = RecheckReport(rounds=0, rows=0)
+        neighbours, in rounds (arrays updated in place). ``scores`` is called at least once, the
+        last time on the final arrays, also when the recheck is off."""
+        self._top_recheck.run(distances, indices, scores)
+        report = self._top_recheck.report
         self.rechecked_rows_, self.recheck_rounds_ = report.rows, report.rounds
+
+    def end_recheck(self) -> None:
+        """Drop the recheck's state (its exact search and the rows it searched): a fitted detector keeps
+        the search for new rows only."""
+        self._top_recheck = None
