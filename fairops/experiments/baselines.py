@@ -31,6 +31,7 @@ from optuna.samplers import RandomSampler
 
 from fairops.fairband import schedule
 from fairops.fairband._optuna_internals import write_trial_attrs
+from fairops.fairband.constraints import check_min_fairness, record_constraint
 from fairops.fairband.sampler import FairbandSampler
 from fairops.fairband.selection import Selection, select_best
 
@@ -39,13 +40,24 @@ _ALPHA = {"RS": 1.0, "RS-bal": 0.5, "HB": 1.0, "FB-bal": 0.5, "FB-auto": "auto"}
 
 
 class FullBudgetRandomSampler(RandomSampler):
-    """Random search where every trial is a full-budget fit (``budget(trial) == 1``)."""
+    """Random search where every trial is a full-budget fit (``budget(trial) == 1``).
+
+    ``min_fairness``: a fairness floor written as Optuna's constraints, as ``FairbandSampler`` does.
+    """
+
+    def __init__(self, seed: int | None = None, *, min_fairness: float | None = None) -> None:
+        super().__init__(seed=seed)
+        self.min_fairness = check_min_fairness(min_fairness)
 
     def before_trial(self, study, trial):
         # A sampler sees a FrozenTrial, which has no public setter: written through the one module that
         # reaches Optuna's storage (checked against the Optuna versions it knows).
         write_trial_attrs(study, trial, user={"budget": 1.0, "configuration_id": trial.number})
         super().before_trial(study, trial)
+
+    def after_trial(self, study, trial, state, values):
+        record_constraint(study, trial, state, values, self.min_fairness)
+        super().after_trial(study, trial, state, values)
 
 
 @dataclass

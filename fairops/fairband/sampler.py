@@ -32,6 +32,7 @@ from optuna.trial import FrozenTrial, TrialState
 from . import _optuna_internals as internals
 from . import ranking, schedule
 from .claims import CLAIM_ATTR, HELD, OUTCOME_ATTR, REFUSED, RELEASED, Claim, SlotBoard, claim_of, this_worker
+from .constraints import check_min_fairness, record_constraint
 from .settings import (CONFIGURATION_ATTR_PREFIX, SETTINGS_ATTR, FairbandSettings, validated_configuration,
                        configuration_hash, first_difference)
 
@@ -101,6 +102,11 @@ class FairbandSampler(BaseSampler):
         :class:`FairbandConfigurationError` naming the first difference.
     iterations : schedule at most this many iterations; later trials are refused and the optimize
         loop stops (``None``: no limit, stop with ``n_trials`` or a callback).
+    min_fairness : a fairness floor in [0, 1]. Every finished fit gets Optuna's ``constraints`` attribute
+        ``(min_fairness - fairness,)``, as a ``constraints_func`` would give it, so ``study.best_trials``,
+        ``plot_pareto_front``, optuna-dashboard and :func:`~fairops.fairband.select_best` treat fits below
+        the floor as infeasible. Rung promotion still ranks by ``o``, as in the paper. Part of the
+        study's configuration: every worker must use the same floor.
 
     The study must have two maximized objectives, (accuracy, fairness).
 
@@ -119,8 +125,9 @@ class FairbandSampler(BaseSampler):
     def __init__(self, eta: int = 3, s_max: int = 4, alpha: float | str = "auto", seed: int | None = None,
                  base_sampler: BaseSampler | None = None, wait_timeout: float = 3600.0,
                  poll_interval: float = 0.2, mode: str = "sync", *, configuration: dict | None = None,
-                 iterations: int | None = None) -> None:
+                 iterations: int | None = None, min_fairness: float | None = None) -> None:
         self._settings = FairbandSettings(eta, s_max, alpha, mode)
+        self._min_fairness = check_min_fairness(min_fairness)
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0])
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
@@ -141,6 +148,8 @@ class FairbandSampler(BaseSampler):
         self._iterations = iterations
         self._configuration = {**validated_configuration(configuration), **self._settings.as_record(),
                                "seed": self._seed}
+        if self._min_fairness is not None:  # absent when unset, so studies started before the option still match
+            self._configuration["min_fairness"] = self._min_fairness
         self._configuration_hash = configuration_hash(self._configuration)
         self._lock = threading.Lock()
         self._claimed = threading.Condition(self._lock)  # notified whenever a trial of this process claims
@@ -175,6 +184,10 @@ class FairbandSampler(BaseSampler):
     @property
     def iterations(self) -> int | None:
         return self._iterations
+
+    @property
+    def min_fairness(self) -> float | None:
+        return self._min_fairness
 
     @property
     def configuration(self) -> dict:
@@ -305,6 +318,7 @@ class FairbandSampler(BaseSampler):
             self._view(study, assignment.slot), trial, param_name, param_distribution)
 
     def after_trial(self, study, trial, state, values) -> None:
+        record_constraint(study, trial, state, values, self._min_fairness)
         with self._lock:
             assignment = self._assignments.pop(self._key(study, trial), None)
         if assignment is None:

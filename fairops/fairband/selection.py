@@ -6,6 +6,10 @@
   with accuracy >= ``min_accuracy``.
 - :func:`pareto_front`: the non-dominated (accuracy, fairness) fits.
 
+Both honour Optuna's constraints as ``study.best_trials`` does: when fits carry the ``constraints``
+attribute (``FairbandSampler(min_fairness=...)``, or one's own ``constraints_func`` / ``set_constraint``),
+only the feasible ones are ranked, and FB-auto's alpha comes from their means.
+
 Ties: fits of a synchronous Fairband run are taken in the order the paper's Hyperband evaluated them
 (iteration, bracket from ``s_max`` down, rung, position) and the argmax is the first entry of
 :func:`ranking.rank` with ``ties="paper"``, as the published logs show; other studies, and the
@@ -22,6 +26,7 @@ from optuna.trial import FrozenTrial, TrialState
 from . import _optuna_internals as internals
 from . import ranking
 from .claims import HELD, claim_of
+from .constraints import feasible_fits, is_feasible
 from .settings import SETTINGS_ATTR
 
 
@@ -112,6 +117,7 @@ def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = Non
     fits = _fits(_trials_of(study_or_trials))
     if not fits:
         raise ValueError("no successful fit (COMPLETE trial with finite accuracy and fairness) to select from")
+    fits = feasible_fits(fits)
     if min_fairness is not None or min_accuracy is not None:
         which, bound = (1, min_fairness) if min_fairness is not None else (0, min_accuracy)
         if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not 0 <= bound <= 1:
@@ -148,7 +154,7 @@ def successful_fits(study_or_trials) -> list[FrozenTrial]:
 
 
 def pareto_front(study_or_trials) -> list[FrozenTrial]:
-    """Successful fits not dominated in (accuracy, fairness), sorted by accuracy descending.
+    """Successful (and feasible) fits not dominated in (accuracy, fairness), sorted by accuracy descending.
 
     >>> import optuna
     >>> study = optuna.create_study(directions=["maximize", "maximize"])
@@ -157,7 +163,8 @@ def pareto_front(study_or_trials) -> list[FrozenTrial]:
     >>> [t.number for t in pareto_front(study)]
     [0, 1, 3]
     """
-    fits = sorted(_fits(_trials_of(study_or_trials)), key=lambda t: (-t.values[0], -t.values[1], t.number))
+    fits = sorted((t for t in _fits(_trials_of(study_or_trials)) if is_feasible(t)),
+                  key=lambda t: (-t.values[0], -t.values[1], t.number))
     front, best_fairness = [], -float("inf")
     for t in fits:
         if t.values[1] > best_fairness:

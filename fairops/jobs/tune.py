@@ -63,6 +63,7 @@ class TuneSettings:
     progress: bool = True
     wait_timeout: float = 3600.0
     heartbeat: float = HEARTBEAT_SECONDS
+    min_fairness: float | None = None
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -79,6 +80,8 @@ class TuneSettings:
             raise ValueError("give either --dataset NAME or --data FILE (with --target and --sensitive)")
         if self.data is not None and (not self.target or not self.sensitive):
             raise ValueError("--data needs --target COLUMN and --sensitive COLUMN[,COLUMN...]")
+        if self.min_fairness is not None and not 0.0 <= self.min_fairness <= 1.0:
+            raise ValueError(f"min-fairness must be in [0, 1], got {self.min_fairness}")
 
     @property
     def tuner(self) -> str:
@@ -95,6 +98,7 @@ class TuneSettings:
         if needs_folder:
             project.mkdir(parents=True, exist_ok=True)
         alpha_part = "" if self.alpha is None else f"-alpha{self.alpha:g}"
+        alpha_part += "" if self.min_fairness is None else f"-minfair{self.min_fairness:g}"
         name = self.study_name or f"{self.source_name}-{self.method}{alpha_part}-{self.profile}-seed{self.seed}"
         return TuneSettings(**{
             **self.__dict__,
@@ -171,12 +175,14 @@ def load_source(settings: TuneSettings):
     return load_dataset(settings.dataset)
 
 
-def open_study(settings: TuneSettings, configuration: dict | None = None, on_stale=None):
+def open_study(settings: TuneSettings, configuration: dict | None = None, on_stale=None,
+               metric_names=("accuracy", "fairness")):
     """Create the study, or join it when it exists (resume, or another worker).
 
     ``configuration`` (see :func:`study_configuration`) is stored with a new Fairband study; joining a
     study started with another one is refused, naming the first difference. ``on_stale(study, trial)``
-    hears of every trial this worker fails because its worker's heartbeat stopped.
+    hears of every trial this worker fails because its worker's heartbeat stopped. ``metric_names`` name
+    the two objectives in Optuna's tools (optuna-dashboard's axes).
     """
     import warnings
 
@@ -186,11 +192,12 @@ def open_study(settings: TuneSettings, configuration: dict | None = None, on_sta
     from ..experiments.baselines import FullBudgetRandomSampler, pick_alpha
 
     if settings.tuner.startswith("RS"):
-        sampler = FullBudgetRandomSampler(seed=settings.seed)
+        sampler = FullBudgetRandomSampler(seed=settings.seed, min_fairness=settings.min_fairness)
     else:
         alpha = pick_alpha(settings.tuner) if settings.alpha is None else settings.alpha
         sampler = FairbandSampler(alpha=alpha, seed=settings.seed, wait_timeout=settings.wait_timeout,
-                                  configuration=configuration, iterations=settings.iterations)
+                                  configuration=configuration, iterations=settings.iterations,
+                                  min_fairness=settings.min_fairness)
     storage = open_storage(settings.storage, settings.heartbeat, on_stale=on_stale)
     study = optuna.create_study(study_name=settings.study_name, storage=storage,
                                 sampler=sampler, directions=["maximize", "maximize"], load_if_exists=True)
@@ -198,7 +205,7 @@ def open_study(settings: TuneSettings, configuration: dict | None = None, on_sta
         sampler.check_configuration(study)  # refuse a mismatched worker before it creates a trial
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        study.set_metric_names(["accuracy", "fairness"])
+        study.set_metric_names(list(metric_names))
     return study
 
 
@@ -288,7 +295,8 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     objective = FairnessObjective(data, profile=settings.profile, families=families, seed=settings.seed,
                                   max_train_rows=settings.max_train_rows)
     stale = StaleTrialCallbacks()
-    study = open_study(settings, study_configuration(settings, data, families), on_stale=stale)
+    study = open_study(settings, study_configuration(settings, data, families), on_stale=stale,
+                       metric_names=(data.task.accuracy_name, data.task.fairness_name))
     target = target_trials(settings)
     run = run_of(study, target)
     alpha = pick_alpha_of(settings)
@@ -355,6 +363,7 @@ def study_params(settings: TuneSettings, data, families, alpha) -> dict:
         "profile": settings.profile, "seed": settings.seed, "iterations": settings.iterations,
         "fits": target_trials(settings), "families": ",".join(families),
         "max_train_rows": settings.max_train_rows if settings.max_train_rows is not None else "all",
+        "min_fairness": settings.min_fairness if settings.min_fairness is not None else "none",
     }
 
 
@@ -472,7 +481,7 @@ def _run(args) -> int:
         storage=args.storage, tracking_uri=args.tracking_uri, project_dir=args.project_dir,
         study_name=args.study_name, model_name=args.model_name, n_jobs=args.n_jobs, seed=args.seed,
         finalize=not args.no_finalize, progress=not args.no_progress, heartbeat=args.heartbeat,
-        wait_timeout=args.wait_timeout,
+        wait_timeout=args.wait_timeout, min_fairness=args.min_fairness,
     )
     run_tune(settings)
     return 0
@@ -497,6 +506,9 @@ def add_parser(subcommands) -> None:
     search.add_argument("--profile", default=TuneSettings.profile, choices=["fast", "paper"])
     search.add_argument("--families", help="comma-separated model families (default: all + scaff_forest)")
     search.add_argument("--seed", type=int, default=TuneSettings.seed)
+    search.add_argument("--min-fairness", type=float, metavar="F",
+                        help="fairness floor in [0, 1]: fits below it are infeasible (Optuna's constraints, seen "
+                             "by study.best_trials and optuna-dashboard) and never picked")
     search.add_argument("--n-jobs", type=int, default=TuneSettings.n_jobs, help="fits run in parallel threads in this process")
     where = parser.add_argument_group("storage and tracking")
     where.add_argument("--project-dir", default=TuneSettings.project_dir,
