@@ -107,8 +107,8 @@ def build_tree(
     cdef Py_ssize_t n_nodes = 0, top = 0
     cdef Py_ssize_t start, end, depth, parent, node, p, i, j, c, g, k, b, nb, last, swap_with, mid
     cdef Py_ssize_t best_feature, best_bin, n_active, n_node, left_n
-    cdef double total_w, total_y, total_n, wi, left_w, left_y, auc_y, auc_s, gain, best_gain
-    cdef double group_auc, label_part, fixed_penalty
+    cdef double total_w, total_y, total_n, wi, left_w, left_y, auc_s, gain, best_gain
+    cdef double group_auc, label_part, fixed_penalty, cross, label_scale
     cdef bint need_groups = theta > 0.0 and n_groups > 0
     cdef bint node_groups, any_absent, can_split
     cdef bint count_leaf = min_samples_leaf > 1
@@ -199,7 +199,10 @@ def build_tree(
                 else:
                     node_groups = True
 
-            best_gain = min_gain
+            # A split that gains exactly 0 is made (fair-trees accepts gain >= 0): at theta > 0 the
+            # label term can exactly balance the sensitive one, and the children's scores differ.
+            best_gain = -min_gain
+            label_scale = (1.0 - theta) * 0.5 / (total_y * total_n)
             best_feature = -1
             best_bin = -1
             if draw < n_features:
@@ -262,8 +265,13 @@ def build_tree(
                             break  # the right child only shrinks from here
                         if left_n < min_samples_leaf:
                             continue
-                    auc_y = 0.5 + 0.5 * fabs(left_y / total_y - (left_w - left_y) / total_n)
-                    label_part = (1.0 - theta) * (auc_y - 0.5)
+                    # |P(left | 1) - P(left | 0)| as one cross product over one node constant:
+                    # with counted weights it is exact, so equal AUCs tie bit for bit and the
+                    # first threshold in column order wins, as in fair-trees.
+                    cross = fabs(left_y * total_n - (left_w - left_y) * total_y)
+                    if cross == 0.0:
+                        continue  # both children hold the same P(y = 1): SG <= 0 and no score moves
+                    label_part = cross * label_scale
                     if label_part - fixed_penalty <= best_gain:
                         continue  # the sensitive term can only lower the gain
                     if node_groups:
@@ -272,9 +280,9 @@ def build_tree(
                             for k in range(n_active):
                                 g = active[k]
                                 group_auc = 0.5 + 0.5 * fabs(
-                                    group_left[g] / group_total[g]
-                                    - (left_w - group_left[g]) / (total_w - group_total[g])
-                                )
+                                    group_left[g] * (total_w - group_total[g])
+                                    - (left_w - group_left[g]) * group_total[g]
+                                ) / (group_total[g] * (total_w - group_total[g]))
                                 if group_auc > auc_s:
                                     auc_s = group_auc
                         else:
@@ -283,9 +291,9 @@ def build_tree(
                             for k in range(n_active):
                                 g = active[k]
                                 column_sum[group_column[g]] += 0.5 + 0.5 * fabs(
-                                    group_left[g] / group_total[g]
-                                    - (left_w - group_left[g]) / (total_w - group_total[g])
-                                )
+                                    group_left[g] * (total_w - group_total[g])
+                                    - (left_w - group_left[g]) * group_total[g]
+                                ) / (group_total[g] * (total_w - group_total[g]))
                             auc_s = 0.0
                             for c in range(n_columns):
                                 auc_s += column_sum[c] / column_terms[c]
@@ -293,6 +301,8 @@ def build_tree(
                         gain = label_part - theta * (auc_s - 0.5)
                     else:
                         gain = label_part - fixed_penalty
+                    if fabs(gain) <= min_gain:
+                        gain = 0.0  # an exact balance of the two terms, up to rounding
                     if gain > best_gain:
                         best_gain = gain
                         best_feature = f

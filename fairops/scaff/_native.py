@@ -12,7 +12,7 @@ import numpy as np
 from . import _tree
 
 AGGREGATE_CODES = {"max": 0, "mean": 1}
-# Gains at or below this are treated as zero: it absorbs rounding in |a - b| when a == b.
+# Gains within this of zero are zero (an exact balance of the label and sensitive terms, up to rounding).
 MIN_GAIN = 1e-12
 
 
