@@ -9,6 +9,7 @@ from ._validation import EncodedGroups, encode_sensitive
 from .classification import GroupRates, fairness_ratio, group_rates, precision, ratio_of, recall
 from .outliers import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
 from .ranking import auc_s, auc_y, group_aucs
+from .scorer import make_fairness_scorer
 from .task import Task
 from .thresholds import OperatingPoint, binarize, operating_point
 
@@ -26,6 +27,7 @@ __all__ = [
     "group_aucs",
     "group_rates",
     "jaccard",
+    "make_fairness_scorer",
     "operating_point",
     "outlier_fraction",
     "precision",
