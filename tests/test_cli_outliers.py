@@ -52,6 +52,7 @@ def test_auto_lambda_prints_the_table_and_logs_metrics_and_a_loadable_model(tmp_
     assert (project / "mlflow.db").is_file() and f"project: {project}" in out
     header = next(line for line in out.splitlines() if line.split()[:2] == ["lambda", "Jacc"])
     assert header.split() == ["lambda", "Jacc", "Pres", "OF", "ED", "ED", "chg", "Wass", "Wass", "chg"]
+    assert "variant: paper = the paper's eqs 6-14 as printed" in out and "(5 permutations)" in out
 
     uri = f"sqlite:///{project / 'mlflow.db'}"
     client, (run,) = runs_of(uri)

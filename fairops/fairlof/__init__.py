@@ -13,7 +13,8 @@ True
 from .corrections import GroupStatistics, group_statistics, paper_coefficients, per_value_coefficients
 from .detector import DEFAULT_FLOOR, FairLOF
 from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, guide_lambda, top_outliers
-from .quota import group_quotas, quota_outliers
+from .null import permuted_label_paths
+from .quota import group_quotas, partial_quota_outliers, quota_outliers
 
 __all__ = [
     "DEFAULT_FLOOR",
@@ -25,7 +26,9 @@ __all__ = [
     "group_statistics",
     "guide_lambda",
     "paper_coefficients",
+    "partial_quota_outliers",
     "per_value_coefficients",
+    "permuted_label_paths",
     "quota_outliers",
     "top_outliers",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .data import load_outlier_data
+from .frontier import frontier_lines
 from .report import compare, fit_detector, format_table
 from .tracking import _base_params, _client, ensure_experiment, log_result_run, print_where_to_find, resolve_stores
 
@@ -44,6 +45,7 @@ def run_single(args) -> int:
           f"weight_exponent={args.weight_exponent} share_exponent={args.share_exponent} "
           f"lambda={detector.fitted_lambda_:.2f}{guide}")
     print(format_table(result, lambdas))
+    print("\n".join(frontier_lines(detector, data.sensitive)))
 
     client = _client(stores.tracking_uri)
     experiment_id = ensure_experiment(client, args.experiment, stores.artifact_location)
