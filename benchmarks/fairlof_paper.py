@@ -35,6 +35,7 @@ Quota frontier: ``partial_quota_outliers`` on the joint groups of all sensitive 
     .venv/bin/python benchmarks/fairlof_paper.py --datasets adult --protocols numeric
     .venv/bin/python benchmarks/fairlof_paper.py --scaling minmax
     .venv/bin/python benchmarks/fairlof_paper.py --flex --protocols numeric    # the FairLOF-Flex sweep too
+    .venv/bin/python benchmarks/fairlof_paper.py --replot a/fairlof_frontier_adult.json,b/fairlof_frontier_adult.json --figures docs
 """
 
 from __future__ import annotations
@@ -207,7 +208,7 @@ def readings(X, S, det, case: dict, found: list) -> None:
                   f"| {cells} |")
 
 
-def run_case(name, protocol, X, S, summary, found, *, flex: bool, permutations: int) -> dict:
+def run_case(name, protocol, X, S, summary, found, *, flex: bool, permutations: int, readings_too: bool = True) -> dict:
     """Everything for one data set and protocol; returns the curves the frontier chart draws."""
     print(f"\n### {name}, protocol {protocol}: n = {len(X)}, d = {X.shape[1]}, S = {list(S.columns)}\n", flush=True)
     paths, nulls, detectors = {}, {}, {}
@@ -223,7 +224,8 @@ def run_case(name, protocol, X, S, summary, found, *, flex: bool, permutations: 
     guide_table(name, protocol, paths, nulls, summary)
     quota = quota_rows(paper_detector, S, paths["paper"])
     structure_table(paper_detector, S)
-    readings(X, S, paper_detector, {"dataset": name, "protocol": protocol}, found)
+    if readings_too:
+        readings(X, S, paper_detector, {"dataset": name, "protocol": protocol}, found)
     if name == "adult":
         print("\nPearson correlation with lambda over [0, 1] (paper: Jacc -0.900, Pres -0.973, ED -0.997, "
               "Wass -0.959)\n")
@@ -462,16 +464,24 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="only the two small student data sets")
     parser.add_argument("--datasets", default=None, help="comma-separated subset of the data sets")
     parser.add_argument("--protocols", default=None, help=f"comma-separated subset of {list(PROTOCOLS)}")
+    parser.add_argument("--no-readings", action="store_true", help="skip the other readings of eqs 7-8")
     parser.add_argument("--flex", action="store_true", help="also run the FairLOF-Flex sweep (numeric protocol)")
     parser.add_argument("--permutations", type=int, default=5, help="permuted-label null paths per case (>= 2)")
     parser.add_argument("--figures", default=None, help="directory for one frontier chart per data set")
-    parser.add_argument("--replot", default=None, help="only redraw a chart from the JSON a run wrote beside it")
+    parser.add_argument("--replot", default=None,
+                        help="only redraw a chart from the JSON file(s) runs wrote beside it (comma-separated: merged)")
     parser.add_argument("--scaling", choices=("standard", "minmax"), default="standard",
                         help="features to mean 0 / sd 1 (default) or to [0, 1]; the raw protocol is never scaled")
     args = parser.parse_args()
     if args.replot:
-        target = Path(args.replot).with_suffix(".png")
-        frontier_chart(target.stem.removeprefix("fairlof_frontier_"), json.loads(Path(args.replot).read_text()), target)
+        files = [Path(name) for name in args.replot.split(",")]
+        curves = {}
+        for file in files:  # several runs of one data set, each with some of its protocols
+            curves.update(json.loads(file.read_text()))
+        target = Path(args.figures) / f"{files[0].stem}.png" if args.figures else files[0].with_suffix(".png")
+        if args.figures and len(files) > 1:
+            save_curves(curves, target.with_suffix(".json"))
+        frontier_chart(files[0].stem.removeprefix("fairlof_frontier_"), curves, target)
         print(f"chart: {target}")
         return
     if args.permutations < 2:
@@ -493,7 +503,7 @@ def main() -> None:
             print(f"\n{name} / {protocol}: {dropped} exact duplicate feature rows dropped "
                   f"({zeros} rows had k-distance 0 before)")
             curves[protocol] = run_case(name, protocol, X, S, summary, found, permutations=args.permutations,
-                                        flex=args.flex and protocol == "numeric")
+                                        flex=args.flex and protocol == "numeric", readings_too=not args.no_readings)
             print(f"\n({time.perf_counter() - start:.0f} s)", flush=True)
         if args.figures:
             target = Path(args.figures) / f"fairlof_frontier_{name}.png"
