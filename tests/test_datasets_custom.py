@@ -25,7 +25,7 @@ def test_csv_and_parquet_give_the_same_dataset(table, tmp_path):
     b = load_table(tmp_path / "d.parquet", target="label", sensitive=["sex", "race"], task="recall@fpr=0.1,ratio=fpr")
     assert np.array_equal(a.y, (table["label"] == "yes").to_numpy())
     assert np.array_equal(a.y, b.y)
-    assert list(a.sensitive.columns) == ["sex", "race"] and a.task.sensitive == ("sex",)
+    assert list(a.sensitive.columns) == ["sex", "race"] and a.task.sensitive == ("sex", "race")
     assert str(a.task) == "recall@fpr=0.1,ratio=fpr"
     assert isinstance(a.X["city"].dtype, pd.CategoricalDtype)
 

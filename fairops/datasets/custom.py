@@ -33,7 +33,8 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
     """A :class:`Dataset` from a ``.csv`` or ``.parquet`` file.
 
     ``sensitive`` names one or more columns (a list or a comma-separated string); the
-    task's fairness ratio is taken over the first of them. Rows with a missing value in
+    task's fairness ratio counts every one of them (the lowest of their ratios, or their
+    intersectional groups with ``,groups=intersectional`` in ``task``). Rows with a missing value in
     the target or a sensitive column are refused with an error, not dropped silently.
 
     >>> import tempfile, pandas as pd
@@ -69,5 +70,5 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
             raise ValueError(f"sensitive column {column!r} has missing values")
         if groups[column].nunique() < 2:
             raise ValueError(f"sensitive column {column!r} has a single value; fairness needs two groups")
-    spec = Task.from_string(task, sensitive=[columns[0]], positive=positive)
+    spec = Task.from_string(task, sensitive=columns, positive=positive)
     return _finish(path.stem, frame, y, groups.astype(str), spec, str(path), drop_sensitive)

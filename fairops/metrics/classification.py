@@ -78,6 +78,21 @@ class GroupRates:
             raise ValueError(f"rate must be one of {RATES}, got {name!r}")
         return getattr(self, name)
 
+    def defined(self, name: str) -> "GroupRates":
+        """These rates without the groups where rate ``name`` does not exist (e.g. FPR of a group without
+        negatives), unless fewer than two groups would be left (then unchanged, so the ratio names them).
+
+        >>> rates = group_rates([1, 0, 1, 1, 0, 1], [1, 0, 1, 1, 1, 0], ["a", "a", "b", "b", "c", "c"])
+        >>> rates.defined("fpr").groups, rates.defined("tpr").groups
+        (('a', 'c'), ('a', 'b', 'c'))
+        """
+        keep = ~np.isnan(self.rate(name))
+        if keep.all() or keep.sum() < 2:
+            return self
+        return GroupRates(self.attribute, tuple(g for g, k in zip(self.groups, keep) if k),
+                          *(getattr(self, f)[keep] for f in ("count", "positives", "negatives", "predicted_positive",
+                                                             "true_positives", "false_positives")))
+
     def to_records(self) -> list[dict]:
         """One dict per group, ready for ``pandas.DataFrame`` or a JSON artifact."""
         return [
@@ -151,12 +166,13 @@ def _ratio(rates: GroupRates, rate: str) -> float:
     return float(values.min() / highest) if highest > 0 else 1.0
 
 
-def fairness_ratio(y_true, y_pred, sensitive_features, *, rate="tpr", intersectional=True) -> float:
+def fairness_ratio(y_true, y_pred, sensitive_features, *, rate="tpr", intersectional=False) -> float:
     """Lowest group rate divided by the highest, in [0, 1]; 1 is parity.
 
     ``rate``: ``"tpr"`` (equal opportunity), ``"fpr"`` (predictive equality) or ``"ppr"``
-    (demographic parity). Several sensitive columns form intersectional groups unless
-    ``intersectional=False``, which returns the lowest of the per-column ratios.
+    (demographic parity). With several sensitive columns every column counts: the result is the
+    lowest of the per-column ratios, or with ``intersectional=True`` the ratio over the groups the
+    columns form together (e.g. female x Black).
     When every group's rate is 0 the ratio is 1.0. A group where the rate does not exist
     (no positives for TPR, no negatives for FPR) raises ``ValueError``.
 

@@ -6,19 +6,28 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .classification import RATES, fairness_ratio, precision, recall
+import numpy as np
+
+from .classification import RATES, group_rates, precision, ratio_of, recall
+from .intervals import LEVEL, rate_counts, ratio_interval, wilson_interval
 from .ranking import auc_s, auc_y
 from .thresholds import OperatingPoint, binarize, operating_point
 
 ACCURACY_METRICS = {"precision": precision, "recall": recall}
 TARGETS = ("tpr", "fpr", "top_k")
+GROUPINGS = ("lowest", "intersectional")
 _RATE_NAMES = {"tpr": "TPR", "fpr": "FPR", "ppr": "positive rate"}
-_SPEC = re.compile(r"^(?P<metric>\w+)@(?P<target>\w+)=(?P<value>[0-9.eE+-]+),ratio=(?P<rate>\w+)$")
+_SPEC = re.compile(r"^(?P<metric>\w+)@(?P<target>\w+)=(?P<value>[0-9.eE+-]+),ratio=(?P<rate>\w+)"
+                   r"(,groups=(?P<groups>\w+))?$")
 
 
 @dataclass(frozen=True)
 class Task:
     """Accuracy at a target threshold plus a fairness ratio over sensitive attributes.
+
+    Every sensitive attribute counts: with several, the fairness is the lowest of the attributes'
+    ratios (``groups="lowest"``, the default) or the ratio over their intersectional groups
+    (``groups="intersectional"``, e.g. female x Black; written ``,groups=intersectional`` in the spec).
 
     ``positive`` says what label 1 means (it decides what "precision" and "TPR" measure); it is
     descriptive only and does not enter any computation. The Fairband paper's Adult task is
@@ -41,6 +50,7 @@ class Task:
     fairness: str
     sensitive: tuple[str, ...]
     positive: str | None = None
+    groups: str = "lowest"
 
     def __post_init__(self):
         if self.metric not in ACCURACY_METRICS:
@@ -58,20 +68,29 @@ class Task:
             object.__setattr__(self, "target_value", int(self.target_value))
         if self.positive is not None and (not isinstance(self.positive, str) or not self.positive.strip()):
             raise ValueError(f"task positive must be None or a non-empty description, got {self.positive!r}")
+        if self.groups not in GROUPINGS:
+            raise ValueError(f"task groups must be one of {GROUPINGS}, got {self.groups!r}")
 
     @classmethod
     def from_string(cls, spec: str, *, sensitive, positive: str | None = None) -> "Task":
-        """Parse ``"<precision|recall>@<tpr|fpr|top_k>=<value>,ratio=<tpr|fpr|ppr>"``."""
+        """Parse ``"<precision|recall>@<tpr|fpr|top_k>=<value>,ratio=<tpr|fpr|ppr>[,groups=intersectional]"``.
+
+        >>> str(Task.from_string("recall@fpr=0.05,ratio=fpr,groups=intersectional", sensitive=["sex", "race"]))
+        'recall@fpr=0.05,ratio=fpr,groups=intersectional'
+        """
         match = _SPEC.match(spec.replace(" ", ""))
         if not match:
             raise ValueError(
                 f"task spec {spec!r} is not of the form 'precision@tpr=0.5,ratio=tpr' "
-                f"(metric in {sorted(ACCURACY_METRICS)}, target in {TARGETS}, ratio in {RATES})"
+                f"(metric in {sorted(ACCURACY_METRICS)}, target in {TARGETS}, ratio in {RATES}, "
+                f"optionally ',groups=' one of {GROUPINGS})"
             )
-        return cls(match["metric"], match["target"], float(match["value"]), match["rate"], sensitive, positive)
+        return cls(match["metric"], match["target"], float(match["value"]), match["rate"], sensitive, positive,
+                   match["groups"] or "lowest")
 
     def __str__(self) -> str:
-        return f"{self.metric}@{self.target}={self.target_value:g},ratio={self.fairness}"
+        spec = f"{self.metric}@{self.target}={self.target_value:g},ratio={self.fairness}"
+        return spec if self.groups == "lowest" else f"{spec},groups={self.groups}"
 
     @property
     def accuracy_name(self) -> str:
@@ -88,13 +107,26 @@ class Task:
     @property
     def fairness_name(self) -> str:
         """The fairness ratio in words, e.g. ``"TPR ratio over sex"``."""
-        return f"{self.fairness_label} over {', '.join(self.sensitive)}"
+        return f"{self.fairness_label} over {self.over}"
+
+    @property
+    def over(self) -> str:
+        """Which groups the ratio compares, e.g. ``"sex, race (the lowest of their ratios)"``.
+
+        >>> Task("recall", "fpr", 0.05, "fpr", ("sex", "race"), groups="intersectional").over
+        'sex x race (intersectional groups)'
+        """
+        if len(self.sensitive) == 1:
+            return self.sensitive[0]
+        if self.groups == "intersectional":
+            return f"{' x '.join(self.sensitive)} (intersectional groups)"
+        return f"{', '.join(self.sensitive)} (the lowest of their ratios)"
 
     def describe(self) -> str:
         """One line naming the positive class, the accuracy metric and the fairness ratio."""
         positive = self.positive or "label 1"
         return (f"positive class: {positive}; accuracy: {self.accuracy_name}; "
-                f"fairness: {self.fairness_label} (lowest / highest) over {', '.join(self.sensitive)}")
+                f"fairness: {self.fairness_label} (lowest / highest) over {self.over}")
 
     def as_params(self) -> dict[str, str]:
         """The task as flat string parameters (for a tracking run).
@@ -109,6 +141,7 @@ class Task:
             "task.target": f"{self.target}={self.target_value:g}",
             "task.fairness_ratio": self.fairness,
             "task.sensitive": ",".join(self.sensitive),
+            "task.groups": self.groups,
         }
 
     @property
@@ -131,23 +164,68 @@ class Task:
         """Where the task's target cuts these rows (e.g. the validation rows), to score other rows with."""
         return operating_point(y_score, y_true, seed=seed, **self.threshold)
 
-    def evaluate(self, y_true, y_score, sensitive_features, *, seed=0, at: OperatingPoint | None = None) -> dict:
-        """``{"accuracy", "fairness", "auc_y", "auc_s"}`` of scores on labelled rows.
+    def evaluate(self, y_true, y_score, sensitive_features, *, seed=0, at: OperatingPoint | None = None,
+                 level: float = LEVEL) -> dict:
+        """The task's metrics of scores on labelled rows, all floats.
+
+        ``accuracy`` and ``fairness`` with their ``level`` confidence intervals (``accuracy_low``,
+        ``accuracy_high``, ``fairness_low``, ``fairness_high``; see :mod:`fairops.metrics.intervals`),
+        the ratio of every sensitive attribute alone (``fairness.<name>``), ``auc_y`` and ``auc_s``.
+        :meth:`measure` also gives the counts behind them.
 
         By default the threshold meets the task's target exactly on these rows. With ``at`` (an
         :class:`~fairops.metrics.OperatingPoint` set on other rows, see :meth:`operating_point`) that
         threshold is applied unchanged: the paper's rule for test rows.
         """
-        groups = self.select_sensitive(sensitive_features)
+        return self.measure(y_true, y_score, sensitive_features, seed=seed, at=at, level=level)[0]
+
+    def _decisions(self, y_true, y_score, seed, at):
         if at is None:
-            y_pred = binarize(y_score, y_true, seed=seed, **self.threshold)
-        else:
-            if not isinstance(at, OperatingPoint):
-                raise TypeError(f"at must be an OperatingPoint, got {type(at).__name__}")
-            y_pred = at.apply(y_score, seed=seed)
-        return {
-            "accuracy": ACCURACY_METRICS[self.metric](y_true, y_pred),
-            "fairness": fairness_ratio(y_true, y_pred, groups, rate=self.fairness),
-            "auc_y": auc_y(y_true, y_score),
-            "auc_s": auc_s(y_score, groups),
-        }
+            return binarize(y_score, y_true, seed=seed, **self.threshold)
+        if not isinstance(at, OperatingPoint):
+            raise TypeError(f"at must be an OperatingPoint, got {type(at).__name__}")
+        return at.apply(y_score, seed=seed)
+
+    def _accuracy_counts(self, y_true, y_pred) -> tuple[int, int]:
+        y_true, y_pred = np.asarray(y_true, dtype=bool), np.asarray(y_pred, dtype=bool)
+        hits = int((y_true & y_pred).sum())
+        return hits, int(y_pred.sum() if self.metric == "precision" else y_true.sum())
+
+    def measure(self, y_true, y_score, sensitive_features, *, seed=0, at: OperatingPoint | None = None,
+                level: float = LEVEL) -> tuple[dict, dict]:
+        """``(metrics, counts)``: :meth:`evaluate`'s metrics and the counts behind accuracy and fairness.
+
+        ``counts["accuracy"]`` is ``[hits, base]`` (true positives over predicted positives for
+        precision, over positives for recall); ``counts["fairness"][attribute][group]`` is ``[events,
+        base]`` of the group's rate (for FPR: false positives and negatives).
+
+        >>> task = Task("precision", "tpr", 0.5, "tpr", ("sex",))
+        >>> metrics, counts = task.measure([1, 1, 0, 1, 1, 0], [.9, .8, .7, .6, .5, .4], {"sex": list("fffmmm")})
+        >>> counts["accuracy"], counts["fairness"]["sex"]
+        ([2, 2], {'f': [2, 2], 'm': [0, 2]})
+        """
+        groups = self.select_sensitive(sensitive_features)
+        y_pred = self._decisions(y_true, y_score, seed, at)
+        columns = group_rates(y_true, y_pred, groups, intersectional=False)
+        every = [group_rates(y_true, y_pred, groups)] if self.groups == "intersectional" else columns
+        # A group without rows for the rate (e.g. no negatives for an FPR) has no rate: it is left out
+        # of the ratio, and its zero counts are kept.
+        rates = [column.defined(self.fairness) for column in every]
+        hits, base = self._accuracy_counts(y_true, y_pred)
+        metrics = {"accuracy": ACCURACY_METRICS[self.metric](y_true, y_pred), "fairness": ratio_of(rates, self.fairness)}
+        metrics["accuracy_low"], metrics["accuracy_high"] = wilson_interval(hits, base, level=level)
+        metrics["fairness_low"], metrics["fairness_high"] = ratio_interval(rate_counts(rates, self.fairness), level=level)
+        for column in columns:
+            metrics[f"fairness.{column.attribute}"] = ratio_of(column.defined(self.fairness), self.fairness)
+        metrics["auc_y"], metrics["auc_s"] = auc_y(y_true, y_score), auc_s(y_score, groups)
+        counts = {"accuracy": [hits, base], "fairness": {}}
+        for column in every:
+            events, bases = rate_counts(column, self.fairness)
+            counts["fairness"][column.attribute] = {
+                _group_key(group): [int(e), int(b)] for group, e, b in zip(column.groups, events, bases)}
+        return {name: float(value) for name, value in metrics.items()}, counts
+
+
+def _group_key(group) -> str:
+    """A group's name as text (an intersectional group joined with " & ")."""
+    return " & ".join(map(str, group)) if isinstance(group, tuple) else str(group)
