@@ -8,7 +8,9 @@ run through MLflow's public client (``create_run`` with its tags, one ``log_batc
 - metrics: the objective values (``accuracy`` and ``fairness`` for a two-objective study), the trial
   user attributes ``auc_y``, ``auc_s``, ``alpha``, ``budget``, ``weighted_score`` and, for outlier
   work, ``jaccard``, ``preservation``, ``outlier_fraction``, ``euclidean_disparity``,
-  ``wasserstein_disparity`` (when present); ``weighted_score = alpha*accuracy + (1-alpha)*fairness``
+  ``wasserstein_disparity`` (when present), the interval bounds ``accuracy_low`` / ``accuracy_high`` /
+  ``fairness_low`` / ``fairness_high`` and each attribute's ratio ``fairness.<attribute>`` (from the
+  attributes ``intervals`` and ``fairness_by_attribute``); ``weighted_score = alpha*accuracy + (1-alpha)*fairness``
   is computed when alpha is known and the attribute is absent; the per-rung values an asynchronous
   Fairband trial reports (attributes ``rung<i>_accuracy``, ``rung<i>_fairness``) become the metric
   histories ``rung_accuracy`` and ``rung_fairness`` with step ``i``;
@@ -116,6 +118,26 @@ def _finite(value) -> float | None:
         return None
     value = float(value)
     return value if math.isfinite(value) else None
+
+
+def _interval_metrics(attrs: dict) -> dict:
+    """``accuracy_low``, ``fairness_high``, ... and ``fairness.<attribute>`` from a fit's user attributes.
+
+    >>> _interval_metrics({"intervals": {"fairness": [0.7, 1.0]}, "fairness_by_attribute": {"sex": 0.9}})
+    {'fairness_low': 0.7, 'fairness_high': 1.0, 'fairness.sex': 0.9}
+    """
+    metrics = {}
+    intervals = attrs.get("intervals")
+    for name, bounds in (intervals.items() if isinstance(intervals, dict) else ()):
+        if isinstance(bounds, (list, tuple)) and len(bounds) == 2:
+            for side, value in zip(("low", "high"), bounds):
+                if _finite(value) is not None:
+                    metrics[f"{name}_{side}"] = float(value)
+    by_attribute = attrs.get("fairness_by_attribute")
+    for attribute, value in (by_attribute.items() if isinstance(by_attribute, dict) else ()):
+        if _finite(value) is not None:
+            metrics[f"fairness.{re.sub(r'[^A-Za-z0-9_./ -]', '_', str(attribute))}"] = float(value)
+    return metrics
 
 
 def _now_ms() -> int:
@@ -371,6 +393,7 @@ class FairnessTrackingCallback:
         for name in METRIC_ATTRS:
             if _finite(attrs.get(name)) is not None:
                 metrics[name] = float(attrs[name])
+        metrics.update(_interval_metrics(attrs))
         alpha = metrics.get("alpha", None if self.alpha == "auto" else self.alpha)
         if "weighted_score" not in metrics and alpha is not None and {"accuracy", "fairness"} <= metrics.keys():
             metrics["weighted_score"] = alpha * metrics["accuracy"] + (1 - alpha) * metrics["fairness"]
