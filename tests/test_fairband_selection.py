@@ -65,3 +65,43 @@ def test_errors_name_the_argument():
         select_best(_study([], failed=2), alpha=0.5)
     with pytest.raises(ValueError, match="two objectives"):
         select_best(optuna.create_study(), alpha=0.5)
+
+
+def _study_with_intervals(rows):
+    study = optuna.create_study(directions=["maximize", "maximize"])
+    for a, f, a_low, f_low in rows:
+        study.add_trial(create_trial(values=[a, f], user_attrs={
+            "intervals": {"accuracy": [a_low, min(1.0, a + 0.05)], "fairness": [f_low, 1.0]}}))
+    return study
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_robust_rule_ranks_lower_bounds_against_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    values = np.round(rng.random((40, 2)), 3)
+    lows = values - np.round(rng.random((40, 2)) * 0.3, 3)
+    study = _study_with_intervals(np.column_stack([values, lows]).tolist())
+    for alpha in (0.3, "auto"):
+        a = 0.5 * (values[:, 1].mean() - values[:, 0].mean()) + 0.5 if alpha == "auto" else alpha
+        o_low = a * lows[:, 0] + (1 - a) * lows[:, 1]
+        pick = select_best(study, alpha=alpha, rule="robust", candidates=4)
+        assert pick.alpha == pytest.approx(a) and pick.score == pytest.approx(o_low.max())
+        assert [t.number for t in pick.candidates] == list(np.argsort(-o_low, kind="stable")[:4])
+        assert pick.trial is pick.candidates[0]
+
+
+def test_robust_rule_prefers_the_ratio_with_more_rows_behind_it():
+    # Same point values; the first fit's fairness rests on few rows (a wide interval).
+    study = _study_with_intervals([(0.8, 0.95, 0.75, 0.55), (0.8, 0.9, 0.75, 0.8)])
+    assert select_best(study, alpha=0.5).trial.number == 0
+    assert select_best(study, alpha=0.5, rule="robust").trial.number == 1
+
+
+def test_robust_rule_needs_intervals_and_a_known_rule():
+    study = _study([(0.8, 0.9)])
+    with pytest.raises(ValueError, match="trial 0 has no user attribute 'intervals'"):
+        select_best(study, alpha=0.5, rule="robust")
+    with pytest.raises(ValueError, match="rule must be one of"):
+        select_best(study, alpha=0.5, rule="safest")
+    with pytest.raises(ValueError, match="candidates must be a positive integer"):
+        select_best(study, alpha=0.5, rule="robust", candidates=0)

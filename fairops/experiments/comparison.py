@@ -1,8 +1,12 @@
 """Every tuner on the same budget and the same objective: the paper's Table 3 comparison.
 
-RS and RS-bal share one random-search run per seed (they differ only in the final pick). Each run's
-pick is refit at its budget and scored on the test rows at the threshold set on the validation rows,
-as in the paper. Fits that failed (an error, or constant validation scores) are counted per run.
+RS and RS-bal share one random-search run per seed (they differ only in the final pick). With
+``selection="paper"`` each run's pick is refit at its budget and scored on the test rows at the threshold
+set on the validation rows, as in the paper; with ``selection="robust"`` every fit gets at least the
+small-data floor of rows (:data:`~fairops.experiments.objective.SMALL_DATA_FLOOR`), the pick ranks lower confidence
+bounds and is chosen among refits on all training rows (:func:`~fairops.experiments.refit_choice`), and
+its validation and test figures are those of that refit. Fits that failed (an error, or constant
+validation scores) are counted per run.
 """
 
 from __future__ import annotations
@@ -11,20 +15,46 @@ import statistics
 import time
 
 from .baselines import TUNERS, pick_alpha, run_tuner, trials_per_iteration
-from .objective import FairnessObjective, failure_reason
-from fairops.fairband.selection import select_best
+from .objective import SMALL_DATA_FLOOR, FairnessObjective, failure_reason
+from .refit_choice import dominates, refit_all, refit_choice
+from fairops.fairband.selection import RULES, select_best
 
-ROW_FIELDS = ("seed", "tuner", "val_acc", "val_fair", "test_acc", "test_fair", "fits", "failed", "budget",
-              "model", "seconds")
+ROW_FIELDS = ("seed", "tuner", "selection", "val_acc", "val_fair", "val_fair_low", "val_fair_high", "test_acc",
+              "test_fair", "dominated", "fits", "failed", "budget", "model", "seconds")
+
+
+def _picked(objective, study, tuner, selection, refit_check) -> dict:
+    """The pick's figures under one selection rule (and whether the refit most accurate fit dominates it)."""
+    alpha = pick_alpha(tuner)
+    accurate = select_best(study, alpha=1.0)
+    if selection == "robust":
+        choice = refit_choice(objective, select_best(study, alpha=alpha, rule="robust"), accurate.trial)
+        chosen = choice.chosen
+        return {"trial": chosen.trial, "val": chosen.validation, "test": chosen.test,
+                "dominated": chosen.trial.number in choice.dominated}
+    pick = select_best(study, alpha=alpha)
+    test_accuracy, test_fairness = objective.test(pick.trial)
+    low, high = pick.trial.user_attrs.get("intervals", {}).get("fairness", [float("nan")] * 2)
+    row = {"trial": pick.trial, "val": {"accuracy": pick.accuracy, "fairness": pick.fairness,
+                                        "fairness_low": low, "fairness_high": high},
+           "test": {"accuracy": test_accuracy, "fairness": test_fairness}, "dominated": ""}
+    if refit_check:
+        row["dominated"] = dominates(refit_all(objective, accurate.trial).validation,
+                                     refit_all(objective, pick.trial).validation)
+    return row
 
 
 def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=None, max_train_rows=None,
-                   n_jobs=1, on_row=None, progress=None, split_seed=None) -> list[dict]:
+                   n_jobs=1, on_row=None, progress=None, split_seed=None, selection="paper",
+                   refit_check=False) -> list[dict]:
     """One row per (seed, tuner): the pick's validation and test accuracy and fairness.
 
     Each seed seeds the tuner and the models; the data split follows ``split_seed`` when given (the
     paper's protocol: one split, runs differing only in the tuner's seed), else the seed too.
     ``progress(seed, tuner, n_trials)``, when given, returns an Optuna callback for that run.
+    ``selection``: ``"paper"`` or ``"robust"`` (see the module). ``dominated`` says whether the most
+    accurate fit's refit dominates the pick's refit on validation (always known for ``"robust"``; for
+    ``"paper"`` only with ``refit_check=True``, which costs two refits on all training rows per run).
 
     >>> from fairops.datasets import load_german
     >>> rows = compare_tuners(load_german(), [0], tuners=("RS", "RS-bal"), families=["logistic_regression"],
@@ -32,13 +62,16 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
     >>> [row["tuner"] for row in rows], rows[0]["fits"]
     (['RS', 'RS-bal'], 24)
     """
+    if selection not in RULES:
+        raise ValueError(f"selection must be one of {RULES}, got {selection!r}")
     unknown = [t for t in tuners if t not in TUNERS]
     if unknown or not tuners:
         raise ValueError(f"tuners must be a non-empty list from {TUNERS}, got unknown {unknown}")
     rows = []
     for seed in seeds:
+        floor = SMALL_DATA_FLOOR if selection == "robust" else {}
         objective = FairnessObjective(dataset, profile=profile, seed=seed, families=families,
-                                      max_train_rows=max_train_rows, split_seed=split_seed)
+                                      max_train_rows=max_train_rows, split_seed=split_seed, **floor)
         runs = {}
         for tuner in tuners:
             shared = "RS" if tuner == "RS-bal" else ("RS-bal" if tuner == "RS" else None)
@@ -51,13 +84,15 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
             runs[tuner] = (result.study, time.perf_counter() - start)
         for tuner in tuners:
             study, seconds = runs[tuner]
-            pick = select_best(study, alpha=pick_alpha(tuner))
-            test_accuracy, test_fairness = objective.test(pick.trial)
-            row = {"seed": seed, "tuner": tuner, "val_acc": pick.accuracy, "val_fair": pick.fairness,
-                   "test_acc": test_accuracy, "test_fair": test_fairness, "fits": len(study.trials),
+            picked = _picked(objective, study, tuner, selection, refit_check)
+            val, test, trial = picked["val"], picked["test"], picked["trial"]
+            row = {"seed": seed, "tuner": tuner, "selection": selection, "val_acc": val["accuracy"],
+                   "val_fair": val["fairness"], "val_fair_low": val["fairness_low"],
+                   "val_fair_high": val["fairness_high"], "test_acc": test["accuracy"],
+                   "test_fair": test["fairness"], "dominated": picked["dominated"], "fits": len(study.trials),
                    "failed": sum(failure_reason(t) is not None for t in study.trials),
-                   "budget": float(pick.trial.user_attrs.get("budget", 1.0)),
-                   "model": pick.trial.params.get("model", (families or ["?"])[0]), "seconds": seconds}
+                   "budget": 1.0 if selection == "robust" else float(trial.user_attrs.get("budget", 1.0)),
+                   "model": trial.params.get("model", (families or ["?"])[0]), "seconds": seconds}
             rows.append(row)
             if on_row is not None:
                 on_row(row)
@@ -75,24 +110,29 @@ def summary(rows) -> list[dict]:
             values = [100 * row[key] for row in subset]
             entry[key] = statistics.mean(values)
             entry[key + "_sd"] = statistics.stdev(values) if len(values) > 1 else 0.0
+        entry["fair_loss"] = entry["val_fair"] - entry["test_fair"]
+        checked = [row["dominated"] for row in subset if isinstance(row.get("dominated"), bool)]
+        entry["dominated"] = f"{sum(checked)}/{len(checked)}" if checked else "-"
         result.append(entry)
     return result
 
 
 def markdown_table(rows, task=None) -> str:
-    """The Table-3-style comparison as Markdown (mean ± sd over seeds, in %), with the mean number of
-    failed fits per run; ``task`` names the columns by its metric and ratio.
+    """The Table-3-style comparison as Markdown (mean ± sd over seeds, in %), with the mean validation-to-test
+    fairness loss (pp), how many picks the most accurate fit's refit dominates on validation, and the mean
+    number of failed fits per run; ``task`` names the columns by its metric and ratio.
 
     >>> print(markdown_table([{"tuner": "HB", "val_acc": .9, "val_fair": .5, "test_acc": .8, "test_fair": .6}]))
-    | tuner | val accuracy | val fairness | test accuracy | test fairness | runs | failed fits |
-    |---|---|---|---|---|---|---|
-    | HB | 90.0 ± 0.0 | 50.0 ± 0.0 | 80.0 ± 0.0 | 60.0 ± 0.0 | 1 | 0.0 |
+    | tuner | val accuracy | val fairness | test accuracy | test fairness | fairness loss | dominated | runs | failed fits |
+    |---|---|---|---|---|---|---|---|---|
+    | HB | 90.0 ± 0.0 | 50.0 ± 0.0 | 80.0 ± 0.0 | 60.0 ± 0.0 | -10.0 | - | 1 | 0.0 |
     """
     accuracy, fairness = ("accuracy", "fairness") if task is None else (task.metric, task.fairness_label)
-    lines = [f"| tuner | val {accuracy} | val {fairness} | test {accuracy} | test {fairness} | runs | failed fits |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [f"| tuner | val {accuracy} | val {fairness} | test {accuracy} | test {fairness} | fairness loss "
+             "| dominated | runs | failed fits |", "|---|---|---|---|---|---|---|---|---|"]
     for entry in summary(rows):
         cells = " | ".join(f"{entry[k]:.1f} ± {entry[k + '_sd']:.1f}"
                            for k in ("val_acc", "val_fair", "test_acc", "test_fair"))
-        lines.append(f"| {entry['tuner']} | {cells} | {entry['runs']} | {entry['failed']:.1f} |")
+        lines.append(f"| {entry['tuner']} | {cells} | {entry['fair_loss']:.1f} | {entry['dominated']} "
+                     f"| {entry['runs']} | {entry['failed']:.1f} |")
     return "\n".join(lines)

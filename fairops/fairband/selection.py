@@ -10,6 +10,13 @@ Both honour Optuna's constraints as ``study.best_trials`` does: when fits carry 
 attribute (``FairbandSampler(min_fairness=...)``, or one's own ``constraints_func`` / ``set_constraint``),
 only the feasible ones are ranked, and FB-auto's alpha comes from their means.
 
+Two ranking rules: ``rule="paper"`` ranks the point values, as the paper and its published logs do;
+``rule="robust"`` ranks the lower confidence bounds of accuracy and fairness (the user attribute
+``intervals`` that :class:`fairops.experiments.FairnessObjective` records per fit), so a fit that looks fair
+only because few rows stand behind its ratio ranks lower, and also returns the next best fits as
+``candidates``: a fit on a small budget changes when refit on all training rows, so the caller refits the
+candidates and chooses among the refits (:func:`fairops.experiments.refit_choice`).
+
 Ties: fits of a synchronous Fairband run are taken in the order the paper's Hyperband evaluated them
 (iteration, bracket from ``s_max`` down, rung, position) and the argmax is the first entry of
 :func:`ranking.rank` with ``ties="paper"``, as the published logs show; other studies, and the
@@ -29,6 +36,9 @@ from .claims import HELD, claim_of
 from .constraints import feasible_fits, is_feasible
 from .settings import SETTINGS_ATTR
 
+RULES = ("paper", "robust")
+INTERVALS_ATTR = "intervals"  # {"accuracy": [low, high], "fairness": [low, high]} of a fit's validation figures
+
 
 @dataclass(frozen=True)
 class Selection:
@@ -43,6 +53,7 @@ class Selection:
     score: float
     rule: str
     alpha_rule: float | str | None = None
+    candidates: tuple = ()
 
     @property
     def accuracy(self) -> float:
@@ -96,11 +107,39 @@ def _position(trial: FrozenTrial) -> int:
     return trial.number if claim is None or claim.slot is None else claim.slot
 
 
+def lower_bounds(trial: FrozenTrial) -> tuple[float, float]:
+    """(accuracy, fairness) lower confidence bounds of a fit, from its user attribute ``intervals``.
+
+    >>> import optuna
+    >>> lower_bounds(optuna.trial.create_trial(values=[0.8, 0.9], user_attrs={
+    ...     "intervals": {"accuracy": [0.7, 0.85], "fairness": [0.6, 1.0]}}))
+    (0.7, 0.6)
+    """
+    intervals = trial.user_attrs.get(INTERVALS_ATTR)
+    try:
+        return float(intervals["accuracy"][0]), float(intervals["fairness"][0])
+    except (TypeError, KeyError, IndexError, ValueError):
+        raise ValueError(f"rule='robust' ranks confidence intervals, but trial {trial.number} has no user "
+                         f"attribute {INTERVALS_ATTR!r} (FairnessObjective records it); use rule='paper'") from None
+
+
+def _robust(fits: list[FrozenTrial], alpha, candidates: int) -> Selection:
+    value = ranking.resolve_alpha(alpha, [tuple(t.values) for t in fits])
+    entries = [(t.number, *lower_bounds(t)) for t in fits]
+    by_number = {t.number: t for t in fits}
+    order = [by_number[number] for number in ranking.rank(entries, value, ties="key")]
+    best = order[0]
+    return Selection(best, value, ranking.weighted_score(*lower_bounds(best), value),
+                     f"argmax lower-bound o, alpha={alpha}", alpha, tuple(order[:candidates]))
+
+
 def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = None,
-                min_accuracy: float | None = None) -> Selection:
+                min_accuracy: float | None = None, rule: str = "paper", candidates: int = 3) -> Selection:
     """Pick a fit from a study (or a list of FrozenTrials) with values (accuracy, fairness).
 
-    ``alpha=None`` uses the alpha setting the FairbandSampler of the study ran with.
+    ``alpha=None`` uses the alpha setting the FairbandSampler of the study ran with. ``rule="robust"``
+    ranks by ``o`` of the lower confidence bounds (alpha from the point values, as the paper's) and
+    keeps the best ``candidates`` fits in :attr:`Selection.candidates`.
 
     >>> import optuna
     >>> study = optuna.create_study(directions=["maximize", "maximize"])
@@ -114,6 +153,10 @@ def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = Non
     """
     if min_fairness is not None and min_accuracy is not None:
         raise ValueError("give at most one of min_fairness and min_accuracy")
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
+        raise ValueError(f"candidates must be a positive integer, got {candidates!r}")
     fits = _fits(_trials_of(study_or_trials))
     if not fits:
         raise ValueError("no successful fit (COMPLETE trial with finite accuracy and fairness) to select from")
@@ -134,6 +177,8 @@ def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = Non
         return Selection(best, None, float(best.values[target]), rule)
     if alpha is None:
         alpha = _study_alpha(study_or_trials)
+    if rule == "robust":
+        return _robust(fits, alpha, candidates)
     value = ranking.resolve_alpha(alpha, [tuple(t.values) for t in fits])
     ordered, ties = _in_evaluation_order(fits)
     best = ordered[ranking.rank([(k, *t.values) for k, t in enumerate(ordered)], value, ties=ties)[0]]

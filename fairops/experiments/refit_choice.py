@@ -1,0 +1,86 @@
+"""Choose among refits: the robust rule's last step.
+
+A fit picked at 1.2% of the training rows is not the model that gets registered: that is the same
+configuration refit on all training rows, and the refit can be worse than the most accurate fit's refit
+on both validation figures. :func:`refit_choice` refits the robust rule's candidates and the most
+accurate fit on all training rows, drops every refit the most accurate refit dominates on validation
+(no better on either figure, worse on one) and keeps the refit with the highest ``o`` of lower
+confidence bounds. The most accurate refit is always among those kept, so the choice is never dominated
+by it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fairops.fairband import ranking
+
+
+def dominates(a: dict, b: dict) -> bool:
+    """True when ``a`` is at least as good as ``b`` on accuracy and fairness and better on one.
+
+    >>> dominates({"accuracy": 0.8, "fairness": 0.9}, {"accuracy": 0.7, "fairness": 0.9})
+    True
+    >>> dominates({"accuracy": 0.8, "fairness": 0.5}, {"accuracy": 0.7, "fairness": 0.9})
+    False
+    """
+    at_least = a["accuracy"] >= b["accuracy"] and a["fairness"] >= b["fairness"]
+    return at_least and (a["accuracy"] > b["accuracy"] or a["fairness"] > b["fairness"])
+
+
+@dataclass
+class Refit:
+    """One configuration refit on all training rows, with its validation and test figures."""
+
+    trial: object
+    model: object
+    validation: dict
+    test: dict
+
+    def lower_score(self, alpha: float) -> float:
+        return ranking.weighted_score(self.validation["accuracy_low"], self.validation["fairness_low"], alpha)
+
+
+@dataclass
+class RefitChoice:
+    """The chosen refit, the most accurate fit's refit, and every refit compared (by trial number)."""
+
+    chosen: Refit
+    most_accurate: Refit
+    refits: dict = field(default_factory=dict)
+    dominated: tuple = ()
+
+    def summary(self) -> dict:
+        """Flat figures for a tracking run: the chosen refit and the most accurate one, on validation."""
+        out = {"refit_candidates": float(len(self.refits)), "refit_dominated": float(len(self.dominated))}
+        for prefix, refit in (("pick", self.chosen), ("most_accurate", self.most_accurate)):
+            for name in ("accuracy", "accuracy_low", "accuracy_high", "fairness", "fairness_low", "fairness_high"):
+                out[f"{prefix}_refit_{name}"] = refit.validation[name]
+            out[f"{prefix}_refit_trial"] = float(refit.trial.number)
+        return out
+
+
+def refit_all(objective, trial) -> Refit:
+    """``trial``'s configuration refit on all training rows and scored on validation and test."""
+    model = objective.refit(trial, 1.0)
+    return Refit(trial, model, objective.evaluate(model, "validation"), objective.evaluate(model, "test"))
+
+
+def refit_choice(objective, selection, most_accurate, *, refit=refit_all) -> RefitChoice:
+    """Refit ``selection.candidates`` (or its trial) and ``most_accurate`` on all training rows; choose.
+
+    ``objective`` is a :class:`~fairops.experiments.FairnessObjective`; ``selection`` comes from
+    ``select_best(..., rule="robust")``. Among the refits the most accurate refit does not dominate on
+    validation, the highest ``o`` of the lower bounds wins (alpha of the selection; ties: the earlier
+    candidate).
+    """
+    trials = list(selection.candidates or (selection.trial,))
+    refits = {}
+    for trial in [*trials, most_accurate]:
+        if trial.number not in refits:
+            refits[trial.number] = refit(objective, trial)
+    accurate = refits[most_accurate.number]
+    dominated = tuple(n for n, r in refits.items() if dominates(accurate.validation, r.validation))
+    kept = [r for n, r in refits.items() if n not in dominated]
+    chosen = max(kept, key=lambda r: r.lower_score(selection.alpha))  # max keeps the first of equals
+    return RefitChoice(chosen, accurate, refits, dominated)

@@ -1,0 +1,66 @@
+"""The robust rule end to end on real data: fits with intervals, the choice among refits, the floor."""
+
+import numpy as np
+import optuna
+import pytest
+
+from fairops.datasets import load_german
+from fairops.experiments import FairnessObjective, refit_choice
+from fairops.experiments.refit_choice import dominates
+from fairops.fairband import select_best
+
+optuna.logging.set_verbosity(optuna.logging.ERROR)
+
+
+@pytest.fixture(scope="module")
+def small_budget_study():
+    objective = FairnessObjective(load_german(), families=["logistic_regression", "decision_tree"], seed=0)
+
+    def at_small_budget(trial):
+        trial.set_user_attr("budget", 1 / 27)
+        return objective(trial)
+
+    study = optuna.create_study(directions=["maximize"] * 2, sampler=optuna.samplers.RandomSampler(seed=0))
+    study.optimize(at_small_budget, n_trials=12, catch=(Exception,))
+    return objective, study
+
+
+def test_each_fit_keeps_its_intervals_counts_and_attribute_ratios(small_budget_study):
+    _, study = small_budget_study
+    fits = [t for t in study.trials if t.state.name == "COMPLETE"]
+    assert fits
+    for trial in fits:
+        accuracy, fairness = trial.values
+        (a_low, a_high), (f_low, f_high) = trial.user_attrs["intervals"].values()
+        assert a_low <= accuracy <= a_high and f_low <= fairness <= f_high <= 1
+        assert trial.user_attrs["fairness_by_attribute"] == {"sex": pytest.approx(fairness)}
+        groups = trial.user_attrs["counts"]["fairness"]["sex"]
+        events = np.array([groups[g][0] for g in sorted(groups)])
+        bases = np.array([groups[g][1] for g in sorted(groups)])
+        assert (events / bases).min() / (events / bases).max() == pytest.approx(fairness)
+
+
+def test_the_choice_among_refits_is_never_dominated_by_the_most_accurate_refit(small_budget_study):
+    objective, study = small_budget_study
+    ranked = select_best(study, alpha="auto", rule="robust", candidates=3)
+    accurate = select_best(study, alpha=1.0).trial
+    choice = refit_choice(objective, ranked, accurate)
+    assert set(choice.refits) == {t.number for t in ranked.candidates} | {accurate.number}
+    assert not dominates(choice.most_accurate.validation, choice.chosen.validation)
+    kept = [r for n, r in choice.refits.items() if n not in choice.dominated]
+    assert choice.chosen.lower_score(ranked.alpha) == max(r.lower_score(ranked.alpha) for r in kept)
+    # a refit is the configuration on all training rows: its validation figures are the objective's
+    model = objective.refit(choice.chosen.trial, 1.0)
+    assert objective.evaluate(model, "validation") == pytest.approx(choice.chosen.validation)
+
+
+def test_the_floor_raises_small_budgets_only():
+    data = load_german()
+    plain = FairnessObjective(data, seed=0)
+    floored = FairnessObjective(data, seed=0, min_rows=120, min_positives=100)
+    positives = int(np.asarray(data.y)[plain.rows("train")[0].index].sum())
+    assert plain.fraction(1 / 81) == 1 / 81
+    assert floored.fraction(1 / 81) == pytest.approx(max(120 / plain.n_train, 100 / positives))
+    assert floored.fraction(1 / 3) == 1 / 3
+    with pytest.raises(ValueError, match="min_rows must be None or a positive integer"):
+        FairnessObjective(data, seed=0, min_rows=0)
