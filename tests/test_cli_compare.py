@@ -19,11 +19,12 @@ def test_compare_writes_table_csv_and_picture(tmp_path, capsys):
                    for line in out.splitlines()) == 1
     assert "RS-bal: fits" not in out
     assert "task: positive class: good credit; accuracy: precision at 50% TPR" in out
-    assert "| tuner | val precision | val TPR ratio | test precision | test TPR ratio | runs | failed fits |" in out
+    assert "| tuner | val precision | val TPR ratio | test precision | test TPR ratio | fairness loss | dominated | runs | failed fits |" in out
     with open(tmp_path / "compare-german.csv") as handle:
         rows = list(csv.DictReader(handle))
     assert [(r["seed"], r["tuner"]) for r in rows] == [
         ("0", "RS"), ("0", "RS-bal"), ("0", "FB-auto"), ("1", "RS"), ("1", "RS-bal"), ("1", "FB-auto")]
+    assert {r["selection"] for r in rows} == {"robust"} and {r["dominated"] for r in rows} == {"False"}
     assert {r["fits"] for r in rows if r["tuner"] == "FB-auto"} == {"206"}
     assert {r["fits"] for r in rows if r["tuner"].startswith("RS")} == {"24"}
     assert all(0 <= float(r["test_fair"]) <= 1 for r in rows)

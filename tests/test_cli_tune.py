@@ -2,6 +2,7 @@
 
 import contextlib
 import io
+import json
 import logging
 import os
 import re
@@ -82,7 +83,11 @@ def test_every_fit_is_a_child_run_and_the_pick_is_registered(finished_project):
     runs = client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'trial'", max_results=1000)
     assert len(runs) == 206
     complete = [r for r in runs if "accuracy" in r.data.metrics]
-    assert complete and all({"fairness", "auc_y", "auc_s"} <= set(r.data.metrics) for r in complete)
+    per_fit = {"fairness", "auc_y", "auc_s", "accuracy_low", "accuracy_high", "fairness_low", "fairness_high",
+               "fairness.sex"}
+    assert complete and all(per_fit <= set(r.data.metrics) for r in complete)
+    assert all(r.data.metrics["fairness_low"] <= r.data.metrics["fairness"] <= r.data.metrics["fairness_high"]
+               for r in complete)
     version = client.get_model_version_by_alias("fairops-german", "champion")
     mlflow.set_tracking_uri(uri)
     model = mlflow.pyfunc.load_model("models:/fairops-german@champion")
@@ -99,7 +104,7 @@ def test_every_fit_is_a_child_run_and_the_pick_is_registered(finished_project):
     parent = client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'study'")[0]
     assert {k: v for k, v in parent.data.params.items() if k.startswith("task")} == {
         "task": "precision@tpr=0.5,ratio=tpr", "task.positive_class": "good credit", "task.metric": "precision",
-        "task.target": "tpr=0.5", "task.fairness_ratio": "tpr", "task.sensitive": "sex"}
+        "task.target": "tpr=0.5", "task.fairness_ratio": "tpr", "task.sensitive": "sex", "task.groups": "lowest"}
 
 
 @pytest.mark.slow
@@ -127,6 +132,14 @@ def test_the_study_is_tidy_in_mlflow(finished_run):
     assert params["dataset"] == "german" and params["method"] == "FB-auto" and params["alpha_rule"] == "auto (FB-auto)"
     assert params["task"] == str(data.task) and params["task.positive_class"] == data.task.positive == "good credit"
     assert params["data_sha256"] == mlflow_study.data_sha256(data) and params["rows"] == "1000"
+    # the pick's refit with its interval and the refit comparison of the robust rule
+    metrics = parent.data.metrics
+    assert params["selection"] == "robust"
+    assert metrics["pick_refit_val_fairness_low"] <= metrics["pick_refit_val_fairness"] <= metrics["pick_refit_val_fairness_high"]
+    compared = json.loads(Path(client.download_artifacts(parent.info.run_id, "selection/refit_comparison.json",
+                                                         str(workdir.parent))).read_text())["refits"]
+    assert sum(r["chosen"] for r in compared) == 1 and sum(r["most_accurate"] for r in compared) == 1
+    assert not any(r["chosen"] and r["dominated"] for r in compared)
     assert (params["profile"], params["seed"], params["iterations"], params["fits"]) == ("fast", "0", "1", "206")
     # the running pick over the budget spent, ending on the pick
     history = client.get_metric_history(parent.info.run_id, "pick_trial")
@@ -160,7 +173,10 @@ def test_rerunning_a_finished_study_adds_no_fits_and_registers_nothing(finished_
     assert len(client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'selection'")) == 1
     assert "task: positive class: good credit; accuracy: precision at 50% TPR; fairness: TPR ratio" in out
     lines = out.splitlines()
-    header = lines[lines.index(next(line for line in lines if "Fairband pick" in line)) - 1]
+    pick_line = next(line for line in lines if "Fairband pick" in line)
+    assert re.match(r"Fairband pick \(#\d+, \w+\) +[0-9.]+ \[[0-9.]+, [0-9.]+\] +[0-9.]+ \[[0-9.]+, [0-9.]+\] +[0-9.]+ +[0-9.]+$",
+                    pick_line), pick_line
+    header = lines[lines.index(pick_line) - 1]
     assert header.split() == ["precision", "TPR", "ratio"] * 2
     assert "(precision = precision at 50% TPR; TPR ratio = lowest / highest over sex; positive class: good credit)" in out
     assert "threshold set on the validation rows" in out
@@ -310,8 +326,9 @@ def test_own_csv_data(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "task: positive class: good = good; accuracy: recall at 20% FPR; fairness: FPR ratio" in out
     # L1 fits with a tiny C are constant: counted in the summary, not reported one by one with a traceback
-    failed = re.search(r"failed fits: (\d+) of 24 \((\d+) constant validation scores\)", out)
+    failed = re.search(r"failed fits: (\d+) of 24 \([0-9.]+%\): (\d+) constant validation scores: the model gave", out)
     assert failed and int(failed[1]) == int(failed[2]) > 0
+    assert "They rank last and are never picked" in out
     assert not [m for m in records.messages if "nan" in m]
     study = optuna.load_study(study_name="credit-rs-bal-fast-seed0", storage=f"sqlite:///{tmp_path / 'p' / 'optuna.db'}")
     assert len(study.trials) == 24  # random search gets one Fairband iteration's budget in full fits

@@ -4,6 +4,7 @@ how it serves with MLflow's default environment manager, and that planted code i
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -79,9 +80,10 @@ def test_the_version_says_which_rule_made_it_and_what_it_beat(champion):
                               storage=f"sqlite:///{champion['project'] / 'optuna.db'}")
     fitted = sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
     assert 0 < fitted < len(study.trials) == 206  # the fits with constant scores failed and are not ranked
-    assert tags["selection_rule"].startswith(f"Fairband: argmax alpha*accuracy + (1-alpha)*fairness over {fitted} "
-                                             "fits, alpha rule auto")
+    assert tags["selection_rule"].startswith(f"robust: argmax alpha*accuracy_low + (1-alpha)*fairness_low over "
+                                             f"{fitted} fits (90% lower bounds, alpha rule auto = ")
     description = version.description
+    assert re.search(r"Validation fairness of this model: [0-9.]+ \[[0-9.]+, [0-9.]+\] \(90% confidence", description)
     for part in ("Task `precision@tpr=0.5,ratio=tpr`", "TPR ratio over sex", tags["selection_rule"],
                  "| this model (trial", "| most accurate fit (trial", "test accuracy"):
         assert part in description, part
@@ -91,7 +93,7 @@ def test_the_version_says_which_rule_made_it_and_what_it_beat(champion):
                       .read_text())
     assert card["selection"]["kind"] == "fairband" and card["selection"]["alpha_rule"] == "auto"
     alpha = card["selection"]["alpha"]
-    assert 0 <= alpha <= 1 and tags["selection_rule"].endswith(f"= {alpha:.4g}")
+    assert 0 <= alpha <= 1 and f"alpha rule auto = {alpha:.4g})" in tags["selection_rule"]
     assert float(tags["selection_alpha"]) == pytest.approx(alpha, rel=1e-5)
     assert card["notes"]["most_accurate_fit_refit"]["trial"] == card["most_accurate_fit"]["trial"]
     assert run.data.tags["selection_rule"] == tags["selection_rule"]

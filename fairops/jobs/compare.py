@@ -73,11 +73,12 @@ def _run(args) -> int:
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     print(f"comparing {', '.join(METHOD_NAMES[m] for m in methods)} on {args.dataset}, "
-          f"seeds 0..{args.seeds - 1}, one Fairband iteration's budget each\ntask: {data.task.describe()}",
-          flush=True)
+          f"seeds 0..{args.seeds - 1}, one Fairband iteration's budget each, selection {args.selection}\n"
+          f"task: {data.task.describe()}", flush=True)
 
     def show(row):
-        print(f"  seed {row['seed']} {row['tuner']:<8} validation {row['val_acc']:.3f}/{row['val_fair']:.3f}  "
+        interval = f" [{row['val_fair_low']:.3f}, {row['val_fair_high']:.3f}]" if row["val_fair_low"] == row["val_fair_low"] else ""
+        print(f"  seed {row['seed']} {row['tuner']:<8} validation {row['val_acc']:.3f}/{row['val_fair']:.3f}{interval}  "
               f"test {row['test_acc']:.3f}/{row['test_fair']:.3f}  ({row['fits']} fits, {row['failed']} failed, "
               f"{row['seconds']:.0f} s)", flush=True)
 
@@ -86,13 +87,14 @@ def _run(args) -> int:
 
     rows = compare_tuners(data, range(args.seeds), tuners=[METHOD_NAMES[m] for m in methods],
                           profile=args.profile, families=families, max_train_rows=args.max_train_rows,
-                          n_jobs=args.n_jobs, on_row=show, progress=progress)
+                          n_jobs=args.n_jobs, on_row=show, progress=progress, selection=args.selection)
     stem = out_dir / f"compare-{args.dataset}"
     write_csv(rows, stem.with_suffix(".csv"))
     draw(rows, stem.with_suffix(".png"), f"{args.dataset}: positive = {data.task.positive or 'label 1'}", data.task)
     print("\n" + markdown_table(rows, data.task))
     print(f"({data.task.metric} = {data.task.accuracy_name}; {data.task.fairness_label} = lowest / highest over "
-          f"{', '.join(data.task.sensitive)}; test rows scored at the validation threshold)")
+          f"{data.task.over}; test rows scored at the validation threshold; fairness loss = validation - test, "
+          f"in pp; dominated = picks the most accurate fit's refit beats on both validation figures)")
     print(f"\nwritten: {stem.with_suffix('.csv')} and {stem.with_suffix('.png')}")
     return 0
 
@@ -106,6 +108,9 @@ def add_parser(subcommands) -> None:
     parser.add_argument("--profile", default=TuneSettings.profile, choices=["fast", "paper"])
     parser.add_argument("--families", help="comma-separated model families (default: all + scaff_forest)")
     parser.add_argument("--max-train-rows", type=int)
+    parser.add_argument("--selection", default="robust", choices=["robust", "paper"],
+                        help="robust (default): rank by lower confidence bounds and choose among refits on all "
+                             "training rows; paper: the paper's argmax of o over the fits' point values")
     parser.add_argument("--n-jobs", type=int, default=TuneSettings.n_jobs)
     parser.add_argument("--out-dir", default=TuneSettings.project_dir, help="where the CSV and the picture go")
     parser.add_argument("--no-progress", action="store_true",

@@ -61,7 +61,7 @@ def task_params(data) -> dict:
     """
     task = data.task
     return {**task.as_params(), "accuracy_metric": f"{task.metric} at {task.target}={task.target_value:g}",
-            "fairness_ratio": f"{task.fairness} ratio (lowest / highest group) over {', '.join(task.sensitive)}"}
+            "fairness_ratio": f"{task.fairness} ratio (lowest / highest group) over {task.over}"}
 
 
 def describe_task(data, alpha) -> str:
@@ -110,6 +110,30 @@ def registered_version(client, model_name: str, study_name: str, trial_number: i
         if tags.get(STUDY_TAG) == study_name and tags.get(TRIAL_TAG) == str(trial_number):
             return version
     return None
+
+
+def log_pick(tracker, study, rows: dict, choice=None) -> None:
+    """The pick's and the most accurate fit's refit figures with their intervals on the study's parent run
+    (``pick_refit_fairness_low``, ...), and with the robust rule the refit comparison as
+    ``selection/refit_comparison.json``."""
+    from mlflow.entities import Metric
+
+    metrics = {}
+    for prefix, row in zip(("pick", "most_accurate"), rows.values()):
+        for part in ("validation", "test"):
+            for name, value in row[part].items():
+                if not name.startswith("fairness.") and name not in ("auc_y", "auc_s"):
+                    metrics[f"{prefix}_refit_{'val' if part == 'validation' else 'test'}_{name}"] = value
+        metrics[f"{prefix}_refit_trial"] = row["trial"].number
+    if choice is not None:
+        metrics["refit_candidates"], metrics["refit_dominated"] = len(choice.refits), len(choice.dominated)
+    parent = tracker.parent_run_id(study)
+    tracker.client.log_batch(parent, metrics=[Metric(k, float(v), 0, 0) for k, v in metrics.items()])
+    if choice is not None:
+        compared = [{"trial": n, "family": str(r.trial.params.get("model", "")), "chosen": r is choice.chosen,
+                     "most_accurate": r is choice.most_accurate, "dominated": n in choice.dominated,
+                     "validation": r.validation, "test": r.test} for n, r in choice.refits.items()]
+        tracker.client.log_dict(parent, {"refits": compared}, "selection/refit_comparison.json")
 
 
 def publish(tracker, study, pick_trial, *, description: str = ""):

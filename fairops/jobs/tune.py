@@ -35,6 +35,11 @@ from .running import (
 )
 
 METHODS = {"fb-auto": "FB-auto", "fb-bal": "FB-bal", "hb": "HB", "rs": "RS", "rs-bal": "RS-bal"}
+SELECTIONS = ("robust", "paper")
+SELECTION_HELP = ("robust (default): every fit gets at least 500 training rows and 50 positives, the fits are "
+                  "ranked by lower confidence bounds, the best 3 and the most accurate fit are refit on all "
+                  "training rows and the pick is chosen among the refits on validation; paper: the paper's "
+                  "budget fractions and argmax of alpha*accuracy + (1-alpha)*fairness over the fits' values")
 
 
 @dataclass
@@ -47,6 +52,7 @@ class TuneSettings:
     sensitive: str | None = None
     task: str = "precision@tpr=0.5,ratio=tpr"
     method: str = "fb-auto"
+    selection: str = "robust"
     alpha: float | None = None
     iterations: int = 1
     profile: str = "fast"
@@ -68,6 +74,8 @@ class TuneSettings:
     def __post_init__(self):
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
+        if self.selection not in SELECTIONS:
+            raise ValueError(f"selection must be one of {SELECTIONS}, got {self.selection!r}")
         if self.alpha is not None and not 0.0 <= self.alpha <= 1.0:
             raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
         if self.alpha is not None and self.method.startswith("rs"):
@@ -123,6 +131,7 @@ class TuneResult:
     links: object = None
     task: object = None
     failures: dict = field(default_factory=dict)
+    choice: object = None
 
 
 class _ConstantFitWarnings(logging.Filter):
@@ -164,6 +173,29 @@ def _failures(trials) -> dict:
     from ..experiments.objective import failure_reason
 
     return dict(Counter(reason for reason in map(failure_reason, trials) if reason is not None))
+
+
+_WHY = {
+    "constant validation scores": "the model gave every validation row the same score (a configuration "
+                                  "regularised so strongly that it learnt nothing), so it ranks nothing",
+    "error": "the fit raised an error (reported above as it happened)",
+}
+
+
+def failure_note(failures: dict, fits: int) -> str:
+    """Why fits failed and whether it matters for the pick.
+
+    >>> print(failure_note({"constant validation scores": 12}, 206))
+    failed fits: 12 of 206 (5.8%): 12 constant validation scores: the model gave every validation row the same score (a configuration regularised so strongly that it learnt nothing), so it ranks nothing.
+    They rank last and are never picked; with 94% of the fits compared, the pick is not affected.
+    """
+    failed = sum(failures.values())
+    share = failed / max(fits, 1)
+    reasons = "; ".join(f"{count} {reason}: {_WHY.get(reason, reason)}" for reason, count in sorted(failures.items()))
+    verdict = (f"with {1 - share:.0%} of the fits compared, the pick is not affected" if share <= 0.1 else
+               f"{share:.0%} of the fits did not compete, so fewer configurations were compared than the schedule "
+               "planned (on small data, --selection robust gives every fit at least 500 rows)")
+    return f"failed fits: {failed} of {fits} ({share:.1%}): {reasons}.\nThey rank last and are never picked; {verdict}."
 
 
 def load_source(settings: TuneSettings):
@@ -215,11 +247,11 @@ def study_configuration(settings: TuneSettings, data, families: list[str]) -> di
     >>> from fairops.datasets import load_german
     >>> settings = TuneSettings(dataset="german", max_train_rows=300)
     >>> sorted(study_configuration(settings, load_german(), ["logistic_regression"]))
-    ['data', 'data_sha256', 'families', 'max_train_rows', 'method', 'profile', 'task']
+    ['data', 'data_sha256', 'families', 'max_train_rows', 'method', 'profile', 'selection', 'sensitive', 'task']
     """
     return {"data": settings.source_name, "data_sha256": data_sha256(data), "task": str(data.task),
-            "method": settings.tuner, "families": list(families), "profile": settings.profile,
-            "max_train_rows": settings.max_train_rows}
+            "sensitive": list(data.task.sensitive), "method": settings.tuner, "families": list(families),
+            "profile": settings.profile, "max_train_rows": settings.max_train_rows, "selection": settings.selection}
 
 
 def data_sha256(data) -> str:
@@ -274,6 +306,55 @@ def _evaluate_pick(objective, trial) -> tuple[object, dict]:
     return model, {"validation": objective.evaluate(model, "validation"), "test": objective.evaluate(model, "test")}
 
 
+def _robust_rule(ranked, choice, n_fits: int) -> str:
+    setting = ranked.alpha_rule
+    how = "rule auto" if setting == "auto" else f"fixed at {float(setting):g}"
+    tried = ", ".join(f"#{n}" for n in choice.refits)
+    return (f"robust: argmax alpha*accuracy_low + (1-alpha)*fairness_low over {n_fits} fits (90% lower bounds, "
+            f"alpha {how} = {ranked.alpha:.4g}); refit on all training rows: {tried}; chosen among the refits "
+            f"the most accurate fit's refit (#{choice.most_accurate.trial.number}) does not dominate on validation")
+
+
+def choose(settings: TuneSettings, objective, trials, alpha):
+    """(pick, its refit model, its scores, most accurate fit, its scores, refit choice or None).
+
+    ``paper``: the paper's argmax over the fits, then refit. ``robust``: the lower-bound ranking's
+    candidates and the most accurate fit refit on all training rows, the pick chosen among the refits.
+    """
+    from ..experiments import refit_choice
+    from ..fairband import Selection, select_best
+    from ..fairband.selection import successful_fits
+
+    accurate = select_best(trials, alpha=1.0)
+    if settings.selection == "paper":
+        pick = select_best(trials, alpha=alpha)
+        model, pick_scores = _evaluate_pick(objective, pick.trial)
+        return pick, model, pick_scores, accurate, _evaluate_pick(objective, accurate.trial)[1], None
+    ranked = select_best(trials, alpha=alpha, rule="robust")
+    choice = refit_choice(objective, ranked, accurate.trial)
+    chosen, best = choice.chosen, choice.most_accurate
+    pick = Selection(chosen.trial, ranked.alpha, chosen.lower_score(ranked.alpha),
+                     _robust_rule(ranked, choice, len(successful_fits(trials))), ranked.alpha_rule, ranked.candidates)
+    return (pick, chosen.model, {"validation": chosen.validation, "test": chosen.test}, accurate,
+            {"validation": best.validation, "test": best.test}, choice)
+
+
+def budget_floor(selection: str) -> dict:
+    """The objective's floor on rows per fit: the small-data floor with the robust rule, none with the paper's.
+
+    >>> budget_floor("paper")
+    {}
+    """
+    from ..experiments.objective import SMALL_DATA_FLOOR
+
+    return dict(SMALL_DATA_FLOOR) if selection == "robust" else {}
+
+
+def family_of(trial, families) -> str:
+    """The model family of a fit (its ``model`` parameter, or the one family tuned)."""
+    return str(trial.params.get("model", families[0] if len(families) == 1 else "?"))
+
+
 def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     """Run (or resume, or join) the study, then pick, refit, test and register.
 
@@ -281,7 +362,6 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     >>> settings.tuner, target_trials(settings)
     ('FB-bal', 206)
     """
-    from ..fairband import select_best
     from ..experiments import FairnessObjective
     from ..mlflow.tracking import FairnessTrackingCallback
     from . import mlflow_study
@@ -293,7 +373,7 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     data = load_source(settings)
     families = _families(settings, data)
     objective = FairnessObjective(data, profile=settings.profile, families=families, seed=settings.seed,
-                                  max_train_rows=settings.max_train_rows)
+                                  max_train_rows=settings.max_train_rows, **budget_floor(settings.selection))
     stale = StaleTrialCallbacks()
     study = open_study(settings, study_configuration(settings, data, families), on_stale=stale,
                        metric_names=(data.task.accuracy_name, data.task.fairness_name))
@@ -330,13 +410,12 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
             return result
 
         track_missing(tracker, study, run, settle=2 * settings.heartbeat)  # fits whose worker died before logging
-        pick = select_best(trials, alpha=alpha)
-        accurate = select_best(trials, alpha=1.0)
-        model, pick_scores = _evaluate_pick(objective, pick.trial)
-        _, accurate_scores = _evaluate_pick(objective, accurate.trial)
+        pick, model, pick_scores, accurate, accurate_scores, result.choice = choose(settings, objective, trials, alpha)
         result.rows = {
-            f"Fairband pick (#{pick.trial.number})": {"trial": pick.trial, **pick_scores},
-            f"most accurate (#{accurate.trial.number})": {"trial": accurate.trial, **accurate_scores},
+            f"Fairband pick (#{pick.trial.number}, {family_of(pick.trial, families)})":
+                {"trial": pick.trial, **pick_scores},
+            f"most accurate (#{accurate.trial.number}, {family_of(accurate.trial, families)})":
+                {"trial": accurate.trial, **accurate_scores},
         }
         # A re-run of a finished study reports what an earlier run registered instead of registering again.
         result.registered = mlflow_study.registered_version(tracker.client, settings.model_name,
@@ -345,6 +424,7 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
         if not result.already_registered:
             result.registered = _register(settings, study, objective, pick, model, pick_scores, accurate,
                                            accurate_scores)
+        mlflow_study.log_pick(tracker, study, result.rows, result.choice)
         tracker.finish(study)
     result.links = mlflow_study.publish(tracker, study, pick.trial,
                                         description=mlflow_study.describe_task(data, alpha))
@@ -360,6 +440,7 @@ def study_params(settings: TuneSettings, data, families, alpha) -> dict:
         "dataset": settings.source_name, "data_source": data.source or settings.source_name,
         "data_sha256": mlflow_study.data_sha256(data), "rows": len(data.y), **mlflow_study.task_params(data),
         "method": settings.tuner, "alpha_rule": "auto (FB-auto)" if alpha == "auto" else f"{float(alpha):g}",
+        "selection": settings.selection,
         "profile": settings.profile, "seed": settings.seed, "iterations": settings.iterations,
         "fits": target_trials(settings), "families": ",".join(families),
         "max_train_rows": settings.max_train_rows if settings.max_train_rows is not None else "all",
@@ -388,17 +469,19 @@ def _description(settings, study, objective, pick, scores, accurate, accurate_sc
     def row(label, trial, measured):
         v, t = measured["validation"], measured["test"]
         family = f", {trial.params['model']}" if "model" in trial.params else ""
-        return (f"| {label} (trial {trial.number}{family}) | {v['accuracy']:.4f} | {v['fairness']:.4f} "
-                f"| {t['accuracy']:.4f} | {t['fairness']:.4f} |")
+        return (f"| {label} (trial {trial.number}{family}) | {with_interval(v, 'accuracy')} "
+                f"| {with_interval(v, 'fairness')} | {t['accuracy']:.4f} | {t['fairness']:.4f} |")
 
-    task = objective.task
+    task, v = objective.task, scores["validation"]
     return "\n".join([
         f"fairops tune on `{settings.source_name}`: {settings.tuner}, profile {settings.profile}, "
-        f"seed {settings.seed}.",
+        f"seed {settings.seed}, selection {settings.selection}.",
         f"Task `{task}`: accuracy = {task.metric} at {task.target} = {task.target_value:g}, fairness = "
-        f"{task.fairness.upper()} ratio over {', '.join(task.sensitive)}; the positive class is {task.positive or 'label 1'}.",
+        f"{task.fairness.upper()} ratio over {task.over}; the positive class is {task.positive or 'label 1'}.",
+        f"Validation fairness of this model: {with_interval(v, 'fairness')} (90% confidence interval from "
+        f"the group counts); test fairness {scores['test']['fairness']:.4f}.",
         f"Selection: {describe(pick, study)}.",
-        "Scores of the models refit on all training rows:",
+        "Scores of the models refit on all training rows (validation: value [90% interval]):",
         "",
         "| | validation accuracy | validation fairness | test accuracy | test fairness |",
         "|---|---|---|---|---|",
@@ -432,28 +515,39 @@ def _register(settings, study, objective, pick, model, scores, accurate, accurat
     )
 
 
+def with_interval(figures: dict, name: str) -> str:
+    """``value [low, high]`` of a validation figure (the value alone when it has no interval).
+
+    >>> with_interval({"fairness": 0.9, "fairness_low": 0.75, "fairness_high": 1.0}, "fairness")
+    '0.9000 [0.7500, 1.0000]'
+    """
+    low, high = figures.get(f"{name}_low"), figures.get(f"{name}_high")
+    text = f"{figures[name]:.4f}"
+    return text if low is None or high is None else f"{text} [{low:.4f}, {high:.4f}]"
+
+
 def print_summary(result: TuneResult, *, out=None) -> None:
-    """The pick vs the most accurate fit, on validation (refit) and test, and where to look next."""
+    """The pick vs the most accurate fit, on validation (refit, with intervals) and test, and where to look next."""
     out = out or sys.stdout
     task = result.task
     accuracy, fairness = (task.metric, task.fairness_label) if task else ("accuracy", "fairness")
-    width = max(11, len(accuracy) + 2, len(fairness) + 2)
-    print("\n" + f"{'':<28}{'validation':>{2 * width}}{'test':>{2 * width}}", file=out)
-    print(f"{'':<28}" + f"{accuracy:>{width}}{fairness:>{width}}" * 2, file=out)
+    label_width = max([28, *(len(label) + 2 for label in result.rows)])
+    wide, width = 25, max(11, len(accuracy) + 2, len(fairness) + 2)
+    print("\n" + f"{'':<{label_width}}{'validation':>{2 * wide}}{'test':>{2 * width}}", file=out)
+    print(f"{'':<{label_width}}{accuracy:>{wide}}{fairness:>{wide}}{accuracy:>{width}}{fairness:>{width}}", file=out)
     for label, row in result.rows.items():
         v, t = row["validation"], row["test"]
-        print(f"{label:<28}" + "".join(f"{value:>{width}.4f}" for value in
-                                      (v["accuracy"], v["fairness"], t["accuracy"], t["fairness"])), file=out)
+        print(f"{label:<{label_width}}{with_interval(v, 'accuracy'):>{wide}}{with_interval(v, 'fairness'):>{wide}}"
+              f"{t['accuracy']:>{width}.4f}{t['fairness']:>{width}.4f}", file=out)
     if task is not None:
         print(f"({accuracy} = {task.accuracy_name}; {fairness} = lowest / highest over "
-              f"{', '.join(task.sensitive)}; positive class: {task.positive or 'label 1'})", file=out)
-    print("(models refit on all training rows; the test rows are scored at the threshold set on the "
-          "validation rows)", file=out)
-    failed = sum(result.failures.values())
-    if failed:
-        reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(result.failures.items()))
-        print(f"failed fits: {failed} of {result.fits} ({reasons}); they rank last and are never picked",
-              file=out)
+              f"{task.over}; positive class: {task.positive or 'label 1'})", file=out)
+    print("(models refit on all training rows; validation: value [90% confidence interval]; the test rows are "
+          "scored at the threshold set on the validation rows)", file=out)
+    if result.choice is not None:
+        print(_refit_note(result.choice), file=out)
+    if result.failures:
+        print(failure_note(result.failures, result.fits), file=out)
     settings = result.settings
     if result.already_registered:
         print(f"\nalready registered by an earlier run of this study: {settings.model_name} version "
@@ -466,6 +560,14 @@ def print_summary(result: TuneResult, *, out=None) -> None:
         print(result.links.text(), file=out)
 
 
+def _refit_note(choice) -> str:
+    """One line on the robust rule's refits: how many, and which the most accurate refit dominated."""
+    dominated = ", ".join(f"#{n}" for n in choice.dominated if n != choice.most_accurate.trial.number)
+    return (f"(robust selection: {len(choice.refits)} fits refit on all training rows; "
+            + (f"dropped as dominated by the most accurate refit: {dominated})" if dominated
+               else "none dominated by the most accurate refit)"))
+
+
 def _run(args) -> int:
     if args.data is not None:
         refuse_options(args, ["--dataset"], "with --data FILE: give one data source")
@@ -475,7 +577,7 @@ def _run(args) -> int:
                        "(they go with --data FILE)")
     settings = TuneSettings(
         dataset=None if args.data else args.dataset, data=args.data, target=args.target,
-        sensitive=args.sensitive, task=args.task, method=args.method, alpha=args.alpha,
+        sensitive=args.sensitive, task=args.task, method=args.method, selection=args.selection, alpha=args.alpha,
         iterations=args.iterations, profile=args.profile,
         families=args.families.split(",") if args.families else None, max_train_rows=args.max_train_rows,
         storage=args.storage, tracking_uri=args.tracking_uri, project_dir=args.project_dir,
@@ -501,6 +603,7 @@ def add_parser(subcommands) -> None:
     source.add_argument("--max-train-rows", type=int, help="subsample the training rows (quick looks)")
     search = parser.add_argument_group("search")
     search.add_argument("--method", default=TuneSettings.method, choices=sorted(METHODS))
+    search.add_argument("--selection", default=TuneSettings.selection, choices=list(SELECTIONS), help=SELECTION_HELP)
     search.add_argument("--alpha", type=float, help="fixed alpha in [0, 1] instead of the method's")
     search.add_argument("--iterations", type=int, default=TuneSettings.iterations, help="Fairband iterations (206 fits each)")
     search.add_argument("--profile", default=TuneSettings.profile, choices=["fast", "paper"])

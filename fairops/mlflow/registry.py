@@ -120,6 +120,8 @@ def rule_kind(selection: Selection) -> str:
 def describe(selection: Selection, study_or_trials) -> str:
     """The rule that made ``selection``, in one line (the alpha rule and its value for a Fairband pick)."""
     kind = rule_kind(selection)
+    if selection.rule.startswith("robust"):
+        return selection.rule
     if kind == "fairband":
         setting = selection.alpha_rule
         how = ("alpha rule auto (0.5*(mean fairness - mean accuracy) + 0.5 over all fits)" if setting == "auto"
