@@ -198,6 +198,11 @@ class FairnessObjective:
         _, point = self._validation_metrics(model)
         return self._pair(self._test_metrics(model, point))
 
+    def unfitted(self, frozen_trial):
+        """A new, unfitted model of a finished trial's configuration."""
+        return make_model(FixedTrial(frozen_trial.params, number=frozen_trial.number), profile=self.profile,
+                          families=self.families, seed=self.seed, X_example=self.dataset.X)
+
     def refit(self, frozen_trial, fraction: float = 1.0):
         """The trial's configuration fitted on ``fraction`` of the training rows (all of them by default)."""
         return self._fit(FixedTrial(frozen_trial.params, number=frozen_trial.number), fraction)

@@ -6,7 +6,9 @@ on both validation figures. :func:`refit_choice` refits the robust rule's candid
 accurate fit on all training rows, drops every refit the most accurate refit dominates on validation
 (no better on either figure, worse on one) and keeps the refit with the highest ``o`` of lower
 confidence bounds. The most accurate refit is always among those kept, so the choice is never dominated
-by it.
+by it. The bounds the choice compares come from cross-validation over the training and validation rows
+(:func:`~fairops.experiments.cross_validation.cross_validated`, ``folds=5``): the validation rows alone
+leave so few events behind a ratio that the choice between a few candidates would be a coin toss.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fairops.fairband import ranking
+
+from .cross_validation import cross_validated
+from .objective import ConstantScoresError
 
 
 def dominates(a: dict, b: dict) -> bool:
@@ -36,9 +41,11 @@ class Refit:
     model: object
     validation: dict
     test: dict
+    assessed: dict | None = None  # cross-validated figures, when the choice used them
 
     def lower_score(self, alpha: float) -> float:
-        return ranking.weighted_score(self.validation["accuracy_low"], self.validation["fairness_low"], alpha)
+        figures = self.assessed or self.validation
+        return ranking.weighted_score(figures["accuracy_low"], figures["fairness_low"], alpha)
 
 
 @dataclass
@@ -50,15 +57,6 @@ class RefitChoice:
     refits: dict = field(default_factory=dict)
     dominated: tuple = ()
 
-    def summary(self) -> dict:
-        """Flat figures for a tracking run: the chosen refit and the most accurate one, on validation."""
-        out = {"refit_candidates": float(len(self.refits)), "refit_dominated": float(len(self.dominated))}
-        for prefix, refit in (("pick", self.chosen), ("most_accurate", self.most_accurate)):
-            for name in ("accuracy", "accuracy_low", "accuracy_high", "fairness", "fairness_low", "fairness_high"):
-                out[f"{prefix}_refit_{name}"] = refit.validation[name]
-            out[f"{prefix}_refit_trial"] = float(refit.trial.number)
-        return out
-
 
 def refit_all(objective, trial) -> Refit:
     """``trial``'s configuration refit on all training rows and scored on validation and test."""
@@ -66,13 +64,14 @@ def refit_all(objective, trial) -> Refit:
     return Refit(trial, model, objective.evaluate(model, "validation"), objective.evaluate(model, "test"))
 
 
-def refit_choice(objective, selection, most_accurate, *, refit=refit_all) -> RefitChoice:
+def refit_choice(objective, selection, most_accurate, *, refit=refit_all, folds: int | None = 5) -> RefitChoice:
     """Refit ``selection.candidates`` (or its trial) and ``most_accurate`` on all training rows; choose.
 
     ``objective`` is a :class:`~fairops.experiments.FairnessObjective`; ``selection`` comes from
     ``select_best(..., rule="robust")``. Among the refits the most accurate refit does not dominate on
     validation, the highest ``o`` of the lower bounds wins (alpha of the selection; ties: the earlier
-    candidate).
+    candidate); the bounds are cross-validated over ``folds`` folds of the training and validation rows,
+    or (``folds=None``) the validation rows' own.
     """
     trials = list(selection.candidates or (selection.trial,))
     refits = {}
@@ -82,5 +81,11 @@ def refit_choice(objective, selection, most_accurate, *, refit=refit_all) -> Ref
     accurate = refits[most_accurate.number]
     dominated = tuple(n for n, r in refits.items() if dominates(accurate.validation, r.validation))
     kept = [r for n, r in refits.items() if n not in dominated]
+    if folds is not None and len(kept) > 1:
+        for candidate in kept:
+            try:
+                candidate.assessed = cross_validated(objective, candidate.trial, folds)
+            except ConstantScoresError:  # constant out of fold: it cannot be told apart from noise
+                candidate.assessed = {**candidate.validation, "accuracy_low": 0.0, "fairness_low": 0.0}
     chosen = max(kept, key=lambda r: r.lower_score(selection.alpha))  # max keeps the first of equals
     return RefitChoice(chosen, accurate, refits, dominated)

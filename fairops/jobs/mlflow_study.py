@@ -132,7 +132,8 @@ def log_pick(tracker, study, rows: dict, choice=None) -> None:
     if choice is not None:
         compared = [{"trial": n, "family": str(r.trial.params.get("model", "")), "chosen": r is choice.chosen,
                      "most_accurate": r is choice.most_accurate, "dominated": n in choice.dominated,
-                     "validation": r.validation, "test": r.test} for n, r in choice.refits.items()]
+                     "validation": r.validation, "test": r.test, "cross_validated": r.assessed}
+                    for n, r in choice.refits.items()]
         tracker.client.log_dict(parent, {"refits": compared}, "selection/refit_comparison.json")
 
 

@@ -311,8 +311,9 @@ def _robust_rule(ranked, choice, n_fits: int) -> str:
     how = "rule auto" if setting == "auto" else f"fixed at {float(setting):g}"
     tried = ", ".join(f"#{n}" for n in choice.refits)
     return (f"robust: argmax alpha*accuracy_low + (1-alpha)*fairness_low over {n_fits} fits (90% lower bounds, "
-            f"alpha {how} = {ranked.alpha:.4g}); refit on all training rows: {tried}; chosen among the refits "
-            f"the most accurate fit's refit (#{choice.most_accurate.trial.number}) does not dominate on validation")
+            f"alpha {how} = {ranked.alpha:.4g}); refit on all training rows: {tried}; chosen by the same score, "
+            "cross-validated over the training and validation rows, among the refits the most accurate fit's refit "
+            f"(#{choice.most_accurate.trial.number}) does not dominate on validation")
 
 
 def choose(settings: TuneSettings, objective, trials, alpha):
@@ -562,10 +563,15 @@ def print_summary(result: TuneResult, *, out=None) -> None:
 
 def _refit_note(choice) -> str:
     """One line on the robust rule's refits: how many, and which the most accurate refit dominated."""
-    dominated = ", ".join(f"#{n}" for n in choice.dominated if n != choice.most_accurate.trial.number)
-    return (f"(robust selection: {len(choice.refits)} fits refit on all training rows; "
-            + (f"dropped as dominated by the most accurate refit: {dominated})" if dominated
-               else "none dominated by the most accurate refit)"))
+    dominated = ", ".join(f"#{n}" for n in choice.dominated)
+    note = (f"(robust selection: {len(choice.refits)} fits refit on all training rows; "
+            + (f"dropped as dominated by the most accurate refit: {dominated}" if dominated
+               else "none dominated by the most accurate refit"))
+    assessed = choice.chosen.assessed
+    if assessed is not None:
+        note += (f"; chosen on 5-fold cross-validation over the training and validation rows, where the pick's "
+                 f"fairness is {with_interval(assessed, 'fairness')}")
+    return note + ")"
 
 
 def _run(args) -> int:
