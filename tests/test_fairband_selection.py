@@ -97,6 +97,15 @@ def test_robust_rule_prefers_the_ratio_with_more_rows_behind_it():
     assert select_best(study, alpha=0.5, rule="robust").trial.number == 1
 
 
+def test_robust_candidates_include_the_best_fits_at_the_largest_budget():
+    study = optuna.create_study(directions=["maximize", "maximize"])
+    for number, (low, budget) in enumerate([(0.9, 1 / 81), (0.8, 1 / 81), (0.5, 1.0), (0.7, 1 / 9), (0.4, 1.0)]):
+        study.add_trial(create_trial(values=[0.8, 0.9], user_attrs={
+            "budget": budget, "intervals": {"accuracy": [0.7, 0.9], "fairness": [low, 1.0]}}))
+    pick = select_best(study, alpha=0.5, rule="robust", candidates=2)
+    assert pick.trial.number == 0 and [t.number for t in pick.candidates] == [0, 1, 2, 4]
+
+
 def test_robust_rule_needs_intervals_and_a_known_rule():
     study = _study([(0.8, 0.9)])
     with pytest.raises(ValueError, match="trial 0 has no user attribute 'intervals'"):

@@ -128,9 +128,14 @@ def _robust(fits: list[FrozenTrial], alpha, candidates: int) -> Selection:
     entries = [(t.number, *lower_bounds(t)) for t in fits]
     by_number = {t.number: t for t in fits}
     order = [by_number[number] for number in ranking.rank(entries, value, ties="key")]
+    # A fit on a small budget is another model than its refit on all rows (often a weak, and so fair-looking,
+    # one); the fits at the largest budget are the models that get registered, so their best join the list.
+    largest = max(float(t.user_attrs.get("budget", 1.0)) for t in fits)
+    full = [t for t in order if float(t.user_attrs.get("budget", 1.0)) == largest]
+    chosen = list({t.number: t for t in [*order[:candidates], *full[:candidates]]}.values())
     best = order[0]
     return Selection(best, value, ranking.weighted_score(*lower_bounds(best), value),
-                     f"argmax lower-bound o, alpha={alpha}", alpha, tuple(order[:candidates]))
+                     f"argmax lower-bound o, alpha={alpha}", alpha, tuple(chosen))
 
 
 def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = None,
@@ -139,7 +144,8 @@ def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = Non
 
     ``alpha=None`` uses the alpha setting the FairbandSampler of the study ran with. ``rule="robust"``
     ranks by ``o`` of the lower confidence bounds (alpha from the point values, as the paper's) and
-    keeps the best ``candidates`` fits in :attr:`Selection.candidates`.
+    keeps the best ``candidates`` fits, and the best ``candidates`` at the largest budget (user attribute
+    ``budget``), in :attr:`Selection.candidates`.
 
     >>> import optuna
     >>> study = optuna.create_study(directions=["maximize", "maximize"])
