@@ -47,6 +47,7 @@ def test_interval_contains_the_point_estimate_and_1_caps_it():
     point = min(events / bases) / max(events / bases)
     assert low < point <= high <= 1.0
     assert ratio_interval((np.array([0, 0]), np.array([50, 60])))[1] == 1.0
+    assert ratio_interval((np.array([0, 3]), np.array([13, 90])))[0] == 0.0  # no events in a group: ratio 0
     assert wilson_interval(0, 0) == (0.0, 1.0)
 
 

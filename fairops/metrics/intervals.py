@@ -93,7 +93,14 @@ def ratio_interval(counts, *, level: float = LEVEL) -> tuple[float, float]:
         _, upper = _pair_bounds(events, bases, _z(tail / n_pairs))
         low = min(low, float(lower[off_diagonal].min()))
         high = min(high, float(upper[off_diagonal].min()))
-    return min(low, 1.0), min(high, 1.0)
+    # The 0.5 added to the counts can lift a bound past the point estimate when a group has no events.
+    point = min(_point_ratio(events, bases) for events, bases in arrays)
+    return min(low, point), max(min(high, 1.0), point)
+
+
+def _point_ratio(events: np.ndarray, bases: np.ndarray) -> float:
+    rates = events / bases
+    return float(rates.min() / rates.max()) if rates.max() > 0 else 1.0
 
 
 def rate_counts(rates, rate: str):
