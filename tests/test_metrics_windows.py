@@ -1,0 +1,71 @@
+"""Fairness-ratio intervals and the monitoring alert rule: exact binomial bounds, coverage and the
+false-alarm rate of windows without drift, by simulation."""
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from fairops.metrics import OperatingPoint, Task, group_rates
+from fairops.metrics.ratio_interval import clopper_pearson, interval_from_counts, ratio_interval
+from fairops.metrics.windows import ALERT_LEVEL, score_window
+
+TASK = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["g"])
+
+
+@pytest.mark.parametrize("k, n", [(0, 7), (3, 7), (7, 7), (120, 400)])
+def test_clopper_pearson_matches_scipy(k, n):
+    oracle = binomtest(k, n).proportion_ci(confidence_level=0.9, method="exact")
+    lower, upper = clopper_pearson([k], [n], 0.9)
+    assert lower[0] == pytest.approx(oracle.low, abs=1e-9) and upper[0] == pytest.approx(oracle.high, abs=1e-9)
+
+
+def test_groups_without_the_rate_are_left_out_and_one_group_is_undefined():
+    assert np.isnan(interval_from_counts([3, 0], [5, 0])).all()
+    assert interval_from_counts([3, 0, 4], [5, 0, 5]) == interval_from_counts([3, 4], [5, 5])
+    with pytest.raises(ValueError, match="level"):
+        interval_from_counts([1, 2], [3, 4], level=1.0)
+
+
+def test_interval_covers_the_true_ratio_of_three_groups():
+    rng = np.random.default_rng(3)
+    rates, sizes = np.array([0.5, 0.4, 0.45]), np.array([80, 200, 60])
+    truth = rates.min() / rates.max()
+    bounds = [interval_from_counts(rng.binomial(sizes, rates), sizes, level=0.9) for _ in range(2000)]
+    covered = np.mean([low <= truth <= high for low, high in bounds])
+    assert covered >= 0.9
+
+
+def _window(rng, n, tpr_by_group):
+    """Rows of groups a/b whose positives are decided positive with the group's TPR (score 1 vs 0)."""
+    g = rng.choice(["a", "b"], n)
+    y = rng.integers(0, 2, n)
+    hit = rng.random(n) < np.where(g == "a", tpr_by_group[0], tpr_by_group[1])
+    score = np.where(y == 1, hit, rng.random(n) < 0.1).astype(float)
+    return y, score, {"g": g}
+
+
+@pytest.mark.parametrize("tprs", [(0.6, 0.6), (0.6, 0.48)])
+def test_false_alarm_rate_without_drift_is_at_most_five_percent(tprs):
+    """Baselines from 2000 validation rows, windows of 800 rows of the same distribution."""
+    rng = np.random.default_rng(0)
+    point = OperatingPoint(0.5, 0.0)
+    alarms = []
+    for _ in range(30):
+        y, score, groups = _window(rng, 2000, tprs)
+        rates = group_rates(y, point.apply(score), groups)
+        baseline_lower = ratio_interval(rates, "tpr", level=ALERT_LEVEL)[0]
+        for _ in range(30):
+            window = score_window(TASK, *_window(rng, 800, tprs), point)
+            alarms.append(window.alerts(1.0, baseline_lower))
+    assert np.mean(alarms) <= 0.05
+
+
+def test_a_collapsed_window_alerts_and_reports_its_counts():
+    rng = np.random.default_rng(1)
+    y, score, groups = _window(rng, 800, (0.6, 0.15))
+    window = score_window(TASK, y, score, groups, OperatingPoint(0.5, 0.0))
+    assert window.fairness_upper < 0.5 and window.alerts(0.9, 0.7) and not window.alerts(0.3)
+    for group, (hits, positives) in window.groups.items():  # TPR counts: true positives over positives
+        rows = (groups["g"] == group) & (y == 1)
+        assert (hits, positives) == (int((score[rows] > 0.5).sum()), int(rows.sum()))
+    assert window.accuracy_lower <= window.accuracy <= window.accuracy_upper
