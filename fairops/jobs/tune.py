@@ -66,6 +66,7 @@ class TuneSettings:
     n_jobs: int = 1
     seed: int = 0
     finalize: bool = True
+    promote: bool = False
     progress: bool = True
     wait_timeout: float = 3600.0
     heartbeat: float = HEARTBEAT_SECONDS
@@ -132,6 +133,7 @@ class TuneResult:
     task: object = None
     failures: dict = field(default_factory=dict)
     choice: object = None
+    verdict: object = None
 
 
 class _ConstantFitWarnings(logging.Filter):
@@ -425,6 +427,8 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
         if not result.already_registered:
             result.registered = _register(settings, study, objective, pick, model, pick_scores, accurate,
                                            accurate_scores)
+            if settings.promote and result.registered.kept_version is not None:
+                result.verdict = _promote_now(settings, objective, result.registered)
         mlflow_study.log_pick(tracker, study, result.rows, result.choice)
         tracker.finish(study)
     result.links = mlflow_study.publish(tracker, study, pick.trial,
@@ -494,6 +498,14 @@ def _description(settings, study, objective, pick, scores, accurate, accurate_sc
     ])
 
 
+def lifecycle_tags(objective, model, seed: int) -> dict:
+    """The version tags :mod:`fairops.mlflow.version_record` reads, from the refit pick's validation rows."""
+    from ..mlflow.version_record import validation_tags
+
+    X, y, sensitive = objective.rows("validation")
+    return validation_tags(objective.task, y, model.predict_proba(X)[:, 1], sensitive, seed=seed)
+
+
 def _register(settings, study, objective, pick, model, scores, accurate, accurate_scores):
     from ..mlflow.registry import register_best
     from ..models import InputSchema
@@ -505,8 +517,8 @@ def _register(settings, study, objective, pick, model, scores, accurate, accurat
     compared = {"trial": accurate.trial.number, "validation_refit": accurate_scores["validation"],
                 "test": accurate_scores["test"]}
     return register_best(
-        study, settings.model_name, rule=pick, alias="champion",
-        refit=lambda params, trial: servable, tracking_uri=settings.tracking_uri,
+        study, settings.model_name, rule=pick, alias="champion", if_taken="challenger",
+        refit=lambda params, trial: servable, extra_tags=lifecycle_tags(objective, servable, settings.seed), tracking_uri=settings.tracking_uri,
         experiment_name=settings.study_name, input_example=_as_text(X_test.head(5)),
         log_options={"input_schema": schema},
         description=_description(settings, study, objective, pick, scores, accurate, accurate_scores),
@@ -525,6 +537,36 @@ def with_interval(figures: dict, name: str) -> str:
     low, high = figures.get(f"{name}_low"), figures.get(f"{name}_high")
     text = f"{figures[name]:.4f}"
     return text if low is None or high is None else f"{text} [{low:.4f}, {high:.4f}]"
+
+
+def _print_registered(result: TuneResult, out) -> None:
+    """Where the new version went: ``@champion``, or ``@challenger`` beside the champion, with the gate."""
+    from .promote import promote_command
+
+    settings, registered = result.settings, result.registered
+    print(f"\nregistered: models:/{settings.model_name}@{registered.alias} (version {registered.version})", file=out)
+    if registered.kept_version is None:
+        return
+    print(f"@champion stays version {registered.kept_version}; version {registered.version} is the challenger",
+          file=out)
+    if result.verdict is not None:
+        print(f"promotion gate on the test rows: {result.verdict.text()}", file=out)
+        return
+    default_uri = settings.tracking_uri == f"sqlite:///{Path(settings.project_dir) / 'mlflow.db'}"
+    command = promote_command(settings.model_name, dataset=settings.dataset, data=settings.data,
+                              target=settings.target, sensitive=settings.sensitive,
+                              seed=settings.seed, project_dir=settings.project_dir,
+                              tracking_uri=None if default_uri else settings.tracking_uri)
+    print(f"gate it (fairness and accuracy against the champion on the same rows):\n  {command}", file=out)
+
+
+def _promote_now(settings: TuneSettings, objective, registered):
+    """``--promote``: the gate at once, on the test rows of this run's split."""
+    from ..mlflow.promotion import promote
+
+    X, y, sensitive = objective.rows("test")
+    return promote(settings.model_name, X, y, sensitive, candidate=registered.version, task=objective.task,
+                   tracking_uri=settings.tracking_uri)
 
 
 def print_summary(result: TuneResult, *, out=None) -> None:
@@ -555,8 +597,7 @@ def print_summary(result: TuneResult, *, out=None) -> None:
               f"{result.registered.version} (models:/{settings.model_name}/{result.registered.version}); "
               "nothing new registered", file=out)
     elif result.registered is not None:
-        print(f"\nregistered: models:/{settings.model_name}@champion (version {result.registered.version})",
-              file=out)
+        _print_registered(result, out)
     if result.links is not None:
         print(result.links.text(), file=out)
 
@@ -588,11 +629,11 @@ def _run(args) -> int:
         families=args.families.split(",") if args.families else None, max_train_rows=args.max_train_rows,
         storage=args.storage, tracking_uri=args.tracking_uri, project_dir=args.project_dir,
         study_name=args.study_name, model_name=args.model_name, n_jobs=args.n_jobs, seed=args.seed,
-        finalize=not args.no_finalize, progress=not args.no_progress, heartbeat=args.heartbeat,
+        finalize=not args.no_finalize, promote=args.promote, progress=not args.no_progress, heartbeat=args.heartbeat,
         wait_timeout=args.wait_timeout, min_fairness=args.min_fairness,
     )
-    run_tune(settings)
-    return 0
+    result = run_tune(settings)
+    return result.verdict.exit_code if result.verdict is not None else 0
 
 
 def add_parser(subcommands) -> None:
@@ -635,6 +676,9 @@ def add_parser(subcommands) -> None:
                             "heartbeats has its fits failed and fitted again by another (default: 10)")
     where.add_argument("--wait-timeout", type=float, default=TuneSettings.wait_timeout,
                        help="longest wait for another worker's fits before giving up with an error")
+    where.add_argument("--promote", action="store_true",
+                       help="when the new version becomes @challenger, run the promotion gate at once on the "
+                            "test rows (exit 3 when refused); see fairops promote")
     where.add_argument("--no-progress", action="store_true",
                        help=NO_PROGRESS_HELP)
     parser.set_defaults(run=_run)

@@ -61,6 +61,8 @@ class RegisteredBest:
     model_uri: str
     pick: Selection
     card: dict = field(default_factory=dict)
+    #: The version ``alias`` kept when the new version became the challenger (None: it took ``alias``).
+    kept_version: str | None = None
 
     @property
     def alias_uri(self) -> str:
@@ -219,11 +221,48 @@ def _logged_model_uri(client, experiment_id, study, trial) -> str:
     )
 
 
-def register_best(study, name: str, rule="fairband", *, alias: str = "champion", refit=None, alpha=None,
-                  tracking_uri=None, experiment_name=None, input_example=None, pip_requirements=None,
-                  description: str | None = None, card_notes: dict | None = None,
-                  log_options: dict | None = None) -> RegisteredBest:
+def _alias_holder(client, name: str, alias: str) -> str | None:
+    """The version ``alias`` points at, or None (no such alias, or no such registered model)."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return str(client.get_model_version_by_alias(name, alias).version)
+    except MlflowException:
+        return None
+
+
+def _check_aliases(alias, if_taken) -> None:
+    for label, value in (("alias", alias), ("if_taken", if_taken)):
+        if value is None and label == "if_taken":
+            continue
+        if not isinstance(value, str) or not value or (value.lower().startswith("v") and value[1:].isdigit()):
+            raise ValueError(f"{label} must be a non-empty name not of the form 'v<number>', got {value!r}")
+    if alias == if_taken:
+        raise ValueError(f"if_taken must differ from alias, both are {alias!r}")
+
+
+def _place_alias(client, name: str, version: str, alias: str, if_taken: str | None):
+    """Point ``alias`` (or ``if_taken`` when ``alias`` is held by another version) at ``version``;
+    returns the alias set and the version that kept ``alias`` (None when ``version`` took it)."""
+    kept = _alias_holder(client, name, alias) if if_taken else None
+    if kept is None or kept == version:
+        alias, kept = alias, None
+    else:
+        alias = if_taken
+    client.set_registered_model_alias(name, alias, version)
+    return alias, kept
+
+
+def register_best(study, name: str, rule="fairband", *, alias: str = "champion", if_taken: str | None = None,
+                  refit=None, alpha=None, tracking_uri=None, experiment_name=None, input_example=None,
+                  pip_requirements=None, description: str | None = None, card_notes: dict | None = None,
+                  log_options: dict | None = None, extra_tags: dict | None = None) -> RegisteredBest:
     """Select a trial, log and register its model, set ``alias``; see the module docstring.
+
+    ``if_taken`` (e.g. ``"challenger"``): when ``alias`` already points at a version of ``name``, the
+    new version gets ``if_taken`` instead and ``alias`` stays where it is (``kept_version`` of the
+    result); None moves ``alias`` to the new version unconditionally. ``version_tags`` are set on the
+    new version besides the selection's own.
 
     ``refit(params, trial)`` returns the fitted model for the chosen configuration (e.g. refit on the
     full training data); it is logged with its fairops flavor, ``log_options`` going to the flavor's
@@ -241,8 +280,7 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
 
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty registered model name, got {name!r}")
-    if not isinstance(alias, str) or not alias or (alias.lower().startswith("v") and alias[1:].isdigit()):
-        raise ValueError(f"alias must be a non-empty name not of the form 'v<number>', got {alias!r}")
+    _check_aliases(alias, if_taken)
     if refit is not None and not callable(refit):
         raise TypeError(f"refit must be None or a callable(params, trial) -> fitted model, got {refit!r}")
     pick = select(study, rule, alpha=alpha, tracking_uri=tracking_uri)
@@ -276,13 +314,14 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
                 pass
             version = client.create_model_version(name, source, run_id=run_id).version
             flavor = "logged with the trial"
-        client.set_registered_model_alias(name, alias, str(version))
+        alias, kept = _place_alias(client, name, str(version), alias, if_taken)
         client.update_model_version(name, str(version), description=description or default_description(study, pick))
         version_tags = {"selection_rule": rule_text, "selection_kind": rule_kind(pick),
                         "trial_number": str(pick.trial.number), "accuracy": f"{pick.trial.values[0]:.6g}",
                         "fairness": f"{pick.trial.values[1]:.6g}"}
         if pick.alpha is not None:
             version_tags.update(alpha_rule=str(pick.alpha_rule), selection_alpha=f"{pick.alpha:.6g}")
+        version_tags.update({str(k): str(v) for k, v in (extra_tags or {}).items()})
         for key, value in version_tags.items():
             client.set_model_version_tag(name, str(version), key, value)
         card = _card(study, pick, name, version, alias, flavor, refit is not None, card_notes)
@@ -297,4 +336,4 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
     except BaseException:
         client.set_terminated(run_id, "FAILED")
         raise
-    return RegisteredBest(name, str(version), alias, run_id, f"models:/{name}/{version}", pick, card)
+    return RegisteredBest(name, str(version), alias, run_id, f"models:/{name}/{version}", pick, card, kept)

@@ -1,0 +1,97 @@
+"""What a registered version records for its life after registration: its task, its threshold, its baseline.
+
+``fairops tune`` sets these tags on every version it registers, so that ``fairops promote`` and
+``fairops monitor`` score new rows the way the version was chosen:
+
+- ``fairops.task``, ``fairops.sensitive``, ``fairops.positive_class``: the task (accuracy metric at a
+  target, fairness ratio, sensitive columns);
+- ``fairops.threshold``, ``fairops.tie_share``, ``fairops.seed``: the operating point set on the
+  validation rows (scores above the threshold are positive; of those equal to it, the share ``tie_share``),
+  the rule applied unchanged to every later row;
+- ``fairops.validation_fairness`` and its interval ``fairops.validation_fairness_lower`` /
+  ``_upper`` at ``fairops.interval_level``: the baseline a monitored window is compared with.
+
+>>> from fairops.metrics import OperatingPoint, Task
+>>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
+>>> tags = record_tags(task, OperatingPoint(0.42, 1.0), seed=0, fairness=(0.9, 0.8, 1.0), level=0.975)
+>>> record = VersionRecord.from_tags(tags)
+>>> str(record.task), record.point.threshold, record.baseline_lower
+('precision@tpr=0.5,ratio=tpr', 0.42, 0.8)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fairops.metrics import OperatingPoint, Task
+
+PREFIX = "fairops."
+REQUIRED = ("task", "sensitive", "threshold", "tie_share")
+
+
+def record_tags(task: Task, point: OperatingPoint, *, seed: int, fairness: tuple, level: float) -> dict:
+    """The version tags for a task, its validation operating point and ``fairness = (value, lower, upper)``."""
+    value, lower, upper = (float(x) for x in fairness)
+    return {f"{PREFIX}{key}": str(value) for key, value in {
+        "task": str(task), "sensitive": ",".join(task.sensitive), "positive_class": task.positive or "label 1",
+        "threshold": repr(float(point.threshold)), "tie_share": repr(float(point.tie_share)), "seed": int(seed),
+        "validation_fairness": repr(value), "validation_fairness_lower": repr(lower),
+        "validation_fairness_upper": repr(upper), "interval_level": repr(float(level)),
+    }.items()}
+
+
+def validation_tags(task: Task, y, scores, sensitive, *, seed: int = 0) -> dict:
+    """The tags of a model whose validation rows got ``scores``: the task's operating point there, and
+    the fairness ratio at it with its interval at :data:`~fairops.metrics.windows.ALERT_LEVEL`.
+
+    >>> import numpy as np
+    >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["g"])
+    >>> y = np.array([1, 0, 1, 0] * 25); g = np.array(["a"] * 50 + ["b"] * 50)
+    >>> tags = validation_tags(task, y, np.linspace(0, 1, 100), {"g": g})
+    >>> tags["fairops.threshold"], tags["fairops.validation_fairness"]
+    ('0.5050505050505051', '0.0')
+    """
+    from fairops.metrics import group_rates, ratio_of
+    from fairops.metrics.ratio_interval import ratio_interval
+    from fairops.metrics.windows import ALERT_LEVEL
+
+    point = task.operating_point(y, scores, seed=seed)
+    rates = group_rates(y, point.apply(scores, seed=seed), task.select_sensitive(sensitive))
+    fairness = (ratio_of(rates, task.fairness), *ratio_interval(rates, task.fairness, level=ALERT_LEVEL))
+    return record_tags(task, point, seed=seed, fairness=fairness, level=ALERT_LEVEL)
+
+
+@dataclass(frozen=True)
+class VersionRecord:
+    """A version's task, operating point and validation fairness, read back from its tags."""
+
+    task: Task
+    point: OperatingPoint
+    seed: int
+    baseline: float | None
+    baseline_lower: float | None
+
+    @classmethod
+    def from_tags(cls, tags: dict, *, where: str = "the model version") -> "VersionRecord":
+        missing = [f"{PREFIX}{key}" for key in REQUIRED if f"{PREFIX}{key}" not in tags]
+        if missing:
+            raise ValueError(f"{where} has no tag(s) {missing}: it was not registered by fairops tune, so its task "
+                             "and threshold are unknown")
+        get = tags.get
+        sensitive = get(f"{PREFIX}sensitive").split(",")
+        positive = get(f"{PREFIX}positive_class") or None
+        task = Task.from_string(get(f"{PREFIX}task"), sensitive=sensitive, positive=positive)
+        point = OperatingPoint(float(get(f"{PREFIX}threshold")), float(get(f"{PREFIX}tie_share")))
+
+        def number(key):
+            text = get(f"{PREFIX}{key}")
+            return None if text is None else float(text)
+
+        return cls(task, point, int(get(f"{PREFIX}seed", "0")), number("validation_fairness"),
+                   number("validation_fairness_lower"))
+
+
+def read_record(client, name: str, version: str) -> VersionRecord:
+    """The :class:`VersionRecord` of a registered version (``ValueError`` naming the missing tags)."""
+    tags = client.get_model_version(name, str(version)).tags
+    return VersionRecord.from_tags(tags, where=f"model {name!r} version {version}")
