@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-COMMANDS = ("tune", "outliers", "compare", "baseline", "grpc-proxy")
+COMMANDS = ("tune", "promote", "monitor", "outliers", "compare", "baseline", "grpc-proxy")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -11,6 +11,10 @@
   run per Optuna study (its settings, anytime curve and trials table) and one child run per trial.
 - :mod:`fairops.mlflow.registry`: :func:`~fairops.mlflow.registry.register_best`, pick a trial by a rule,
   log and register its model, set an alias, attach a model card and a Pareto-front picture.
+- :mod:`fairops.mlflow.promotion`: :func:`~fairops.mlflow.promotion.promote` (also ``fairops.mlflow.promote``),
+  the fairness gate that moves ``@champion`` to a challenger only if it passes, the verdict recorded first.
+- :mod:`fairops.mlflow.monitoring`: fairness of the champion over windows of labelled rows, as step
+  metrics of a monitoring run, with an alert when a window falls significantly below the baseline.
 - :mod:`fairops.mlflow.ui_links`, :mod:`fairops.mlflow.study_views`: links that open MLflow's UI on a
   study's trials, on its Pareto front and pick, and on its anytime curve.
 
@@ -18,13 +22,20 @@ Submodules are imported on use so ``import fairops.mlflow`` stays cheap.
 
 >>> import fairops.mlflow
 >>> sorted(fairops.mlflow.__all__)
-['classifier', 'fairlof', 'loader', 'registry', 'scaff', 'sealing', 'study_views', 'tracking', 'ui_links']
+['classifier', 'fairlof', 'loader', 'monitoring', 'promotion', 'registry', 'scaff', 'sealing', 'study_views', 'tracking', 'ui_links', 'version_record']
 """
 
 import importlib
 
-__all__ = ["classifier", "fairlof", "loader", "registry", "scaff", "sealing", "study_views", "tracking",
-           "ui_links"]
+__all__ = ["classifier", "fairlof", "loader", "monitoring", "promotion", "registry", "scaff", "sealing",
+           "study_views", "tracking", "ui_links", "version_record"]
+
+
+def promote(*args, **kwargs):
+    """:func:`fairops.mlflow.promotion.promote`: gate a challenger, move ``@champion`` only if it passes."""
+    from .promotion import promote as gate
+
+    return gate(*args, **kwargs)
 
 
 def __getattr__(name):

@@ -11,6 +11,9 @@ logs, next to the default evaluator's metrics:
 - ``fairops_tpr_ratio``, ``fairops_fpr_ratio``, ``fairops_ppr_ratio`` (min over the columns) and
   the same per column (``fairops_tpr_ratio_sex``): lowest group rate / highest at the threshold
   reached by the target (default TPR 0.5, ties broken with ``seed``);
+- ``fairops_tpr_ratio_lower`` / ``_upper`` (and the same for FPR and positive rate): a confidence
+  interval for the ratio at ``interval_level`` (default 0.95) from the group counts
+  (:mod:`fairops.metrics.ratio_interval`; the level is split over the columns);
 - ``fairops_auc_s`` (and per column), ``fairops_auc_y``, ``fairops_precision``, ``fairops_recall``;
 - artifacts ``fairops_group_rates.csv`` (counts and rates per group) and ``fairops_group_roc.png``
   (one ROC curve per group, the operating point marked).
@@ -18,7 +21,7 @@ logs, next to the default evaluator's metrics:
 Config keys: ``sensitive_features`` (a column name or list of columns of ``data``, or
 ``{name: values}`` when the sensitive columns are not model inputs, e.g. with ``feature_names=``),
 ``target`` (``{"tpr": t}``, ``{"fpr": f}`` or ``{"top_k": k}``), ``pos_label`` (default 1),
-``seed`` (default 0). The evaluator opts in only when ``sensitive_features`` is in its config.
+``seed`` (default 0), ``interval_level`` (default 0.95). The evaluator opts in only when ``sensitive_features`` is in its config.
 Scores come from the model's ``predict_proba`` (column of ``pos_label``); a fairops SCAFF model's
 pyfunc output is already P(y = 1).
 
@@ -39,9 +42,10 @@ from mlflow.models.evaluation import EvaluationResult, ModelEvaluator
 from mlflow.models.evaluation.artifacts import CsvEvaluationArtifact, ImageEvaluationArtifact
 
 from fairops.metrics import auc_s, auc_y, binarize, group_rates, precision, ratio_of, recall
+from fairops.metrics.ratio_interval import ratio_interval
 
 RATES = ("tpr", "fpr", "ppr")
-CONFIG_KEYS = {"sensitive_features", "target", "pos_label", "seed"}
+CONFIG_KEYS = {"sensitive_features", "target", "pos_label", "seed", "interval_level"}
 RATES_FILE = "fairops_group_rates.csv"
 ROC_FILE = "fairops_group_roc.png"
 
@@ -165,14 +169,19 @@ class FairnessEvaluator(ModelEvaluator):
             "fairops_recall": recall(y, y_pred),
         }
         records = []
+        level = 1.0 - (1.0 - float(config.get("interval_level", 0.95))) / len(names)
         for name in names:
             rates = group_rates(y, y_pred, sensitive[name])
             records.extend({**record, "attribute": name} for record in rates.to_records())
             metrics[f"fairops_auc_s_{name}"] = auc_s(score, sensitive[name])
             for rate in RATES:
                 metrics[f"fairops_{rate}_ratio_{name}"] = ratio_of(rates, rate)
+                bounds = ratio_interval(rates, rate, level=level)
+                metrics[f"fairops_{rate}_ratio_lower_{name}"], metrics[f"fairops_{rate}_ratio_upper_{name}"] = bounds
         for rate in RATES:
-            metrics[f"fairops_{rate}_ratio"] = min(metrics[f"fairops_{rate}_ratio_{name}"] for name in names)
+            for part in ("", "_lower", "_upper"):
+                metrics[f"fairops_{rate}_ratio{part}"] = min(metrics[f"fairops_{rate}_ratio{part}_{name}"]
+                                                             for name in names)
         return metrics, pd.DataFrame.from_records(records), y, y_pred, sensitive
 
     def evaluate(self, *, model_type, dataset, run_id, evaluator_config, model=None, extra_metrics=None,

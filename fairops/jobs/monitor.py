@@ -1,0 +1,169 @@
+"""``fairops monitor MODEL``: the champion's accuracy and fairness over windows of labelled rows.
+
+Rows are scored in windows of ``--window N`` (file order, or the order of ``--time-column``) at the
+threshold the model was registered with; every window's accuracy and fairness, with intervals, become
+step metrics of one monitoring run in the model's experiment (step = window number, from 1), and a line
+is printed per window, ``ALERT window K: ...`` for a window whose fairness is significantly below the
+baseline (the champion's validation fairness unless ``--baseline`` is given). Exit status 3 when any
+window alerts, 0 otherwise, 2 on a usage or data error.
+
+Files are read in chunks and one window is held at a time, so a file of any length streams in bounded
+memory; a ``--time-column`` the file is not sorted by makes the whole file be read and sorted first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..datasets import LOADERS
+from .options import refuse_options
+
+CHUNK_ROWS = 200_000
+
+
+def read_chunks(path, chunk_rows: int = CHUNK_ROWS, columns=None):
+    """DataFrames of at most ``chunk_rows`` rows from a CSV or Parquet file, in file order."""
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"data file {str(path)!r} does not exist")
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        with pd.read_csv(path, chunksize=chunk_rows, usecols=columns) as reader:
+            yield from reader
+    elif suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows, columns=columns):
+            yield batch.to_pandas()
+    else:
+        raise ValueError(f"data file {str(path)!r} must end in .csv or .parquet")
+
+
+def windows_of(chunks, size: int):
+    """Frames of exactly ``size`` rows cut from a stream of frames (the last one may be shorter).
+
+    >>> import pandas as pd
+    >>> [len(w) for w in windows_of(iter([pd.DataFrame({"x": range(7)}), pd.DataFrame({"x": range(4)})]), 5)]
+    [5, 5, 1]
+    """
+    import pandas as pd
+
+    pending, held = [], 0
+    for chunk in chunks:
+        while len(chunk):
+            piece = chunk.iloc[:size - held]
+            chunk = chunk.iloc[len(piece):]
+            pending.append(piece)
+            held += len(piece)
+            if held == size:
+                yield pd.concat(pending, ignore_index=True)
+                pending, held = [], 0
+    if held:
+        yield pd.concat(pending, ignore_index=True)
+
+
+def binary_labels(column, positive=None) -> np.ndarray:
+    """0/1 labels: the column as it is when it holds only 0/1 (or booleans), else ``== positive``.
+
+    >>> binary_labels([1, 0, 1]).tolist(), binary_labels(["yes", "no"], positive="yes").tolist()
+    ([1, 0, 1], [1, 0])
+    """
+    import pandas as pd
+
+    values = pd.Series(column)
+    if values.isna().any():
+        raise ValueError(f"the label column has {int(values.isna().sum())} missing value(s)")
+    if positive is not None:
+        return (values.astype(str) == str(positive)).to_numpy(np.int8)
+    if not set(pd.unique(values).tolist()) <= {0, 1}:
+        shown = sorted(map(str, pd.unique(values)))[:4]
+        raise ValueError(f"the label column holds {shown}, not 0/1: give --positive VALUE (the class that is 1)")
+    return values.astype(np.int8).to_numpy()
+
+
+def _time_sorted(path, column) -> bool:
+    last = None
+    for chunk in read_chunks(path, columns=[column]):
+        values = chunk[column].to_numpy()
+        if len(values) and ((last is not None and values[0] < last) or (np.diff(values) < 0).any()):
+            return False
+        last = values[-1] if len(values) else last
+    return True
+
+
+def file_windows(path, size, target, sensitive, *, time_column=None, positive=None):
+    """``(X, y, sensitive)`` per window of a file (see the module docstring)."""
+    chunks = read_chunks(path)
+    if time_column is not None and not _time_sorted(path, time_column):
+        import pandas as pd
+
+        whole = pd.concat(list(read_chunks(path)), ignore_index=True)
+        chunks = iter([whole.sort_values(time_column, kind="stable", ignore_index=True)])
+    for frame in windows_of(chunks, size):
+        missing = [c for c in [target, *sensitive] if c not in frame.columns]
+        if missing:
+            raise ValueError(f"column(s) {missing} not in {Path(path).name}; it has {list(frame.columns)}")
+        yield frame.drop(columns=[target]), binary_labels(frame[target], positive), frame[sensitive].astype(str)
+
+
+def dataset_windows(name, size):
+    """``(X, y, sensitive)`` per window of a bundled data set's rows, in their order."""
+    from ..datasets import load_dataset
+
+    data = load_dataset(name)
+    for start in range(0, len(data.y), size):
+        rows = slice(start, start + size)
+        yield data.X.iloc[rows], data.y[rows], data.sensitive.iloc[rows]
+
+
+def _run(args) -> int:
+    from ..mlflow.monitoring import monitor
+    from .promote import tracking_uri_of
+    from .running import quiet_libraries
+
+    if args.window < 2:
+        raise ValueError(f"--window must be at least 2 rows, got {args.window}")
+    if (args.data is None) == (args.dataset is None):
+        raise ValueError("give either --data FILE (with --target and --sensitive) or --dataset NAME")
+    if args.dataset is not None:
+        refuse_options(args, ["--target", "--sensitive", "--time-column", "--positive"],
+                       "to a bundled --dataset, which brings its own label and sensitive columns")
+        windows = dataset_windows(args.dataset, args.window)
+    else:
+        if not args.target or not args.sensitive:
+            raise ValueError("--data needs --target COLUMN and --sensitive COLUMN[,COLUMN...]")
+        columns = [c.strip() for c in args.sensitive.split(",")]
+        windows = file_windows(args.data, args.window, args.target, columns, time_column=args.time_column,
+                               positive=args.positive)
+    quiet_libraries()
+    result = monitor(args.model, windows, version=args.version, baseline=args.baseline,
+                     tracking_uri=tracking_uri_of(args.project_dir, args.tracking_uri),
+                     params={"window": args.window, "source": args.data or args.dataset})
+    first = f" (first: window {result.alerts[0]})" if result.alerts else ""
+    print(f"{len(result.windows)} windows, {len(result.alerts)} alert(s){first}; model {args.model} version "
+          f"{result.version}; monitoring run {result.run_id}")
+    return result.exit_code
+
+
+def add_parser(subcommands) -> None:
+    from .promote import model_parser
+
+    parser = model_parser(subcommands, "monitor", "score labelled rows in windows with the champion; alert when "
+                          "fairness drops", __doc__)
+    source = parser.add_argument_group("rows")
+    source.add_argument("--data", help="a CSV or Parquet file of labelled rows, read in chunks")
+    source.add_argument("--dataset", choices=sorted(LOADERS), help="a bundled data set's rows, in order")
+    source.add_argument("--target", help="with --data: the label column")
+    source.add_argument("--positive", help="with --data: the label value that is class 1 (labels not 0/1)")
+    source.add_argument("--sensitive", help="with --data: sensitive column(s), comma-separated")
+    source.add_argument("--time-column", help="with --data: order the rows by this column")
+    source.add_argument("--window", type=int, required=True, help="rows per window")
+    model = parser.add_argument_group("model")
+    model.add_argument("--version", help="a version number or @alias (default: @champion)")
+    model.add_argument("--baseline", type=float,
+                       help="fairness ratio to compare with (default: the version's validation fairness interval)")
+    parser.set_defaults(run=_run)

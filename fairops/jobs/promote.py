@@ -1,0 +1,116 @@
+"""``fairops promote MODEL``: the fairness gate between ``@challenger`` and ``@champion``.
+
+Scores the candidate and the champion on the same labelled rows with MLflow's evaluator API and the
+fairops evaluator, decides with ``mlflow.validate_evaluation_results`` plus fairops' interval rule
+(:mod:`fairops.mlflow.promotion`), records the verdict, then moves ``@champion``. Exit status 0: the
+champion moved, or the candidate already is the champion; 3: refused, one line per failing check;
+2: a usage or data error.
+
+With ``--dataset NAME`` the rows are the test rows of the split ``fairops tune --seed S`` makes of
+that data set (rows no model of such a run was fitted or thresholded on); fresh labelled rows of one's
+own (``--data FILE``) make the stronger gate.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..datasets import LOADERS
+from .options import refuse_options
+
+DEFAULT_DROP = 0.02
+
+
+def gate_rows(dataset: str | None, data: str | None, target=None, sensitive=None, task=None, seed: int = 0):
+    """``(X, y, sensitive, task)``: a bundled data set's test rows (tune's split at ``seed``) or a whole file."""
+    from ..datasets import load_dataset, load_table, train_validation_test_split
+    from ..metrics import Task
+
+    if data is not None:
+        loaded = load_table(data, target=target, sensitive=sensitive)
+        columns = list(loaded.sensitive.columns)
+        return loaded.X, loaded.y, loaded.sensitive, (Task.from_string(task, sensitive=columns) if task else None)
+    loaded = load_dataset(dataset)
+    groups = loaded.sensitive[list(loaded.task.sensitive)]
+    rows = train_validation_test_split(loaded.y, groups, seed=seed).test
+    return loaded.X.iloc[rows], loaded.y[rows], loaded.sensitive.iloc[rows], loaded.task
+
+
+def tracking_uri_of(project_dir: str, tracking_uri: str | None) -> str:
+    """The tracking URI ``fairops tune`` used for this project (its SQLite store unless one was given)."""
+    if tracking_uri:
+        return tracking_uri
+    path = Path(project_dir).resolve() / "mlflow.db"
+    if not path.is_file():
+        raise ValueError(f"no MLflow store at {path}: give the --project-dir of a fairops tune run, or --tracking-uri")
+    return f"sqlite:///{path}"
+
+
+def promote_command(name: str, *, dataset=None, data=None, target=None, sensitive=None, seed=0,
+                    project_dir=None, tracking_uri=None) -> str:
+    """The ``fairops promote`` command line that gates a challenger on the same data (its registered task).
+
+    >>> promote_command("fairops-german", dataset="german", project_dir="/tmp/p")
+    'fairops promote fairops-german --dataset german --project-dir /tmp/p'
+    """
+    parts = ["fairops", "promote", name]
+    parts += ["--dataset", dataset] if data is None else ["--data", data, "--target", target, "--sensitive", sensitive]
+    if seed and data is None:
+        parts += ["--seed", str(seed)]
+    parts += ["--tracking-uri", tracking_uri] if tracking_uri else ["--project-dir", str(project_dir)]
+    return " ".join(parts)
+
+
+def _run(args) -> int:
+    from ..mlflow.promotion import promote
+    from .running import quiet_libraries
+
+    if args.data is not None:
+        refuse_options(args, ["--dataset", "--seed"], "with --data FILE: every row of the file is scored")
+    else:
+        refuse_options(args, ["--target", "--sensitive", "--task"],
+                       "to a bundled --dataset, which brings its own label, sensitive columns and task")
+        args.dataset = args.dataset or "adult"
+    if args.data is not None and (not args.target or not args.sensitive):
+        raise ValueError("--data needs --target COLUMN and --sensitive COLUMN[,COLUMN...]")
+    quiet_libraries()
+    uri = tracking_uri_of(args.project_dir, args.tracking_uri)
+    X, y, sensitive, task = gate_rows(args.dataset, args.data, args.target, args.sensitive, args.task, args.seed)
+    verdict = promote(args.model, X, y, sensitive, candidate=args.candidate, task=task,
+                      min_fairness=args.min_fairness, max_accuracy_drop=args.max_accuracy_drop, tracking_uri=uri)
+    print(verdict.text(), file=sys.stdout if verdict.passed else sys.stderr)
+    if verdict.run_id:
+        print(f"promotion run: {verdict.run_id} (both evaluations, the checks and gate.json)")
+    return verdict.exit_code
+
+
+def model_parser(subcommands, command: str, help: str, doc: str):
+    """A subcommand on one registered model: ``MODEL`` and where its registry is (as ``fairops tune`` has it)."""
+    parser = subcommands.add_parser(command, help=help, description=doc.split("\n\n")[0])
+    parser.add_argument("model", metavar="MODEL", help="registered model name (e.g. fairops-german)")
+    where = parser.add_argument_group("registry")
+    where.add_argument("--project-dir", default="fairops-project", help="the fairops tune project folder")
+    where.add_argument("--tracking-uri", help="MLflow tracking URI (e.g. http://mlflow:5000)")
+    return parser
+
+
+def add_parser(subcommands) -> None:
+    parser = model_parser(subcommands, "promote", "gate @challenger against @champion on the same rows; "
+                          "move @champion only if it passes", __doc__)
+    parser.add_argument("--candidate", default="@challenger",
+                        help="the version to gate: a number or @alias (default: @challenger)")
+    source = parser.add_argument_group("rows scored")
+    source.add_argument("--dataset", choices=sorted(LOADERS),
+                        help="a bundled data set: its test rows in fairops tune's split")
+    source.add_argument("--seed", type=int, default=0, help="with --dataset: the tune --seed whose split to use")
+    source.add_argument("--data", help="a CSV or Parquet file of labelled rows (instead of --dataset)")
+    source.add_argument("--target", help="with --data: the label column")
+    source.add_argument("--sensitive", help="with --data: sensitive column(s), comma-separated")
+    source.add_argument("--task", help="with --data: the task (default: the candidate's registered task)")
+    gate = parser.add_argument_group("gate")
+    gate.add_argument("--min-fairness", type=float,
+                      help="floor for the candidate's fairness ratio and for its interval's lower bound")
+    gate.add_argument("--max-accuracy-drop", type=float, default=DEFAULT_DROP,
+                      help=f"largest accuracy loss against the champion (default {DEFAULT_DROP})")
+    parser.set_defaults(run=_run)

@@ -1,0 +1,142 @@
+"""Fairness monitoring after deployment: the champion scored over windows of labelled rows.
+
+:func:`monitor` loads a registered version (``@champion`` by default, verified by
+:mod:`fairops.mlflow.loader`), scores each window of rows at the operating point the version was
+registered with (:mod:`fairops.mlflow.version_record`), and for every window logs its accuracy and
+fairness with their intervals as step metrics (step = window number, from 1) of one ``monitoring``
+run in the model's experiment. A window alerts when its fairness is significantly below the
+baseline: the upper bound of its interval under the lower bound of the version's validation fairness
+(or under a baseline given as a number); see :mod:`fairops.metrics.windows` for the error rate.
+
+Windows arrive as an iterable of ``(X, y, sensitive)``, so any reader can feed it; ``fairops monitor``
+reads files in chunks and holds one window at a time.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from fairops.metrics.windows import ALERT_LEVEL, score_window
+
+from ._tracking_uri import tracking_uri as tracking_uri_set
+from .registry import _alias_holder
+from .version_record import read_record
+
+
+@dataclass
+class MonitorResult:
+    """Every window's score, the windows that alerted, and the monitoring run."""
+
+    name: str
+    version: str
+    baseline: float
+    baseline_lower: float | None
+    windows: list = field(default_factory=list)
+    alerts: list = field(default_factory=list)
+    run_id: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """3 when any window alerted, else 0."""
+        return 3 if self.alerts else 0
+
+
+def _probability(output) -> np.ndarray:
+    column = output["probability"] if hasattr(output, "columns") else output
+    return np.asarray(column, dtype=np.float64).ravel()
+
+
+def _inputs(model, X):
+    """The model's input columns of ``X`` (a file also holds the label, maybe ids and times)."""
+    schema = model.metadata.get_input_schema()
+    if schema is None or not schema.has_input_names():
+        return X
+    return X[[name for name in schema.input_names() if name in X.columns]]
+
+
+def _bounds(low: float, high: float) -> str:
+    return f"[{low:.3f}, {high:.3f}]" if math.isfinite(low) else "[undefined]"
+
+
+def window_line(number: int, window, task, alert: bool, baseline: float, baseline_lower) -> str:
+    """One printed line per window; an alerting window's line starts with ``ALERT window K:``."""
+    accuracy = f"{task.metric} {window.accuracy:.3f} {_bounds(window.accuracy_lower, window.accuracy_upper)}"
+    fairness = f"{task.fairness_label} {window.fairness:.3f} {_bounds(window.fairness_lower, window.fairness_upper)}"
+    if not alert:
+        return f"window {number}: {window.rows} rows, {accuracy}, {fairness}"
+    against = (f"the baseline's lower bound {baseline_lower:.3f} (baseline {baseline:.3f})"
+               if baseline_lower is not None else f"the baseline {baseline:.3f}")
+    return (f"ALERT window {number}: {task.fairness_name} {window.fairness:.3f}, interval "
+            f"{_bounds(window.fairness_lower, window.fairness_upper)} lies below {against}; {window.rows} rows, "
+            f"{accuracy}")
+
+
+def _start_run(client, name, version, record, baseline, baseline_lower, experiment_id, params):
+    from mlflow.utils.mlflow_tags import MLFLOW_RUN_NAME
+
+    source = client.get_model_version(name, version).run_id
+    experiment = experiment_id or client.get_run(source).info.experiment_id
+    tags = {MLFLOW_RUN_NAME: f"monitor {name} v{version}", "fairops.role": "monitoring",
+            "fairops.model": name, "fairops.version": version}
+    run_id = client.create_run(experiment, tags=tags).info.run_id
+    logged = {"model": f"models:/{name}/{version}", "task": str(record.task), "threshold": record.point.threshold,
+              "baseline": baseline, "baseline_lower": baseline_lower, "interval_level": ALERT_LEVEL, **params}
+    for key, value in logged.items():
+        client.log_param(run_id, key, str(value))
+    return run_id
+
+
+def monitor(name: str, windows, *, version=None, baseline: float | None = None, tracking_uri=None,
+            experiment_id=None, params: dict | None = None, out=None) -> MonitorResult:
+    """Score ``windows`` (an iterable of ``(X, y, sensitive)``) with a registered version; see the module docstring.
+
+    ``version``: a number or ``@alias`` (default ``@champion``). ``baseline``: a fairness ratio to
+    compare with instead of the version's validation fairness interval.
+    """
+    from mlflow.entities import Metric
+    from mlflow.tracking import MlflowClient
+
+    from .loader import load_model
+
+    out = out or sys.stdout
+    client = MlflowClient(tracking_uri)
+    text = str(version or "@champion")
+    resolved = _alias_holder(client, name, text[1:]) if text.startswith("@") else text
+    if resolved is None:
+        raise ValueError(f"registered model {name!r} has no alias {text[1:]!r}")
+    record = read_record(client, name, resolved)
+    if baseline is not None and not 0 <= baseline <= 1:
+        raise ValueError(f"baseline must be a fairness ratio in [0, 1], got {baseline!r}")
+    baseline_lower = None if baseline is not None else record.baseline_lower
+    baseline = record.baseline if baseline is None else float(baseline)
+    if baseline is None:
+        raise ValueError(f"model {name!r} version {resolved} records no validation fairness; give a baseline")
+    with tracking_uri_set(tracking_uri):
+        model = load_model(f"models:/{name}/{resolved}")
+    result = MonitorResult(name, resolved, baseline, baseline_lower)
+    result.run_id = _start_run(client, name, resolved, record, baseline, baseline_lower, experiment_id, params or {})
+    try:
+        for number, (X, y, sensitive) in enumerate(windows, start=1):
+            score = _probability(model.predict(_inputs(model, X)))
+            window = score_window(record.task, y, score, sensitive, record.point, seed=record.seed)
+            alert = window.alerts(baseline, baseline_lower)
+            stamp = int(time.time() * 1000)
+            values = {**window.metrics(), "alert": float(alert)}
+            client.log_batch(result.run_id, metrics=[Metric(k, v, stamp, number) for k, v in values.items()
+                                                     if math.isfinite(v)])
+            result.windows.append(window)
+            if alert:
+                result.alerts.append(number)
+            print(window_line(number, window, record.task, alert, baseline, baseline_lower), file=out, flush=True)
+        client.set_tag(result.run_id, "fairops.alerts", ",".join(map(str, result.alerts)) or "none")
+        client.set_terminated(result.run_id, "FINISHED")
+    except BaseException:
+        client.set_terminated(result.run_id, "FAILED")
+        raise
+    return result
+

@@ -1,0 +1,217 @@
+"""The fairness gate before promotion: a candidate version replaces ``@champion`` only if it passes.
+
+:func:`promote` scores the candidate (``@challenger`` by default) and the champion on the same labelled
+rows through ``mlflow.models.evaluate(..., evaluators="fairops")``, each in a child run of one
+``promotion`` run, and decides with ``mlflow.validate_evaluation_results`` over these checks:
+
+- ``fairness >= min_fairness`` and ``fairness_lower >= min_fairness``: the candidate's fairness ratio,
+  and the lower bound of its interval (the evaluator's ``interval_level``, 95%), reach the floor;
+- ``fairness_shortfall <= 0``: the champion's lower bound minus the candidate's upper bound; positive
+  only when the candidate's fairness is below the champion's beyond noise (the intervals do not overlap);
+- ``accuracy_drop <= max_accuracy_drop``: the champion's accuracy minus the candidate's.
+
+The verdict is recorded first (the promotion run's metrics and tags, then ``fairops.gate = passed |
+refused`` with the reasons on the candidate version) and only then does ``@champion`` move, so a crash
+leaves the old champion. One promotion of a model runs at a time (:mod:`.promotion_lock`), so two at
+once leave one winner, and a refused version is never pointed at. A candidate that already is the
+champion changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._tracking_uri import tracking_uri
+from .promotion_lock import promotion_lock
+from .registry import _alias_holder
+from .version_record import read_record
+
+CHAMPION, CHALLENGER = "champion", "challenger"
+GATE_TAG = "fairops.gate"
+LABEL = "fairops_label"
+_FAILED_METRIC = re.compile(r"Metric (\w+) ")
+
+
+@dataclass
+class Verdict:
+    """What :func:`promote` decided: ``passed``, whether ``@champion`` ``moved``, and why not."""
+
+    name: str
+    candidate: str
+    champion: str | None
+    passed: bool
+    moved: bool
+    reasons: list = field(default_factory=list)
+    gate: dict = field(default_factory=dict)
+    scores: dict = field(default_factory=dict)
+    run_id: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """0 when passed (moved, or already the champion), 3 when refused."""
+        return 0 if self.passed else 3
+
+    def text(self) -> str:
+        """The verdict in lines, one per failing check."""
+        if self.passed and not self.moved:
+            return f"{self.name} version {self.candidate} already is @champion: nothing changes"
+        if self.passed:
+            before = f"version {self.champion}" if self.champion else "no champion"
+            return f"passed: {self.name}@champion moved to version {self.candidate} (was {before})"
+        lines = [f"refused: {self.name} version {self.candidate} stays out; @champion stays version {self.champion}"]
+        return "\n".join(lines + [f"  {reason}" for reason in self.reasons])
+
+
+def _resolve(client, name: str, candidate) -> str:
+    text = str(candidate)
+    if text.startswith("@"):
+        version = _alias_holder(client, name, text[1:])
+        if version is None:
+            raise ValueError(f"candidate {text!r}: registered model {name!r} has no alias {text[1:]!r}")
+        return version
+    if not text.isdigit():
+        raise ValueError(f"candidate must be a version number or '@alias', got {candidate!r}")
+    client.get_model_version(name, text)  # refuses an unknown version
+    return text
+
+
+def _evaluate(name: str, version: str, role: str, frame, config: dict) -> dict:
+    import mlflow
+
+    with mlflow.start_run(nested=True, run_name=f"{role}: version {version}", tags={"fairops.role": role}):
+        result = mlflow.models.evaluate(f"models:/{name}/{version}", frame, targets=LABEL,
+                                        model_type="classifier", evaluators="fairops",
+                                        evaluator_config=config)
+    return {key: float(value) for key, value in result.metrics.items()}
+
+
+def gate_checks(task, candidate: dict, champion: dict | None, *, min_fairness=None, max_accuracy_drop=None):
+    """``(gate metrics, MetricThresholds)`` for the candidate's and champion's evaluator metrics.
+
+    >>> from fairops.metrics import Task
+    >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
+    >>> scores = {"fairops_precision": 0.8, "fairops_tpr_ratio": 0.9, "fairops_tpr_ratio_lower": 0.7,
+    ...           "fairops_tpr_ratio_upper": 1.0}
+    >>> metrics, thresholds = gate_checks(task, scores, scores, min_fairness=0.8, max_accuracy_drop=0.01)
+    >>> sorted(thresholds), metrics["fairness_shortfall"]
+    (['accuracy_drop', 'fairness', 'fairness_lower', 'fairness_shortfall'], -0.30000000000000004)
+    """
+    from mlflow.models import MetricThreshold
+
+    accuracy, fairness = f"fairops_{task.metric}", f"fairops_{task.fairness}_ratio"
+    metrics = {"fairness": candidate[fairness], "fairness_lower": candidate[f"{fairness}_lower"]}
+    thresholds = {}
+    if min_fairness is not None:
+        for key in ("fairness", "fairness_lower"):
+            thresholds[key] = MetricThreshold(threshold=float(min_fairness), greater_is_better=True)
+    if champion is not None:
+        metrics["fairness_shortfall"] = champion[f"{fairness}_lower"] - candidate[f"{fairness}_upper"]
+        thresholds["fairness_shortfall"] = MetricThreshold(threshold=0.0, greater_is_better=False)
+        if max_accuracy_drop is not None:
+            metrics["accuracy_drop"] = champion[accuracy] - candidate[accuracy]
+            thresholds["accuracy_drop"] = MetricThreshold(threshold=float(max_accuracy_drop),
+                                                          greater_is_better=False)
+    return metrics, thresholds
+
+
+def _decide(metrics: dict, thresholds: dict) -> list[str]:
+    """The failing checks as lines (empty when ``mlflow.validate_evaluation_results`` passes)."""
+    import mlflow
+    from mlflow.models.evaluation import EvaluationResult
+    from mlflow.models.evaluation.validation import ModelValidationFailedException
+
+    try:
+        mlflow.validate_evaluation_results(thresholds, EvaluationResult(metrics=metrics, artifacts={}))
+    except ModelValidationFailedException as failure:
+        lines = [line for line in failure.message.splitlines() if line.strip()]
+        named = [(_FAILED_METRIC.search(line), line) for line in lines]
+        return [f"{match[1]}: {line}" if match else line for match, line in named]
+    nan = [key for key in thresholds if not np.isfinite(metrics[key])]
+    return [f"{key}: undefined on these rows (a group without the rate's rows)" for key in nan]
+
+
+def _record(client, name: str, version: str, run_id: str, reasons: list, payload: dict) -> None:
+    import mlflow
+
+    verdict = "refused" if reasons else "passed"
+    mlflow.set_tags({GATE_TAG: verdict, "fairops.candidate_version": version,
+                     "fairops.champion_version": str(payload["champion"])})
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "gate.json")
+        with open(path, "w") as handle:
+            json.dump(payload, handle, indent=1, default=str)
+        mlflow.log_artifact(path)
+    client.set_model_version_tag(name, version, GATE_TAG, verdict)
+    client.set_model_version_tag(name, version, "fairops.gate_reasons", "\n".join(reasons) or "every check passed")
+    client.set_model_version_tag(name, version, "fairops.gate_run_id", run_id)
+
+
+def _frame(X, y, sensitive):
+    import pandas as pd
+
+    frame = pd.DataFrame(X).reset_index(drop=True).copy()
+    if LABEL in frame.columns:
+        raise ValueError(f"X must not hold a column named {LABEL!r} (the label travels in it)")
+    labels = np.asarray(y)
+    if len(labels) != len(frame) or not set(np.unique(labels).tolist()) <= {0, 1}:
+        raise ValueError(f"y must hold one 0/1 label per row of X ({len(frame)} rows)")
+    frame[LABEL] = labels.astype(int)
+    groups = pd.DataFrame(sensitive).reset_index(drop=True)
+    return frame, {str(c): groups[c].astype(str).to_numpy() for c in groups.columns}
+
+
+def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, min_fairness=None,
+            max_accuracy_drop=0.02, tracking_uri=None, experiment_id=None, lock_wait: float = 600.0) -> Verdict:
+    """Gate ``candidate`` against ``@champion`` on rows ``X`` with labels ``y`` (0/1) and ``sensitive`` columns.
+
+    ``task`` (a :class:`~fairops.metrics.Task`) defaults to the one the candidate was registered with;
+    the evaluations use its accuracy metric, target and fairness ratio. See the module docstring.
+    """
+    from mlflow.tracking import MlflowClient
+
+    for label, bound in (("min_fairness", min_fairness), ("max_accuracy_drop", max_accuracy_drop)):
+        if bound is not None and not (isinstance(bound, (int, float)) and 0 <= bound <= 1):
+            raise ValueError(f"{label} must be a number in [0, 1] or None, got {bound!r}")
+    frame, groups = _frame(X, y, sensitive)
+    client = MlflowClient(tracking_uri)
+    with promotion_lock(client, name, wait=lock_wait):
+        version = _resolve(client, name, candidate)
+        champion = _alias_holder(client, name, CHAMPION)
+        if version == champion:
+            return Verdict(name, version, champion, passed=True, moved=False)
+        task = task or read_record(client, name, version).task
+        config = {"sensitive_features": {c: groups[c] for c in task.sensitive}, "target": task.threshold}
+        source = client.get_model_version(name, version).run_id
+        experiment = experiment_id or (client.get_run(source).info.experiment_id if source else None)
+        verdict = _gate(client, name, version, champion, frame, config, task, experiment,
+                        min_fairness=min_fairness, max_accuracy_drop=max_accuracy_drop, uri=tracking_uri)
+        if verdict.passed:
+            client.set_registered_model_alias(name, CHAMPION, version)
+        return verdict
+
+
+def _gate(client, name, version, champion, frame, config, task, experiment, *, uri, **bounds) -> Verdict:
+    import mlflow
+
+    with tracking_uri(uri):
+        title = f"promote {name} v{version}" + (f" over v{champion}" if champion else "")
+        with mlflow.start_run(experiment_id=experiment, run_name=title, tags={"fairops.role": "promotion"}) as run:
+            scores = {"candidate": _evaluate(name, version, "candidate", frame, config)}
+            if champion is not None:
+                scores["champion"] = _evaluate(name, champion, "champion", frame, config)
+            metrics, thresholds = gate_checks(task, scores["candidate"], scores.get("champion"), **bounds)
+            reasons = _decide(metrics, thresholds)
+            mlflow.log_metrics({f"{role}.{key}": value for role, values in scores.items()
+                                for key, value in values.items() if np.isfinite(value)})
+            mlflow.log_metrics({f"gate.{key}": value for key, value in metrics.items() if np.isfinite(value)})
+            payload = {"name": name, "candidate": version, "champion": champion, "task": str(task),
+                       "rows": len(frame), "checks": {k: str(v) for k, v in thresholds.items()},
+                       "gate": metrics, "reasons": reasons, "scores": scores}
+            _record(client, name, version, run.info.run_id, reasons, payload)
+    return Verdict(name, version, champion, not reasons, not reasons, reasons, metrics, scores, run.info.run_id)

@@ -1,0 +1,69 @@
+"""One promotion of a registered model at a time, across processes and machines sharing a registry.
+
+MLflow's registry has no compare-and-set for aliases, but creating a registered model is atomic in every
+backend (a unique name): the lock is a registered model ``<name>.promotion-lock``, created on entry and
+deleted on exit. A lock older than ``stale_after`` seconds (its holder died) is broken. While it exists it
+is visible in the registry, its description naming its holder.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from contextlib import contextmanager
+
+LOCK_SUFFIX = ".promotion-lock"
+
+
+class PromotionBusy(RuntimeError):
+    """Another promotion of the same model held the lock for longer than the wait allowed."""
+
+
+def lock_name(name: str) -> str:
+    """The registered model that stands for the lock of ``name``.
+
+    >>> lock_name("fairops-german")
+    'fairops-german.promotion-lock'
+    """
+    return f"{name}{LOCK_SUFFIX}"
+
+
+def _try_create(client, name: str) -> bool:
+    from mlflow.exceptions import MlflowException
+
+    holder = f"promotion in progress: {socket.gethostname()} pid {os.getpid()}"
+    try:
+        client.create_registered_model(name, description=holder)
+        return True
+    except MlflowException as error:
+        if "RESOURCE_ALREADY_EXISTS" in str(error.error_code) or "already exists" in str(error).lower():
+            return False
+        raise
+
+
+def _break_if_stale(client, name: str, stale_after: float) -> None:
+    from mlflow.exceptions import MlflowException
+
+    try:
+        created = client.get_registered_model(name).creation_timestamp / 1000.0
+        if time.time() - created > stale_after:
+            client.delete_registered_model(name)
+    except MlflowException:
+        pass  # released meanwhile
+
+
+@contextmanager
+def promotion_lock(client, name: str, *, wait: float = 600.0, stale_after: float = 1800.0, poll: float = 0.25):
+    """Hold the promotion lock of registered model ``name`` for the ``with`` block."""
+    lock = lock_name(name)
+    deadline = time.monotonic() + wait
+    while not _try_create(client, lock):
+        _break_if_stale(client, lock, stale_after)
+        if time.monotonic() > deadline:
+            raise PromotionBusy(f"another promotion of {name!r} holds {lock!r}; waited {wait:g} s")
+        time.sleep(poll)
+    try:
+        yield
+    finally:
+        client.delete_registered_model(lock)

@@ -1,0 +1,147 @@
+"""The registry lifecycle on a real SQLite store: challenger, the promotion gate, fairness monitoring."""
+
+import json
+
+import mlflow
+import pytest
+from mlflow.tracking import MlflowClient
+
+import fairops.mlflow
+from fairops.cli import main
+from fairops.mlflow.promotion import GATE_TAG
+from lifecycle_models import FEATURES, rows, register
+
+NAME = "lifecycle"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("lifecycle")
+    uri = f"sqlite:///{folder}/mlflow.db"
+    first = register(uri, NAME, C=1.0, seed=0)
+    second = register(uri, NAME, C=0.5, seed=1)
+    yield {"uri": uri, "folder": folder, "client": MlflowClient(uri), "first": first, "second": second}
+    mlflow.set_tracking_uri(None)
+
+
+def _champion(client):
+    return str(client.get_model_version_by_alias(NAME, "champion").version)
+
+
+def _gate_csv(folder, seed=7, n=3000):
+    path = folder / f"gate-{seed}.csv"
+    rows(seed, n).to_csv(path, index=False)
+    return str(path)
+
+
+def _promotion_runs(client):
+    experiments = [e.experiment_id for e in client.search_experiments()]
+    return client.search_runs(experiments, "tags.`fairops.role` = 'promotion'")
+
+
+def test_second_registration_is_the_challenger(store):
+    first, second = store["first"], store["second"]
+    assert (first.alias, first.version, first.kept_version) == ("champion", "1", None)
+    assert (second.alias, second.version, second.kept_version) == ("challenger", "2", "1")
+    client = store["client"]
+    assert _champion(client) == "1"
+    assert str(client.get_model_version_by_alias(NAME, "challenger").version) == "2"
+    tags = client.get_model_version(NAME, "2").tags
+    assert tags["fairops.task"] == "precision@tpr=0.5,ratio=tpr" and float(tags["fairops.threshold"]) > 0
+
+
+def test_impossible_gate_refuses_names_fairness_and_keeps_the_champion(store, capsys):
+    client, path = store["client"], _gate_csv(store["folder"])
+    code = main(["promote", NAME, "--data", path, "--target", "y", "--sensitive", "sex",
+                 "--min-fairness", "1.0", "--tracking-uri", store["uri"]])
+    err = capsys.readouterr().err
+    assert code == 3
+    failing = [line.strip() for line in err.splitlines() if line.startswith("  ")]
+    assert failing and any(line.startswith("fairness_lower:") for line in failing)
+    assert all("fairness" in line or "accuracy" in line for line in failing)
+    assert _champion(client) == "1"
+    assert client.get_model_version(NAME, "2").tags[GATE_TAG] == "refused"
+    run = _promotion_runs(client)[0]
+    # both evaluations side by side in the one promotion run, the verdict on it
+    assert run.data.tags[GATE_TAG] == "refused"
+    assert {"candidate.fairops_tpr_ratio", "champion.fairops_tpr_ratio", "gate.fairness_lower"} <= set(run.data.metrics)
+    gate = json.loads(open(client.download_artifacts(run.info.run_id, "gate.json")).read())
+    assert gate["candidate"] == "2" and gate["champion"] == "1" and gate["reasons"]
+
+
+def test_open_gate_moves_the_champion_and_a_rerun_changes_nothing(store):
+    client = store["client"]
+    rows_ = rows(8, 3000)
+    verdict = fairops.mlflow.promote(NAME, rows_[FEATURES], rows_["y"], rows_[["sex"]], min_fairness=0.0,
+                                     max_accuracy_drop=1.0, tracking_uri=store["uri"])
+    assert (verdict.passed, verdict.moved, verdict.exit_code) == (True, True, 0), verdict.text()
+    assert _champion(client) == "2" and client.get_model_version(NAME, "2").tags[GATE_TAG] == "passed"
+    # the candidate's fairness equals the champion's evaluator metric recomputed on the same rows
+    assert verdict.scores["candidate"]["fairops_tpr_ratio_lower"] <= verdict.scores["candidate"]["fairops_tpr_ratio"]
+    runs_before = len(_promotion_runs(client))
+    again = fairops.mlflow.promote(NAME, rows_[FEATURES], rows_["y"], rows_[["sex"]], tracking_uri=store["uri"])
+    assert (again.passed, again.moved, again.run_id) == (True, False, None)
+    assert len(_promotion_runs(client)) == runs_before and _champion(client) == "2"
+    assert client.search_registered_models(f"name = '{NAME}.promotion-lock'") == []
+
+
+def test_bad_input_is_exit_2_in_one_line(store, capsys):
+    code = main(["promote", NAME, "--candidate", "@nobody", "--data", _gate_csv(store["folder"]), "--target", "y",
+                 "--sensitive", "sex", "--tracking-uri", store["uri"]])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and "'@nobody'" in err
+
+
+WATCHED, WINDOW = "watched", 1000
+
+
+@pytest.fixture(scope="module")
+def watched(store):
+    register(store["uri"], WATCHED, seed=3, study_name="watched")
+    return store
+
+
+def _stream(folder, name, collapse_from=None, windows=10):
+    import pandas as pd
+
+    parts = [rows(50 + k, WINDOW, collapse=collapse_from is not None and k + 1 >= collapse_from)
+             for k in range(windows)]
+    path = folder / f"{name}.csv"
+    pd.concat(parts, ignore_index=True).to_csv(path, index=False)
+    return str(path)
+
+
+def _monitor(store, path, capsys):
+    code = main(["monitor", WATCHED, "--data", path, "--target", "y", "--sensitive", "sex", "--window", str(WINDOW),
+                 "--tracking-uri", store["uri"]])
+    return code, capsys.readouterr().out.splitlines()
+
+
+def test_a_collapse_from_window_6_alerts_first_at_window_6(watched, capsys):
+    code, lines = _monitor(watched, _stream(watched["folder"], "collapse", collapse_from=6), capsys)
+    alerts = [line for line in lines if line.startswith("ALERT")]
+    assert code == 3 and alerts and alerts[0].startswith("ALERT window 6:")
+    assert [line.split(":")[0] for line in lines[:5]] == [f"window {k}" for k in range(1, 6)]
+    client = watched["client"]
+    run = client.search_runs([e.experiment_id for e in client.search_experiments()],
+                             "tags.`fairops.role` = 'monitoring'", order_by=["attributes.start_time DESC"])[0]
+    history = client.get_metric_history(run.info.run_id, "fairness")
+    assert sorted(m.step for m in history) == list(range(1, 11))  # one step per window
+    alerts_logged = {m.step: m.value for m in client.get_metric_history(run.info.run_id, "alert")}
+    assert [step for step, value in sorted(alerts_logged.items()) if value] == [
+        int(line.split()[2].rstrip(":")) for line in alerts]
+    assert run.data.tags["fairops.alerts"].split(",")[0] == "6"
+
+
+def test_a_stream_without_drift_exits_0(watched, capsys):
+    code, lines = _monitor(watched, _stream(watched["folder"], "steady"), capsys)
+    assert code == 0 and not any(line.startswith("ALERT") for line in lines)
+    assert sum(line.startswith("window ") for line in lines) == 10
+
+
+def test_monitor_refuses_labels_that_are_not_0_1_without_positive(watched, tmp_path, capsys):
+    path = tmp_path / "text.csv"
+    rows(9, 50).assign(y=lambda f: f["y"].map({0: "no", 1: "yes"})).to_csv(path, index=False)
+    code = main(["monitor", WATCHED, "--data", str(path), "--target", "y", "--sensitive", "sex", "--window", "25",
+                 "--tracking-uri", watched["uri"]])
+    assert code == 2 and "--positive" in capsys.readouterr().err
