@@ -9,7 +9,7 @@ from mlflow.tracking import MlflowClient
 import fairops.mlflow
 from fairops.cli import main
 from fairops.mlflow.promotion import GATE_TAG
-from lifecycle_models import FEATURES, rows, register
+from lifecycle_models import FEATURES, example, register, rows
 
 NAME = "lifecycle"
 
@@ -97,7 +97,7 @@ WATCHED, WINDOW = "watched", 1000
 
 @pytest.fixture(scope="module")
 def watched(store):
-    register(store["uri"], WATCHED, seed=3, study_name="watched")
+    register(store["uri"], WATCHED, seed=3)
     return store
 
 
@@ -145,3 +145,11 @@ def test_monitor_refuses_labels_that_are_not_0_1_without_positive(watched, tmp_p
     code = main(["monitor", WATCHED, "--data", str(path), "--target", "y", "--sensitive", "sex", "--window", "25",
                  "--tracking-uri", watched["uri"]])
     assert code == 2 and "--positive" in capsys.readouterr().err
+
+
+def test_the_example_gates_and_watches(store, capsys):
+    refused, passed, watched = example.main(["--tracking-uri", store["uri"]])  # its own model name, "credit"
+    assert (refused.exit_code, passed.exit_code, passed.moved) == (3, 0, True)
+    assert watched.alerts and watched.alerts[0] == 6 and watched.exit_code == 3
+    out = capsys.readouterr().out
+    assert "registered credit version 2 as @challenger" in out and "credit@champion moved to version 2" in out
