@@ -79,9 +79,10 @@ def _run(args) -> int:
     X, y, sensitive, task = gate_rows(args.dataset, args.data, args.target, args.sensitive, args.task, args.seed)
     verdict = promote(args.model, X, y, sensitive, candidate=args.candidate, task=task,
                       min_fairness=args.min_fairness, max_accuracy_drop=args.max_accuracy_drop, tracking_uri=uri)
-    print(verdict.text(), file=sys.stdout if verdict.passed else sys.stderr)
+    stream = sys.stdout if verdict.passed else sys.stderr
+    print(verdict.text(), file=stream)
     if verdict.run_id:
-        print(f"promotion run: {verdict.run_id} (both evaluations, the checks and gate.json)")
+        print(f"promotion run: {verdict.run_id} (both evaluations, the checks and gate.json)", file=stream)
     return verdict.exit_code
 
 
