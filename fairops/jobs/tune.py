@@ -561,12 +561,12 @@ def _print_registered(result: TuneResult, out) -> None:
 
 
 def _promote_now(settings: TuneSettings, objective, registered):
-    """``--promote``: the gate at once, on the test rows of this run's split."""
+    """``--promote``: the gate at once, on the test rows of this run's split (``--min-fairness`` its floor)."""
     from ..mlflow.promotion import promote
 
     X, y, sensitive = objective.rows("test")
     return promote(settings.model_name, X, y, sensitive, candidate=registered.version, task=objective.task,
-                   tracking_uri=settings.tracking_uri)
+                   min_fairness=settings.min_fairness, tracking_uri=settings.tracking_uri)
 
 
 def print_summary(result: TuneResult, *, out=None) -> None:
