@@ -52,7 +52,7 @@ def register_version(uri: str, name: str, *, C: float = 1.0, seed: int = 0, extr
     tags = validation_tags(TASK, validation["y"].to_numpy(), scores, validation[["sex"]])
     study = optuna.create_study(directions=["maximize", "maximize"], study_name=f"{name}-{seed}")
     study.add_trial(optuna.trial.create_trial(values=[0.8, 0.9], params={}, distributions={}))
-    return register_best(study, name, rule={"trial": 0}, if_taken="challenger", refit=lambda params, trial: model,
+    return register_best(study, name, rule={"trial": 0}, refit=lambda params, trial: model,
                          tracking_uri=uri, experiment_name=f"{name}-{seed}", pip_requirements=["fairops"],
                          log_options={"input_schema": InputSchema.for_model(model, train[FEATURES])},
                          extra_tags={**tags, **(extra_tags or {})})

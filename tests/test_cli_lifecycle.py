@@ -30,7 +30,7 @@ def _champion_by_hand(uri: str):
     model = _servable(objective.refit(SimpleNamespace(params=params, number=0)), X_train)
     study = optuna.create_study(directions=["maximize", "maximize"], study_name="by-hand")
     study.add_trial(optuna.trial.create_trial(values=[0.9, 0.9], params={}, distributions={}))
-    return register_best(study, NAME, rule={"trial": 0}, if_taken="challenger", refit=lambda p, t: model,
+    return register_best(study, NAME, rule={"trial": 0}, refit=lambda p, t: model,
                          tracking_uri=uri, experiment_name="by-hand", pip_requirements=["fairops"],
                          log_options={"input_schema": InputSchema.for_model(model, X_train)},
                          extra_tags=lifecycle_tags(objective, model, 0))

@@ -157,8 +157,9 @@ def test_register_best_with_refit_card_and_picture(store, study, data):
 
     second = register_best(study, "fair-credit", rule="fairness>=0", refit=refit, pip_requirements=["fairops"],
                            input_example=X.head(3), description="by the risk team's constraint")
-    assert second.version == "2"
-    assert str(client.get_model_version_by_alias("fair-credit", "champion").version) == "2"
+    assert (second.version, second.alias, second.kept_version) == ("2", "challenger", "1")  # the champion stays
+    assert str(client.get_model_version_by_alias("fair-credit", "champion").version) == "1"
+    assert str(client.get_model_version_by_alias("fair-credit", "challenger").version) == "2"
     version = client.get_model_version("fair-credit", "2")
     assert version.tags["selection_rule"] == "constraint: max accuracy s.t. fairness >= 0.0"
     assert version.tags["selection_kind"] == "constraint" and "selection_alpha" not in version.tags

@@ -517,7 +517,7 @@ def _register(settings, study, objective, pick, model, scores, accurate, accurat
     compared = {"trial": accurate.trial.number, "validation_refit": accurate_scores["validation"],
                 "test": accurate_scores["test"]}
     return register_best(
-        study, settings.model_name, rule=pick, alias="champion", if_taken="challenger",
+        study, settings.model_name, rule=pick, alias="champion",
         refit=lambda params, trial: servable, extra_tags=lifecycle_tags(objective, servable, settings.seed), tracking_uri=settings.tracking_uri,
         experiment_name=settings.study_name, input_example=_as_text(X_test.head(5)),
         log_options={"input_schema": schema},

@@ -253,15 +253,16 @@ def _place_alias(client, name: str, version: str, alias: str, if_taken: str | No
     return alias, kept
 
 
-def register_best(study, name: str, rule="fairband", *, alias: str = "champion", if_taken: str | None = None,
+def register_best(study, name: str, rule="fairband", *, alias: str = "champion", if_taken: str | None = "challenger",
                   refit=None, alpha=None, tracking_uri=None, experiment_name=None, input_example=None,
                   pip_requirements=None, description: str | None = None, card_notes: dict | None = None,
                   log_options: dict | None = None, extra_tags: dict | None = None) -> RegisteredBest:
     """Select a trial, log and register its model, set ``alias``; see the module docstring.
 
-    ``if_taken`` (e.g. ``"challenger"``): when ``alias`` already points at a version of ``name``, the
-    new version gets ``if_taken`` instead and ``alias`` stays where it is (``kept_version`` of the
-    result); None moves ``alias`` to the new version unconditionally. ``version_tags`` are set on the
+    ``if_taken`` (default ``"challenger"``): when ``alias`` already points at a version of ``name``,
+    the new version gets ``if_taken`` instead and ``alias`` stays where it is (``kept_version`` of the
+    result; :func:`fairops.mlflow.promote` gates the challenger); None moves ``alias`` to the new
+    version unconditionally. ``version_tags`` are set on the
     new version besides the selection's own.
 
     ``refit(params, trial)`` returns the fitted model for the chosen configuration (e.g. refit on the
