@@ -97,6 +97,15 @@ def test_default_and_fairops_in_one_call(tracking, data, model_uri):
         for rate in ("tpr", "fpr", "ppr"):
             assert metrics[f"fairops_{rate}_ratio_{column}"] == pytest.approx(_oracle_ratio(y, y_pred, groups, rate))
     assert metrics["fairops_tpr_ratio"] == min(metrics["fairops_tpr_ratio_sex"], metrics["fairops_tpr_ratio_race"])
+    # intervals from the group counts, the 95% level split over the two columns
+    from fairops.metrics import group_rates
+    from fairops.metrics.ratio_interval import ratio_interval
+
+    for column in ("sex", "race"):
+        lower, upper = ratio_interval(group_rates(y, y_pred, data[column]), "fpr", level=0.975)
+        assert (metrics[f"fairops_fpr_ratio_lower_{column}"], metrics[f"fairops_fpr_ratio_upper_{column}"]) == (
+            pytest.approx(lower), pytest.approx(upper))
+        assert lower <= metrics[f"fairops_fpr_ratio_{column}"] <= upper
     assert metrics["fairops_auc_s_sex"] == pytest.approx(auc_s(score, data["sex"]))
     from sklearn.metrics import roc_auc_score
 
