@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 COMMANDS = ("tune", "promote", "monitor", "outliers", "compare", "baseline", "grpc-proxy")
@@ -15,7 +16,7 @@ COMMANDS = ("tune", "promote", "monitor", "outliers", "compare", "baseline", "gr
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="fairops", allow_abbrev=False,
+        prog="fairops", allow_abbrev=False, formatter_class=HelpFormatter,
         description="Fairness-aware tuning, fair models and fair outlier detection, tracked in MLflow.",
     )
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -30,7 +31,39 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_parser(subcommands)
     for subcommand in subcommands.choices.values():
         subcommand.allow_abbrev = False  # an option is refused by its full name when it does not apply
+        subcommand.formatter_class = HelpFormatter
     return parser
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help that shows every option's default and reads as plain text.
+
+    A default is appended as ``(default: X)`` unless the help already names one, the option is a flag,
+    or it has no default; reStructuredText's double backticks from docstrings are dropped.
+    """
+
+    def _get_help_string(self, action) -> str:
+        text = action.help or ""
+        if (re.search(r"\bdefault\b", text) or any(action.default is value for value in (None, False, argparse.SUPPRESS))
+                or not action.option_strings or action.nargs == 0):
+            return text
+        return f"{text} (default: %(default)s)" if text else "default: %(default)s"
+
+    def _format_text(self, text: str) -> str:
+        return super()._format_text(plain(text))
+
+    def _expand_help(self, action) -> str:
+        return plain(super()._expand_help(action))
+
+
+def plain(text: str) -> str:
+    """Docstring markup as plain text: ``code`` and :role:`name` lose their markup.
+
+    >>> plain("run ``fairops tune`` (see :func:`~fairops.fairband.select_best`)")
+    'run fairops tune (see select_best)'
+    """
+    text = re.sub(r":\w+:`~?(?:[\w.]+\.)?([\w]+)`", r"\1", text)
+    return text.replace("``", "")
 
 
 class UserError(Exception):

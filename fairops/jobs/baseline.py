@@ -37,6 +37,7 @@ def _run(args) -> int:
 
 def add_parser(subcommands) -> None:
     parser = subcommands.add_parser("baseline", help="fit a LightGBM baseline and print its task metrics")
-    parser.add_argument("--dataset", default="adult", choices=sorted(LOADERS))
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dataset", default="adult", choices=sorted(LOADERS), metavar="NAME",
+                        help=f"a bundled data set with its paper task: {', '.join(sorted(LOADERS))}")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the data split and the model")
     parser.set_defaults(run=_run)

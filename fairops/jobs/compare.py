@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..datasets import LOADERS
 from .progress import NO_PROGRESS_HELP
-from .tune import TuneSettings
+from .tune import FAMILIES_HELP, TuneSettings
 
 METHOD_NAMES = {"rs": "RS", "rs-bal": "RS-bal", "hb": "HB", "fb-bal": "FB-bal", "fb-auto": "FB-auto"}
 
@@ -102,16 +102,21 @@ def _run(args) -> int:
 def add_parser(subcommands) -> None:
     parser = subcommands.add_parser("compare", help="every method on the same budget over several seeds (Table 3)",
                                     description=__doc__)
-    parser.add_argument("--dataset", default=TuneSettings.dataset, choices=sorted(LOADERS))
-    parser.add_argument("--seeds", type=int, default=5, help="runs per method, seeds 0..N-1 (default 5)")
-    parser.add_argument("--methods", default="rs,rs-bal,hb,fb-bal,fb-auto")
-    parser.add_argument("--profile", default=TuneSettings.profile, choices=["fast", "paper"])
-    parser.add_argument("--families", help="comma-separated model families (default: all + scaff_forest)")
-    parser.add_argument("--max-train-rows", type=int)
+    parser.add_argument("--dataset", default=TuneSettings.dataset, choices=sorted(LOADERS), metavar="NAME",
+                        help=f"a bundled data set with its paper task: {', '.join(sorted(LOADERS))}")
+    parser.add_argument("--seeds", type=int, default=5, help="runs per method, seeds 0..N-1")
+    parser.add_argument("--methods", default="rs,rs-bal,hb,fb-bal,fb-auto",
+                        help="comma-separated tuning methods (those of fairops tune --method)")
+    parser.add_argument("--profile", default=TuneSettings.profile, choices=["fast", "paper"],
+                        help="search ranges: fast (small models) or paper (the paper's full ranges)")
+    parser.add_argument("--families", metavar="NAMES", help=FAMILIES_HELP)
+    parser.add_argument("--max-train-rows", type=int, metavar="N",
+                        help="fit on a stratified sample of N training rows (default: all)")
     parser.add_argument("--selection", default="robust", choices=["robust", "paper"],
                         help="robust (default): rank by lower confidence bounds and choose among refits on all "
                              "training rows; paper: the paper's argmax of o over the fits' point values")
-    parser.add_argument("--n-jobs", type=int, default=TuneSettings.n_jobs)
+    parser.add_argument("--n-jobs", type=int, default=TuneSettings.n_jobs,
+                        help="fits run in parallel threads in this process")
     parser.add_argument("--out-dir", default=TuneSettings.project_dir, help="where the CSV and the picture go")
     parser.add_argument("--no-progress", action="store_true",
                         help=NO_PROGRESS_HELP)

@@ -1,0 +1,49 @@
+"""``fairops <command> --help`` explains every option, with its default, in plain text."""
+
+import argparse
+import contextlib
+import io
+import re
+
+import pytest
+
+from fairops.cli import build_parser, main
+from fairops.experiments.search_space import PAPER_FAMILIES
+
+
+def _commands():
+    parser = build_parser()
+    (subcommands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return subcommands.choices
+
+
+def _help(*argv) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as stop:
+        main([*argv, "--help"])
+    assert stop.value.code == 0
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("command", sorted(_commands()))
+def test_every_option_has_help_and_shows_its_default(command):
+    parser = _commands()[command]
+    text = _help(command)
+    assert "``" not in text and ":func:" not in text and ":class:" not in text
+    for action in parser._actions:
+        if not action.option_strings or action.help == argparse.SUPPRESS or action.dest == "help":
+            continue
+        assert action.help, f"fairops {command} {action.option_strings[0]} has no help"
+        shown = action.default not in (None, False)
+        if shown:  # the default is in the help, as the formatter appends it or the text names it
+            entry = " ".join(text.split(f"  {action.option_strings[0]}", 1)[1].split("\n  -")[0].split())
+            assert re.search(r"\bdefault\b", entry), f"fairops {command} {action.option_strings[0]}: no default in {entry!r}"
+
+
+def test_tune_help_gives_the_task_grammar_and_the_family_names():
+    text = " ".join(_help("tune").split())
+    assert "METRIC@TARGET=VALUE,ratio=RATE" in text
+    assert "'precision@tpr=0.5,ratio=tpr'" in text and "'recall@fpr=0.05,ratio=fpr'" in text
+    for family in (*PAPER_FAMILIES, "scaff_forest"):
+        assert family in text
+    assert "(default: fb-auto)" in text and "(default: 1)" in text  # --method, --iterations
