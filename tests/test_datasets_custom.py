@@ -37,7 +37,7 @@ def test_csv_and_parquet_give_the_same_dataset(table, tmp_path):
         (lambda t: t, {"target": "label", "sensitive": "colour"}, r"column\(s\) \['colour'\] not in"),
         (lambda t: t.assign(label=np.arange(50) % 3), {"target": "label", "sensitive": "sex"}, "exactly two classes, found 3"),
         (lambda t: t.assign(sex="F"), {"target": "label", "sensitive": "sex"}, "'sex' has a single value"),
-        (lambda t: t.assign(sex=[None] + ["F"] * 49), {"target": "label", "sensitive": "sex"}, "'sex' has missing values"),
+        (lambda t: t.assign(sex=[None] + ["F"] * 49), {"target": "label", "sensitive": "sex"}, "'sex' of d.csv has 1 missing value in 50 rows"),
         (lambda t: t, {"target": "label", "sensitive": "sex", "task": "accuracy"}, "task spec"),
         (lambda t: t, {"target": "label", "sensitive": "sex,label"}, "'label' is the target column"),
         (lambda t: t, {"target": "label", "sensitive": "sex,sex"}, r"\['sex'\] named more than once"),
@@ -54,3 +54,27 @@ def test_bad_paths(tmp_path):
         load_table(tmp_path / "d.xlsx", target="y", sensitive="s")
     with pytest.raises(ValueError, match="does not exist"):
         load_table(tmp_path / "d.csv", target="y", sensitive="s")
+
+
+def test_empty_and_header_only_files_are_named_with_what_to_do(table, tmp_path, capsys):
+    from fairops.cli import main
+
+    (tmp_path / "empty.csv").write_text("")
+    table.head(0).to_csv(tmp_path / "header.csv", index=False)
+    for name, message in [("empty.csv", "is empty: give a header line naming the columns"),
+                          ("header.csv", "has a header but 0 rows (columns: ['income', 'city', 'sex', 'race', "
+                                         "'label']); add the rows")]:
+        code = main(["tune", "--data", str(tmp_path / name), "--target", "label", "--sensitive", "sex",
+                     "--project-dir", str(tmp_path / "p")])
+        err = capsys.readouterr().err
+        assert code == 2 and len(err.strip().splitlines()) == 1
+        assert name in err and message in err
+
+
+def test_missing_sensitive_values_are_counted_and_located(table, tmp_path):
+    table.loc[[3, 17], "race"] = None
+    table.to_csv(tmp_path / "d.csv", index=False)
+    with pytest.raises(ValueError) as error:
+        load_table(tmp_path / "d.csv", target="label", sensitive="sex,race")
+    assert str(error.value) == ("sensitive column 'race' of d.csv has 2 missing values in 50 rows (rows 3, 17); "
+                                "give them a group of their own (e.g. 'unknown') or drop those rows")

@@ -17,7 +17,7 @@ def _binary_target(column: pd.Series, name: str) -> tuple[np.ndarray, str]:
     """0/1 labels from a two-valued column (the larger value, or the later text in sorted order, is 1),
     and which value is positive."""
     if column.isna().any():
-        raise ValueError(f"target column {name!r} has {int(column.isna().sum())} missing values")
+        raise ValueError(f"target column {name!r} {_missing_text(column)}; drop those rows or give them a label")
     values = sorted(column.unique().tolist(), key=str)
     if len(values) != 2:
         shown = values[:6]
@@ -26,6 +26,26 @@ def _binary_target(column: pd.Series, name: str) -> tuple[np.ndarray, str]:
         return column.astype(int).to_numpy(), f"{name} = {values[1]!s}"
     positive = values[1]
     return (column == positive).to_numpy(), f"{name} = {positive!s}"
+
+
+def _missing_text(column: pd.Series) -> str:
+    """``has 2 missing values in 1,000 rows (rows 3, 17)``: how many, of how many, and the first rows."""
+    rows = np.flatnonzero(column.isna().to_numpy())
+    shown = ", ".join(str(r) for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
+    return f"has {len(rows):,} missing value{'s' if len(rows) != 1 else ''} in {len(column):,} rows (rows {shown})"
+
+
+def _read(reader, path: Path) -> pd.DataFrame:
+    """The file's rows, or a ValueError naming the file when it has no columns or no rows."""
+    try:
+        frame = reader(path)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"data file {str(path)!r} is empty: give a header line naming the columns, then one "
+                         "line per row") from None
+    if len(frame) == 0:
+        raise ValueError(f"data file {str(path)!r} has a header but 0 rows (columns: {list(frame.columns)}); "
+                         "add the rows to learn from") from None
+    return frame
 
 
 def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,ratio=tpr",
@@ -50,7 +70,7 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
         raise ValueError(f"data file {str(path)!r} must end in one of {sorted(READERS)}")
     if not path.is_file():
         raise ValueError(f"data file {str(path)!r} does not exist")
-    frame = reader(path)
+    frame = _read(reader, path)
     columns = [c.strip() for c in sensitive.split(",")] if isinstance(sensitive, str) else list(sensitive)
     missing = [c for c in [target, *columns] if c not in frame.columns]
     if missing:
@@ -67,7 +87,8 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
     groups = frame[columns]
     for column in columns:
         if groups[column].isna().any():
-            raise ValueError(f"sensitive column {column!r} has missing values")
+            raise ValueError(f"sensitive column {column!r} of {path.name} {_missing_text(groups[column])}; "
+                             "give them a group of their own (e.g. 'unknown') or drop those rows")
         if groups[column].nunique() < 2:
             raise ValueError(f"sensitive column {column!r} has a single value; fairness needs two groups")
     spec = Task.from_string(task, sensitive=columns, positive=positive)
