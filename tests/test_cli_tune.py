@@ -29,6 +29,8 @@ from fairops.jobs import mlflow_study
 from fairops.sqlite_lock import sqlite_open_lock
 from fairops.experiments.objective import CONSTANT_SCORES, failure_reason
 
+from log_records import LogRecords
+
 FAST = ["--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression,scaff_forest",
         "--no-progress"]
 RUNG = re.compile(r"rung (\d) of bracket (\d) done")
@@ -299,22 +301,13 @@ def test_a_worker_with_other_options_is_refused_before_fitting(finished_project,
     assert len(study.get_trials(deepcopy=False)) == before  # refused before creating a trial
 
 
-class _Records(logging.Handler):
-    def __init__(self):
-        super().__init__()
-        self.messages = []
-
-    def emit(self, record):
-        self.messages.append(record.getMessage())
-
-
 @pytest.mark.slow
 def test_own_csv_data(tmp_path, capsys):
     data = load_german()
     frame = data.X.assign(good=np.where(data.y == 1, "good", "bad"))
     path = tmp_path / "credit.csv"
     frame.to_csv(path, index=False)
-    records = _Records()
+    records = LogRecords()
     logging.getLogger("optuna").addHandler(records)
     try:
         code = main(["tune", "--data", str(path), "--target", "good", "--sensitive", "sex",

@@ -1,13 +1,19 @@
-"""The README's API tour runs as written (in a scratch folder, so its mlflow.db lands there), and what it
-leaves behind is what its comments say."""
+"""The README's API tour runs as written (in a scratch folder, so its mlflow.db lands there), quietly, and
+what it prints and leaves behind is what its comments say."""
 
+import contextlib
+import io
+import logging
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
+
+from log_records import LogRecords
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -17,12 +23,33 @@ def tour(tmp_path_factory):
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
     assert blocks, "the README has no python block"
     folder = tmp_path_factory.mktemp("tour")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.chdir(folder)
-        namespace = {}
-        exec(compile(blocks[0], "README.md", "exec"), namespace)
-    namespace["folder"] = folder
+    records, out = LogRecords(), io.StringIO()
+    logging.getLogger("optuna").addHandler(records)  # what Optuna's handler would print
+    try:
+        with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out), \
+                warnings.catch_warnings(record=True) as shown:
+            patch.chdir(folder)
+            namespace = {}
+            exec(compile(blocks[0], "README.md", "exec"), namespace)
+    finally:
+        logging.getLogger("optuna").removeHandler(records)
+    namespace.update(folder=folder, printed=out.getvalue(), logged=records.messages, warned=shown)
     return namespace
+
+
+@pytest.mark.slow
+def test_tour_is_quiet_prints_what_it_computed_and_keeps_its_stores_where_it_says(tour):
+    lines = tour["printed"].splitlines()
+    assert re.fullmatch(r"206 fits: \d+ finished(, \d+ failed \(.*\); failed fits rank last and are never "
+                        r"picked)?", lines[0])
+    assert [line.split(":")[0] for line in lines[1:]] == [
+        "pick", "most accurate with fairness >= 0.9", "registered", "SCAFF forest", "FairLOF"]
+    assert f"trial {tour['pick'].trial.number} " in lines[1]
+    assert lines[3].startswith("registered: models:/adult-model@champion (version 1)")
+    assert not [m for m in tour["logged"] if "finished with values" in m or "nan" in m]  # no line per trial
+    assert len(tour["logged"]) + len(tour["warned"]) <= 3, (tour["logged"], [str(w.message) for w in tour["warned"]])
+    # the store, its models beside it, and the lock fairops takes while creating a SQLite store; no ./mlruns
+    assert sorted(p.name for p in tour["folder"].iterdir()) == ["mlartifacts", "mlflow.db", "mlflow.db.lock"]
 
 
 @pytest.mark.slow

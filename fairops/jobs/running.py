@@ -324,13 +324,12 @@ def quiet_libraries() -> None:
 
     import mlflow  # noqa: F401  (imported first: it configures its loggers on import)
     import optuna
-    from sklearn.exceptions import ConvergenceWarning
+
+    from ..experiments.quiet import ignore_short_fit_warnings
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    # Small budget slices make short fits: unconverged or clipped-batch fits are expected, not news.
-    warnings.filterwarnings("ignore", category=ConvergenceWarning)
-    warnings.filterwarnings("ignore", message=".*batch_size.*clipped.*")
+    ignore_short_fit_warnings()
     warnings.filterwarnings("ignore", message=".*Integer columns in Python cannot represent missing values.*")
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)

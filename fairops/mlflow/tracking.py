@@ -20,8 +20,8 @@ run through MLflow's public client (``create_run`` with its tags, one ``log_batc
 The parent run (named after the study) gets the study's settings as params
 (:meth:`~FairnessTrackingCallback.log_study_params`) and, with ``alpha`` given, the running pick's
 ``pick_accuracy``, ``pick_fairness``, ``pick_weighted_score`` and ``pick_trial`` with the budget spent
-so far as the step (in hundredths of one full-data fit), so MLflow's chart view draws the study's anytime
-curve. :meth:`~FairnessTrackingCallback.finish` adds the ``fairops_trials.json`` table (MLflow's
+so far as the step (in hundredths of one full-data fit), and ``budget_spent`` (in full-data fits) at the
+same steps, so MLflow's chart view draws the study's anytime curve against the budget. :meth:`~FairnessTrackingCallback.finish` adds the ``fairops_trials.json`` table (MLflow's
 ``log_table``: every fit's metrics and settings) and ends the run. Experiments this callback creates are
 tagged as model-training experiments (``mlflow.experimentKind``); see :mod:`fairops.mlflow.ui_links`.
 
@@ -64,12 +64,15 @@ import re
 import threading
 import time
 import warnings
+from pathlib import Path
 
 import fairops
 
 from ..sqlite_lock import sqlite_open_lock
 
 PARENT_ATTR = "fairops:mlflow_parent"
+#: The parent run's metric: fits' budgets summed so far, in full-data fits (the anytime curve's x axis).
+BUDGET_SPENT = "budget_spent"
 METRIC_ATTRS = (
     "auc_y",
     "auc_s",
@@ -167,6 +170,19 @@ def trial_run_name(number: int, family: str | None = None, budget=None) -> str:
     return " ".join(part for part in parts if part)
 
 
+def artifacts_beside(tracking_uri: str) -> str | None:
+    """``mlartifacts`` in the folder of a SQLite store's file, as a URI (MLflow's default is ``./mlruns`` of
+    whatever folder the process runs in); None for any other store.
+
+    >>> artifacts_beside("sqlite:////p/mlflow.db"), artifacts_beside("http://mlflow:5000")
+    ('file:///p/mlartifacts', None)
+    """
+    uri = str(tracking_uri)
+    if not uri.startswith("sqlite:///") or uri[len("sqlite:///"):] in ("", ":memory:"):
+        return None
+    return (Path(uri[len("sqlite:///"):]).resolve().parent / "mlartifacts").as_uri()
+
+
 class FairnessTrackingCallback:
     """Optuna callback writing one MLflow child run per finished trial (see the module docstring).
 
@@ -182,7 +198,8 @@ class FairnessTrackingCallback:
     log_models : log the model handed over with :func:`keep_model` into the child run.
     model_pip_requirements : pip requirements recorded with logged models (explicit, so no slow inference).
     settle_seconds : how old every parent candidate must be before the oldest is chosen.
-    artifact_location : artifact root of an experiment this callback creates (None = the store's default).
+    artifact_location : artifact root of an experiment this callback creates; None = ``mlartifacts``
+        beside a SQLite store's file (see :func:`artifacts_beside`), the store's default otherwise.
     fast_sql : write each child run in one transaction when the store is a SQL database used directly
         and the MLflow version is one :mod:`fairops.mlflow._sql_runs` was written for (opt-in).
     family_param : the trial parameter naming the model family (as ``fairops.fairband.make_model`` does).
@@ -215,7 +232,8 @@ class FairnessTrackingCallback:
         self.log_models = bool(log_models)
         self.model_pip_requirements = model_pip_requirements
         self.settle_seconds = float(settle_seconds)
-        self.artifact_location = artifact_location
+        self.artifact_location = artifact_location if artifact_location is not None else \
+            artifacts_beside(self.tracking_uri)
         self.family_param = family_param
         self.family = family
         self._sql = None
@@ -524,6 +542,9 @@ class FairnessTrackingCallback:
         metrics = [Metric(key, value, now, step) for key, value in values.items()]
         if previous is not None and previous[0] != pick.trial.number and step > 0:
             metrics = [Metric(key, value, now, step - 1) for key, value in previous[1].items()] + metrics
+        # the budget spent at each step, so a chart can draw the curve against it (axis named for it)
+        steps = sorted({metric.step for metric in metrics})
+        metrics += [Metric(BUDGET_SPENT, s / 100, now, s) for s in steps]
         self.client.log_batch(parent, metrics=metrics, synchronous=True)
 
     def trials_table(self, study):
