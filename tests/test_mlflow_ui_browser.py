@@ -31,12 +31,13 @@ TABLE_ROWS = """(() => {
   const rows = {};
   for (const row of document.querySelectorAll('.ag-row[row-index]')) {
     const key = row.getAttribute('row-index');
-    rows[key] = rows[key] || {};
+    rows[key] = rows[key] || {__index: key};
     for (const cell of row.querySelectorAll('.ag-cell[col-id]')) rows[key][cell.getAttribute('col-id')] = cell.innerText.trim();
   }
   return Object.values(rows);
 })()"""
 RUN_NAME = "attributes.`Run Name`"
+PICK_RGB, FRONT_RGB = "rgb(229, 72, 77)", "rgb(139, 149, 167)"  # study_views.PICK_COLOR, FRONT_COLOR
 FAIRNESS = "metrics.`fairness`"
 
 
@@ -80,6 +81,10 @@ def _trial_runs(uri):
     return {run.info.run_name: run for run in runs}
 
 
+def _row_index(row) -> int:
+    return int(row["__index"])
+
+
 def _settle(browser: Browser) -> None:
     browser.click(CLOSE_ASSISTANT)  # MLflow opens its assistant panel on a first visit
     time.sleep(2)
@@ -113,9 +118,14 @@ def test_the_printed_link_opens_the_runs_table_with_the_trials_and_their_fairnes
         assert float(row["metrics.`accuracy`"]) == pytest.approx(metrics["accuracy"], rel=1e-9)
     (version,) = MlflowClient(tuned["uri"]).search_model_versions()  # the refit pick, registered once
     # the registered version comes from the study's selection run, the row the README points at
-    assert MlflowClient(tuned["uri"]).get_run(version.run_id).info.run_name.endswith("/selection")
-    accuracies = [float(row["metrics.`accuracy`"]) for row in rows if row.get(RUN_NAME, "").split("\n")[-1] in runs]
-    assert accuracies == sorted(accuracies, reverse=True)  # most accurate first
+    selection = MlflowClient(tuned["uri"]).get_run(version.run_id)
+    assert selection.info.run_name.endswith("/selection")
+    # first the pick and its refit (the selection run), then the fits most accurate first
+    names = [row.get(RUN_NAME, "").split("\n")[-1] for row in sorted(rows, key=_row_index)]
+    assert names[0].endswith(" (pick)") and names[1] == selection.info.run_name
+    accuracies = [float(row["metrics.`accuracy`"]) for row in sorted(rows, key=_row_index)[2:]
+                  if row.get(RUN_NAME, "").split("\n")[-1] in runs]
+    assert accuracies == sorted(accuracies, reverse=True)
 
 
 def test_the_compare_link_shows_the_pareto_front_and_the_pick(tuned, screenshots):
@@ -136,9 +146,12 @@ def test_the_compare_link_shows_the_pareto_front_and_the_pick(tuned, screenshots
         assert (screenshots / "mlflow_compare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         listed = browser.evaluate("Array.from(document.querySelectorAll('.ag-row[row-id]')).map(e => e.getAttribute('row-id'))")
         points = browser.evaluate("document.querySelectorAll('.js-plotly-plot .scatterlayer .point').length")
+        colors = browser.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot .scatterlayer .point'))"
+                                  ".map(p => getComputedStyle(p).fill)")
         text = browser.text()
     assert set(listed) == {runs[name].info.run_id for name in expected}  # exactly the Pareto front and the pick
     assert points == len(expected)  # one point per compared fit
+    assert colors.count(PICK_RGB) == 1 and set(colors) == {PICK_RGB, FRONT_RGB}  # the pick apart, in red
     assert "accuracy vs. fairness" in text and "metrics of the compared fits" in text
     for name in expected:  # the metric table holds every compared run's fairness, rounded as shown
         assert f"{runs[name].data.metrics['fairness']:.2f}" in text
@@ -150,12 +163,16 @@ def test_the_study_link_draws_the_running_pick_over_the_budget_spent(tuned, scre
     (parent,) = client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'study'")
     with Browser(1600, 1000) as browser:
         browser.open(tuned["links"]["study"])
-        browser.wait_for_text("pick_accuracy", "pick_fairness", "Step")
-        browser.wait_for("document.querySelectorAll('.js-plotly-plot').length >= 4", what="the four pick charts")
+        browser.wait_for_text("pick_accuracy", "pick_fairness", "budget_spent")
+        browser.wait_for("document.querySelectorAll('.js-plotly-plot .scatterlayer .trace').length >= 2",
+                         what="the two pick curves")
         _settle(browser)
         browser.screenshot(screenshots / "mlflow_anytime.png")
-        assert parent.info.run_id in browser.evaluate("document.title")  # the parent run's page
-        assert "Model training" in browser.text()
+        titles = browser.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot .xtitle'))"
+                                  ".map(t => t.textContent)")
+        text = browser.text()
+    assert titles and set(titles) == {"budget_spent"}  # the x axis is the budget, not "Step"
+    assert parent.info.run_name in text and "Model training" in text  # the study's own run, as model training
 
 
 def test_the_parent_run_links_to_both_views(tuned):
@@ -166,10 +183,11 @@ def test_the_parent_run_links_to_both_views(tuned):
     assert "**accuracy** = precision at tpr=0.5" in note and "**fairness** = tpr ratio" in note
     with Browser(1600, 1000) as browser:
         browser.open(f"{tuned['server']}/#/experiments/{experiment.experiment_id}/runs/{parent.info.run_id}")
-        browser.wait_for_text("Compare the Pareto-front fits and the pick")
+        browser.wait_for_text("Compare the Pareto-front fits and the pick", "The running pick over the budget spent")
         hrefs = browser.evaluate("Object.fromEntries(Array.from(document.querySelectorAll('a'))"
                                  ".map(a => [a.innerText.split(':')[0], a.href]))")
         assert hrefs["Trials"] == tuned["links"]["trials"]  # the note's links open in a new tab: same addresses
         assert hrefs["Compare the Pareto-front fits and the pick"] == tuned["links"]["compare"]
+        assert hrefs["The running pick over the budget spent"] == tuned["links"]["study"]
         browser.open(hrefs["Trials"])
         browser.wait_for("document.querySelectorAll('.ag-row[row-index]').length >= 20", what="the trials table")

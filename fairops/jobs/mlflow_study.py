@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..mlflow.tracking import STUDY_TAG, TRIAL_TAG
-from ..mlflow.ui_links import is_server
+from ..mlflow.ui_links import DEFAULT_UI_PORT, is_server
 
 
 def artifact_root(project_dir, tracking_uri: str) -> str | None:
@@ -137,15 +137,27 @@ def log_pick(tracker, study, rows: dict, choice=None) -> None:
         tracker.client.log_dict(parent, {"refits": compared}, "selection/refit_comparison.json")
 
 
-def publish(tracker, study, pick_trial, *, description: str = ""):
-    """Compare the Pareto-front fits and the pick in MLflow's UI; returns the links to print."""
+def publish(tracker, study, pick_trial, *, description: str = "", ui_port: int = DEFAULT_UI_PORT,
+            refit_run_id: str | None = None):
+    """Compare the Pareto-front fits and the pick in MLflow's UI; returns the links to print.
+
+    ``refit_run_id``: the run of the pick refit on all training rows (listed next to the pick)."""
     from ..fairband.selection import pareto_front
     from ..mlflow.study_views import publish_study_views
 
     run_ids = tracker.trial_run_ids(study)
     front = [t.number for t in pareto_front(study)]
     compared = [run_ids[number] for number in front if number in run_ids]
+    finished = sorted((t for t in study.get_trials(deepcopy=False) if t.number in run_ids),
+                      key=lambda t: (-_accuracy(t), t.number))
     return publish_study_views(
         tracker.client, tracker.tracking_uri, tracker.experiment_id(study), tracker.parent_run_id(study),
         study.study_name, compared_run_ids=compared, pick_run_id=run_ids.get(pick_trial.number),
-        alpha=tracker.alpha, description=description)
+        alpha=tracker.alpha, description=description, ui_port=ui_port,
+        ordered_run_ids=[run_ids[t.number] for t in finished], refit_run_id=refit_run_id)
+
+
+def _accuracy(trial) -> float:
+    """A fit's accuracy, -inf for a failed fit (listed last)."""
+    value = trial.values[0] if trial.values else None
+    return float(value) if value is not None and np.isfinite(value) else -np.inf

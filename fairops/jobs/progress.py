@@ -10,6 +10,20 @@ import time
 NO_PROGRESS_HELP = "no progress reports (a bar on a terminal, a line per rung and per 10%% of fits elsewhere)"
 
 
+def legend(alpha) -> str:
+    """The progress lines' terms, said once before them.
+
+    >>> print(legend(0.5))
+    progress: "weighted score" = alpha * accuracy + (1 - alpha) * fairness, what Fairband ranks fits by \
+and picks the best of; alpha = 0.5 (1 = accuracy only, 0 = fairness only)
+    """
+    rule = ("alpha is FB-auto's: 0.5 * (mean fairness - mean accuracy) + 0.5 over the fits so far, so the "
+            "score leans to whichever of the two the fits reach less" if alpha == "auto"
+            else f"alpha = {float(alpha):g}")
+    return (f'progress: "weighted score" = alpha * accuracy + (1 - alpha) * fairness, what Fairband ranks fits '
+            f"by and picks the best of; {rule} (1 = accuracy only, 0 = fairness only)")
+
+
 def elapsed_text(seconds: float) -> str:
     """``42s``, ``3m05s``, ``2h01m``.
 

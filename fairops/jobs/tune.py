@@ -12,9 +12,7 @@ on many machines: every worker joins one study and the Fairband schedule stays e
 
 from __future__ import annotations
 
-import logging
 import sys
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +38,14 @@ SELECTION_HELP = ("robust (default): every fit gets at least 500 training rows a
                   "ranked by lower confidence bounds, the best 3 and the most accurate fit are refit on all "
                   "training rows and the pick is chosen among the refits on validation; paper: the paper's "
                   "budget fractions and argmax of alpha*accuracy + (1-alpha)*fairness over the fits' values")
+#: The ``--task`` help: its grammar and two examples.
+TASK_HELP = ("with --data: METRIC@TARGET=VALUE,ratio=RATE, where METRIC is precision or recall, TARGET is tpr, "
+             "fpr (a rate in [0, 1]) or top_k (a row count) setting the threshold on the validation rows, and "
+             "RATE is tpr, fpr or ppr (positive rate), whose lowest / highest ratio over the groups is the "
+             "fairness; e.g. 'precision@tpr=0.5,ratio=tpr' (the default: precision at 50%% TPR, equal "
+             "opportunity) or 'recall@fpr=0.05,ratio=fpr' (recall at 5%% FPR, predictive equality)")
+FAMILIES_HELP = ("comma-separated model families from logistic_regression, decision_tree, random_forest, "
+                 "lightgbm, mlp (the paper's) and scaff_forest (SCAFF's fair forest) (default: all six)")
 
 
 @dataclass
@@ -71,6 +77,7 @@ class TuneSettings:
     wait_timeout: float = 3600.0
     heartbeat: float = HEARTBEAT_SECONDS
     min_fairness: float | None = None
+    ui_port: int = 5000
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -85,6 +92,8 @@ class TuneSettings:
             raise ValueError(f"iterations must be a positive integer, got {self.iterations!r}")
         if self.n_jobs < 1:
             raise ValueError(f"n-jobs must be at least 1, got {self.n_jobs}")
+        if not 1 <= self.ui_port <= 65534:
+            raise ValueError(f"ui-port must be in [1, 65534] (the serve command takes the next), got {self.ui_port}")
         if (self.data is None) == (self.dataset is None):
             raise ValueError("give either --dataset NAME or --data FILE (with --target and --sensitive)")
         if self.data is not None and (not self.target or not self.sensitive):
@@ -136,45 +145,11 @@ class TuneResult:
     verdict: object = None
 
 
-class _ConstantFitWarnings(logging.Filter):
-    """Drops Optuna's two warnings about a trial that returned NaN: the objective's constant fits.
-
-    They are expected on small budget slices and are counted in the summary; other failures are
-    still reported as they happen.
-    """
-
-    def __init__(self):
-        super().__init__()
-        self._trials: set[str] = set()
-
-    def filter(self, record) -> bool:
-        message = record.getMessage()
-        words = message.split()
-        number = words[1] if len(words) > 1 and words[0] == "Trial" else None
-        if "because of the following error: The value nan is not acceptable" in message:
-            self._trials.add(number)
-            return False
-        return not (number in self._trials and message.endswith("failed with value (nan, nan)."))
-
-
-@contextmanager
-def _quiet_constant_fits():
-    logger = logging.getLogger("optuna.study._optimize")  # where Optuna reports failed trials
-    quiet = _ConstantFitWarnings()
-    logger.addFilter(quiet)
-    try:
-        yield
-    finally:
-        logger.removeFilter(quiet)
-
-
 def _failures(trials) -> dict:
     """Failed fits by reason (constant validation scores, errors)."""
-    from collections import Counter
+    from ..experiments.quiet import failures
 
-    from ..experiments.objective import failure_reason
-
-    return dict(Counter(reason for reason in map(failure_reason, trials) if reason is not None))
+    return dict(failures(trials))
 
 
 _WHY = {
@@ -366,9 +341,10 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     ('FB-bal', 206)
     """
     from ..experiments import FairnessObjective
+    from ..experiments.quiet import constant_fits_quiet
     from ..mlflow.tracking import FairnessTrackingCallback
     from . import mlflow_study
-    from .progress import FitProgress
+    from .progress import FitProgress, legend
 
     out = out or sys.stdout
     settings = settings.resolved()
@@ -393,12 +369,14 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     print(f"project: {settings.project_dir}\nstudy: {settings.study_name} ({settings.tuner}, "
           f"{target} fits, {done_before} already in the study)\nstorage: {settings.storage}\n"
           f"tracking: {settings.tracking_uri}\ndata: {data!r}\ntask: {data.task.describe()}", file=out, flush=True)
+    if settings.progress and done_before < target:
+        print(legend(alpha), file=out, flush=True)
 
     progress = FitProgress(target, alpha, stream=out, enabled=settings.progress)
     with mlflow_study.parent_run_ended(tracker, study, end=settings.finalize):
         if done_before < target:
             tracker.reopen(study)
-            with Interrupt() as interrupt, _quiet_constant_fits():
+            with Interrupt() as interrupt, constant_fits_quiet():
                 # Works until every fit is finished: redoes dead workers' fits, waits for live workers' ones.
                 complete = work_until_complete(study, objective, run, n_jobs=settings.n_jobs, catch=(Exception,),
                                                callbacks=[tracked(tracker, run), progress], interrupt=interrupt,
@@ -432,7 +410,8 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
         mlflow_study.log_pick(tracker, study, result.rows, result.choice)
         tracker.finish(study)
     result.links = mlflow_study.publish(tracker, study, pick.trial,
-                                        description=mlflow_study.describe_task(data, alpha))
+                                        description=mlflow_study.describe_task(data, alpha), ui_port=settings.ui_port,
+                                        refit_run_id=getattr(result.registered, "run_id", None))
     print_summary(result, out=out)
     return result
 
@@ -598,6 +577,8 @@ def print_summary(result: TuneResult, *, out=None) -> None:
               "nothing new registered", file=out)
     elif result.registered is not None:
         _print_registered(result, out)
+    if result.registered is not None:
+        print(serving_text(settings, result.registered.version), file=out)
     if result.links is not None:
         print(result.links.text(), file=out)
 
@@ -615,6 +596,17 @@ def _refit_note(choice) -> str:
     return note + ")"
 
 
+def serving_text(settings: TuneSettings, version) -> str:
+    """The command serving the registered model (pasted verbatim from any folder) and a request to try."""
+    from ..mlflow.ui_links import serve_command
+
+    port = settings.ui_port + 1
+    command = serve_command(settings.tracking_uri, f"models:/{settings.model_name}/{version}", port)
+    return (f"serve it: {command}\n"
+            f"  then POST rows to http://127.0.0.1:{port}/invocations as "
+            '{"dataframe_records": [{"<column>": <value>, ...}, ...]} (one object per row, every input column)')
+
+
 def _run(args) -> int:
     if args.data is not None:
         refuse_options(args, ["--dataset"], "with --data FILE: give one data source")
@@ -630,7 +622,7 @@ def _run(args) -> int:
         storage=args.storage, tracking_uri=args.tracking_uri, project_dir=args.project_dir,
         study_name=args.study_name, model_name=args.model_name, n_jobs=args.n_jobs, seed=args.seed,
         finalize=not args.no_finalize, promote=args.promote, progress=not args.no_progress, heartbeat=args.heartbeat,
-        wait_timeout=args.wait_timeout, min_fairness=args.min_fairness,
+        wait_timeout=args.wait_timeout, min_fairness=args.min_fairness, ui_port=args.ui_port,
     )
     result = run_tune(settings)
     return result.verdict.exit_code if result.verdict is not None else 0
@@ -641,32 +633,44 @@ def add_parser(subcommands) -> None:
         "tune", help="Fairband over the paper's model families + SCAFF, tracked in MLflow, pick registered",
         description=__doc__.split("\n\n")[0])
     source = parser.add_argument_group("data")
-    source.add_argument("--dataset", default=TuneSettings.dataset, choices=sorted(LOADERS))
-    source.add_argument("--data", help="a CSV or Parquet file of one's own (instead of --dataset)")
-    source.add_argument("--target", help="with --data: the 0/1 (two-valued) label column")
-    source.add_argument("--sensitive", help="with --data: sensitive column(s), comma-separated")
-    source.add_argument("--task", default=TuneSettings.task,
-                        help="with --data: accuracy metric at a threshold and fairness ratio")
-    source.add_argument("--max-train-rows", type=int, help="subsample the training rows (quick looks)")
+    source.add_argument("--dataset", default=TuneSettings.dataset, choices=sorted(LOADERS), metavar="NAME",
+                        help=f"a bundled data set with its paper task: {', '.join(sorted(LOADERS))}")
+    source.add_argument("--data", metavar="FILE", help="a CSV or Parquet file of one's own (instead of --dataset)")
+    source.add_argument("--target", metavar="COLUMN", help="with --data: the label column, two values (the larger "
+                        "one, or the later text in sorted order, is the positive class)")
+    source.add_argument("--sensitive", metavar="COLUMNS", help="with --data: sensitive column(s), comma-separated; "
+                        "the fairness ratio is taken over the first")
+    source.add_argument("--task", default=TuneSettings.task, metavar="SPEC", help=TASK_HELP)
+    source.add_argument("--max-train-rows", type=int, metavar="N",
+                        help="fit on a stratified sample of N training rows (quick looks; default: all)")
     search = parser.add_argument_group("search")
-    search.add_argument("--method", default=TuneSettings.method, choices=sorted(METHODS))
+    search.add_argument("--method", default=TuneSettings.method, choices=sorted(METHODS),
+                        help="fb-auto: Fairband, alpha from the fits' mean accuracy and fairness; fb-bal: "
+                             "Fairband, alpha 0.5; hb: Hyperband on accuracy alone (alpha 1); rs / rs-bal: "
+                             "random search on all rows, picked at alpha 1 / 0.5")
     search.add_argument("--selection", default=TuneSettings.selection, choices=list(SELECTIONS), help=SELECTION_HELP)
-    search.add_argument("--alpha", type=float, help="fixed alpha in [0, 1] instead of the method's")
-    search.add_argument("--iterations", type=int, default=TuneSettings.iterations, help="Fairband iterations (206 fits each)")
-    search.add_argument("--profile", default=TuneSettings.profile, choices=["fast", "paper"])
-    search.add_argument("--families", help="comma-separated model families (default: all + scaff_forest)")
-    search.add_argument("--seed", type=int, default=TuneSettings.seed)
+    search.add_argument("--alpha", type=float, help="a fixed alpha in [0, 1] instead of the method's: fits rank by "
+                        "alpha * accuracy + (1 - alpha) * fairness (default: the method's)")
+    search.add_argument("--iterations", type=int, default=TuneSettings.iterations,
+                        help="Fairband iterations, 206 fits each")
+    search.add_argument("--profile", default=TuneSettings.profile, choices=["fast", "paper"],
+                        help="search ranges: fast (small models, minutes) or paper (the paper's full ranges)")
+    search.add_argument("--families", metavar="NAMES", help=FAMILIES_HELP)
+    search.add_argument("--seed", type=int, default=TuneSettings.seed,
+                        help="seed of the data split, the sampler and the models")
     search.add_argument("--min-fairness", type=float, metavar="F",
                         help="fairness floor in [0, 1]: fits below it are infeasible (Optuna's constraints, seen "
                              "by study.best_trials and optuna-dashboard) and never picked")
-    search.add_argument("--n-jobs", type=int, default=TuneSettings.n_jobs, help="fits run in parallel threads in this process")
+    search.add_argument("--n-jobs", type=int, default=TuneSettings.n_jobs,
+                        help="fits run in parallel threads in this process")
     where = parser.add_argument_group("storage and tracking")
     where.add_argument("--project-dir", default=TuneSettings.project_dir,
                        help="folder of the embedded SQLite stores (default: ./fairops-project)")
-    where.add_argument("--storage", help="Optuna storage URL (e.g. postgresql+psycopg://..., or grpc://host:port "
-                                         "for a `fairops grpc-proxy`)")
-    where.add_argument("--tracking-uri", help="MLflow tracking URI (e.g. http://mlflow:5000)")
-    where.add_argument("--study-name", help="join or name the study (default from data, method, profile, seed)")
+    where.add_argument("--storage", help="Optuna storage URL, e.g. postgresql+psycopg://..., or grpc://host:port "
+                                         "for a fairops grpc-proxy (default: sqlite:///<project-dir>/optuna.db)")
+    where.add_argument("--tracking-uri", help="MLflow tracking URI, e.g. http://mlflow:5000 "
+                                              "(default: sqlite:///<project-dir>/mlflow.db)")
+    where.add_argument("--study-name", help="join or name the study (default: from data, method, profile, seed)")
     where.add_argument("--model-name", help="registered model name (default: fairops-<data>)")
     where.add_argument("--no-finalize", action="store_true",
                        help="worker only: fit and log until every fit of the run is finished, leave the pick "
@@ -675,10 +679,13 @@ def add_parser(subcommands) -> None:
                        help="seconds between worker heartbeats on RDB storages; a worker silent for 3 "
                             "heartbeats has its fits failed and fitted again by another (default: 10)")
     where.add_argument("--wait-timeout", type=float, default=TuneSettings.wait_timeout,
-                       help="longest wait for another worker's fits before giving up with an error")
+                       help="seconds to wait at most for another worker's fits before giving up with an error")
     where.add_argument("--promote", action="store_true",
                        help="when the new version becomes @challenger, run the promotion gate at once on the "
                             "test rows (exit 3 when refused); see fairops promote")
     where.add_argument("--no-progress", action="store_true",
                        help=NO_PROGRESS_HELP)
+    where.add_argument("--ui-port", type=int, default=TuneSettings.ui_port,
+                       help="port of mlflow ui in the printed command and links; the printed serve command "
+                            "uses the next one")
     parser.set_defaults(run=_run)

@@ -45,6 +45,15 @@ def scatter_chart(uuid: str, section: str, x: str, y: str, title: str) -> dict:
             "displayName": title}
 
 
+def line_chart(uuid: str, section: str, metric: str, x_metric: str, title: str) -> dict:
+    """A metric's history drawn against another metric logged at the same steps (the x axis is named for it)."""
+    return {"uuid": uuid, "type": "LINE", "metricKey": metric, "selectedMetricKeys": [metric], "lineSmoothness": 0,
+            "xAxisKey": "metric", "selectedXAxisMetricKey": x_metric, "xAxisScaleType": "linear",
+            "scaleType": "linear", "range": {}, "displayPoints": True, "useGlobalXaxisKey": False,
+            "useGlobalLineSmoothing": False, "runsCountToCompare": 10, "metricSectionId": section,
+            "deleted": False, "isGenerated": False, "displayName": title}
+
+
 def table_chart(uuid: str, section: str, title: str) -> dict:
     """The chart view's "difference" card: a table of the runs' metrics and tags, one column per run."""
     return {"uuid": uuid, "type": "DIFFERENCE", "compareGroups": ["Model metrics", "Tags"], "chartName": title,

@@ -8,8 +8,10 @@ model file naming any other type is refused before anything in it is built. Its
 
 As a pyfunc the model answers a DataFrame with one column, ``probability``: the probability of the
 positive class (``classes_[1]`` unless ``positive_class`` is given). Its signature says so, and
-lists every input column as required: numbers as ``double``; whole numbers, booleans and categories
-as ``any``. MLflow's scoring server casts each JSON column to its declared type before the model
+lists every input column: numbers as ``double``; whole numbers, booleans and categories as ``any``.
+The columns are declared optional to MLflow, because the model's own schema requires them: MLflow's
+check of a required column answers a request lacking it with the whole input frame and signature in
+its message, the schema with one line naming the column. MLflow's scoring server casts each JSON column to its declared type before the model
 sees it: a ``long`` column turns 40.5 into 40 and a ``boolean`` one turns null into false, silently
 (and a ``double`` column refuses pandas' int64 columns in process); a ``string`` column refuses
 pandas' categorical columns in process ("Can not safely convert category"), so the training frame
@@ -80,7 +82,8 @@ def untrusted_types(model_bytes: bytes) -> list[str]:
 
 
 def signature_of(schema):
-    """MLflow signature: the schema's columns, all required, and the one ``probability`` output."""
+    """MLflow signature: the schema's columns (required by the schema, see the module docstring) and the
+    one ``probability`` output."""
     from mlflow.models import ModelSignature
     from mlflow.types import ColSpec, Schema
     from mlflow.types.schema import AnyType
@@ -89,7 +92,7 @@ def signature_of(schema):
         name = _MLFLOW_TYPES[column.kind]
         return AnyType() if name == "any" else name
 
-    inputs = Schema([ColSpec(column_type(c), c.name, required=True) for c in schema.columns])
+    inputs = Schema([ColSpec(column_type(c), c.name, required=False) for c in schema.columns])
     return ModelSignature(inputs=inputs, outputs=Schema([ColSpec("double", OUTPUT)]))
 
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import _ui_shared_view as shared
-from .tracking import PICK_TAG, STUDY_TAG
-from .ui_links import compare_runs_url, run_url, runs_url, ui_base_url, ui_command
+from .tracking import BUDGET_SPENT, PICK_TAG, STUDY_TAG
+from .ui_links import DEFAULT_UI_PORT, compare_runs_url, run_url, runs_url, ui_base_url, ui_command
 
 WEIGHTED_SCORE = shared.column("metrics", "weighted_score")
 TRIAL_COLUMNS = (
@@ -40,6 +40,12 @@ TRIAL_COLUMNS = (
 WIDTHS = {shared.RUN_NAME_COLUMN: 300, shared.column("tags", "family"): 160}
 #: Runs shown in the comparison at most (the Pareto front of a long study can be large).
 MAX_COMPARED = 60
+#: The runs' metric the trials view sorts by: 0 for the pick, 1 for its refit, then the fits most accurate first.
+ORDER = "view_order"
+#: Run colours (MLflow's ``mlflow.runColor`` tag, which the UI's colour picker writes): the pick stands out
+#: in red, the other Pareto-front fits grey, every other fit light grey.
+RUN_COLOR_TAG = "mlflow.runColor"
+PICK_COLOR, FRONT_COLOR, OTHER_COLOR = "#e5484d", "#8b95a7", "#d5d9e0"
 
 
 @dataclass(frozen=True)
@@ -73,7 +79,7 @@ def _trials_state(study_name: str, section: str, alpha) -> dict:
     charts = [shared.scatter_chart(f"{section}-scatter", section, "accuracy", "fairness", "accuracy vs fairness")]
     return shared.view_state(columns=_columns(alpha), charts=charts, section=section, section_name="fairops",
                              search_filter=f"tags.`{STUDY_TAG}` = {_quoted(study_name)}",
-                             order_by=shared.column("metrics", "accuracy"), widths=WIDTHS)
+                             order_by=shared.column("metrics", ORDER), ascending=True, widths=WIDTHS)
 
 
 def _compare_state(run_ids, section: str, alpha) -> dict:
@@ -82,6 +88,24 @@ def _compare_state(run_ids, section: str, alpha) -> dict:
     search = "attributes.run_id IN (" + ", ".join(_quoted(r) for r in run_ids) + ")"
     return shared.view_state(columns=_columns(alpha), charts=charts, section=section, section_name="fairops",
                              search_filter=search, order_by=shared.column("metrics", "accuracy"), widths=WIDTHS)
+
+
+def _study_state(parent_run_id: str, section: str) -> dict:
+    charts = [shared.line_chart(f"{section}-{name}", section, f"pick_{name}", BUDGET_SPENT, f"pick_{name}")
+              for name in ("accuracy", "fairness")]
+    return shared.view_state(columns=[], charts=charts, section=section, section_name="anytime",
+                             search_filter=f"attributes.run_id = {_quoted(parent_run_id)}")
+
+
+def order_and_color_runs(client, ordered_run_ids, pick_run_ids, front_run_ids) -> None:
+    """Log :data:`ORDER` = 0, 1, 2, ... on the runs in turn (the trials view sorts by it) and their colour:
+    the pick (and its refit) red, the other Pareto-front fits grey, the rest light grey, in every chart."""
+    from mlflow.entities import Metric, RunTag
+
+    front = set(front_run_ids)
+    for position, run_id in enumerate(ordered_run_ids):
+        color = PICK_COLOR if run_id in pick_run_ids else FRONT_COLOR if run_id in front else OTHER_COLOR
+        client.log_batch(run_id, metrics=[Metric(ORDER, float(position), 0, 0)], tags=[RunTag(RUN_COLOR_TAG, color)])
 
 
 def mark_pick(client, run_id: str) -> None:
@@ -95,43 +119,49 @@ def mark_pick(client, run_id: str) -> None:
 
 def publish_study_views(client, tracking_uri: str, experiment_id: str, parent_run_id: str, study_name: str, *,
                         compared_run_ids, pick_run_id: str | None = None, alpha=None,
-                        description: str = "") -> StudyLinks:
-    """Store the trials and comparison views, mark the pick, write the links on the parent run.
+                        description: str = "", ui_port: int = DEFAULT_UI_PORT, ordered_run_ids=(),
+                        refit_run_id: str | None = None) -> StudyLinks:
+    """Store the trials, comparison and study views, mark the pick, write the links on the parent run.
 
     ``compared_run_ids``: the runs of the comparison (the Pareto-front fits and the pick), at most
     :data:`MAX_COMPARED` are kept. ``alpha``: the study's (a float shows the weighted score column).
-    ``description`` opens the parent run's note, above the links.
+    ``description`` opens the parent run's note, above the links. ``ui_port``: where ``mlflow ui``
+    serves a database store (a tracking server is its own UI). ``ordered_run_ids``: the trial runs,
+    most accurate first; the trials view lists the pick and ``refit_run_id`` (its refit on all
+    training rows) before them, so both are on its first screen.
     """
     compared = list(dict.fromkeys(compared_run_ids))[:MAX_COMPARED]
+    picks = [run_id for run_id in (pick_run_id, refit_run_id) if run_id is not None]
     if pick_run_id is not None:
         mark_pick(client, pick_run_id)
         if pick_run_id not in compared:
             compared = [pick_run_id, *compared[:MAX_COMPARED - 1]]
-    base = ui_base_url(tracking_uri)
-    suffix = parent_run_id[:12]
-    trials_key, compare_key = f"fairops-trials-{suffix}", f"fairops-compare-{suffix}"
-    stored = shared.write_view(client, experiment_id, trials_key, _trials_state(study_name, f"{trials_key}-s", alpha))
-    if compared:
-        stored = shared.write_view(client, experiment_id, compare_key, _compare_state(compared, f"{compare_key}-s", alpha)) \
-            and stored
+    order_and_color_runs(client, list(dict.fromkeys([*picks, *ordered_run_ids, *compared])), picks, compared)
+    keys = {name: f"fairops-{name}-{parent_run_id[:12]}" for name in ("trials", "compare", "study")}
+    stored = all([shared.write_view(client, experiment_id, keys["trials"],
+                                    _trials_state(study_name, f"{keys['trials']}-s", alpha)),
+                  not compared or shared.write_view(client, experiment_id, keys["compare"],
+                                                    _compare_state(compared, f"{keys['compare']}-s", alpha)),
+                  shared.write_view(client, experiment_id, keys["study"],
+                                    _study_state(parent_run_id, f"{keys['study']}-s"))])
 
     def links(prefix: str):
         if stored:
-            trials = runs_url(prefix, experiment_id, view=trials_key)
-            compare = runs_url(prefix, experiment_id, view=compare_key, mode="CHART")
-        else:  # an MLflow whose UI this view format was not checked with: plain pages, sorted the same way
-            trials = runs_url(prefix, experiment_id, orderByKey=shared.column("metrics", "accuracy"), orderByAsc=False)
-            compare = compare_runs_url(prefix, experiment_id, compared) if compared else trials
-        return trials, compare
+            return (runs_url(prefix, experiment_id, view=keys["trials"]),
+                    runs_url(prefix, experiment_id, view=keys["compare"], mode="CHART"),
+                    runs_url(prefix, experiment_id, view=keys["study"], mode="CHART"))
+        # an MLflow whose UI this view format was not checked with: plain pages, sorted the same way
+        trials = runs_url(prefix, experiment_id, orderByKey=shared.column("metrics", ORDER), orderByAsc=True)
+        return (trials, compare_runs_url(prefix, experiment_id, compared) if compared else trials,
+                run_url(prefix, experiment_id, parent_run_id, tab="model-metrics"))
 
-    trials, compare = links(base)
-    relative_trials, relative_compare = links("")
+    trials, compare, study = links(ui_base_url(tracking_uri, ui_port))
+    relative_trials, relative_compare, relative_study = links("")
     note = (f"{description}\n\n" if description else "") + (
-        f"- [Trials: accuracy, fairness, AUC_S and budget of every fit]({relative_trials})\n"
-        f"- [Compare the Pareto-front fits and the pick]({relative_compare})\n")
-    client.set_tag(parent_run_id, "mlflow.note.content", note)
-    client.set_tag(parent_run_id, "fairops.runs_url", trials)
-    client.set_tag(parent_run_id, "fairops.compare_url", compare)
-    study = run_url(base, experiment_id, parent_run_id, tab="model-metrics")
-    client.set_tag(parent_run_id, "fairops.study_url", study)
-    return StudyLinks(trials, compare, study, ui_command(tracking_uri))
+        f"- [Trials: accuracy, fairness, AUC_S and budget of every fit, the pick first]({relative_trials})\n"
+        f"- [Compare the Pareto-front fits and the pick]({relative_compare})\n"
+        f"- [The running pick over the budget spent]({relative_study})\n")
+    for key, value in (("mlflow.note.content", note), ("fairops.runs_url", trials),
+                       ("fairops.compare_url", compare), ("fairops.study_url", study)):
+        client.set_tag(parent_run_id, key, value)
+    return StudyLinks(trials, compare, study, ui_command(tracking_uri, ui_port))

@@ -11,7 +11,8 @@ parameter.
 - :func:`run_url`: one run's page (its metric charts, its artifacts);
 - :func:`compare_runs_url`: MLflow's classic side-by-side comparison of some runs;
 - :func:`ui_base_url` / :func:`ui_command`: where the UI is, and the command that serves it for a
-  database tracking store.
+  database tracking store;
+- :func:`serve_command`: the command that serves a registered model over HTTP, pasted from any folder.
 
 >>> runs_url("http://127.0.0.1:5000", "3")
 'http://127.0.0.1:5000/#/experiments/3/runs?workflowType=machine_learning'
@@ -28,6 +29,7 @@ from urllib.parse import quote, urlencode
 
 #: Where ``mlflow ui`` serves by default.
 DEFAULT_UI = "http://127.0.0.1:5000"
+DEFAULT_UI_PORT = 5000
 #: The experiment tag MLflow reads for the experiment's kind, and fairops' value for it.
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 MODEL_TRAINING = "custom_model_development"
@@ -39,22 +41,52 @@ def is_server(tracking_uri: str) -> bool:
     return str(tracking_uri).startswith(("http://", "https://"))
 
 
-def ui_base_url(tracking_uri: str) -> str:
-    """The UI of a tracking server is the server itself; a database store is shown by ``mlflow ui``.
+def ui_base_url(tracking_uri: str, port: int = DEFAULT_UI_PORT) -> str:
+    """The UI of a tracking server is the server itself; a database store is shown by ``mlflow ui`` on ``port``.
 
-    >>> ui_base_url("http://mlflow:5000/"), ui_base_url("sqlite:///p/mlflow.db")
-    ('http://mlflow:5000', 'http://127.0.0.1:5000')
+    >>> ui_base_url("http://mlflow:5000/"), ui_base_url("sqlite:///p/mlflow.db"), ui_base_url("sqlite:///m.db", 8080)
+    ('http://mlflow:5000', 'http://127.0.0.1:5000', 'http://127.0.0.1:8080')
     """
-    return str(tracking_uri).rstrip("/") if is_server(tracking_uri) else DEFAULT_UI
+    return str(tracking_uri).rstrip("/") if is_server(tracking_uri) else f"http://127.0.0.1:{_port(port)}"
 
 
-def ui_command(tracking_uri: str) -> str | None:
+def ui_command(tracking_uri: str, port: int = DEFAULT_UI_PORT) -> str | None:
     """The command serving the UI over a database store (None for a tracking server, which is its own UI).
 
     >>> ui_command("sqlite:////p/mlflow.db")
     'mlflow ui --backend-store-uri sqlite:////p/mlflow.db'
+    >>> ui_command("sqlite:////p/mlflow.db", 8080)
+    'mlflow ui --backend-store-uri sqlite:////p/mlflow.db --port 8080'
     """
-    return None if is_server(tracking_uri) else f"mlflow ui --backend-store-uri {tracking_uri}"
+    if is_server(tracking_uri):
+        return None
+    port_part = "" if _port(port) == DEFAULT_UI_PORT else f" --port {port}"
+    return f"mlflow ui --backend-store-uri {tracking_uri}{port_part}"
+
+
+def serve_command(tracking_uri: str, model_uri: str, port: int = DEFAULT_UI_PORT + 1, bin_dir=None) -> str:
+    """``mlflow models serve`` of ``model_uri`` that works pasted into a shell in any folder.
+
+    It names the tracking store (the registry a ``models:/`` URI is looked up in) and puts ``bin_dir``
+    (default: the folder of the running Python, where ``mlflow`` and the ``uvicorn`` it starts are)
+    first on ``PATH``; ``--env-manager local`` serves with the packages of that environment.
+
+    >>> serve_command("sqlite:////p/mlflow.db", "models:/m@champion", bin_dir="/v/bin")
+    'PATH=/v/bin:$PATH MLFLOW_TRACKING_URI=sqlite:////p/mlflow.db mlflow models serve -m models:/m@champion --env-manager local --port 5001'
+    """
+    import shlex
+    import sys
+    from pathlib import Path
+
+    folder = str(bin_dir) if bin_dir is not None else str(Path(sys.executable).parent)
+    return (f"PATH={shlex.quote(folder)}:$PATH MLFLOW_TRACKING_URI={shlex.quote(str(tracking_uri))} "
+            f"mlflow models serve -m {shlex.quote(model_uri)} --env-manager local --port {_port(port)}")
+
+
+def _port(port) -> int:
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ValueError(f"port must be an integer in [1, 65535], got {port!r}")
+    return port
 
 
 def _base(base_url: str) -> str:
