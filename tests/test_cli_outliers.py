@@ -85,10 +85,19 @@ def test_auto_lambda_prints_the_table_and_logs_metrics_and_a_loadable_model(tmp_
     fair_line = next(line for line in out.splitlines() if line.startswith("FairLOF "))
     assert f"{metrics['jaccard']:.3f}" in fair_line
     assert f"{100 * metrics['euclidean_disparity_change']:+.1f}%" in fair_line
+    # under the table: whether FairLOF is fairer, and one line per column
+    changes = (metrics["euclidean_disparity_change"], metrics["wasserstein_disparity_change"])
+    verdict = out.split(fair_line + "\n", 1)[1].splitlines()[0]
+    expected_verdict = "FairLOF is fairer than LOF" if max(changes) < 0 else "FairLOF is"
+    assert verdict.startswith(expected_verdict) and f"at Jaccard {metrics['jaccard']:.3f}" in verdict
+    for term in ("Jacc:", "Pres:", "OF:", "ED, Wass:", "ED chg, Wass chg:"):
+        assert f"\n  {term} " in out
 
     # The logged model: native and pyfunc, against a detector fitted here with the same settings.
     mlflow.set_tracking_uri(uri)
     model_uri = printed_model_uri(out)
+    assert model_uri == "models:/fairops-outliers-credit_default/1"  # registered: a URI one can serve
+    assert "serve it: PATH=" in out and f"MLFLOW_TRACKING_URI={uri} mlflow models serve -m {model_uri} " in out
     expected = FairLOF(n_neighbors=5, correction_strength=fitted, novelty=True).fit(data.features.to_numpy(),
                                                                        sensitive_features=data.sensitive)
     native = fairlof_flavor.load_model(model_uri)

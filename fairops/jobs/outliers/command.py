@@ -54,25 +54,28 @@ def add_parser(subcommands) -> None:
                     "takes raw rows.")
     source = parser.add_argument_group("data")
     source.add_argument("--dataset", default=None,
-                        help=f"bundled data set, one of {sorted(LOADERS)} (default {DEFAULT_DATASET})")
+                        metavar="NAME",
+                        help=f"bundled data set, one of {', '.join(sorted(LOADERS))} (default: {DEFAULT_DATASET})")
     source.add_argument("--data", default=None, help="a .csv or .parquet file of one's own (with --sensitive)")
     source.add_argument("--sensitive", default=None,
                         help="comma-separated sensitive columns (default for bundled data: all of its sensitive ones)")
     source.add_argument("--target", default=None, help="label column of --data to leave out of the features")
-    source.add_argument("--categorical", default="drop", help="'drop' (default) or 'onehot' for text columns")
+    source.add_argument("--categorical", default="drop", help="text columns: 'drop' them or 'onehot' encode them")
     source.add_argument("--max-rows", type=int, default=None,
                         help=f"stratified seeded sample of about this many rows (all; {TUNE_MAX_ROWS} with --tune)")
     model = parser.add_argument_group("FairLOF")
-    model.add_argument("--neighbors", type=int, default=5, help="k (default 5)")
+    model.add_argument("--neighbors", type=int, default=5, help="k, the neighbours each row's density is measured over")
     model.add_argument("--lambda", dest="lambda_", metavar="LAMBDA", default="auto",
-                       help="the paper's lambda (correction_strength): a number in [0, 1] or 'auto' (default)")
-    model.add_argument("--target-jaccard", type=float, default=0.9, help="guide point for --lambda auto (0.9)")
+                       help="the paper's lambda (correction_strength): a number in [0, 1], or 'auto': the guide "
+                            "point on the grid 0, 0.1, ..., 1 for --target-jaccard")
+    model.add_argument("--target-jaccard", type=float, default=0.9, help="with --lambda auto: the Jaccard of FairLOF's top outliers with "
+                                                                     "LOF's to keep")
     model.add_argument("--weight-exponent", type=float, default=1.0,
                        help="FairLOF-Flex exponent on W, the group skew (1 = FairLOF)")
     model.add_argument("--share-exponent", type=float, default=1.0,
                        help="FairLOF-Flex exponent on D, the share of the row's own group (1 = FairLOF)")
     model.add_argument("--correction", choices=("paper", "per_value"), default="paper",
-                       help="the paper's equations (default) or fairops' per-value variant (see docs/fairlof.md)")
+                       help="the paper's equations or fairops' per-value variant (see docs/fairlof.md)")
     for old in DEPRECATED_OPTIONS:
         model.add_argument(f"--{old}", dest=f"deprecated_{old}", type=float, default=None, help=argparse.SUPPRESS)
     model.add_argument("--top-t", type=int, default=None, help="outlier list size (default min(500, 5%% of rows))")
@@ -81,9 +84,9 @@ def add_parser(subcommands) -> None:
         "--weight-exponent, --share-exponent are then refused); quality = Jaccard vs LOF, fairness = share of "
         "LOF's Wasserstein disparity removed, budget = share of the rows")
     tune.add_argument("--tune", action="store_true", help="search k, lambda and the Flex exponents with Fairband")
-    tune.add_argument("--method", default="fb-auto", choices=sorted(METHODS), help="Fairband alpha rule (fb-auto)")
+    tune.add_argument("--method", default="fb-auto", choices=sorted(METHODS), help="Fairband alpha rule, as in fairops tune --method")
     tune.add_argument("--fairband-alpha", type=float, default=None, help="fixed Fairband alpha (overrides --method)")
-    tune.add_argument("--iterations", type=int, default=1, help="Fairband iterations of 206 fits (default 1)")
+    tune.add_argument("--iterations", type=int, default=1, help="Fairband iterations of 206 fits")
     tune.add_argument("--trials", type=int, default=None, help="stop after this many fits (a short run)")
     tune.add_argument("--study-name", default=None,
                       help="Optuna study name (default outliers-<data>-<method>-seed<seed>)")
@@ -93,9 +96,14 @@ def add_parser(subcommands) -> None:
                       help=NO_PROGRESS_HELP)
     where = parser.add_argument_group("tracking")
     where.add_argument("--project-dir", default=DEFAULT_PROJECT,
-                       help=f"folder of the default stores ({DEFAULT_PROJECT})")
+                       help="folder of the embedded SQLite stores")
     where.add_argument("--tracking-uri", default=None,
                        help="MLflow tracking URI (default sqlite:///<project>/mlflow.db)")
-    where.add_argument("--experiment", default=DEFAULT_EXPERIMENT, help=f"MLflow experiment ({DEFAULT_EXPERIMENT})")
-    parser.add_argument("--seed", type=int, default=0)
+    where.add_argument("--experiment", default=DEFAULT_EXPERIMENT, help="MLflow experiment the runs go to")
+    where.add_argument("--model-name", help="registered model name of the FairLOF model (default: "
+                                            "fairops-outliers-<data>)")
+    where.add_argument("--ui-port", type=int, default=5000,
+                       help="port of mlflow ui in the printed command and links; the printed serve command "
+                            "uses the next one")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the row sample, tie-breaks and the search")
     parser.set_defaults(run=_run)

@@ -87,5 +87,50 @@ def format_table(result: dict, lambdas: dict) -> str:
     return "\n".join(lines)
 
 
+#: One line per column of the table: what it measures and which way is better.
+LEGEND = (
+    "Jacc: of the rows either FairLOF or LOF puts in its top-t outliers, the share both do (1 = the same list)",
+    "Pres: LOF score of FairLOF's top-t / of LOF's own top-t (1 = as outlying as LOF's list; higher is better)",
+    "OF: share of FairLOF's top-t with LOF score >= 1, i.e. less dense than their neighbours (higher is better)",
+    "ED, Wass: distance between the groups' shares among the outliers and in the data, Euclidean and "
+    "Wasserstein, summed over the sensitive columns (0 = every group flagged in proportion; lower is fairer)",
+    "ED chg, Wass chg: FairLOF's against LOF's; negative = fairer than LOF, positive = less fair",
+)
+
+
+def verdict(result: dict) -> str:
+    """One line: whether FairLOF's outliers are fairer than LOF's, and what it cost in agreement with LOF.
+
+    >>> row = {"jaccard": 0.9, "preservation": 0.97, "euclidean_disparity": 0.1, "wasserstein_disparity": 0.02}
+    >>> verdict({"FairLOF": row, "change": {"euclidean_disparity": -0.25, "wasserstein_disparity": -0.1}})
+    'FairLOF is fairer than LOF (ED -25.0%, Wass -10.0%), at Jaccard 0.900 with its outliers and 97% of their LOF score'
+    """
+    changes = [result["change"][name] for name in ("euclidean_disparity", "wasserstein_disparity")]
+    if any(math.isnan(change) for change in changes):
+        judged = "LOF's outliers already hold every group in proportion (ED and Wass 0): nothing to improve"
+    elif all(change < 0 for change in changes):
+        judged = "FairLOF is fairer than LOF"
+    elif all(change > 0 for change in changes):
+        judged = "FairLOF is less fair than LOF"
+    elif all(change == 0 for change in changes):
+        judged = "FairLOF is as fair as LOF"
+    else:
+        judged = "FairLOF is fairer than LOF by one distance and less fair by the other"
+    fair = result["FairLOF"]
+    shown = "" if judged.endswith("improve") else f" (ED {_percent(changes[0])}, Wass {_percent(changes[1])})"
+    return (f"{judged}{shown}, at Jaccard {fair['jaccard']:.3f} with its outliers and "
+            f"{100 * fair['preservation']:.0f}% of their LOF score")
+
+
+def explained(result: dict) -> str:
+    """The verdict and the legend of the table, as printed under it."""
+    return f"{verdict(result)}\n{legend_text()}"
+
+
+def legend_text() -> str:
+    """The table's legend, one indented line per column."""
+    return "\n".join(f"  {line}" for line in LEGEND)
+
+
 def _percent(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{100 * value:+.1f}%"

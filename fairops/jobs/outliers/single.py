@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from .data import load_outlier_data
 from .frontier import frontier_lines
-from .report import compare, fit_detector, format_table
-from .tracking import _base_params, _client, ensure_experiment, log_result_run, print_where_to_find, resolve_stores
+from .report import compare, fit_detector, format_table, legend_text, verdict
+from .tracking import (_base_params, _client, default_model_name, ensure_experiment, log_result_run, print_where_to_find,
+                       resolve_stores)
 
 
 def parse_lambda(text) -> float | str:
@@ -45,7 +46,9 @@ def run_single(args) -> int:
           f"weight_exponent={args.weight_exponent} share_exponent={args.share_exponent} "
           f"lambda={detector.fitted_lambda_:.2f}{guide}")
     print(format_table(result, lambdas))
+    print(verdict(result))
     print("\n".join(frontier_lines(detector, data.sensitive)))
+    print(legend_text())
 
     client = _client(stores.tracking_uri)
     experiment_id = ensure_experiment(client, args.experiment, stores.artifact_location)
@@ -58,7 +61,8 @@ def run_single(args) -> int:
     tags = {"fairops.role": "outliers", "fairops.dataset": data.name}
     run_id, model_uri = log_result_run(client, experiment_id, run_name=f"fairlof-{data.name}", detector=detector,
                                        data=data, result=result, params=params, tags=tags,
-                                       tracking_uri=stores.tracking_uri, path=detector.path())
+                                       tracking_uri=stores.tracking_uri, path=detector.path(),
+                                       model_name=args.model_name or default_model_name(data.name))
     print(f"run: {run_id} in experiment {args.experiment!r}")
-    print_where_to_find(stores, experiment_id, model_uri)
+    print_where_to_find(stores, experiment_id, model_uri, ui_port=args.ui_port)
     return 0

@@ -98,10 +98,11 @@ def _client(tracking_uri: str):
 
 def log_result_run(client, experiment_id: str, *, run_name: str, detector: FairLOF, data: OutlierData,
                    result: dict, params: dict, tags: dict, tracking_uri: str, path: dict | None = None,
-                   extra_metrics: dict | None = None):
-    """One finished run: params, metrics, preprocessing + lambda path, and the FairLOF model.
+                   extra_metrics: dict | None = None, model_name: str | None = None):
+    """One finished run: params, metrics, preprocessing + lambda path, and the FairLOF model, registered
+    as a new version of ``model_name`` when given.
 
-    Returns ``(run_id, model_uri)``.
+    Returns ``(run_id, model_uri)``: ``models:/<model_name>/<version>``, or the logged model's URI.
     """
     from mlflow.entities import Metric, Param
 
@@ -121,12 +122,15 @@ def log_result_run(client, experiment_id: str, *, run_name: str, detector: FairL
         with warnings.catch_warnings():  # the 0/1 "outlier" output column is an integer on purpose
             warnings.filterwarnings("ignore", message="Hint: Inferred schema contains integer", category=UserWarning)
             info = log_estimator(detector, run_id=run_id, tracking_uri=tracking_uri, name="model",
-                                 input_example=data.raw.head(3), preprocessing=data.encoder)
+                                 input_example=data.raw.head(3), preprocessing=data.encoder,
+                                 registered_model_name=model_name)
     except BaseException:
         client.set_terminated(run_id, "FAILED")
         raise
     client.set_terminated(run_id, "FINISHED")
-    return run_id, info.model_uri
+    if model_name is None:
+        return run_id, info.model_uri
+    return run_id, f"models:/{model_name}/{info.registered_model_version}"
 
 
 def _base_params(data: OutlierData, args) -> dict:
@@ -136,17 +140,27 @@ def _base_params(data: OutlierData, args) -> dict:
             "max_rows": args.max_rows if args.max_rows is not None else "all"}
 
 
-def print_where_to_find(stores: ProjectStores, experiment_id: str, model_uri: str, links=None) -> None:
-    """The MLflow UI (the study's links after a tuning, the experiment's runs page otherwise) and the model."""
-    from ...mlflow.ui_links import runs_url, ui_base_url, ui_command
+def default_model_name(data_name: str) -> str:
+    """``fairops-outliers-<data>``: the registered name of a command's FairLOF models on that data."""
+    return f"fairops-outliers-{data_name}"
+
+
+def print_where_to_find(stores: ProjectStores, experiment_id: str, model_uri: str, links=None,
+                        ui_port: int = 5000) -> None:
+    """The MLflow UI (the study's links after a tuning, the experiment's runs page otherwise), the model
+    and the command that serves it."""
+    from ...mlflow.ui_links import runs_url, serve_command, ui_base_url, ui_command
 
     if links is not None:
         print(links.text())
     else:
-        command = ui_command(stores.tracking_uri)
+        command = ui_command(stores.tracking_uri, ui_port)
         head = f"MLflow UI: {command}  (then open)" if command else "MLflow UI:"
-        print(f"{head} {runs_url(ui_base_url(stores.tracking_uri), experiment_id)}")
+        print(f"{head} {runs_url(ui_base_url(stores.tracking_uri, ui_port), experiment_id)}")
     print(f"model: {model_uri}  (MLFLOW_TRACKING_URI={stores.tracking_uri}; load with "
           "fairops.mlflow.fairlof.load_model or mlflow.pyfunc.load_model; input = raw rows with the columns "
           "'input_columns' of preprocessing/features.json in the run)")
+    if model_uri.startswith("models:/"):
+        print(f"serve it: {serve_command(stores.tracking_uri, model_uri, ui_port + 1)}  (answers outlier_score "
+              "and outlier per row)")
 

@@ -9,9 +9,9 @@ import numpy as np
 
 from ...datasets import BudgetSlicer
 from .data import OutlierData, load_outlier_data
-from .report import compare, fit_detector, format_table
-from .tracking import (ProjectStores, _base_params, _client, ensure_experiment, log_result_run, print_where_to_find,
-                       resolve_stores)
+from .report import compare, explained, fit_detector, format_table
+from .tracking import (ProjectStores, _base_params, _client, default_model_name, ensure_experiment, log_result_run,
+                       print_where_to_find, resolve_stores)
 
 TUNE_MAX_ROWS = 5000
 METHODS = {"fb-auto": "auto", "fb-bal": 0.5, "hb": 1.0}
@@ -170,6 +170,7 @@ def run_tune(args) -> int:
               f"on its slice Jaccard {pick.accuracy:.3f}, fairness {pick.fairness:.3f}")
         print(f"refitted on all {data.n_rows} rows (k={detector.n_neighbors_}, t={detector.top_t_}):")
         print(format_table(result, {"LOF": 0.0, "FairLOF": detector.fitted_lambda_}))
+        print(explained(result))
 
         earlier = _logged_pick(client, experiment_id, study.study_name, pick.trial.number)
         if earlier is not None:
@@ -189,13 +190,15 @@ def run_tune(args) -> int:
                      "pick_accuracy": pick.accuracy, "pick_fairness": pick.fairness}
             run_id, model_uri = log_result_run(client, experiment_id, run_name=f"{study.study_name}/pick",
                                                detector=detector, data=data, result=result, params=run_params,
-                                               tags=tags, tracking_uri=stores.tracking_uri, extra_metrics=extra)
+                                               tags=tags, tracking_uri=stores.tracking_uri, extra_metrics=extra,
+                                               model_name=args.model_name or default_model_name(data.name))
         tracker.finish(study)
     links = mlflow_study.publish(tracker, study, pick.trial, description=(
         "**accuracy** = Jaccard of FairLOF's top-t outliers against plain LOF's on the same rows; **fairness** "
-        "= the share of LOF's Wasserstein disparity between the sensitive groups that FairLOF removes."))
+        "= the share of LOF's Wasserstein disparity between the sensitive groups that FairLOF removes."),
+        ui_port=args.ui_port, refit_run_id=run_id)
     print(f"runs: parent {parent}, pick {run_id} in experiment {args.experiment!r}")
-    print_where_to_find(stores, experiment_id, model_uri, links)
+    print_where_to_find(stores, experiment_id, model_uri, links, ui_port=args.ui_port)
     return 0
 
 
