@@ -12,8 +12,10 @@ Where the wheel comes from:
 
 - a regular install (from a wheel, an sdist or ``pip install .``): the installed files are packed back
   into a wheel from the distribution's ``RECORD`` (no compiler needed);
-- an editable install (a development checkout): ``pip wheel --no-deps --no-build-isolation`` of the
-  checkout, which compiles the kernels.
+- an editable install (a development checkout): ``pip wheel --no-deps`` of the checkout, which compiles
+  the kernels; with the running environment's setuptools, Cython and NumPy when it has them
+  (``--no-build-isolation``: quick, offline), else in an isolated build environment pip fills from the
+  package index (an ordinary ``pip install -e .`` leaves Cython out of the environment).
 
 Either way the wheel is built once per source state and kept in ``$FAIROPS_WHEEL_CACHE`` (default
 ``~/.cache/fairops/wheels``), in a folder named by a digest of what goes into it.
@@ -145,7 +147,7 @@ def _build(source: Path, folder: Path) -> Path:
                                 ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", "*.egg-info"))
             elif (source / entry).is_file():
                 shutil.copy2(source / entry, target)
-        command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+        command = [sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation_flags(), "--quiet",
                    "--disable-pip-version-check", "--wheel-dir", str(folder), str(work)]
         done = subprocess.run(command, capture_output=True, text=True)
     wheels = sorted(folder.glob(f"{DISTRIBUTION}-*.whl"))
@@ -154,6 +156,27 @@ def _build(source: Path, folder: Path) -> Path:
                            f"(pip exited {done.returncode}): {(done.stderr or done.stdout)[-2000:]}\n"
                            "Give the model explicit pip_requirements to save it without the wheel.")
     return wheels[0]
+
+
+#: The modules of the build requirements in pyproject.toml's [build-system].
+BUILD_MODULES = ("setuptools", "Cython", "numpy")
+
+
+def isolation_flags(modules=BUILD_MODULES) -> list[str]:
+    """``["--no-build-isolation"]`` when every build requirement imports here, else ``[]`` (pip isolates).
+
+    >>> isolation_flags(("json",)), isolation_flags(("no_such_build_backend",))
+    (['--no-build-isolation'], [])
+    """
+    from importlib.util import find_spec
+
+    def present(name: str) -> bool:
+        try:
+            return find_spec(name) is not None
+        except (ImportError, ValueError):  # a parent package missing, or a module blocked in sys.modules
+            return False
+
+    return ["--no-build-isolation"] if all(present(name) for name in modules) else []
 
 
 @contextlib.contextmanager
