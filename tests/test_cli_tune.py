@@ -115,6 +115,10 @@ def test_progress_without_a_terminal_reports_every_rung(finished_run):
     rungs = [(int(b), int(r)) for b, r in ((m[2], m[1]) for m in RUNG.finditer(out))]
     assert sorted(rungs) == sorted((s, i) for s in range(5) for i in range(len(schedule.rung_sizes(s))))
     assert "fits 206/206 (100%)" in out and "\r" not in out  # plain lines, no bar
+    # the progress lines' terms said once, before them; the run ends with the command serving its pick
+    (legend,) = [line for line in out.splitlines() if line.startswith("progress: ")]
+    assert '"weighted score" = alpha * accuracy + (1 - alpha) * fairness' in legend and "FB-auto" in legend
+    assert out.index(legend) < out.index("\nfits ") and "\nserve it: PATH=" in out
 
 
 @pytest.mark.slow
