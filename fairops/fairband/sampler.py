@@ -142,9 +142,7 @@ class FairbandSampler(BaseSampler):
         if not (isinstance(poll_interval, (int, float)) and poll_interval > 0):
             raise ValueError(f"poll_interval must be a positive number of seconds, got {poll_interval!r}")
         self._poll_interval = float(poll_interval)
-        if iterations is not None and (isinstance(iterations, bool) or not isinstance(iterations, int)
-                                       or iterations < 1):
-            raise ValueError(f"iterations must be a positive integer or None, got {iterations!r}")
+        schedule.check_iterations(iterations, allow_none=True)
         self._iterations = iterations
         self._configuration = {**validated_configuration(configuration), **self._settings.as_record(),
                                "seed": self._seed}

@@ -23,13 +23,52 @@ from functools import lru_cache
 
 ETA = 3
 S_MAX = 4
+# The largest bracket starts eta**s_max configurations and an iteration holds about (s_max + 1) times
+# that many fits; the schedule is laid out in memory, so both are bounded (the default is 81).
+MAX_BRACKET = 100_000
+MAX_ETA = 1_000
+MAX_S_MAX = 16
+MAX_ITERATIONS = 10_000  # trial numbers stay far below what a study's storage counts and can list
+
+
+def check_iterations(iterations, *, allow_none: bool = False) -> None:
+    """Refuse an iteration count that is not a whole number in ``[1, MAX_ITERATIONS]``.
+
+    >>> check_iterations(10**9)
+    Traceback (most recent call last):
+    ...
+    ValueError: iterations must be at most 10000 (each holds a whole Hyperband schedule), got 1000000000
+    """
+    if iterations is None and allow_none:
+        return
+    if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
+        raise ValueError(f"iterations must be a positive integer{' or None' if allow_none else ''}, "
+                         f"got {iterations!r}")
+    if iterations > MAX_ITERATIONS:
+        raise ValueError(f"iterations must be at most {MAX_ITERATIONS} (each holds a whole Hyperband schedule), "
+                         f"got {iterations}")
 
 
 def _check(eta: int, s_max: int) -> None:
+    """Refuse a schedule shape that is not one or that would not fit in memory (see ``MAX_BRACKET``).
+
+    >>> _check(3, 30)
+    Traceback (most recent call last):
+    ...
+    ValueError: s_max must be at most 16 (the largest bracket starts eta**s_max configurations), got 30
+    """
     if not isinstance(eta, int) or isinstance(eta, bool) or eta < 2:
         raise ValueError(f"eta must be an integer >= 2, got {eta!r}")
     if not isinstance(s_max, int) or isinstance(s_max, bool) or s_max < 0:
         raise ValueError(f"s_max must be an integer >= 0, got {s_max!r}")
+    if eta > MAX_ETA:
+        raise ValueError(f"eta must be at most {MAX_ETA} (each rung keeps 1/eta of the last), got {eta}")
+    if s_max > MAX_S_MAX:
+        raise ValueError(f"s_max must be at most {MAX_S_MAX} (the largest bracket starts eta**s_max "
+                         f"configurations), got {s_max}")
+    if eta**s_max > MAX_BRACKET:
+        raise ValueError(f"eta**s_max = {eta}**{s_max} = {eta**s_max} configurations in the largest bracket, above "
+                         f"{MAX_BRACKET:,}: one iteration would not fit in memory; lower s_max or eta")
 
 
 def bracket_start(s: int, eta: int = ETA, s_max: int = S_MAX) -> int:

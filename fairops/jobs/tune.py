@@ -88,8 +88,9 @@ class TuneSettings:
             raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
         if self.alpha is not None and self.method.startswith("rs"):
             raise ValueError("--alpha applies to the Fairband methods (fb-auto, fb-bal, hb), not to random search")
-        if not isinstance(self.iterations, int) or self.iterations < 1:
-            raise ValueError(f"iterations must be a positive integer, got {self.iterations!r}")
+        from ..fairband.schedule import check_iterations
+
+        check_iterations(self.iterations)
         if self.n_jobs < 1:
             raise ValueError(f"n-jobs must be at least 1, got {self.n_jobs}")
         if not 1 <= self.ui_port <= 65534:
