@@ -1,7 +1,7 @@
 """Child process of tests/test_model_fuzz.py: load edited models with fairops' loader and predict.
 
-Usage: ``python model_fuzz_child.py PLAN.json FIRST`` where the plan holds ``kind`` ("scaff" or
-"fairlof"), ``rows`` (a DataFrame in pandas' "split" form; FairLOF's also has ``sensitive``) and
+Usage: ``python model_fuzz_child.py PLAN.json FIRST`` where the plan holds ``kind`` ("scaff",
+"fairlof" or "classifier"; a case's own ``kind`` overrides it), ``rows`` (a DataFrame in pandas' "split" form; FairLOF's also has ``sensitive``) and
 ``cases`` (``[{"id", "path"}, ...]``). From case ``FIRST`` on, each model is loaded and used, and one
 JSON line per case is printed (and flushed) before the next starts, so a crash or a hang is
 attributed to the first case that did not report (a line ``{"ready": true}`` comes first, once
@@ -35,6 +35,12 @@ def _use_fairlof(model, rows, sensitive):
     return ok, scores
 
 
+def _use_classifier(model, rows):
+    proba = model.predict_proba(rows)
+    ok = proba.shape == (len(rows), 2) and np.all(np.isfinite(proba)) and np.all((proba >= 0) & (proba <= 1))
+    return ok, proba
+
+
 def main(plan_path: str, first: int) -> None:
     with open(plan_path) as handle:
         plan = json.load(handle)
@@ -47,7 +53,10 @@ def main(plan_path: str, first: int) -> None:
         report = {"id": case["id"]}
         try:
             model = loader.load_native(case["path"])
-            if plan["kind"] == "scaff":
+            kind = case.get("kind", plan["kind"])
+            if kind == "classifier":
+                ok, answer = _use_classifier(model, rows)
+            elif kind == "scaff":
                 ok, answer = _use_scaff(model, rows)
             else:
                 ok, answer = _use_fairlof(model, rows, sensitive)

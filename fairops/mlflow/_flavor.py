@@ -17,7 +17,9 @@ import yaml
 
 import fairops
 
-DATA_SUBPATH = "data"
+from .sealing import DATA_FOLDER
+
+DATA_SUBPATH = DATA_FOLDER
 # Versions a served model pins to the ones that saved it; the rest of fairops' dependencies
 # install from the wheel's metadata.
 PINNED = ("numpy", "pandas", "scipy", "scikit-learn", "lightgbm", "skops")
@@ -247,11 +249,14 @@ def local_model_dir(model_uri: str, dst_path=None) -> str:
 
 
 def data_dir(local_path: str, flavor_name: str) -> str:
-    """The model-files folder of a downloaded flavor directory."""
+    """The model-files folder of a downloaded flavor directory: always its ``data`` folder.
+
+    ``MLmodel``'s ``data:`` is not followed; the flavor's reader verifies that it names that folder.
+    """
     from mlflow.utils.model_utils import _get_flavor_configuration
 
-    conf = _get_flavor_configuration(model_path=local_path, flavor_name=flavor_name)
-    return os.path.join(local_path, conf.get("data", DATA_SUBPATH))
+    _get_flavor_configuration(model_path=local_path, flavor_name=flavor_name)  # the flavor must be there
+    return os.path.join(local_path, DATA_SUBPATH)
 
 
 def as_frame(data):

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .sealing import ModelFilesError, sha256_file, verify_enclosing
+from .sealing import ModelFilesError, check_file, refuse_irregular, sha256_file, verify_enclosing
 
 FORMAT_NAME = "fairops-model"
 FORMAT_VERSION = 1
@@ -120,13 +120,20 @@ def write_manifest(path) -> None:
 
 
 def _read_json(path: str, name: str) -> dict:
+    """The JSON object in ``path``; anything else (missing, not JSON, too deep, not an object) is refused."""
+    refuse_irregular(os.path.dirname(path), name)
     try:
         with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+            document = json.load(handle)
     except FileNotFoundError:
         raise ModelFilesError(f"model file {name!r} is missing from {os.path.dirname(path)}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ModelFilesError(f"model file {name!r} in {os.path.dirname(path)} is not valid JSON: {error}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+        raise ModelFilesError(f"model file {name!r} in {os.path.dirname(path)} is not valid JSON: "
+                              f"{str(error)[:200]}") from None
+    if not isinstance(document, dict):
+        raise ModelFilesError(f"model file {name!r} in {os.path.dirname(path)} holds a {type(document).__name__}, "
+                              "not a JSON object")
+    return document
 
 
 def verify(path) -> dict:
@@ -144,17 +151,7 @@ def verify(path) -> dict:
     if not isinstance(files, dict) or set(files) != {STATE_FILE, ARRAYS_FILE}:
         raise ModelFilesError(f"model file {MANIFEST_FILE!r} in {path} must list {STATE_FILE!r} and {ARRAYS_FILE!r}")
     for name, expected in files.items():
-        file_path = os.path.join(path, name)
-        if not os.path.isfile(file_path):
-            raise ModelFilesError(f"model file {name!r} is missing from {path}")
-        size = os.path.getsize(file_path)
-        if size != expected.get("bytes"):
-            raise ModelFilesError(
-                f"model file {name!r} in {path} has {size} bytes, the manifest says {expected.get('bytes')} "
-                "(truncated or modified)"
-            )
-        if sha256_file(file_path) != expected.get("sha256"):
-            raise ModelFilesError(f"model file {name!r} in {path} does not match its sha256 in the manifest (modified)")
+        check_file(path, name, expected)
     return manifest
 
 
@@ -176,7 +173,7 @@ def max_array_bytes() -> int:
     return limit
 
 
-def _npy_header(member, where: str) -> tuple[tuple, bool, np.dtype]:
+def _npy_header(member, where: str, records: bool = False) -> tuple[tuple, bool, np.dtype]:
     version = np.lib.format.read_magic(member)
     if version == (1, 0):
         shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(member)
@@ -184,9 +181,41 @@ def _npy_header(member, where: str) -> tuple[tuple, bool, np.dtype]:
         shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(member)
     else:
         raise ValueError(f"{where} has .npy format version {version}; fairops reads 1.0 and 2.0")
-    if dtype.kind not in _ARRAY_KINDS or dtype.fields is not None or dtype.subdtype is not None or not dtype.itemsize:
+    parts = [dtype.fields[name][0] for name in dtype.names] if records and dtype.names else [dtype]
+    plain = all(part.kind in _ARRAY_KINDS and part.fields is None and part.subdtype is None and part.itemsize
+                for part in parts)
+    if not plain or (dtype.fields is not None and not records) or dtype.subdtype is not None:
         raise ValueError(f"{where} has dtype {dtype}; model arrays hold plain numbers or text, read without pickle")
     return shape, fortran_order, dtype
+
+
+def entry_size(archive: zipfile.ZipFile, info: zipfile.ZipInfo, left: int, refuse, records: bool = False):
+    """``(shape, fortran_order, dtype, data bytes)`` of a ``.npy`` entry, checked before its data is read.
+
+    The entry's declared size (the zip directory) and its header's shape must both fit in ``left``
+    bytes and agree with each other; ``refuse(problem)`` makes the exception raised otherwise.
+    ``records``: structured dtypes of plain fields are allowed (scikit-learn's tree nodes in skops).
+    """
+    name = info.filename[:-4]
+    over = f"above the {left} bytes left of the model's limit ({MAX_ARRAY_BYTES_ENV})"
+    if info.file_size > left:
+        raise refuse(f"entry {info.filename!r} declares {info.file_size} bytes, {over}")
+    member = archive.open(info)
+    try:
+        shape, fortran_order, dtype = _npy_header(member, f"array {name!r}", records)
+    except ValueError as error:
+        member.close()
+        raise refuse(str(error)) from None
+    n_bytes = math.prod(shape) * dtype.itemsize
+    if n_bytes > left:
+        member.close()
+        raise refuse(f"array {name!r} is {n_bytes} bytes, {over}")
+    header_bytes = member.tell()
+    if header_bytes + n_bytes != info.file_size:
+        member.close()
+        raise refuse(f"array {name!r} has {info.file_size - header_bytes} data bytes, its header "
+                     f"(shape {shape}, dtype {dtype}) says {n_bytes}")
+    return member, shape, fortran_order, dtype, n_bytes
 
 
 def read_arrays(file_path) -> dict:
@@ -207,8 +236,7 @@ def read_arrays(file_path) -> dict:
     entry 'w.npy' declares 8128 bytes, above the 4096 bytes left of the model's limit (FAIROPS_MAX_ARRAY_BYTES)
     """
     file_path = os.fspath(file_path)
-    limit = max_array_bytes()
-    arrays, left = {}, limit
+    arrays, left = {}, max_array_bytes()
     where = f"model file {os.path.basename(file_path)!r} in {os.path.dirname(file_path)}"
 
     def refuse(problem: str):
@@ -219,20 +247,8 @@ def read_arrays(file_path) -> dict:
             name = info.filename[:-4]
             if not info.filename.endswith(".npy") or name in arrays:
                 raise refuse(f"entry {info.filename!r} is not a single .npy array")
-            over = f"above the {left} bytes left of the model's limit ({MAX_ARRAY_BYTES_ENV})"
-            if info.file_size > left:
-                raise refuse(f"entry {info.filename!r} declares {info.file_size} bytes, {over}")
-            with archive.open(info) as member:
-                try:
-                    shape, fortran_order, dtype = _npy_header(member, f"array {name!r}")
-                except ValueError as error:
-                    raise refuse(str(error)) from None
-                n_bytes = math.prod(shape) * dtype.itemsize
-                if n_bytes > left:
-                    raise refuse(f"array {name!r} is {n_bytes} bytes, {over}")
-                if member.tell() + n_bytes != info.file_size:
-                    raise refuse(f"array {name!r} has {info.file_size - member.tell()} data bytes, its header "
-                                 f"(shape {shape}, dtype {dtype}) says {n_bytes}")
+            member, shape, fortran_order, dtype, n_bytes = entry_size(archive, info, left, refuse)
+            with member:
                 data = bytearray(n_bytes)
                 if member.readinto(data) != n_bytes:
                     raise refuse(f"array {name!r} ends before its {n_bytes} data bytes")
@@ -263,6 +279,8 @@ def read_state(path, classes: dict) -> LoadedState:
         raise
     except Exception as error:  # zipfile.BadZipFile, OSError, EOFError ...
         raise ModelFilesError(f"model file {ARRAYS_FILE!r} in {path} is not a readable .npz: {error}") from None
-    cls, meta = classes[class_name], document["meta"]
+    cls, meta, extra = classes[class_name], document.get("meta"), document.get("extra", {})
+    if not isinstance(meta, dict) or not isinstance(extra, dict):
+        raise ModelFilesError(f"model file {STATE_FILE!r} in {path} must hold 'meta' and 'extra' as JSON objects")
     estimator = cls._from_state(meta, arrays)
-    return LoadedState(estimator, document.get("extra", {}))
+    return LoadedState(estimator, extra)

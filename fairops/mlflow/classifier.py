@@ -43,7 +43,7 @@ import json
 import os
 
 from . import _flavor
-from .sealing import ModelFilesError, verify_enclosing
+from .sealing import ModelFilesError, refuse_irregular, verify_enclosing
 
 FLAVOR_NAME = "fairops_classifier"
 _LOADER_MODULE = "fairops.mlflow.classifier"
@@ -190,14 +190,13 @@ def log_model(sk_model, name="model", *, input_schema=None, positive_class=None,
 
 def _read(folder: str):
     """(model, schema, positive class) from a data folder, trusting only :data:`TRUSTED_TYPES`."""
-    import skops.io
-
     from ..models import InputSchema
 
+    refuse_irregular(folder, DOCUMENT_FILE)
     try:
         with open(os.path.join(folder, DOCUMENT_FILE), encoding="utf-8") as handle:
             document = json.load(handle)
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, RecursionError) as error:
         raise ModelFilesError(f"model file {DOCUMENT_FILE!r} in {folder} cannot be read: {error}") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME \
             or document.get("format_version") != FORMAT_VERSION:
@@ -208,19 +207,45 @@ def _read(folder: str):
     except (TypeError, ValueError) as error:
         raise ModelFilesError(f"model file {DOCUMENT_FILE!r} in {folder} has a malformed input schema: {error}") \
             from None
-    path = os.path.join(folder, MODEL_FILE)
-    try:
-        with open(path, "rb") as handle:
-            model_bytes = handle.read()
-        extra = untrusted_types(model_bytes)
-    except Exception as error:  # OSError, zipfile.BadZipFile, a malformed skops schema ...
-        raise ModelFilesError(f"model file {MODEL_FILE!r} in {folder} is not a readable skops file: {error}") \
-            from None
-    if extra:
-        raise ModelFilesError(f"model file {MODEL_FILE!r} in {folder} names type(s) fairops does not trust: "
-                              f"{extra}; nothing of it was loaded")
-    model = skops.io.loads(model_bytes, trusted=list(TRUSTED_TYPES))
+    model = _read_skops(folder)
     return model, schema, document.get("positive_class")
+
+
+def _read_skops(folder: str):
+    """The skops model of a data folder: sizes, trusted types and fitted state checked (see _skops_checks)."""
+    import skops.io
+
+    from . import _skops_checks
+
+    def refuse(problem):
+        return ModelFilesError(f"model file {MODEL_FILE!r} in {folder}: {problem}")
+
+    refuse_irregular(folder, MODEL_FILE)
+    try:
+        with open(os.path.join(folder, MODEL_FILE), "rb") as handle:
+            model_bytes = handle.read()
+    except OSError as error:
+        raise refuse(f"cannot be read: {error}") from None
+    schema = _skops_checks.check_archive(model_bytes, refuse)
+    try:
+        extra = untrusted_types(model_bytes)
+    except Exception as error:  # a malformed skops schema ...
+        raise refuse(f"is not a readable skops file: {str(error)[:300]}") from None
+    if extra:
+        raise refuse(f"names type(s) fairops does not trust: {extra}; nothing of it was loaded")
+    try:
+        _skops_checks.check_boosters(schema)
+    except (TypeError, ValueError) as error:
+        raise refuse(error) from None
+    try:
+        model = skops.io.loads(model_bytes, trusted=list(TRUSTED_TYPES))
+    except Exception as error:  # fairops' estimators' own checks, or KeyError, LightGBMError ... from a bad schema
+        raise refuse(f"cannot be rebuilt: {type(error).__name__}: {str(error)[:300]}") from None
+    try:
+        _skops_checks.check_fitted(model)
+    except (TypeError, ValueError, AttributeError) as error:
+        raise refuse(f"holds a malformed model: {error}") from None
+    return model
 
 
 def _read_classifier(folder: str):

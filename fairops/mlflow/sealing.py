@@ -37,6 +37,7 @@ import hashlib
 import hmac
 import json
 import os
+import stat
 import warnings
 
 MANIFEST_FILE = "fairops_manifest.json"
@@ -46,6 +47,8 @@ FORMAT_NAME = "fairops-model-directory"
 FORMAT_VERSION = 1
 ADDED_BY_MLFLOW = frozenset({"registered_model_meta"})
 SIGNATURE_FIELD = "hmac_sha256"
+MLMODEL_FILE = "MLmodel"
+DATA_FOLDER = "data"
 
 
 class ModelFilesError(ValueError):
@@ -62,14 +65,38 @@ def sha256_file(path: str) -> str:
 
 
 def model_key() -> bytes | None:
-    """The signing key from ``FAIROPS_MODEL_KEY``, or None when it is unset or empty."""
-    value = os.environ.get(KEY_ENV, "")
-    if not value:
+    """The signing key from ``FAIROPS_MODEL_KEY``, or None when it is unset.
+
+    Set but empty is an error rather than "no key": a deployment that meant to require signatures
+    and lost the value on the way must not load unsigned models.
+    """
+    value = os.environ.get(KEY_ENV)
+    if value is None:
         return None
+    if not value.strip():
+        raise ValueError(f"{KEY_ENV} is set but empty; unset it to load unsigned models, or give the key "
+                         f"(at least {MIN_KEY_BYTES} bytes)")
     key = value.encode("utf-8")
     if len(key) < MIN_KEY_BYTES:
         raise ValueError(f"{KEY_ENV} must hold at least {MIN_KEY_BYTES} bytes to sign models, got {len(key)}")
     return key
+
+
+def refuse_irregular(folder: str, relative: str) -> None:
+    """Refuse ``folder/relative`` unless it is a regular file or a folder (never followed, never opened).
+
+    A named pipe would block the first read of it forever, a device could be endless, and a link
+    points outside what the manifest covers.
+    """
+    try:
+        mode = os.lstat(os.path.join(folder, relative)).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise ModelFilesError(f"model directory {folder} holds a symbolic link: {relative!r}")
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise ModelFilesError(f"model directory {folder} holds {relative!r}, which is not a regular file (a pipe, "
+                              "socket or device); nothing of it was read")
 
 
 def _listing(model_dir: str) -> list[str]:
@@ -77,9 +104,7 @@ def _listing(model_dir: str) -> list[str]:
     found = []
     for root, folders, files in os.walk(model_dir):
         for name in folders + files:
-            if os.path.islink(os.path.join(root, name)):
-                raise ModelFilesError(f"model directory {model_dir} holds a symbolic link: "
-                                      f"{os.path.relpath(os.path.join(root, name), model_dir)!r}")
+            refuse_irregular(model_dir, os.path.relpath(os.path.join(root, name), model_dir))
         for name in files:
             relative = os.path.relpath(os.path.join(root, name), model_dir).replace(os.sep, "/")
             if relative != MANIFEST_FILE:
@@ -117,7 +142,7 @@ def _read_manifest(model_dir: str) -> dict:
     except FileNotFoundError:
         raise ModelFilesError(f"model directory {model_dir} has no {MANIFEST_FILE}: it was not written by "
                               "fairops, or its manifest was removed") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
         raise ModelFilesError(f"{MANIFEST_FILE} in {model_dir} is not valid JSON: {error}") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME \
             or document.get("format_version") != FORMAT_VERSION or not isinstance(document.get("files"), dict):
@@ -158,24 +183,80 @@ def verify(model_dir) -> dict:
     if lost:
         raise ModelFilesError(f"model file(s) {lost} listed in the manifest are missing from {model_dir}")
     for name, expected in listed.items():
-        path = os.path.join(model_dir, name)
-        if not isinstance(expected, dict) or os.path.getsize(path) != expected.get("bytes"):
-            said = expected.get("bytes") if isinstance(expected, dict) else expected
-            raise ModelFilesError(f"model file {name!r} in {model_dir} has {os.path.getsize(path)} bytes, the "
-                                  f"manifest says {said} (truncated or modified)")
-        if sha256_file(path) != expected.get("sha256"):
-            raise ModelFilesError(f"model file {name!r} in {model_dir} does not match its sha256 in the manifest "
-                                  "(modified)")
+        check_file(model_dir, name, expected)
     return document
 
 
-def verify_enclosing(data_path) -> None:
-    """Verify the model directory around a flavor's data folder, when there is one.
+def check_file(folder: str, name: str, expected) -> None:
+    """Refuse ``folder/name`` unless it is a regular file of the size and sha256 a manifest entry gives."""
+    if not isinstance(expected, dict) or not isinstance(expected.get("sha256"), str) \
+            or type(expected.get("bytes")) is not int:
+        raise ModelFilesError(f"the manifest entry of {name!r} in {folder} is not {{'bytes': int, 'sha256': str}}: "
+                              f"{str(expected)[:100]}")
+    refuse_irregular(folder, name)
+    path = os.path.join(folder, name)
+    if not os.path.isfile(path):
+        raise ModelFilesError(f"model file {name!r} is missing from {folder}")
+    if os.path.getsize(path) != expected["bytes"]:
+        raise ModelFilesError(f"model file {name!r} in {folder} has {os.path.getsize(path)} bytes, the "
+                              f"manifest says {expected['bytes']} (truncated or modified)")
+    if sha256_file(path) != expected["sha256"]:
+        raise ModelFilesError(f"model file {name!r} in {folder} does not match its sha256 in the manifest "
+                              "(modified)")
 
-    MLflow hands a pyfunc loader the data folder (``<model>/data``); when its parent holds an
-    ``MLmodel`` file that whole directory is verified. A bare data folder (no ``MLmodel`` above it)
-    is left to the data folder's own checks.
+
+def _model_root(folder: str) -> str | None:
+    """The nearest folder at or above ``folder`` that holds an ``MLmodel`` file, or None."""
+    while True:
+        if os.path.isfile(os.path.join(folder, MLMODEL_FILE)):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _check_layout(root: str) -> None:
+    """Refuse an ``MLmodel`` whose sections point ``data:`` anywhere but the model's own ``data`` folder."""
+    import yaml
+
+    try:
+        with open(os.path.join(root, MLMODEL_FILE), encoding="utf-8") as handle:
+            document = yaml.safe_load(handle)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as error:
+        raise ModelFilesError(f"{MLMODEL_FILE} in {root} is not readable YAML: {str(error)[:200]}") from None
+    flavors = document.get("flavors") if isinstance(document, dict) else None
+    if not isinstance(flavors, dict):
+        raise ModelFilesError(f"{MLMODEL_FILE} in {root} has no 'flavors' section")
+    for name, section in flavors.items():
+        if isinstance(section, dict) and "data" in section and section["data"] != DATA_FOLDER:
+            raise ModelFilesError(f"{MLMODEL_FILE} in {root} points flavor {name!r} at data {section['data']!r}; "
+                                  f"fairops models keep their data in the folder {DATA_FOLDER!r} beside it")
+
+
+def verify_enclosing(data_path) -> None:
+    """Verify the model directory around a flavor's data folder, and that the folder is its ``data``.
+
+    MLflow hands a pyfunc loader ``<model>/<data: of MLmodel>``. The nearest folder at or above it
+    that holds ``MLmodel`` is verified whole (:func:`verify`), its ``MLmodel`` must name
+    ``data`` as every flavor's data, and the folder handed over must be exactly ``<model>/data``, so
+    an edited ``data:`` cannot send the loader to files the seal does not cover. A bare data folder
+    (no ``MLmodel`` at or above it) is left to the data folder's own checks, but only without a key:
+    with ``FAIROPS_MODEL_KEY`` set, only a signed model directory loads.
     """
-    parent = os.path.dirname(os.path.abspath(os.fspath(data_path)))
-    if os.path.isfile(os.path.join(parent, "MLmodel")):
-        verify(parent)
+    raw = os.fspath(data_path)
+    if ".." in raw.replace(os.sep, "/").split("/"):
+        raise ModelFilesError(f"model data folder {raw!r} climbs out with '..'; fairops models keep their data "
+                              f"in the folder {DATA_FOLDER!r} beside MLmodel")
+    folder = os.path.abspath(raw)
+    root = _model_root(folder)
+    if root is None:
+        if model_key() is not None:
+            raise ModelFilesError(f"model data folder {folder} lies outside a model directory (no MLmodel at or "
+                                  f"above it), and {KEY_ENV} is set: only signed model directories load")
+        return
+    verify(root)
+    _check_layout(root)
+    if folder != os.path.join(root, DATA_FOLDER):
+        raise ModelFilesError(f"model data folder {folder} is not the data folder of the model directory {root} "
+                              f"(its {DATA_FOLDER!r} folder beside MLmodel)")
