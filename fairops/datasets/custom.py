@@ -13,19 +13,71 @@ from .bundled import Dataset, _finish
 READERS = {".csv": pd.read_csv, ".parquet": pd.read_parquet}
 
 
-def _binary_target(column: pd.Series, name: str) -> tuple[np.ndarray, str]:
-    """0/1 labels from a two-valued column (the larger value, or the later text in sorted order, is 1),
-    and which value is positive."""
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def _binary_target(column: pd.Series, name: str, positive=None) -> tuple[np.ndarray, str]:
+    """0/1 labels from a two-valued column and which value is positive: ``positive`` when given (matched
+    as written, e.g. ``"10"`` or ``">50K"``), else the larger value (numbers by value, text in sorted order).
+
+    >>> _binary_target(pd.Series([9, 10, 10]), "y")[1], _binary_target(pd.Series([9, 10]), "y", "9")[1]
+    ('y = 10', 'y = 9')
+    """
     if column.isna().any():
         raise ValueError(f"target column {name!r} {_missing_text(column)}; drop those rows or give them a label")
-    values = sorted(column.unique().tolist(), key=str)
+    values = column.unique().tolist()
+    numeric = all(_is_number(value) for value in values)
+    values = sorted(values) if numeric else sorted(values, key=str)
     if len(values) != 2:
         shown = values[:6]
         raise ValueError(f"target column {name!r} must have exactly two classes, found {len(values)}: {shown}")
-    if set(values) <= {0, 1} or set(values) <= {False, True}:
+    if positive is not None:
+        matches = [value for value in values if str(value) == str(positive)
+                   or (numeric and _as_float(positive) == value)]
+        if len(matches) != 1:
+            raise ValueError(f"--positive {positive!r} is not one of the values of target column {name!r}: {values}")
+        chosen = matches[0]
+    else:
+        chosen = values[1]
+    if positive is None and (set(values) <= {0, 1} or set(values) <= {False, True}):
         return column.astype(int).to_numpy(), f"{name} = {values[1]!s}"
-    positive = values[1]
-    return (column == positive).to_numpy(), f"{name} = {positive!s}"
+    return (column == chosen).to_numpy(), f"{name} = {chosen!s}"
+
+
+def _as_float(text) -> float | None:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def _duplicate_columns(path: Path, frame: pd.DataFrame) -> list[str]:
+    """Column names the file repeats (pandas renames a repeated CSV header ``x`` to ``x.1``)."""
+    if path.suffix.lower() == ".csv":
+        header = pd.read_csv(path, header=None, nrows=1, dtype=str).iloc[0].tolist()
+    else:
+        header = list(frame.columns)
+    return sorted({str(name) for name in header if header.count(name) > 1})
+
+
+def check_features(frame: pd.DataFrame) -> None:
+    """Refuse feature columns no model can learn from: all missing, or holding an infinite value.
+
+    >>> check_features(pd.DataFrame({"x": [1.0, float("inf")]}))
+    Traceback (most recent call last):
+    ...
+    ValueError: feature column 'x' holds an infinite value (row 1); replace it or drop the column
+    """
+    for name in frame.columns:
+        column = frame[name]
+        if column.isna().all():
+            raise ValueError(f"feature column {name!r} is empty (every value missing); drop it")
+        if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+            infinite = np.isinf(column.to_numpy(dtype=np.float64, na_value=0.0))
+            if infinite.any():
+                raise ValueError(f"feature column {name!r} holds an infinite value (row {int(np.argmax(infinite))});"
+                                 " replace it or drop the column")
 
 
 def _missing_text(column: pd.Series) -> str:
@@ -49,13 +101,16 @@ def _read(reader, path: Path) -> pd.DataFrame:
 
 
 def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,ratio=tpr",
-               drop_sensitive: bool = False) -> Dataset:
+               drop_sensitive: bool = False, positive=None) -> Dataset:
     """A :class:`Dataset` from a ``.csv`` or ``.parquet`` file.
 
     ``sensitive`` names one or more columns (a list or a comma-separated string); the
     task's fairness ratio counts every one of them (the lowest of their ratios, or their
     intersectional groups with ``,groups=intersectional`` in ``task``). Rows with a missing value in
     the target or a sensitive column are refused with an error, not dropped silently.
+    So are repeated column names, feature columns that are all missing or hold an infinite value, and
+    a top-k task asking for more rows than the file has. ``positive`` names the target value that is
+    label 1 (default: the larger value).
 
     >>> import tempfile, pandas as pd
     >>> path = tempfile.mkdtemp() + "/toy.csv"
@@ -71,6 +126,9 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
     if not path.is_file():
         raise ValueError(f"data file {str(path)!r} does not exist")
     frame = _read(reader, path)
+    repeated = _duplicate_columns(path, frame)
+    if repeated:
+        raise ValueError(f"{path.name} names column(s) {repeated} more than once; rename them")
     columns = [c.strip() for c in sensitive.split(",")] if isinstance(sensitive, str) else list(sensitive)
     missing = [c for c in [target, *columns] if c not in frame.columns]
     if missing:
@@ -83,7 +141,8 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
     repeated = sorted({c for c in columns if columns.count(c) > 1})
     if repeated:
         raise ValueError(f"sensitive column(s) {repeated} named more than once")
-    y, positive = _binary_target(frame.pop(target), target)
+    y, positive = _binary_target(frame.pop(target), target, positive)
+    check_features(frame)
     groups = frame[columns]
     for column in columns:
         if groups[column].isna().any():
@@ -92,4 +151,5 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
         if groups[column].nunique() < 2:
             raise ValueError(f"sensitive column {column!r} has a single value; fairness needs two groups")
     spec = Task.from_string(task, sensitive=columns, positive=positive)
+    spec.check_rows(len(frame), f"{path.name}")
     return _finish(path.stem, frame, y, groups.astype(str), spec, str(path), drop_sensitive)

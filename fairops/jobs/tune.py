@@ -78,6 +78,7 @@ class TuneSettings:
     heartbeat: float = HEARTBEAT_SECONDS
     min_fairness: float | None = None
     ui_port: int = 5000
+    positive: str | None = None
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -101,6 +102,10 @@ class TuneSettings:
             raise ValueError("--data needs --target COLUMN and --sensitive COLUMN[,COLUMN...]")
         if self.min_fairness is not None and not 0.0 <= self.min_fairness <= 1.0:
             raise ValueError(f"min-fairness must be in [0, 1], got {self.min_fairness}")
+        if self.data is not None:
+            from ..metrics import Task
+
+            Task.from_string(self.task, sensitive=[self.sensitive])  # an impossible task is refused before any fit
 
     @property
     def tuner(self) -> str:
@@ -181,7 +186,8 @@ def load_source(settings: TuneSettings):
     from ..datasets import load_dataset, load_table
 
     if settings.data is not None:
-        return load_table(settings.data, target=settings.target, sensitive=settings.sensitive, task=settings.task)
+        return load_table(settings.data, target=settings.target, sensitive=settings.sensitive, task=settings.task,
+                          positive=settings.positive)
     return load_dataset(settings.dataset)
 
 
@@ -612,7 +618,7 @@ def _run(args) -> int:
     if args.data is not None:
         refuse_options(args, ["--dataset"], "with --data FILE: give one data source")
     else:
-        refuse_options(args, ["--target", "--sensitive", "--task"],
+        refuse_options(args, ["--target", "--sensitive", "--task", "--positive"],
                        "to a bundled --dataset, which brings its own label, sensitive columns and task "
                        "(they go with --data FILE)")
     settings = TuneSettings(
@@ -624,6 +630,7 @@ def _run(args) -> int:
         study_name=args.study_name, model_name=args.model_name, n_jobs=args.n_jobs, seed=args.seed,
         finalize=not args.no_finalize, promote=args.promote, progress=not args.no_progress, heartbeat=args.heartbeat,
         wait_timeout=args.wait_timeout, min_fairness=args.min_fairness, ui_port=args.ui_port,
+        positive=args.positive,
     )
     result = run_tune(settings)
     return result.verdict.exit_code if result.verdict is not None else 0
@@ -638,10 +645,13 @@ def add_parser(subcommands) -> None:
                         help=f"a bundled data set with its paper task: {', '.join(sorted(LOADERS))}")
     source.add_argument("--data", metavar="FILE", help="a CSV or Parquet file of one's own (instead of --dataset)")
     source.add_argument("--target", metavar="COLUMN", help="with --data: the label column, two values (the larger "
-                        "one, or the later text in sorted order, is the positive class)")
+                        "one, numbers by value, text in sorted order, is the positive class unless --positive)")
     source.add_argument("--sensitive", metavar="COLUMNS", help="with --data: sensitive column(s), comma-separated; "
                         "the fairness ratio is taken over the first")
     source.add_argument("--task", default=TuneSettings.task, metavar="SPEC", help=TASK_HELP)
+    source.add_argument("--positive", metavar="VALUE",
+                        help="with --data: the target value that is the positive class (default: the larger "
+                             "value, numbers by value)")
     source.add_argument("--max-train-rows", type=int, metavar="N",
                         help="fit on a stratified sample of N training rows (quick looks; default: all)")
     search = parser.add_argument_group("search")

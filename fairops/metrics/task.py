@@ -3,6 +3,8 @@ fairness ratio over which sensitive attribute."""
 
 from __future__ import annotations
 
+import numbers
+
 import re
 from dataclasses import dataclass
 
@@ -64,12 +66,24 @@ class Task:
         object.__setattr__(self, "sensitive", tuple(self.sensitive))
         if not self.sensitive:
             raise ValueError("task needs at least one sensitive attribute")
+        _check_target(self.target, self.target_value)
         if self.target == "top_k":
             object.__setattr__(self, "target_value", int(self.target_value))
         if self.positive is not None and (not isinstance(self.positive, str) or not self.positive.strip()):
             raise ValueError(f"task positive must be None or a non-empty description, got {self.positive!r}")
         if self.groups not in GROUPINGS:
             raise ValueError(f"task groups must be one of {GROUPINGS}, got {self.groups!r}")
+
+    def check_rows(self, n_rows: int, where: str = "the evaluation rows") -> None:
+        """Refuse a top-k task asking for more rows than ``where`` holds.
+
+        >>> Task("precision", "top_k", 50, "tpr", ["sex"]).check_rows(40, "the validation split")
+        Traceback (most recent call last):
+        ...
+        ValueError: task top_k=50 asks for more rows than the validation split holds (40)
+        """
+        if self.target == "top_k" and self.target_value > n_rows:
+            raise ValueError(f"task top_k={self.target_value} asks for more rows than {where} holds ({n_rows})")
 
     @classmethod
     def from_string(cls, spec: str, *, sensitive, positive: str | None = None) -> "Task":
@@ -229,3 +243,15 @@ class Task:
 def _group_key(group) -> str:
     """A group's name as text (an intersectional group joined with " & ")."""
     return " & ".join(map(str, group)) if isinstance(group, tuple) else str(group)
+
+
+def _check_target(target: str, value) -> None:
+    """A rate target in (0, 1] (FPR may be 0), a top-k target a whole number >= 1."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value:
+        raise ValueError(f"task {target} target must be a number, got {value!r}")
+    if target == "top_k" and (value != int(value) or value < 1):
+        raise ValueError(f"task top_k must be a whole number of rows >= 1, got {value:g}")
+    low_ok = value >= 0 if target == "fpr" else value > 0
+    if target != "top_k" and not (low_ok and value <= 1):
+        interval = "[0, 1]" if target == "fpr" else "(0, 1]"
+        raise ValueError(f"task {target} target must be a rate in {interval}, got {value:g}")
