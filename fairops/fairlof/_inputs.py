@@ -17,11 +17,35 @@ import numpy as np
 from fairops.metrics import encode_sensitive
 
 
+# Neighbour distances square and sum the features (in float32 on the fast kernels): beyond this size
+# they overflow, and a fit failed deep inside the search (from about 1e155) or scores came out infinite.
+MAX_ABS_VALUE = 1e15
+
+
 def check_finite(X: np.ndarray) -> np.ndarray:
-    """X itself, or a ValueError if it holds NaN or infinite values."""
+    """X itself, or a ValueError if it holds NaN, infinite or extreme values (naming row and column).
+
+    >>> check_finite(np.array([[0.0, 1.0], [2.0, 1e200]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: X[1, 1] = 1e+200 is beyond +-1e+15: FairLOF's distances square the features; rescale that column
+    """
     if not np.all(np.isfinite(X)):
         raise ValueError("X contains NaN or infinite values; impute or drop them before FairLOF")
+    if X.size and np.abs(X).max() > MAX_ABS_VALUE:
+        row, column = np.unravel_index(int(np.argmax(np.abs(X))), X.shape)
+        raise ValueError(f"X[{row}, {column}] = {X[row, column]:g} is beyond +-{MAX_ABS_VALUE:g}: FairLOF's distances "
+                         "square the features; rescale that column")
     return X
+
+
+def finite_scores(scores: np.ndarray) -> np.ndarray:
+    """``scores`` or a ValueError naming the first row whose score is not finite."""
+    if not np.all(np.isfinite(scores)):
+        row = int(np.flatnonzero(~np.isfinite(scores))[0])
+        raise ValueError(f"row {row} scores {scores[row]}: it is too far from the fitted rows (or too close to a "
+                         "duplicated one) for a finite FairLOF score")
+    return scores
 
 
 @dataclass(frozen=True)

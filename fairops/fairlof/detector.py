@@ -32,7 +32,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._state_checks import only_names
 from . import _native, neighbor_search
 from ._validate import DERIVED, STATE_ARRAYS as _STATE_ARRAYS, check_arrays, check_same
-from ._inputs import check_finite, encode_fit_groups, encode_new_groups, group_weights, no_groups
+from ._inputs import check_finite, encode_fit_groups, encode_new_groups, finite_scores, group_weights, no_groups
 from .corrections import CORRECTIONS, group_statistics
 from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, guide_lambda, jaccard_path, path_metrics, top_outliers
 from .scoring import FairScores, Neighbourhood
@@ -433,7 +433,7 @@ class FairLOF(OutlierMixin, BaseEstimator):
         neighbors = np.ascontiguousarray(neighbors, dtype=np.intp)
         terms = _native.pair_terms(neighbors, codes, self._codes, self.coefficients_)
         scores = self._hood.score_new(self._fair, distances, neighbors, terms, self.fitted_lambda_, float(self.floor))
-        return -scores
+        return -finite_scores(scores)
 
     @available_if(_novelty)
     def decision_function(self, X, sensitive_features=None) -> np.ndarray:

@@ -203,7 +203,7 @@ class InputSchema:
             if any(wrong):
                 row = _first(wrong)
                 raise ValueError(f"column {column.name!r} must hold numbers; row {row} has {present[row]!r}")
-            numbers_ = np.where(absent, np.nan, present).astype(np.float64)
+            numbers_ = _as_floats(column.name, present, absent)
             infinite = np.isinf(numbers_)
             if infinite.any():
                 row = _first(infinite)
@@ -214,6 +214,11 @@ class InputSchema:
             if fractional.any():
                 row = _first(fractional)
                 raise ValueError(f"column {column.name!r} must hold whole numbers; row {row} has {numbers_[row]}")
+            beyond = ~absent & (np.abs(np.where(absent, 0.0, numbers_)) >= 2.0**63)
+            if beyond.any():  # would wrap around when cast to int64
+                row = _first(beyond)
+                raise ValueError(f"column {column.name!r} must hold 64-bit whole numbers; row {row} has "
+                                 f"{present[row]!r}")
             return numbers_ if absent.any() else numbers_.astype(np.int64)
         if column.kind == "boolean":
             wrong = [not absent[i] and not isinstance(v, (bool, np.bool_)) for i, v in enumerate(present)]
@@ -233,6 +238,15 @@ class InputSchema:
                              f"unseen in training (known: {shown}{more})")
         # trained on a pandas categorical: the same categories in the same order (an unseen value is missing)
         return pd.Series(pd.Categorical(np.where(known, present, None), categories=list(column.categories)))
+
+
+def _as_floats(name, present, absent) -> np.ndarray:
+    """The column as float64; a whole number too large for a float is refused by row."""
+    try:
+        return np.where(absent, np.nan, present).astype(np.float64)
+    except OverflowError:
+        row = next(i for i, v in enumerate(present) if isinstance(v, numbers.Integral) and abs(v) > 2**1023)
+        raise ValueError(f"column {name!r} has a number too large for a float in row {row}") from None
 
 
 def _leaves(model):
