@@ -20,12 +20,12 @@ tree, a cycle never ends. fairops checks, in this order:
 >>> tree = DecisionTreeClassifier(max_depth=2).fit(np.arange(8.0).reshape(-1, 1), [0, 0, 1, 1, 0, 0, 1, 1])
 >>> check_fitted(tree)
 >>> state = tree.tree_.__getstate__()
->>> state["nodes"]["left_child"][0] = 0
+>>> state["nodes"]["right_child"][0] = 1
 >>> tree.tree_.__setstate__(state)
 >>> check_fitted(tree)
 Traceback (most recent call last):
 ...
-ValueError: DecisionTreeClassifier: tree node 0's left child 0 is reached twice (a cycle or a shared node)
+ValueError: DecisionTreeClassifier: tree node 0's left child 1 is reached twice (a cycle or a shared node)
 """
 
 from __future__ import annotations
