@@ -125,3 +125,15 @@ def test_pickle_and_skops_check_the_arrays_too(forest, data):
     blob = skops.io.dumps(wrapped)
     with pytest.raises(ValueError, match="node 0 of tree 0 is a root but also a child"):
         skops.io.loads(blob, trusted=skops.io.get_untrusted_types(data=blob))
+
+
+def test_a_split_of_gain_zero_is_a_state_fit_makes_and_loads(forest):
+    """fit makes a split of gain exactly 0 when its children differ; a saved model holding one loads."""
+    meta, arrays = forest._get_state()
+    gain, split = arrays["node_gain_"].copy(), int(np.flatnonzero(arrays["node_feature_"] >= 0)[0])
+    gain[split] = 0.0
+    rebuilt = SCAFFClassifier._from_state(meta, {**arrays, "node_gain_": gain})
+    np.testing.assert_array_equal(rebuilt.node_gain_, gain)
+    gain[split] = -1e-9
+    with pytest.raises(ValueError, match=r"is outside \[0, 0.5\]"):
+        SCAFFClassifier._from_state(meta, {**arrays, "node_gain_": gain})

@@ -179,11 +179,12 @@ def check_arrays(arrays: dict, *, n_features: int, n_trees: int) -> dict:
         node = int(np.flatnonzero(internal)[bad])
         raise ValueError(f"node_threshold_[{node}] = {threshold[node]} differs from its cut point {expected[bad]} "
                          f"(bin_edges_ of feature {feature[node]}, bin {cut[node]})")
-    # A split is made only for a gain above 0; SG = (1 - theta)(AUC_Y - 0.5) - theta(AUC_S - 0.5) <= 0.5.
-    bad = first_false((gain[internal] > 0) & (gain[internal] <= MAX_GAIN))
+    # SG = (1 - theta)(AUC_Y - 0.5) - theta(AUC_S - 0.5) <= 0.5; a split of gain exactly 0 is made when its
+    # children differ (as fair-trees makes it), so 0 is a gain a saved model holds.
+    bad = first_false((gain[internal] >= 0) & (gain[internal] <= MAX_GAIN))
     if bad is not None:
         node = int(np.flatnonzero(internal)[bad])
-        raise ValueError(f"node_gain_[{node}] = {gain[node]} is outside (0, {MAX_GAIN}], the gains of a split")
+        raise ValueError(f"node_gain_[{node}] = {gain[node]} is outside [0, {MAX_GAIN}], the gains of a split")
     value = floats("node_value_", arrays["node_value_"], shape=per_node, low=0.0, high=1.0,
                    what="(one entry per node)")
     weight = floats("node_weight_", arrays["node_weight_"], shape=per_node, low=0.0, what="(one entry per node)")
