@@ -25,3 +25,14 @@ def postgres_url() -> str:
             pytest.fail("FAIROPS_TEST_POSTGRES_URL is not set but FAIROPS_REQUIRE_SERVICES requires it")
         pytest.skip("FAIROPS_TEST_POSTGRES_URL not set (run: export FAIROPS_TEST_POSTGRES_URL=$(bash .ci/postgres.sh))")
     return url
+
+
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory) -> Path:
+    """Where the browser tests keep their screenshots: ``FAIROPS_SCREENSHOTS`` (the README's pictures come
+    from ``FAIROPS_SCREENSHOTS=docs``), else the test's temporary folder."""
+    folder = os.environ.get("FAIROPS_SCREENSHOTS")
+    if not folder:
+        return tmp_path_factory.mktemp("screenshots")
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return Path(folder)

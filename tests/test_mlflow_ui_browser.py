@@ -8,10 +8,8 @@ their accuracy and fairness in view, and the comparison of the Pareto-front fits
 
 import contextlib
 import io
-import os
 import re
 import time
-from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
@@ -63,15 +61,6 @@ def tuned(tmp_path_factory, chromium):
     with mlflow_tracking_server(tmp_path_factory.mktemp("server"), backend_store_uri=uri) as server:
         yield {"project": project, "uri": uri, "server": server,
                "links": {k: v.replace("http://127.0.0.1:5000", server) for k, v in links.items()}}
-
-
-@pytest.fixture(scope="module")
-def screenshots(tmp_path_factory):
-    folder = os.environ.get("FAIROPS_SCREENSHOTS")
-    if not folder:
-        return tmp_path_factory.mktemp("screenshots")
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    return Path(folder)
 
 
 def _trial_runs(uri):

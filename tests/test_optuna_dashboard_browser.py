@@ -8,10 +8,8 @@ infeasible. With ``FAIROPS_SCREENSHOTS=<folder>`` the screenshot is kept there (
 
 import contextlib
 import io
-import os
 import re
 import threading
-from pathlib import Path
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import optuna
@@ -64,15 +62,6 @@ def dashboard(tuned):
     finally:
         server.shutdown()
         thread.join()
-
-
-@pytest.fixture(scope="module")
-def screenshots(tmp_path_factory):
-    folder = os.environ.get("FAIROPS_SCREENSHOTS")
-    if not folder:
-        return tmp_path_factory.mktemp("screenshots")
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    return Path(folder)
 
 
 def test_every_finished_fit_carries_the_constraint_and_best_trials_are_feasible(tuned):
