@@ -35,3 +35,24 @@ def test_compare_writes_table_csv_and_picture(tmp_path, capsys):
 def test_unknown_method_is_refused(tmp_path, capsys):
     assert main(["compare", "--dataset", "german", "--methods", "hb,bohb", "--out-dir", str(tmp_path)]) == 2
     assert "unknown method(s) ['bohb']" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_compare_per_group_blind_meets_the_target_in_each_group(tmp_path, capsys):
+    code = main(["compare", "--dataset", "german", "--seeds", "1", "--methods", "rs", "--decision", "per-group",
+                 "--blind", "--families", "logistic_regression", "--max-train-rows", "300", "--no-progress",
+                 "--out-dir", str(tmp_path)])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "decisions: one threshold per group of sex, each at the task's target on validation; models do not " \
+           "see sex" in out
+    with open(tmp_path / "compare-german-per-group-blind.csv") as handle:
+        (row,) = list(csv.DictReader(handle))
+    # each sex at ceil(0.5 * its positives) true positives: the ratio is 1 up to that rounding
+    assert float(row["val_fair"]) > 0.98
+
+
+def test_blind_refuses_scaff(tmp_path, capsys):
+    assert main(["compare", "--dataset", "german", "--blind", "--families", "scaff_forest",
+                 "--out-dir", str(tmp_path)]) == 2
+    assert "--families scaff_forest does not apply with --blind" in capsys.readouterr().err

@@ -96,8 +96,9 @@ def test_every_fit_is_a_child_run_and_the_pick_is_registered(finished_project):
     rows = load_german().X.head(20)
     served = rows.astype({c: object for c in rows.columns if str(rows[c].dtype) == "category"})
     answer = model.predict(served)
-    # the champion serves P(positive class) per row, the score the task's threshold is applied to
-    assert list(answer.columns) == ["probability"] and len(answer) == 20
+    # the champion serves P(positive class) per row, and the decision at the threshold set on validation
+    assert list(answer.columns) == ["probability", "positive_class", "decision"] and len(answer) == 20
+    assert set(answer["positive_class"]) == {"good credit"} and set(answer["decision"]) <= {0, 1}
     probability = answer["probability"].to_numpy()
     assert ((probability >= 0) & (probability <= 1)).all() and len(np.unique(probability)) > 1
     # the rule that made the pick, not "chosen by hand"

@@ -312,9 +312,12 @@ def test_the_served_champion_answers_a_real_adult_row_with_its_declared_output(d
     rows = _adult_rows(1)
     status, answer = post(deployed["urls"][NAME], _split(rows))
     assert status == 200, answer
-    assert list(answer["predictions"][0]) == ["probability"]  # as the signature declares
-    in_process = loader.load_model(f"models:/{NAME}@champion").predict(rows)["probability"].iloc[0]
-    assert answer["predictions"][0]["probability"] == pytest.approx(in_process, rel=1e-12)
+    # as the signature declares: the probability, what it is the probability of, the decision at the threshold
+    assert list(answer["predictions"][0]) == ["probability", "positive_class", "decision"]
+    in_process = loader.load_model(f"models:/{NAME}@champion").predict(rows).iloc[0]
+    assert answer["predictions"][0]["probability"] == pytest.approx(in_process["probability"], rel=1e-12)
+    assert answer["predictions"][0]["positive_class"] == in_process["positive_class"] == "income <= 50K"
+    assert answer["predictions"][0]["decision"] == in_process["decision"]
 
 
 @pytest.mark.parametrize("change, reason", [

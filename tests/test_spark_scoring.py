@@ -73,7 +73,7 @@ def models(tmp_path_factory):
 
 
 @pytest.mark.parametrize("which, columns", [
-    ("champion", ["probability"]),
+    ("champion", ["probability", "positive_class", "decision"]),
     ("scaff", ["probability", "label"]),
     ("fairlof", ["outlier_score", "outlier"]),
 ])

@@ -46,7 +46,7 @@ def _picked(objective, study, tuner, selection, refit_check) -> dict:
 
 def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=None, max_train_rows=None,
                    n_jobs=1, on_row=None, progress=None, split_seed=None, selection="paper",
-                   refit_check=False) -> list[dict]:
+                   refit_check=False, decision="single", blind=False) -> list[dict]:
     """One row per (seed, tuner): the pick's validation and test accuracy and fairness.
 
     Each seed seeds the tuner and the models; the data split follows ``split_seed`` when given (the
@@ -55,6 +55,8 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
     ``selection``: ``"paper"`` or ``"robust"`` (see the module). ``dominated`` says whether the most
     accurate fit's refit dominates the pick's refit on validation (always known for ``"robust"``; for
     ``"paper"`` only with ``refit_check=True``, which costs two refits on all training rows per run).
+    ``decision`` and ``blind``: see :class:`~fairops.experiments.FairnessObjective` (with
+    ``"per-group"`` every fit, and so every pick, is scored at one threshold per group).
 
     >>> from fairops.datasets import load_german
     >>> rows = compare_tuners(load_german(), [0], tuners=("RS", "RS-bal"), families=["logistic_regression"],
@@ -71,7 +73,8 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
     for seed in seeds:
         floor = SMALL_DATA_FLOOR if selection == "robust" else {}
         objective = FairnessObjective(dataset, profile=profile, seed=seed, families=families,
-                                      max_train_rows=max_train_rows, split_seed=split_seed, **floor)
+                                      max_train_rows=max_train_rows, split_seed=split_seed, decision=decision,
+                                      blind=blind, **floor)
         runs = {}
         for tuner in tuners:
             shared = "RS" if tuner == "RS-bal" else ("RS-bal" if tuner == "RS" else None)

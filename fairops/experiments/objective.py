@@ -12,6 +12,12 @@ tiny ``C``) ranks nothing: its "accuracy" is the base rate and its "fairness" is
 tie-break gives. The objective returns NaN for it, which Optuna records as a failed trial (no
 ``catch=`` needed), with the user attribute ``failure = "constant validation scores"``; it ranks last
 in its rung and is never picked.
+
+``decision="per-group"`` sets one threshold per group of the task's attributes on the validation rows
+of every fit, so each group meets the task's target there (:func:`fairops.metrics.group_thresholds`):
+accuracy and fairness are measured at those thresholds, and the tuner searches models and
+thresholds together. ``blind=True`` leaves the data set's sensitive columns out of the models'
+inputs; they still define the groups fairness is measured over (and the per-group thresholds).
 """
 
 from __future__ import annotations
@@ -57,6 +63,20 @@ def _floor_fraction(min_rows, min_positives, n_train: int, n_positives: int) -> 
     return floor
 
 
+def blind_features(dataset):
+    """The data set's features without its sensitive columns (a group-blind model's inputs).
+
+    Blindness to a column is not blindness to what encodes it: Adult's ``relationship`` (husband /
+    wife) still tells sex apart.
+
+    >>> from fairops.datasets import load_german
+    >>> "sex" in blind_features(load_german()).columns
+    False
+    """
+    dropped = [c for c in dataset.sensitive.columns if c in dataset.X.columns]
+    return dataset.X.drop(columns=dropped)
+
+
 class ConstantScoresError(ValueError):
     """A fit gave every validation row the same score, so no threshold can rank them (raised when such
     a model is evaluated; during a study the fit fails with NaN values instead)."""
@@ -86,6 +106,7 @@ class FairnessObjective:
     the training rows to at least that many rows / positives (``**SMALL_DATA_FLOOR`` is the floor that
     ``fairops tune`` and ``fairops compare`` use with the robust selection); without them every fit gets
     exactly its budget fraction, as in the paper.
+    ``decision`` (``"single"`` or ``"per-group"``) and ``blind`` are described in the module's docstring.
 
     >>> from fairops.datasets import load_german
     >>> objective = FairnessObjective(load_german(), families=["logistic_regression"], seed=0)
@@ -96,10 +117,14 @@ class FairnessObjective:
     def __init__(self, dataset, *, profile: str = "fast", families=None, seed: int = 0,
                  validation: float = 0.2, test: float = 0.2, max_train_rows: int | None = None,
                  split_seed: int | None = None, score_test: bool = False, min_rows: int | None = None,
-                 min_positives: int | None = None) -> None:
+                 min_positives: int | None = None, decision: str = "single", blind: bool = False) -> None:
         from fairops.datasets import BudgetSlicer, train_validation_test_split
+        from fairops.metrics.decisions import check_decision
 
         self.dataset = dataset
+        self.decision = check_decision(decision)
+        self.blind = bool(blind)
+        self._X = blind_features(dataset) if self.blind else dataset.X
         self.task = dataset.task
         self.profile = profile
         self.families = families
@@ -131,11 +156,11 @@ class FairnessObjective:
 
     def _rows(self, rows):
         d = self.dataset
-        return d.X.iloc[rows], np.asarray(d.y)[rows], d.sensitive.iloc[rows]
+        return self._X.iloc[rows], np.asarray(d.y)[rows], d.sensitive.iloc[rows]
 
     def _fit(self, trial, fraction):
         model = make_model(trial, profile=self.profile, families=self.families, seed=self.seed,
-                           X_example=self.dataset.X)
+                           X_example=self._X)
         rows = self._train[self._slicer.indices(self.fraction(fraction))]
         X, y, _ = self._rows(rows)
         if len(np.unique(y)) < 2:
@@ -154,10 +179,10 @@ class FairnessObjective:
         scores = self._scores(model, self._validation)
         if np.ptp(scores) == 0:
             raise ConstantScoresError(f"the model scores all {len(scores)} validation rows {scores[0]:.6g}")
-        metrics, behind = self.task.measure(y, scores, sensitive, seed=self.seed)
+        metrics, behind = self.task.measure(y, scores, sensitive, seed=self.seed, decision=self.decision)
         if counts is not None:
             counts.update(behind)
-        return metrics, self.task.operating_point(y, scores, seed=self.seed)
+        return metrics, self.task.decision_rule(y, scores, sensitive, seed=self.seed, decision=self.decision)
 
     def _test_metrics(self, model, point) -> dict:
         _, y, sensitive = self._rows(self._test)
@@ -201,7 +226,7 @@ class FairnessObjective:
     def unfitted(self, frozen_trial):
         """A new, unfitted model of a finished trial's configuration."""
         return make_model(FixedTrial(frozen_trial.params, number=frozen_trial.number), profile=self.profile,
-                          families=self.families, seed=self.seed, X_example=self.dataset.X)
+                          families=self.families, seed=self.seed, X_example=self._X)
 
     def refit(self, frozen_trial, fraction: float = 1.0):
         """The trial's configuration fitted on ``fraction`` of the training rows (all of them by default)."""
@@ -219,6 +244,12 @@ class FairnessObjective:
         if part == "test":
             result = self._test_metrics(model, point)
         return {name: float(value) for name, value in result.items()}
+
+    def decision_rule(self, model):
+        """The fitted model's rule set on the validation rows: an :class:`~fairops.metrics.OperatingPoint`,
+        or a :class:`~fairops.metrics.GroupThresholds` with ``decision="per-group"`` (what a registered
+        model applies when served)."""
+        return self._validation_metrics(model)[1]
 
     def rows(self, part: str):
         """(X, y, sensitive) of ``"train"``, ``"validation"`` or ``"test"``."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..datasets import LOADERS
 from .progress import NO_PROGRESS_HELP
-from .tune import FAMILIES_HELP, TuneSettings
+from .tune import FAMILIES_HELP, TuneSettings, add_decision_options, decision_words
 
 METHOD_NAMES = {"rs": "RS", "rs-bal": "RS-bal", "hb": "HB", "fb-bal": "FB-bal", "fb-auto": "FB-auto"}
 
@@ -48,6 +48,15 @@ def draw(rows, path: Path, title: str, task) -> None:
     plt.close(figure)
 
 
+def mode_suffix(decision: str, blind: bool) -> str:
+    """What the output files' names add for a non-default mode.
+
+    >>> mode_suffix("single", False), mode_suffix("per-group", True)
+    ('', '-per-group-blind')
+    """
+    return ("" if decision == "single" else f"-{decision}") + ("-blind" if blind else "")
+
+
 def _run(args) -> int:
     import warnings
 
@@ -56,7 +65,7 @@ def _run(args) -> int:
     from ..datasets import load_dataset
     from ..experiments.baselines import pick_alpha
     from ..experiments.comparison import compare_tuners, markdown_table
-    from .families import tuning_families
+    from .families import check_blind_families, tuning_families
     from .progress import FitProgress
 
     if args.seeds < 1:
@@ -68,13 +77,14 @@ def _run(args) -> int:
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     data = load_dataset(args.dataset)
-    every = tuning_families(data.task.sensitive)
+    every = tuning_families(data.task.sensitive, blind=args.blind)
     families = args.families.split(",") if args.families else every
+    check_blind_families(families, args.blind)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     print(f"comparing {', '.join(METHOD_NAMES[m] for m in methods)} on {args.dataset}, "
           f"seeds 0..{args.seeds - 1}, one Fairband iteration's budget each, selection {args.selection}\n"
-          f"task: {data.task.describe()}", flush=True)
+          f"task: {data.task.describe()}\ndecisions: {decision_words(args.decision, args.blind, data)}", flush=True)
 
     def show(row):
         interval = f" [{row['val_fair_low']:.3f}, {row['val_fair_high']:.3f}]" if row["val_fair_low"] == row["val_fair_low"] else ""
@@ -87,13 +97,15 @@ def _run(args) -> int:
 
     rows = compare_tuners(data, range(args.seeds), tuners=[METHOD_NAMES[m] for m in methods],
                           profile=args.profile, families=families, max_train_rows=args.max_train_rows,
-                          n_jobs=args.n_jobs, on_row=show, progress=progress, selection=args.selection)
-    stem = out_dir / f"compare-{args.dataset}"
+                          n_jobs=args.n_jobs, on_row=show, progress=progress, selection=args.selection,
+                          decision=args.decision, blind=args.blind)
+    stem = out_dir / f"compare-{args.dataset}{mode_suffix(args.decision, args.blind)}"
     write_csv(rows, stem.with_suffix(".csv"))
     draw(rows, stem.with_suffix(".png"), f"{args.dataset}: positive = {data.task.positive or 'label 1'}", data.task)
     print("\n" + markdown_table(rows, data.task))
+    where = "thresholds per group" if args.decision == "per-group" else "threshold"
     print(f"({data.task.metric} = {data.task.accuracy_name}; {data.task.fairness_label} = lowest / highest over "
-          f"{data.task.over}; test rows scored at the validation threshold; fairness loss = validation - test, "
+          f"{data.task.over}; test rows scored at the validation {where}; fairness loss = validation - test, "
           f"in pp; dominated = picks the most accurate fit's refit beats on both validation figures)")
     print(f"\nwritten: {stem.with_suffix('.csv')} and {stem.with_suffix('.png')}")
     return 0
@@ -117,6 +129,7 @@ def add_parser(subcommands) -> None:
                              "training rows; paper: the paper's argmax of o over the fits' point values")
     parser.add_argument("--n-jobs", type=int, default=TuneSettings.n_jobs,
                         help="fits run in parallel threads in this process")
+    add_decision_options(parser)
     parser.add_argument("--out-dir", default=TuneSettings.project_dir, help="where the CSV and the picture go")
     parser.add_argument("--no-progress", action="store_true",
                         help=NO_PROGRESS_HELP)

@@ -36,10 +36,26 @@ def register_scaff_family(sensitive_columns) -> str:
     return SCAFF_FAMILY
 
 
-def tuning_families(sensitive_columns) -> list[str]:
-    """The paper's five families plus the SCAFF forest over ``sensitive_columns``.
+def tuning_families(sensitive_columns, *, blind: bool = False) -> list[str]:
+    """The paper's five families plus the SCAFF forest over ``sensitive_columns`` (not with ``blind``:
+    SCAFF reads the sensitive columns from its inputs).
 
-    >>> tuning_families(["sex"])[-1]
-    'scaff_forest'
+    >>> tuning_families(["sex"])[-1], tuning_families(["sex"], blind=True)[-1]
+    ('scaff_forest', 'mlp')
     """
+    if blind:
+        return list(PAPER_FAMILIES)
     return [*PAPER_FAMILIES, register_scaff_family(sensitive_columns)]
+
+
+def check_blind_families(families, blind: bool) -> None:
+    """Refuse the SCAFF forest in a group-blind run, naming the conflict.
+
+    >>> check_blind_families(["scaff_forest"], True)
+    Traceback (most recent call last):
+    ...
+    ValueError: --families scaff_forest does not apply with --blind: SCAFF reads the sensitive columns from its inputs
+    """
+    if blind and SCAFF_FAMILY in families:
+        raise ValueError(f"--families {SCAFF_FAMILY} does not apply with --blind: SCAFF reads the sensitive "
+                         "columns from its inputs")

@@ -79,8 +79,13 @@ class TuneSettings:
     min_fairness: float | None = None
     ui_port: int = 5000
     positive: str | None = None
+    decision: str = "single"
+    blind: bool = False
 
     def __post_init__(self):
+        from ..metrics.decisions import check_decision
+
+        check_decision(self.decision)
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
         if self.selection not in SELECTIONS:
@@ -123,7 +128,9 @@ class TuneSettings:
             project.mkdir(parents=True, exist_ok=True)
         alpha_part = "" if self.alpha is None else f"-alpha{self.alpha:g}"
         alpha_part += "" if self.min_fairness is None else f"-minfair{self.min_fairness:g}"
-        name = self.study_name or f"{self.source_name}-{self.method}{alpha_part}-{self.profile}-seed{self.seed}"
+        mode = ("" if self.decision == "single" else f"-{self.decision}") + ("-blind" if self.blind else "")
+        name = self.study_name or \
+            f"{self.source_name}-{self.method}{alpha_part}{mode}-{self.profile}-seed{self.seed}"
         return TuneSettings(**{
             **self.__dict__,
             "project_dir": str(project),
@@ -233,9 +240,12 @@ def study_configuration(settings: TuneSettings, data, families: list[str]) -> di
     >>> sorted(study_configuration(settings, load_german(), ["logistic_regression"]))
     ['data', 'data_sha256', 'families', 'max_train_rows', 'method', 'profile', 'selection', 'sensitive', 'task']
     """
+    # the decision mode is recorded only when it is not the default, so studies from before it still join
+    mode = {"decision": settings.decision} if settings.decision != "single" else {}
     return {"data": settings.source_name, "data_sha256": data_sha256(data), "task": str(data.task),
             "sensitive": list(data.task.sensitive), "method": settings.tuner, "families": list(families),
-            "profile": settings.profile, "max_train_rows": settings.max_train_rows, "selection": settings.selection}
+            "profile": settings.profile, "max_train_rows": settings.max_train_rows, "selection": settings.selection,
+            **mode, **({"blind": True} if settings.blind else {})}
 
 
 def data_sha256(data) -> str:
@@ -275,13 +285,14 @@ def target_trials(settings: TuneSettings) -> int:
 def _families(settings: TuneSettings, data) -> list[str]:
     """The families to tune; the SCAFF forest is registered for this data's sensitive columns."""
     from ..experiments.search_space import FAMILIES
-    from .families import tuning_families
+    from .families import check_blind_families, tuning_families
 
-    every = tuning_families(data.task.sensitive)
+    every = tuning_families(data.task.sensitive, blind=settings.blind)
     chosen = list(settings.families or every)
     unknown = [name for name in chosen if name not in FAMILIES]
     if unknown or not chosen:
         raise ValueError(f"families must be a non-empty list from {sorted(FAMILIES)}, got unknown {unknown}")
+    check_blind_families(chosen, settings.blind)
     return chosen
 
 
@@ -359,7 +370,8 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     data = load_source(settings)
     families = _families(settings, data)
     objective = FairnessObjective(data, profile=settings.profile, families=families, seed=settings.seed,
-                                  max_train_rows=settings.max_train_rows, **budget_floor(settings.selection))
+                                  max_train_rows=settings.max_train_rows, decision=settings.decision,
+                                  blind=settings.blind, **budget_floor(settings.selection))
     stale = StaleTrialCallbacks()
     study = open_study(settings, study_configuration(settings, data, families), on_stale=stale,
                        metric_names=(data.task.accuracy_name, data.task.fairness_name))
@@ -375,7 +387,8 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     done_before = run.status()[0]
     print(f"project: {settings.project_dir}\nstudy: {settings.study_name} ({settings.tuner}, "
           f"{target} fits, {done_before} already in the study)\nstorage: {settings.storage}\n"
-          f"tracking: {settings.tracking_uri}\ndata: {data!r}\ntask: {data.task.describe()}", file=out, flush=True)
+          f"tracking: {settings.tracking_uri}\ndata: {data!r}\ntask: {data.task.describe()}\n"
+          f"decisions: {decision_words(settings.decision, settings.blind, data)}", file=out, flush=True)
     if settings.progress and done_before < target:
         print(legend(alpha), file=out, flush=True)
 
@@ -436,6 +449,7 @@ def study_params(settings: TuneSettings, data, families, alpha) -> dict:
         "fits": target_trials(settings), "families": ",".join(families),
         "max_train_rows": settings.max_train_rows if settings.max_train_rows is not None else "all",
         "min_fairness": settings.min_fairness if settings.min_fairness is not None else "none",
+        "decision": settings.decision, "blind": settings.blind,
     }
 
 
@@ -479,8 +493,10 @@ def _description(settings, study, objective, pick, scores, accurate, accurate_sc
         row("this model", pick.trial, scores),
         row("most accurate fit", accurate.trial, accurate_scores),
         "",
-        "Serves `probability`, the probability of the positive class; rows that break the input schema "
-        "get HTTP 400 with the reason.",
+        f"Serves `probability` (of the positive class), `positive_class` and `decision` (1 at or above "
+        f"{'its group' if settings.decision == 'per-group' else 'the'} threshold set on the validation rows"
+        f"{'; the groups columns are required inputs' if settings.decision == 'per-group' else ''}); rows that "
+        "break the input schema get HTTP 400 with the reason.",
     ])
 
 
@@ -497,20 +513,23 @@ def _register(settings, study, objective, pick, model, scores, accurate, accurat
     from ..models import InputSchema
 
     X_train, _, _ = objective.rows("train")
-    X_test, _, _ = objective.rows("test")
+    X_test, _, sensitive_test = objective.rows("test")
     servable = _servable(model, X_train)
     schema = InputSchema.for_model(servable, X_train)
+    decision = served_decision_of(objective, model, X_train)
+    example = with_decision_columns(decision, objective, X_test.head(5), sensitive_test.head(5))
     compared = {"trial": accurate.trial.number, "validation_refit": accurate_scores["validation"],
                 "test": accurate_scores["test"]}
     return register_best(
         study, settings.model_name, rule=pick, alias="champion",
-        refit=lambda params, trial: servable, extra_tags=lifecycle_tags(objective, servable, settings.seed), tracking_uri=settings.tracking_uri,
-        experiment_name=settings.study_name, input_example=_as_text(X_test.head(5)),
-        log_options={"input_schema": schema},
+        refit=lambda params, trial: servable, extra_tags=lifecycle_tags(objective, servable, settings.seed),
+        tracking_uri=settings.tracking_uri, experiment_name=settings.study_name, input_example=_as_text(example),
+        log_options={"input_schema": schema, "decision": decision},
         description=_description(settings, study, objective, pick, scores, accurate, accurate_scores),
         card_notes={"method": settings.tuner, "task": str(objective.task), "refit": "all training rows",
                     "test": scores["test"], "validation_refit": scores["validation"],
-                    "most_accurate_fit_refit": compared, "input_schema": schema.to_dict()},
+                    "most_accurate_fit_refit": compared, "input_schema": decision.extend_schema(schema).to_dict(),
+                    "decision": decision.to_dict()},
     )
 
 
@@ -555,6 +574,40 @@ def _promote_now(settings: TuneSettings, objective, registered):
                    min_fairness=settings.min_fairness, tracking_uri=settings.tracking_uri)
 
 
+def served_decision_of(objective, model, X_train):
+    """What the registered model decides: its validation rule, the task's positive class, and (when the
+    model does not read every input the decision needs) the model's own input columns.
+
+    A group column whose name is a model input holding other values (COMPAS's six-valued ``race``
+    feature beside the Caucasian / non-Caucasian ``race`` it is judged on) is asked for as
+    ``<name>_group``.
+    """
+    import dataclasses
+
+    from ..models import ServedDecision
+
+    rule = objective.decision_rule(model)
+    positive = objective.task.positive or "label 1"
+    if not hasattr(rule, "columns"):
+        return ServedDecision(positive, rule)
+    _, _, sensitive = objective.rows("train")
+    renamed = tuple(
+        f"{c}_group" if c in X_train.columns and not X_train[c].astype(str).equals(sensitive[c].astype(str)) else c
+        for c in rule.columns)
+    rule = dataclasses.replace(rule, columns=renamed)
+    needs_own = any(c not in X_train.columns for c in renamed)
+    return ServedDecision(positive, rule, tuple(X_train.columns) if needs_own else None)
+
+
+def with_decision_columns(decision, objective, X, sensitive):
+    """``X`` with the group columns the decision reads that the model does not (a client's full row)."""
+    extra = {}
+    for served, column in zip(decision.columns, objective.task.sensitive):
+        if served not in X.columns:
+            extra[served] = sensitive[column].astype(str).to_numpy()
+    return X.assign(**extra)
+
+
 def print_summary(result: TuneResult, *, out=None) -> None:
     """The pick vs the most accurate fit, on validation (refit, with intervals) and test, and where to look next."""
     out = out or sys.stdout
@@ -571,8 +624,9 @@ def print_summary(result: TuneResult, *, out=None) -> None:
     if task is not None:
         print(f"({accuracy} = {task.accuracy_name}; {fairness} = lowest / highest over "
               f"{task.over}; positive class: {task.positive or 'label 1'})", file=out)
+    where = "thresholds per group" if result.settings.decision == "per-group" else "threshold"
     print("(models refit on all training rows; validation: value [90% confidence interval]; the test rows are "
-          "scored at the threshold set on the validation rows)", file=out)
+          f"scored at the {where} set on the validation rows)", file=out)
     if result.choice is not None:
         print(_refit_note(result.choice), file=out)
     if result.failures:
@@ -631,9 +685,38 @@ def _run(args) -> int:
         finalize=not args.no_finalize, promote=args.promote, progress=not args.no_progress, heartbeat=args.heartbeat,
         wait_timeout=args.wait_timeout, min_fairness=args.min_fairness, ui_port=args.ui_port,
         positive=args.positive,
+        decision=args.decision, blind=args.blind,
     )
     result = run_tune(settings)
     return result.verdict.exit_code if result.verdict is not None else 0
+
+
+def add_decision_options(parser) -> None:
+    """``--decision`` and ``--blind`` (shared by ``fairops tune`` and ``fairops compare``)."""
+    parser.add_argument(
+        "--decision", default=TuneSettings.decision, choices=["single", "per-group"],
+        help="single: one threshold for everyone (default, the paper's); per-group: one threshold per group of "
+             "the task's sensitive attributes, each group at the task's target on validation, searched with the "
+             "model (where deciding per group is allowed; the served model then needs the group columns)")
+    parser.add_argument(
+        "--blind", action="store_true",
+        help="the sensitive columns are not model inputs (still used to measure fairness); proxies such as "
+             "Adult's relationship still carry them")
+
+
+def decision_words(decision: str, blind: bool, data) -> str:
+    """The decision mode in one line (printed before a run).
+
+    >>> from fairops.datasets import load_german
+    >>> decision_words("per-group", True, load_german())
+    "one threshold per group of sex, each at the task's target on validation; models do not see sex"
+    """
+    columns = ", ".join(data.task.sensitive)
+    rule = (f"one threshold per group of {columns}, each at the task's target on validation"
+            if decision == "per-group" else "one threshold for everyone, set on validation")
+    unseen = [c for c in data.sensitive.columns if c in data.X.columns]
+    inputs = f"models do not see {', '.join(unseen)}" if blind else "sensitive columns are model inputs"
+    return f"{rule}; {inputs}"
 
 
 def add_parser(subcommands) -> None:
@@ -672,6 +755,7 @@ def add_parser(subcommands) -> None:
     search.add_argument("--min-fairness", type=float, metavar="F",
                         help="fairness floor in [0, 1]: fits below it are infeasible (Optuna's constraints, seen "
                              "by study.best_trials and optuna-dashboard) and never picked")
+    add_decision_options(search)
     search.add_argument("--n-jobs", type=int, default=TuneSettings.n_jobs,
                         help="fits run in parallel threads in this process")
     where = parser.add_argument_group("storage and tracking")

@@ -7,6 +7,7 @@
 
 from ._validation import EncodedGroups, encode_sensitive
 from .classification import GroupRates, fairness_ratio, group_rates, precision, ratio_of, recall
+from .decisions import GroupThresholds, group_decisions, group_thresholds
 from .outliers import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
 from .ranking import auc_s, auc_y, group_aucs
 from .scorer import make_fairness_scorer
@@ -16,6 +17,7 @@ from .thresholds import OperatingPoint, binarize, operating_point
 __all__ = [
     "EncodedGroups",
     "GroupRates",
+    "GroupThresholds",
     "OperatingPoint",
     "Task",
     "auc_s",
@@ -25,6 +27,8 @@ __all__ = [
     "euclidean_disparity",
     "fairness_ratio",
     "group_aucs",
+    "group_decisions",
+    "group_thresholds",
     "group_rates",
     "jaccard",
     "make_fairness_scorer",

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .classification import RATES, group_rates, precision, ratio_of, recall
+from .decisions import GroupThresholds, check_decision, group_decisions, group_thresholds
 from .intervals import LEVEL, rate_counts, ratio_interval, wilson_interval
 from .ranking import auc_s, auc_y
 from .thresholds import OperatingPoint, binarize, operating_point
@@ -178,8 +179,18 @@ class Task:
         """Where the task's target cuts these rows (e.g. the validation rows), to score other rows with."""
         return operating_point(y_score, y_true, seed=seed, **self.threshold)
 
-    def evaluate(self, y_true, y_score, sensitive_features, *, seed=0, at: OperatingPoint | None = None,
-                 level: float = LEVEL) -> dict:
+    def decision_rule(self, y_true, y_score, sensitive_features=None, *, seed=0, decision="single"):
+        """Where the task's target cuts these rows: one :class:`~fairops.metrics.OperatingPoint`
+        (``decision="single"``) or, with ``"per-group"``, a
+        :class:`~fairops.metrics.GroupThresholds` meeting the target in every group of the task's
+        attributes (their combinations when there are several)."""
+        if check_decision(decision) == "single":
+            return self.operating_point(y_true, y_score, seed=seed)
+        return group_thresholds(y_score, y_true, self.select_sensitive(sensitive_features), seed=seed,
+                                **self.threshold)
+
+    def evaluate(self, y_true, y_score, sensitive_features, *, seed=0, at=None, level: float = LEVEL,
+                 decision: str = "single") -> dict:
         """The task's metrics of scores on labelled rows, all floats.
 
         ``accuracy`` and ``fairness`` with their ``level`` confidence intervals (``accuracy_low``,
@@ -187,17 +198,31 @@ class Task:
         the ratio of every sensitive attribute alone (``fairness.<name>``), ``auc_y`` and ``auc_s``.
         :meth:`measure` also gives the counts behind them.
 
-        By default the threshold meets the task's target exactly on these rows. With ``at`` (an
-        :class:`~fairops.metrics.OperatingPoint` set on other rows, see :meth:`operating_point`) that
-        threshold is applied unchanged: the paper's rule for test rows.
-        """
-        return self.measure(y_true, y_score, sensitive_features, seed=seed, at=at, level=level)[0]
+        By default one threshold meets the task's target exactly on these rows; with
+        ``decision="per-group"`` one threshold per group meets it in every group. With ``at`` (a rule
+        set on other rows, see :meth:`decision_rule`) that rule is applied unchanged: the paper's rule
+        for test rows.
 
-    def _decisions(self, y_true, y_score, seed, at):
-        if at is None:
+        >>> import numpy as np
+        >>> task = Task("precision", "tpr", 0.5, "tpr", ("sex",))
+        >>> y = np.array([1, 1, 0, 1, 1, 0]); s = {"sex": ["f", "f", "f", "m", "m", "m"]}
+        >>> scores = np.array([0.9, 0.8, 0.7, 0.3, 0.2, 0.1])
+        >>> task.evaluate(y, scores, s)["fairness"], task.evaluate(y, scores, s, decision="per-group")["fairness"]
+        (0.0, 1.0)
+        """
+        return self.measure(y_true, y_score, sensitive_features, seed=seed, at=at, level=level,
+                            decision=decision)[0]
+
+    def _decisions(self, y_true, y_score, sensitive_features, seed, at, decision):
+        if at is None and check_decision(decision) == "single":
             return binarize(y_score, y_true, seed=seed, **self.threshold)
+        if at is None:
+            return group_decisions(y_score, y_true, self.select_sensitive(sensitive_features), seed=seed,
+                                   **self.threshold)
+        if isinstance(at, GroupThresholds):
+            return at.apply(y_score, sensitive_features, seed=seed)
         if not isinstance(at, OperatingPoint):
-            raise TypeError(f"at must be an OperatingPoint, got {type(at).__name__}")
+            raise TypeError(f"at must be an OperatingPoint or GroupThresholds, got {type(at).__name__}")
         return at.apply(y_score, seed=seed)
 
     def _accuracy_counts(self, y_true, y_pred) -> tuple[int, int]:
@@ -205,8 +230,8 @@ class Task:
         hits = int((y_true & y_pred).sum())
         return hits, int(y_pred.sum() if self.metric == "precision" else y_true.sum())
 
-    def measure(self, y_true, y_score, sensitive_features, *, seed=0, at: OperatingPoint | None = None,
-                level: float = LEVEL) -> tuple[dict, dict]:
+    def measure(self, y_true, y_score, sensitive_features, *, seed=0, at=None, level: float = LEVEL,
+                decision: str = "single") -> tuple[dict, dict]:
         """``(metrics, counts)``: :meth:`evaluate`'s metrics and the counts behind accuracy and fairness.
 
         ``counts["accuracy"]`` is ``[hits, base]`` (true positives over predicted positives for
@@ -219,7 +244,7 @@ class Task:
         ([2, 2], {'f': [2, 2], 'm': [0, 2]})
         """
         groups = self.select_sensitive(sensitive_features)
-        y_pred = self._decisions(y_true, y_score, seed, at)
+        y_pred = self._decisions(y_true, y_score, sensitive_features, seed, at, decision)
         columns = group_rates(y_true, y_pred, groups, intersectional=False)
         every = [group_rates(y_true, y_pred, groups)] if self.groups == "intersectional" else columns
         # A group without rows for the rate (e.g. no negatives for an FPR) has no rate: it is left out

@@ -19,6 +19,13 @@ itself would not score. Declared ``any`` they reach the model as sent, and the m
 (``integer``, ``boolean``, ``category`` with its values; kept in ``MLmodel``'s metadata as
 ``fairops_input_schema``) refuses what breaks it.
 
+With a ``decision`` (a :class:`~fairops.models.ServedDecision`, what ``fairops tune`` registers) the
+answer has two more columns: ``positive_class`` (what the probability is the probability of, e.g.
+``income <= 50K``) and ``decision`` (1 when the row's probability is at or above the threshold set on
+the validation rows; with per-group thresholds, its group's threshold). Per-group thresholds make the
+groups' columns required inputs (in the signature too), and a row of a group that had no
+threshold is refused with a one-line reason.
+
 Files: ``data/model.skops`` and ``data/model.json`` (format, input schema, positive class), inside a
 directory sealed by :mod:`fairops.mlflow.sealing`.
 
@@ -52,6 +59,8 @@ FORMAT_VERSION = 1
 MODEL_FILE = "model.skops"
 DOCUMENT_FILE = "model.json"
 OUTPUT = "probability"
+POSITIVE_OUTPUT = "positive_class"
+DECISION_OUTPUT = "decision"
 
 # Types beyond skops' defaults (scikit-learn's estimators, NumPy, builtins) that fairops' model families
 # are made of; tests check that every family fits inside this list.
@@ -81,9 +90,9 @@ def untrusted_types(model_bytes: bytes) -> list[str]:
     return sorted(set(skops.io.get_untrusted_types(data=model_bytes)) - set(TRUSTED_TYPES))
 
 
-def signature_of(schema):
+def signature_of(schema, decision=None):
     """MLflow signature: the schema's columns (required by the schema, see the module docstring) and the
-    one ``probability`` output."""
+    ``probability`` output (with a decision: ``positive_class`` and ``decision`` too)."""
     from mlflow.models import ModelSignature
     from mlflow.types import ColSpec, Schema
     from mlflow.types.schema import AnyType
@@ -93,16 +102,20 @@ def signature_of(schema):
         return AnyType() if name == "any" else name
 
     inputs = Schema([ColSpec(column_type(c), c.name, required=False) for c in schema.columns])
-    return ModelSignature(inputs=inputs, outputs=Schema([ColSpec("double", OUTPUT)]))
+    outputs = [ColSpec("double", OUTPUT)]
+    if decision is not None:
+        outputs += [ColSpec("string", POSITIVE_OUTPUT), ColSpec("integer", DECISION_OUTPUT)]
+    return ModelSignature(inputs=inputs, outputs=Schema(outputs))
 
 
 class _ClassifierPyfunc:
     """pyfunc view: check the input against the schema, answer P(positive class) per row."""
 
-    def __init__(self, model, schema, positive_class):
+    def __init__(self, model, schema, positive_class, decision=None):
         self.model = model
         self.schema = schema
         self.positive_class = positive_class
+        self.decision = decision
         self._column = [_plain(c) for c in model.classes_].index(positive_class)
 
     def get_raw_model(self):
@@ -113,16 +126,23 @@ class _ClassifierPyfunc:
 
         try:
             rows = self.schema.check(_flavor.as_frame(data))
+            inputs = rows if self.decision is None or self.decision.model_inputs is None \
+                else rows[list(self.decision.model_inputs)]
+            probability = self.model.predict_proba(inputs)[:, self._column]
+            if self.decision is None:
+                return pd.DataFrame({OUTPUT: probability})
+            decided = self.decision.decide(probability, rows)
         except (TypeError, ValueError) as error:
             raise _flavor.input_refused(error) from None
-        return pd.DataFrame({OUTPUT: self.model.predict_proba(rows)[:, self._column]})
+        return pd.DataFrame({OUTPUT: probability, POSITIVE_OUTPUT: self.decision.positive_label,
+                             DECISION_OUTPUT: decided.astype("int32")})
 
 
 def _plain(value):
     return value.item() if hasattr(value, "item") else value
 
 
-def _prepare(sk_model, input_schema, input_example, positive_class):
+def _prepare(sk_model, input_schema, input_example, positive_class, decision=None):
     """The schema, the positive class and the skops bytes, or a clear error before anything is written."""
     import skops.io
 
@@ -142,6 +162,12 @@ def _prepare(sk_model, input_schema, input_example, positive_class):
         input_schema = InputSchema.for_model(sk_model, input_example)
     if not isinstance(input_schema, InputSchema):
         raise TypeError(f"input_schema must be a fairops.models.InputSchema, got {type(input_schema).__name__}")
+    if decision is not None:
+        from ..models import ServedDecision
+
+        if not isinstance(decision, ServedDecision):
+            raise TypeError(f"decision must be a fairops.models.ServedDecision, got {type(decision).__name__}")
+        input_schema = decision.extend_schema(input_schema)
     model_bytes = skops.io.dumps(sk_model)
     extra = untrusted_types(model_bytes)
     if extra:
@@ -151,18 +177,22 @@ def _prepare(sk_model, input_schema, input_example, positive_class):
 
 
 def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=None, pip_requirements=None,
-               extra_pip_requirements=None, metadata=None, input_schema=None, positive_class=None):
+               extra_pip_requirements=None, metadata=None, input_schema=None, positive_class=None, decision=None):
     """Save a fitted two-class classifier as a sealed MLflow model at ``path``.
 
     ``input_schema`` (a :class:`~fairops.models.InputSchema`, best made from the training frame with
     :meth:`~fairops.models.InputSchema.for_model`) defaults to the schema of ``input_example``, whose
-    category columns then accept any value unless they are pandas categoricals.
+    category columns then accept any value unless they are pandas categoricals. ``decision`` (a
+    :class:`~fairops.models.ServedDecision`) adds the decision to the answer and its groups' columns
+    to the required inputs.
     """
     import skops
 
-    schema, positive_class, model_bytes = _prepare(sk_model, input_schema, input_example, positive_class)
+    schema, positive_class, model_bytes = _prepare(sk_model, input_schema, input_example, positive_class, decision)
     document = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "estimator": type(sk_model).__name__,
                 "positive_class": positive_class, "output": OUTPUT, "input_schema": schema.to_dict()}
+    if decision is not None:
+        document["decision"] = decision.to_dict()
 
     def write_data(folder):
         os.makedirs(folder, exist_ok=True)
@@ -174,23 +204,25 @@ def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=
     return _flavor.save_flavor_model(
         sk_model, path, flavor_name=FLAVOR_NAME, loader_module=_LOADER_MODULE, write_data=write_data,
         flavor_conf={"format_version": FORMAT_VERSION, "serialization": "skops", "skops_version": skops.__version__},
-        conda_env=conda_env, mlflow_model=mlflow_model, signature=signature_of(schema), input_example=input_example,
+        conda_env=conda_env, mlflow_model=mlflow_model, signature=signature_of(schema, decision),
+        input_example=input_example,
         pip_requirements=pip_requirements, extra_pip_requirements=extra_pip_requirements,
         metadata={**(metadata or {}), "fairops_input_schema": schema.to_dict()},
     )
 
 
-def log_model(sk_model, name="model", *, input_schema=None, positive_class=None, **kwargs):
+def log_model(sk_model, name="model", *, input_schema=None, positive_class=None, decision=None, **kwargs):
     """Log a classifier to the active run (or ``run_id=``); returns MLflow's ``ModelInfo``.
 
     ``kwargs``: :func:`save_model`'s arguments and ``Model.log``'s (``registered_model_name``, ...).
     """
-    return FLAVOR.log_model(sk_model, name, input_schema=input_schema, positive_class=positive_class, **kwargs)
+    return FLAVOR.log_model(sk_model, name, input_schema=input_schema, positive_class=positive_class,
+                            decision=decision, **kwargs)
 
 
 def _read(folder: str):
-    """(model, schema, positive class) from a data folder, trusting only :data:`TRUSTED_TYPES`."""
-    from ..models import InputSchema
+    """(model, schema, positive class, decision) from a data folder, trusting only :data:`TRUSTED_TYPES`."""
+    from ..models import InputSchema, ServedDecision
 
     refuse_irregular(folder, DOCUMENT_FILE)
     try:
@@ -207,8 +239,12 @@ def _read(folder: str):
     except (TypeError, ValueError) as error:
         raise ModelFilesError(f"model file {DOCUMENT_FILE!r} in {folder} has a malformed input schema: {error}") \
             from None
+    try:
+        decision = None if document.get("decision") is None else ServedDecision.from_dict(document["decision"])
+    except (TypeError, ValueError) as error:
+        raise ModelFilesError(f"model file {DOCUMENT_FILE!r} in {folder} has a malformed decision: {error}") from None
     model = _read_skops(folder)
-    return model, schema, document.get("positive_class")
+    return model, schema, document.get("positive_class"), decision
 
 
 def _read_skops(folder: str):

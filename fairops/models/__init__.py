@@ -5,6 +5,7 @@ CLI), so a served model imports nothing it does not run.
 
 - :class:`SCAFFOnColumns`: a SCAFF forest reading its sensitive features from named columns.
 - :class:`RestoreCategories`: the first step of a served pipeline (text back to training categories).
+- :class:`ServedDecision`: the positive class and the (per-group) threshold a served model decides at.
 - :class:`InputSchema`: required columns, kinds, categories; refuses rows that break them.
 - :class:`CategoryCodes`: category columns as codes, for a one-hot encoder to expand.
 - :class:`WeightDecayMLP`: scikit-learn's MLP with PyTorch-style weight decay (the paper's network).
@@ -13,9 +14,11 @@ CLI), so a served model imports nothing it does not run.
 """
 
 from .columns import RestoreCategories, SCAFFOnColumns
+from .decision import ServedDecision
 from .encoding import CategoryCodes
 from .network import WeightDecayMLP
 from .schema import Column, InputSchema, columns_taking_missing_values, takes_unseen_categories
 
-__all__ = ["CategoryCodes", "Column", "InputSchema", "RestoreCategories", "SCAFFOnColumns", "WeightDecayMLP",
+__all__ = ["CategoryCodes", "Column", "InputSchema", "RestoreCategories", "SCAFFOnColumns", "ServedDecision",
+           "WeightDecayMLP",
            "columns_taking_missing_values", "takes_unseen_categories"]
