@@ -93,6 +93,9 @@ def test_served_decision_round_trips_and_decides_each_row_alone():
     off_cut = np.array([scores[i] != rule.threshold_of((g,)).threshold for i, g in enumerate(group)])
     assert np.array_equal(decided[off_cut], rule.apply(scores, {"g": group})[off_cut])
     assert np.array_equal(decision.decide(scores[::-1], rows[::-1].reset_index(drop=True)), decided[::-1])
+    decision.check_groups(rows)
+    with pytest.raises(ValueError, match=r"^sensitive group g='q' \(row 2\) had no rows"):
+        decision.check_groups(pd.DataFrame({"g": ["a", "b", "q"]}))
 
 
 def test_objective_per_group_blind_scores_each_fit_at_group_thresholds():

@@ -125,7 +125,10 @@ class _ClassifierPyfunc:
         import pandas as pd
 
         try:
-            rows = self.schema.check(_flavor.as_frame(data))
+            frame = _flavor.as_frame(data)
+            if self.decision is not None:
+                self.decision.check_groups(frame)
+            rows = self.schema.check(frame)
             inputs = rows if self.decision is None or self.decision.model_inputs is None \
                 else rows[list(self.decision.model_inputs)]
             probability = self.model.predict_proba(inputs)[:, self._column]

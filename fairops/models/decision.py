@@ -57,6 +57,12 @@ class ServedDecision:
         """The input columns the decision needs besides the model's (the groups' columns)."""
         return self.rule.columns if isinstance(self.rule, GroupThresholds) else ()
 
+    def check_groups(self, frame) -> None:
+        """Refuse, in one line, a request row whose group had no threshold (before the schema turns an
+        unknown value of a category column into a missing one); columns it lacks are the schema's to name."""
+        if self.columns and all(c in frame.columns for c in self.columns):
+            self.rule.group_index({c: frame[c].astype(object).to_numpy() for c in self.columns}, len(frame))
+
     def decide(self, probability: np.ndarray, rows) -> np.ndarray:
         """0/1 per row at its (group's) threshold; ``rows`` (the checked input) holds the groups' columns."""
         if isinstance(self.rule, OperatingPoint):
