@@ -20,6 +20,7 @@ imported is skipped with a message naming the package. Each (data set, seed, met
 
     nice python benchmarks/decisions.py run --datasets adult compas german --seeds 0-2
     python benchmarks/decisions.py report            # the Markdown tables of docs/fairband.md
+    python benchmarks/decisions.py proxies           # how well the blind features still tell the groups apart
     python benchmarks/decisions.py --quick           # smoke: German, 300 training rows, the cheap methods
 """
 
@@ -235,9 +236,37 @@ def report(work_dir: Path) -> str:
     return "\n".join(out)
 
 
+def proxies(datasets, seed: int = 0) -> str:
+    """How well the blind features still tell each sensitive attribute apart: the AUC of a default
+    LightGBM predicting it from them (train rows -> test rows), and for Adult the share of each sex among
+    husbands and wives."""
+    from lightgbm import LGBMClassifier
+
+    from fairops.metrics import auc_y
+
+    lines = ["| data set | attribute | AUC from the blind features (0.5 = no trace) |", "|---|---|---|"]
+    for name in datasets:
+        data = load_dataset(name)
+        objective = _objective(data, seed, blind=True)
+        (X, _, s_train), (X_test, _, s_test) = objective.rows("train"), objective.rows("test")
+        for column in data.sensitive.columns:
+            values = s_train[column].astype(str)
+            top = values.value_counts().index[0]
+            model = LGBMClassifier(random_state=seed, verbose=-1, n_jobs=1).fit(X, (values == top).astype(int))
+            auc = auc_y((s_test[column].astype(str) == top).astype(int), model.predict_proba(X_test)[:, 1])
+            lines.append(f"| {name} | {column} ({top} vs rest) | {auc:.3f} |")
+    if "adult" in datasets:
+        adult = load_dataset("adult")
+        shares = pd.crosstab(adult.X["relationship"], adult.sensitive["sex"], normalize="index")
+        lines += ["", "| Adult `relationship` | " + " | ".join(map(str, shares.columns)) + " |",
+                  "|---|" + "---|" * len(shares.columns)]
+        lines += [f"| {index} | " + " | ".join(f"{v:.3f}" for v in row) + " |" for index, row in shares.iterrows()]
+    return "\n".join(lines)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", nargs="?", choices=["run", "report"], default="report")
+    parser.add_argument("command", nargs="?", choices=["run", "report", "proxies"], default="report")
     parser.add_argument("--datasets", nargs="+", default=["adult", "compas", "german"])
     parser.add_argument("--seeds", default="0-2", help="e.g. 0-2 or 0,3")
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS, metavar="METHOD")
@@ -245,10 +274,16 @@ def main(argv=None) -> None:
     parser.add_argument("--quick", action="store_true", help="German, seed 0, 300 training rows, cheap methods")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
     if args.quick:
         with tempfile.TemporaryDirectory() as folder:
             run(["german"], [0], QUICK_METHODS, Path(folder), max_train_rows=300)
             print(report(Path(folder)))
+        return
+    if args.command == "proxies":
+        print(proxies(args.datasets))
         return
     if args.command == "run":
         run(args.datasets, _seeds(args.seeds), args.methods, Path(args.work_dir))
