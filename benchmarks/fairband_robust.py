@@ -1,9 +1,9 @@
 """Does the pick hold on new data? The robust selection against the paper's, per data set and seed.
 
 For each data set and seed, FB-auto runs once per selection rule (``fairops compare``'s protocol: a new
-train / validation / test split per seed, one Fairband iteration, the fast profile, every family plus
-the SCAFF forest): ``paper`` (the paper's budget fractions and argmax of ``o`` over the fits' point
-values; the pick refit at its budget for the test figures, as in the paper) and ``robust`` (the
+train / validation / test split per seed, one Fairband iteration, the fast profile, the paper's five
+families; ``fairops compare`` adds the SCAFF forest): ``paper`` (the paper's budget fractions and argmax
+of ``o`` over the fits' point values; the pick refit at its budget for the test figures, as in the paper) and ``robust`` (the
 small-data floor, ranking by lower confidence bounds, the choice among refits on all training rows).
 Per rule: test accuracy and fairness, the validation-to-test fairness loss, and how often the most
 accurate fit's refit dominates the pick's refit on validation (for ``paper`` the pick and the most
