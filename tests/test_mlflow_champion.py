@@ -204,7 +204,7 @@ def test_planted_code_runs_nothing_through_fairops_or_mlflow_loaders(champion, a
     assert not attacked["marker"].exists()
     # the genuine champion still loads, with the key
     monkeypatch.setenv(KEY_ENV, KEY)
-    assert loader.load_model(f"models:/{NAME}@champion").predict(_adult_rows()).shape == (3, 1)
+    assert loader.load_model(f"models:/{NAME}@champion").predict(_adult_rows()).shape == (3, 3)
 
 
 def test_a_loader_redirected_in_mlmodel_is_refused_by_fairops_and_by_mlflow_without_pickle(
@@ -226,7 +226,7 @@ def test_a_loader_redirected_in_mlmodel_is_refused_by_fairops_and_by_mlflow_with
         mlflow.pyfunc.load_model(attacked["uri"])
     assert not attacked["marker"].exists()
     # and fairops' loaders need no pickle: the genuine champion loads with the switch off
-    assert mlflow.pyfunc.load_model(f"models:/{NAME}@champion").predict(_adult_rows()).shape == (3, 1)
+    assert mlflow.pyfunc.load_model(f"models:/{NAME}@champion").predict(_adult_rows()).shape == (3, 3)
 
 
 def _pyenv_path() -> str:
