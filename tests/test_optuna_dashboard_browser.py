@@ -73,7 +73,7 @@ def test_every_finished_fit_carries_the_constraint_and_best_trials_are_feasible(
         assert t.system_attrs["constraints"] == [pytest.approx(FLOOR - t.values[1])]
     assert all("constraints" not in t.system_attrs for t in trials if t.state == TrialState.FAIL)
     assert study.best_trials and all(t.values[1] >= FLOOR for t in study.best_trials)
-    pick = int(re.search(r"Fairband pick \(#(\d+)\)", printed)[1])  # the pick tune refit and registered
+    pick = int(re.search(r"Fairband pick \(#(\d+)", printed)[1])  # the pick tune refit and registered
     assert study.trials[pick].values[1] >= FLOOR
     task = load_german().task
     assert study.metric_names == [task.accuracy_name, task.fairness_name]
