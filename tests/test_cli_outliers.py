@@ -170,12 +170,15 @@ def _encode_like(rows, fitted, columns):
     return ((encode(rows) - base.mean()) / base.std(ddof=0)).to_numpy()
 
 
-def test_deprecated_flex_options_still_work_and_the_variant_is_chosen_by_name(tmp_path, capsys):
+def test_flex_exponent_and_the_variant_are_chosen_by_name(tmp_path, capsys):
+    for old in ("--alpha", "--beta"):  # the pre-release spellings of the Flex exponents are gone
+        with pytest.raises(SystemExit) as refused:
+            main(["outliers", "--dataset", "german", old, "2", "--project-dir", str(tmp_path / "p")])
+        assert refused.value.code == 2 and f"unrecognized arguments: {old} 2" in capsys.readouterr().err
     uri = f"sqlite:///{tmp_path / 'old.db'}"
-    assert main(["outliers", "--dataset", "german", "--alpha", "2", "--lambda", "0.2", "--correction", "per_value",
-                 "--tracking-uri", uri]) == 0
+    assert main(["outliers", "--dataset", "german", "--weight-exponent", "2", "--lambda", "0.2", "--correction",
+                 "per_value", "--tracking-uri", uri]) == 0
     captured = capsys.readouterr()
-    assert "--alpha is deprecated, use --weight-exponent" in captured.err
     assert "weight_exponent=2.0" in captured.out and "(per_value correction)" in captured.out
     _, (run,) = runs_of(uri)
     assert run.data.params["weight_exponent"] == "2.0" and run.data.params["share_exponent"] == "1.0"

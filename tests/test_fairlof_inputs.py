@@ -143,23 +143,16 @@ def test_quota_bad_input():
         quota_outliers([np.nan, 2.0], [0, 1], 1)
 
 
-@pytest.mark.parametrize("old, new, value", [("lambda_", "correction_strength", 0.6), ("alpha", "weight_exponent", 2.0),
-                                             ("beta", "share_exponent", 0.5)])
-def test_deprecated_names_still_work_with_a_future_warning(data, old, new, value):
-    X, S = data
-    with pytest.warns(FutureWarning, match=f"parameter '{old}' is deprecated .* use '{new}' instead"):
-        legacy = FairLOF(**{old: value}).fit(X, sensitive_features=S)
-    current = FairLOF(**{new: value}).fit(X, sensitive_features=S)
-    np.testing.assert_array_equal(legacy.outlier_scores_, current.outlier_scores_)
-    assert legacy.get_params()[old] == value and clone(legacy).get_params()[old] == value
-    with pytest.warns(FutureWarning), pytest.raises(ValueError, match=f"{old} \\(deprecated\\) and {new} are both"):
-        FairLOF(**{old: value, new: 0.7}).fit(X, sensitive_features=S)
-    with pytest.warns(FutureWarning), pytest.raises(ValueError, match=f"^{old} must be"):
-        FairLOF(**{old: -1.0}).fit(X, sensitive_features=S)
+@pytest.mark.parametrize("old", ["lambda_", "alpha", "beta"])
+def test_pre_release_names_are_not_parameters(old):
+    with pytest.raises(TypeError, match=f"unexpected keyword argument '{old}'"):
+        FairLOF(**{old: 0.5})
+    with pytest.raises(ValueError, match=f"Invalid parameter '{old}' for estimator FairLOF"):
+        FairLOF().set_params(**{old: 0.5})
 
 
 def test_parameters_are_stored_verbatim_and_cloned():
     det = FairLOF(n_neighbors=7, correction_strength="auto", c={"sex": 0.3}, weight_exponent=2)
     params = clone(det).get_params()
     assert params["c"] == {"sex": 0.3} and params["correction_strength"] == "auto" and params["weight_exponent"] == 2
-    assert params["lambda_"] == params["alpha"] == params["beta"] == "deprecated"
+    assert not {"lambda_", "alpha", "beta"} & set(params)

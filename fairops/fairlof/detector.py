@@ -42,10 +42,6 @@ from .top_recheck import RecheckedSearch
 DEFAULT_FLOOR = 0.01
 #: Version of the saved state (``_get_state``); 2 = the paper's equations (with the per-value option).
 STATE_VERSION = 2
-_DEPRECATED = "deprecated"
-#: Deprecated constructor names and the parameters that replaced them.
-ALIASES = {"lambda_": "correction_strength", "alpha": "weight_exponent", "beta": "share_exponent"}
-_DEFAULTS = {"correction_strength": 0.3, "weight_exponent": 1.0, "share_exponent": 1.0}
 
 def _check_unit_interval(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
@@ -122,8 +118,6 @@ class FairLOF(OutlierMixin, BaseEstimator):
     leaf_size : passed to scikit-learn's trees.
     n_jobs : threads of the neighbour search (None: scikit-learn's default for its searches;
         every core for "blocked" and "approximate").
-    lambda_, alpha, beta : deprecated names of ``correction_strength``, ``weight_exponent``
-        and ``share_exponent``; still accepted for one release with a FutureWarning.
 
     Fitted attributes: ``outlier_scores_`` (FairLOF, higher = more outlying),
     ``negative_outlier_factor_`` (its negative, scikit-learn's sign), ``lof_scores_`` (plain
@@ -144,10 +138,10 @@ class FairLOF(OutlierMixin, BaseEstimator):
     def __init__(
         self,
         n_neighbors=5,
-        correction_strength=_DEFAULTS["correction_strength"],
+        correction_strength=0.3,
         c=None,
-        weight_exponent=_DEFAULTS["weight_exponent"],
-        share_exponent=_DEFAULTS["share_exponent"],
+        weight_exponent=1.0,
+        share_exponent=1.0,
         correction="paper",
         top_t=None,
         metric="euclidean",
@@ -158,9 +152,6 @@ class FairLOF(OutlierMixin, BaseEstimator):
         leaf_size=30,
         n_jobs=None,
         search_params=None,
-        lambda_=_DEPRECATED,
-        alpha=_DEPRECATED,
-        beta=_DEPRECATED,
     ):
         self.n_neighbors = n_neighbors
         self.correction_strength = correction_strength
@@ -177,9 +168,6 @@ class FairLOF(OutlierMixin, BaseEstimator):
         self.leaf_size = leaf_size
         self.n_jobs = n_jobs
         self.search_params = search_params
-        self.lambda_ = lambda_
-        self.alpha = alpha
-        self.beta = beta
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -187,44 +175,27 @@ class FairLOF(OutlierMixin, BaseEstimator):
         return tags
 
     def __sklearn_is_fitted__(self) -> bool:
-        # ``lambda_`` is a (deprecated) parameter, so the trailing-underscore rule cannot tell.
+        # fit sets some attributes before it can still fail; a detector is fitted once it has scores.
         return hasattr(self, "outlier_scores_")
 
     # ------------------------------------------------------------------ fit
-    def _resolved(self) -> dict:
-        """``{new name: (value, name the user wrote)}`` with the deprecated aliases folded in."""
-        resolved = {}
-        for old, new in ALIASES.items():
-            value, name, legacy = getattr(self, new), new, getattr(self, old)
-            if not (isinstance(legacy, str) and legacy == _DEPRECATED):
-                warnings.warn(
-                    f"FairLOF parameter {old!r} is deprecated and will be removed in the next release; "
-                    f"use {new!r} instead", FutureWarning, stacklevel=4,
-                )
-                if not _same(value, _DEFAULTS[new]) and not _same(value, legacy):
-                    raise ValueError(f"{old} (deprecated) and {new} are both given and differ; give {new} only")
-                value, name = legacy, old
-            resolved[new] = (value, name)
-        return resolved
-
     def _check_params(self, n_rows: int) -> tuple[float | str, float, float]:
         k = self.n_neighbors
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
             raise ValueError(f"n_neighbors must be a positive integer, got {k!r}")
         if k >= n_rows:
             raise ValueError(f"n_neighbors={k} must be smaller than the number of rows ({n_rows})")
-        resolved = self._resolved()
-        strength, strength_name = resolved["correction_strength"]
+        strength = self.correction_strength
         if isinstance(strength, str):
             if strength != "auto":
-                raise ValueError(f"{strength_name} must be a number in [0, 1] or 'auto', got {strength!r}")
+                raise ValueError(f"correction_strength must be a number in [0, 1] or 'auto', got {strength!r}")
             target = self.target_jaccard
             if isinstance(target, bool) or not isinstance(target, numbers.Real) or not 0.0 < target <= 1.0:
                 raise ValueError(f"target_jaccard must be a number in (0, 1], got {target!r}")
         else:
-            strength = _check_unit_interval(strength, strength_name)
-        weight_exponent = _check_exponent(*resolved["weight_exponent"])
-        share_exponent = _check_exponent(*resolved["share_exponent"])
+            strength = _check_unit_interval(strength, "correction_strength")
+        weight_exponent = _check_exponent(self.weight_exponent, "weight_exponent")
+        share_exponent = _check_exponent(self.share_exponent, "share_exponent")
         if self.correction not in CORRECTIONS:
             raise ValueError(f"correction must be one of {sorted(CORRECTIONS)}, got {self.correction!r}")
         floor = self.floor
@@ -573,9 +544,3 @@ def _plain_labels(values) -> bool:
     return isinstance(values, list) and all(isinstance(value, (str, int, float)) for value in values) \
         and len(set(values)) == len(values)
 
-
-def _same(a, b) -> bool:
-    """Equal values, without tripping over strings vs numbers."""
-    return type(a) is type(b) and a == b or (
-        isinstance(a, numbers.Real) and isinstance(b, numbers.Real) and float(a) == float(b)
-    )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-
 from ...datasets import LOADERS
 from ..options import refuse_options
 from ..progress import NO_PROGRESS_HELP
@@ -13,36 +11,15 @@ from .tracking import DEFAULT_EXPERIMENT, DEFAULT_PROJECT
 from .tuning import METHODS, TUNE_MAX_ROWS, run_tune
 
 
-#: Options renamed with the detector's parameters; the old spelling works for a release, with a warning.
-DEPRECATED_OPTIONS = {"alpha": "weight_exponent", "beta": "share_exponent"}
-
-
-def fold_deprecated(args, stream=None) -> None:
-    """Move a value given with a deprecated option to its new name, saying so on ``stream`` (stderr)."""
-    import sys
-
-    for old, new in DEPRECATED_OPTIONS.items():
-        value = getattr(args, f"deprecated_{old}", None)
-        if value is None:
-            continue
-        print(f"fairops outliers: warning: --{old} is deprecated, use --{new.replace('_', '-')}",
-              file=stream or sys.stderr)
-        if getattr(args, new) not in (1.0, value):
-            raise ValueError(f"--{old} (deprecated) and --{new.replace('_', '-')} are both given and differ")
-        setattr(args, new, value)
-
-
 def _run(args) -> int:
     if args.tune:
-        refuse_options(args, ["--neighbors", "--lambda", "--target-jaccard", "--weight-exponent", "--share-exponent",
-                              "--alpha", "--beta"],
+        refuse_options(args, ["--neighbors", "--lambda", "--target-jaccard", "--weight-exponent", "--share-exponent"],
                        "with --tune: Fairband searches k, lambda and the Flex exponents itself")
     else:
         refuse_options(args, ["--method", "--fairband-alpha", "--iterations", "--trials", "--study-name",
                               "--storage", "--n-jobs", "--no-progress"], "without --tune")
         if args.lambda_ != "auto":
             refuse_options(args, ["--target-jaccard"], "with a fixed --lambda (it is the guide point of 'auto')")
-    fold_deprecated(args)
     return run_tune(args) if args.tune else run_single(args)
 
 
@@ -76,8 +53,6 @@ def add_parser(subcommands) -> None:
                        help="FairLOF-Flex exponent on D, the share of the row's own group (1 = FairLOF)")
     model.add_argument("--correction", choices=("paper", "per_value"), default="paper",
                        help="the paper's equations or fairops' per-value variant (see docs/fairlof.md)")
-    for old in DEPRECATED_OPTIONS:
-        model.add_argument(f"--{old}", dest=f"deprecated_{old}", type=float, default=None, help=argparse.SUPPRESS)
     model.add_argument("--top-t", type=int, default=None, help="outlier list size (default min(500, 5%% of rows))")
     tune = parser.add_argument_group(
         "tuning (--tune)", "Fairband searches k, lambda and the Flex exponents itself (--neighbors, --lambda, "
