@@ -50,7 +50,7 @@ def test_encoding_equals_pandas_by_hand(raw, categorical, inside):
 
 
 def test_refusals_name_the_argument(raw):
-    with pytest.raises(ValueError, match="categorical must be 'drop' or 'onehot', got 'ordinal'"):
+    with pytest.raises(ValueError, match=r"categorical must be one of \['drop', 'onehot'\], got 'ordinal'"):
         FeatureEncoder(categorical="ordinal").fit(raw)
     with pytest.raises(ValueError, match="column\\(s\\) \\['race'\\] are not in the data"):
         FeatureEncoder(sensitive=["race"]).fit(raw)

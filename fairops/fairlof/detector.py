@@ -29,6 +29,7 @@ from sklearn.base import BaseEstimator, OutlierMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._param_checks import Interval, Options, Satisfies, checked_params
 from .._state_checks import only_names
 from . import _native, neighbor_search
 from ._validate import DERIVED, STATE_ARRAYS as _STATE_ARRAYS, check_arrays, check_same
@@ -49,10 +50,8 @@ def _check_unit_interval(value, name: str) -> float:
     return float(value)
 
 
-def _check_exponent(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return float(value)
+#: A Flex exponent: a finite number > 0.
+_EXPONENT = [Interval("real", 0, None, "neither")]
 
 
 def _novelty(detector) -> bool:
@@ -135,6 +134,26 @@ class FairLOF(OutlierMixin, BaseEstimator):
     [5]
     """
 
+    #: What each parameter may be; checked once per fit and on loading (with what depends on the rows).
+    _param_constraints = {
+        "n_neighbors": [Interval("int", 1, None)],
+        "correction_strength": [Interval("real", 0, 1), Options("auto")],
+        "c": [None, Interval("real", 0, None), dict,
+              Satisfies(lambda value: isinstance(value, (list, tuple, np.ndarray)), "a list or array")],
+        "weight_exponent": _EXPONENT,
+        "share_exponent": _EXPONENT,
+        "correction": [Options(*sorted(CORRECTIONS))],
+        "top_t": [None, Interval("int", 1, None)],
+        "metric": [str, callable],
+        "novelty": [bool],
+        "target_jaccard": [Interval("real", 0, 1, "right")],
+        "floor": [Interval("real", 0, 1, "right")],
+        "algorithm": [Options(*neighbor_search.ALGORITHMS)],
+        "leaf_size": [Interval("int", 1, None)],
+        "n_jobs": [None, Interval("int", None, None)],
+        "search_params": [None, dict],
+    }
+
     def __init__(
         self,
         n_neighbors=5,
@@ -180,37 +199,17 @@ class FairLOF(OutlierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     def _check_params(self, n_rows: int) -> tuple[float | str, float, float]:
-        k = self.n_neighbors
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-            raise ValueError(f"n_neighbors must be a positive integer, got {k!r}")
-        if k >= n_rows:
-            raise ValueError(f"n_neighbors={k} must be smaller than the number of rows ({n_rows})")
-        strength = self.correction_strength
-        if isinstance(strength, str):
-            if strength != "auto":
-                raise ValueError(f"correction_strength must be a number in [0, 1] or 'auto', got {strength!r}")
-            target = self.target_jaccard
-            if isinstance(target, bool) or not isinstance(target, numbers.Real) or not 0.0 < target <= 1.0:
-                raise ValueError(f"target_jaccard must be a number in (0, 1], got {target!r}")
-        else:
-            strength = _check_unit_interval(strength, "correction_strength")
-        weight_exponent = _check_exponent(self.weight_exponent, "weight_exponent")
-        share_exponent = _check_exponent(self.share_exponent, "share_exponent")
-        if self.correction not in CORRECTIONS:
-            raise ValueError(f"correction must be one of {sorted(CORRECTIONS)}, got {self.correction!r}")
-        floor = self.floor
-        if isinstance(floor, bool) or not isinstance(floor, numbers.Real) or not 0.0 < floor <= 1.0:
-            raise ValueError(f"floor must be a number in (0, 1], got {floor!r}")
-        top_t = self.top_t
-        if top_t is not None:
-            if isinstance(top_t, bool) or not isinstance(top_t, numbers.Integral) or top_t < 1:
-                raise ValueError(f"top_t must be a positive integer or None, got {top_t!r}")
-            if top_t > n_rows:
-                raise ValueError(f"top_t={top_t} is larger than the number of rows ({n_rows})")
-        if not isinstance(self.novelty, bool):
-            raise ValueError(f"novelty must be True or False, got {self.novelty!r}")
+        """(correction strength, weight exponent, share exponent) once every parameter is checked: against
+        ``_param_constraints``, against the ``n_rows`` fitted rows, and the neighbour search's against each other."""
+        checked_params(self)
+        if self.n_neighbors >= n_rows:
+            raise ValueError(f"n_neighbors={self.n_neighbors} must be smaller than the number of rows ({n_rows})")
+        if self.top_t is not None and self.top_t > n_rows:
+            raise ValueError(f"top_t={self.top_t} is larger than the number of rows ({n_rows})")
         neighbor_search.check_options(self.algorithm, self.metric, self.search_params)
-        return strength, weight_exponent, share_exponent
+        strength = self.correction_strength
+        return (strength if strength == "auto" else float(strength)), float(self.weight_exponent), \
+            float(self.share_exponent)
 
     def _neighbor_search(self, shape: tuple[int, int]):
         """The unfitted search for fitted rows of ``shape``, and the name of the algorithm it uses."""

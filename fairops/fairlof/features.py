@@ -30,7 +30,10 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._param_checks import Options, Satisfies, checked_params
+
 CATEGORICAL = ("drop", "onehot")
+_COLUMN_NAMES = Satisfies(lambda value: isinstance(value, (list, tuple, np.ndarray, pd.Index)), "a list of column names")
 FORMAT = "fairops-feature-encoder/1"
 
 
@@ -60,6 +63,13 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
     (unused text columns and constant features) and ``input_columns_`` (what a raw row must hold).
     """
 
+    _param_constraints = {
+        "categorical": [Options(*CATEGORICAL)],
+        "sensitive": [_COLUMN_NAMES],
+        "sensitive_in_distance": [bool],
+        "exclude": [_COLUMN_NAMES],
+    }
+
     def __init__(self, categorical="drop", sensitive=(), sensitive_in_distance=False, exclude=()):
         self.categorical = categorical
         self.sensitive = sensitive
@@ -67,10 +77,7 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
         self.exclude = exclude
 
     def _check_params(self, frame: pd.DataFrame) -> None:
-        if self.categorical not in CATEGORICAL:
-            raise ValueError(f"categorical must be 'drop' or 'onehot', got {self.categorical!r}")
-        if not isinstance(self.sensitive_in_distance, bool):
-            raise ValueError(f"sensitive_in_distance must be True or False, got {self.sensitive_in_distance!r}")
+        checked_params(self)
         missing = [name for name in [*self.sensitive, *self.exclude] if name not in frame.columns]
         if missing:
             raise ValueError(f"column(s) {missing} are not in the data; it has {list(frame.columns)}")
@@ -199,6 +206,7 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
             encoder.dropped_columns_ = [str(c) for c in document["dropped_columns"]]
         except (KeyError, TypeError) as error:
             raise ValueError(f"saved feature encoding is incomplete: {error!r}") from None
+        checked_params(encoder)
         n_features = len(encoder.feature_names_out_)
         if encoder.means_.shape != (n_features,) or encoder.scales_.shape != (n_features,) or not np.all(
             encoder.scales_ > 0

@@ -26,16 +26,15 @@ from .blocked_search import BlockedKNeighbors
 
 SKLEARN_ALGORITHMS = ("auto", "ball_tree", "kd_tree", "brute")
 FAIROPS_ALGORITHMS = ("blocked", "fast", "approximate")
+ALGORITHMS = SKLEARN_ALGORITHMS + FAIROPS_ALGORITHMS
 #: "fast" uses a k-d tree up to this many features and the blocked search above: the crossover
 #: measured on standard-normal data at n = 10k to 300k, k = 5 (docs/fairlof.md, "Large n").
 KD_TREE_MAX_FEATURES = 6
 
 
 def check_options(algorithm, metric, search_params) -> None:
-    """Refuse an unknown algorithm, a metric fairops' searches cannot measure, misplaced search_params."""
-    if not isinstance(algorithm, str) or algorithm not in SKLEARN_ALGORITHMS + FAIROPS_ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {list(SKLEARN_ALGORITHMS + FAIROPS_ALGORITHMS)}, "
-                         f"got {algorithm!r}")
+    """Refuse a metric fairops' searches cannot measure and misplaced search_params (``algorithm`` is one of
+    :data:`ALGORITHMS`: FairLOF's parameter table checks that)."""
     if algorithm in FAIROPS_ALGORITHMS and metric != "euclidean":
         raise ValueError(f"algorithm={algorithm!r} measures Euclidean distances only: use metric='euclidean', "
                          f"got metric={metric!r}")

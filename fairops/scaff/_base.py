@@ -12,10 +12,11 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._param_checks import RANDOM_STATE, Interval, Options, Satisfies, checked_params, is_real
 from . import _native, _state
 from ._inputs import (
+    AGGREGATIONS,
     categorical_columns,
-    check_params,
     check_sample_weight,
     encode_categoricals,
     encode_groups,
@@ -23,6 +24,14 @@ from ._inputs import (
     resolve_min_samples,
 )
 from .binning import apply_bins, bin_counts, fit_bin_edges
+
+
+def _class_weights(value) -> bool:
+    return isinstance(value, dict) and all(is_real(w) and np.isfinite(w) and w >= 0 for w in value.values())
+
+
+#: ``class_weight`` as a dict: a finite weight >= 0 per class.
+CLASS_WEIGHT_DICT = Satisfies(_class_weights, "a dict {class: finite weight >= 0}")
 
 
 def resolve_n_jobs(n_jobs) -> int:
@@ -64,6 +73,20 @@ def _check_weighted_groups(groups, weight, names) -> None:
 class SCAFFBase(ClassifierMixin, BaseEstimator):
     """Common machinery; subclasses fix how many trees, bootstrap and features per node."""
 
+    #: What each parameter of a single tree may be (the forest adds its own); checked once per fit and on loading.
+    _param_constraints = {
+        "theta": [Interval("real", 0, 1)],
+        "max_depth": [None, Interval("int", 1, None)],
+        "max_features": [None, Options("sqrt", "log2"), Interval("int", 1, None), Interval("float", 0, 1, "right")],
+        "min_samples_split": [Interval("int", 2, None), Interval("float", 0, 1, "right")],
+        "min_samples_leaf": [Interval("int", 1, None), Interval("float", 0, 1, "neither")],
+        "max_bins": [Interval("int", 2, 256)],
+        "class_weight": [None, CLASS_WEIGHT_DICT, Options("balanced")],
+        "sensitive_aggregation": [Options(*AGGREGATIONS)],
+        "intersectional": [bool],
+        "random_state": RANDOM_STATE,
+    }
+
     def _forest_spec(self) -> tuple[int, bool, object, object]:
         raise NotImplementedError  # (n_estimators, bootstrap, max_features, n_jobs)
 
@@ -84,10 +107,8 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         ``sample_weight``: weights >= 0 per row, multiplied with ``class_weight`` and, in a
         forest, with each tree's bootstrap counts; rows of weight 0 take no part in growth.
         """
+        checked_params(self)
         n_estimators, bootstrap, max_features, n_jobs = self._forest_spec()
-        check_params(
-            self, n_estimators=n_estimators, max_features=max_features, bootstrap=bootstrap, n_jobs=n_jobs
-        )
         categories = categorical_columns(X)
         X = encode_categoricals(X, categories)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)

@@ -1,70 +1,17 @@
-"""Checks and encodings of SCAFF's inputs: parameters, features, sensitive groups."""
+"""Checks and encodings of SCAFF's inputs: features, sensitive groups, weights; parameters resolved for fit."""
 
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 
 import numpy as np
 
 from fairops.metrics import encode_sensitive
 
+from .._param_checks import is_int
+
 AGGREGATIONS = ("max", "mean")
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
-
-
-def _is_real(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
-def check_params(estimator, *, n_estimators: int, max_features, bootstrap: bool, n_jobs=None) -> None:
-    """Raise ValueError/TypeError naming the first parameter out of range."""
-    theta = estimator.theta
-    if not _is_real(theta) or not 0.0 <= float(theta) <= 1.0:
-        raise ValueError(f"theta must be a number in [0, 1], got {theta!r}")
-    depth = estimator.max_depth
-    if depth is not None and (not _is_int(depth) or depth < 1):
-        raise ValueError(f"max_depth must be None or an integer >= 1, got {depth!r}")
-    bins = estimator.max_bins
-    if not _is_int(bins) or not 2 <= bins <= 256:
-        raise ValueError(f"max_bins must be an integer in [2, 256], got {bins!r}")
-    split = estimator.min_samples_split
-    if not ((_is_int(split) and split >= 2) or (_is_real(split) and not _is_int(split) and 0.0 < split <= 1.0)):
-        raise ValueError(f"min_samples_split must be an integer >= 2 or a float in (0, 1], got {split!r}")
-    leaf = estimator.min_samples_leaf
-    if not ((_is_int(leaf) and leaf >= 1) or (_is_real(leaf) and not _is_int(leaf) and 0.0 < leaf < 1.0)):
-        raise ValueError(f"min_samples_leaf must be an integer >= 1 or a float in (0, 1), got {leaf!r}")
-    if estimator.sensitive_aggregation not in AGGREGATIONS:
-        raise ValueError(
-            f"sensitive_aggregation must be one of {AGGREGATIONS}, got {estimator.sensitive_aggregation!r}"
-        )
-    if not isinstance(estimator.intersectional, (bool, np.bool_)):
-        raise TypeError(f"intersectional must be True or False, got {estimator.intersectional!r}")
-    check_class_weight(estimator.class_weight, forest=hasattr(estimator, "n_estimators"))
-    if not _is_int(n_estimators) or n_estimators < 1:
-        raise ValueError(f"n_estimators must be an integer >= 1, got {n_estimators!r}")
-    if not isinstance(bootstrap, (bool, np.bool_)):
-        raise TypeError(f"bootstrap must be True or False, got {bootstrap!r}")
-    resolve_max_features(max_features, 1)
-    if n_jobs is not None and (not _is_int(n_jobs) or n_jobs == 0):
-        raise ValueError(f"n_jobs must be None or a non-zero integer (-1 = all cores), got {n_jobs!r}")
-
-
-def check_class_weight(class_weight, *, forest: bool) -> None:
-    presets = ("balanced", "balanced_subsample") if forest else ("balanced",)
-    if class_weight is None or isinstance(class_weight, dict):
-        if isinstance(class_weight, dict):
-            for label, value in class_weight.items():
-                if not _is_real(value) or not np.isfinite(value) or value < 0:
-                    raise ValueError(f"class_weight for class {label!r} must be a finite number >= 0, got {value!r}")
-        return
-    if isinstance(class_weight, str) and class_weight in presets:
-        return
-    raise ValueError(f"class_weight must be None, a dict {{class: weight}} or one of {presets}, got {class_weight!r}")
 
 
 def resolve_min_samples(estimator, n_samples: int) -> tuple[int, int]:
@@ -74,9 +21,9 @@ def resolve_min_samples(estimator, n_samples: int) -> tuple[int, int]:
     ``2 * min_samples_leaf`` samples to be split.
     """
     leaf = estimator.min_samples_leaf
-    leaf = int(leaf) if _is_int(leaf) else int(math.ceil(leaf * n_samples))
+    leaf = int(leaf) if is_int(leaf) else int(math.ceil(leaf * n_samples))
     split = estimator.min_samples_split
-    split = int(split) if _is_int(split) else max(2, int(math.ceil(split * n_samples)))
+    split = int(split) if is_int(split) else max(2, int(math.ceil(split * n_samples)))
     return max(split, 2 * leaf), max(1, leaf)
 
 
@@ -100,24 +47,16 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
 
 
 def resolve_max_features(max_features, n_features: int) -> int:
-    """Number of features drawn per node, as scikit-learn's forests count them."""
+    """Number of features drawn per node, as scikit-learn's forests count them (``max_features`` checked)."""
     if max_features is None:
         return n_features
     if isinstance(max_features, str):
         if max_features == "sqrt":
             return max(1, int(np.sqrt(n_features)))
-        if max_features == "log2":
-            return max(1, int(np.log2(n_features))) if n_features > 1 else 1
-        raise ValueError(f"max_features must be 'sqrt', 'log2', None, an int or a float, got {max_features!r}")
-    if isinstance(max_features, numbers.Integral) and not isinstance(max_features, bool):
-        if max_features < 1:
-            raise ValueError(f"max_features must be >= 1 when an integer, got {max_features!r}")
+        return max(1, int(np.log2(n_features))) if n_features > 1 else 1  # "log2"
+    if is_int(max_features):
         return min(int(max_features), n_features)
-    if isinstance(max_features, numbers.Real) and not isinstance(max_features, bool):
-        if not 0.0 < max_features <= 1.0:
-            raise ValueError(f"max_features must be in (0, 1] when a float, got {max_features!r}")
-        return max(1, int(max_features * n_features))
-    raise ValueError(f"max_features must be 'sqrt', 'log2', None, an int or a float, got {max_features!r}")
+    return max(1, int(max_features * n_features))
 
 
 def categorical_columns(X) -> dict:

@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-from ._inputs import check_params
+from .._param_checks import checked_params
 from .._state_checks import only_names
 from ._validate import STATE_ARRAYS, check_arrays
 
@@ -81,8 +81,8 @@ def check_fitted(model) -> None:
 
     Raises ``ValueError``/``TypeError`` naming the first bad attribute (see :mod:`fairops.scaff._validate`).
     """
-    n_estimators, bootstrap, max_features, n_jobs = model._forest_spec()
-    check_params(model, n_estimators=n_estimators, max_features=max_features, bootstrap=bootstrap, n_jobs=n_jobs)
+    checked_params(model)
+    n_estimators = model._forest_spec()[0]
     n_features = _count("n_features_in", model.__dict__.get("n_features_in_"), 1)
     if "feature_names_in_" in model.__dict__:
         _text_list("feature_names_in", model.feature_names_in_, n_features)

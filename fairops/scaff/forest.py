@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import SCAFFBase
+from .._param_checks import Interval, Options, Satisfies, is_int
+from ._base import CLASS_WEIGHT_DICT, SCAFFBase
 from .tree import SCAFFTreeClassifier
 
 # Fitted attributes a tree of the forest shares with the forest itself.
@@ -38,6 +39,14 @@ class SCAFFClassifier(SCAFFBase):
     >>> clf.predict_proba(X).shape, clf.apply(X).shape, len(clf.estimators_)
     ((200, 2), (200, 10), 10)
     """
+
+    _param_constraints = {
+        **SCAFFBase._param_constraints,
+        "n_estimators": [Interval("int", 1, None)],
+        "bootstrap": [bool],
+        "n_jobs": [None, Satisfies(lambda value: is_int(value) and value != 0, "a non-zero integer (-1 = all cores)")],
+        "class_weight": [None, CLASS_WEIGHT_DICT, Options("balanced", "balanced_subsample")],
+    }
 
     def __init__(
         self,
