@@ -30,9 +30,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._param_checks import Interval, Options, Satisfies, checked_params
-from .._state_checks import only_names
-from . import _native, neighbor_search
-from ._validate import DERIVED, STATE_ARRAYS as _STATE_ARRAYS, check_arrays, check_same
+from . import _native, _state, neighbor_search
 from ._inputs import check_finite, encode_fit_groups, encode_new_groups, finite_scores, group_weights, no_groups
 from .corrections import CORRECTIONS, group_statistics
 from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, guide_lambda, jaccard_path, path_metrics, top_outliers
@@ -41,8 +39,6 @@ from .top_recheck import RecheckedSearch
 
 #: Smallest factor a k-distance or a pair distance is scaled by (see ``floor``).
 DEFAULT_FLOOR = 0.01
-#: Version of the saved state (``_get_state``); 2 = the paper's equations (with the per-value option).
-STATE_VERSION = 2
 
 def _check_unit_interval(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
@@ -425,121 +421,13 @@ class FairLOF(OutlierMixin, BaseEstimator):
 
     # ---------------------------------------------------------------- state
     def _get_state(self) -> tuple[dict, dict]:
-        """(meta, arrays): JSON-able scalars/lists and NumPy arrays that rebuild the fitted detector.
-
-        The arrays are the training rows, the neighbour arrays, the sensitive codes, the group
-        statistics and the scores; nothing in them is code. ``_from_state`` rebuilds the
-        neighbour index from the training rows and the pair terms from the codes.
-        """
+        """(meta, arrays): JSON-able scalars/lists and NumPy arrays that rebuild the fitted detector
+        (see :mod:`fairops.fairlof._state`)."""
         check_is_fitted(self)
-        params = self.get_params()
-        if isinstance(params["c"], np.ndarray):
-            params["c"] = params["c"].tolist()
-        meta = {
-            "state_version": STATE_VERSION,
-            "params": params,
-            "fitted_lambda": self.fitted_lambda_,
-            "top_t": self.top_t_,
-            "n_neighbors": self.n_neighbors_,
-            "offset": self.offset_,
-            "clamped_rows": self.clamped_rows_,
-            "clamped_pairs": self.clamped_pairs_,
-            "sensitive_names": list(self.sensitive_names_),
-            "sensitive_labels": [list(values) for values in self.sensitive_labels_],
-            "feature_names_in": [str(name) for name in getattr(self, "feature_names_in_", [])] or None,
-        }
-        arrays = {
-            "fit_X": self._fit_X,
-            "neighbors": self._hood.neighbors,
-            "distances": self._hood.distances,
-            "k_distances": self.k_distances_,
-            "codes": self._codes,
-            "n_values": self.n_values_,
-            "data_share": self.data_share_,
-            "outlier_share": self.outlier_share_,
-            "c": self.c_,
-            "skew": self.skew_,
-            "direction": self.direction_,
-            "coefficients": self.coefficients_,
-            "lof_scores": self.lof_scores_,
-            "outlier_scores": self.outlier_scores_,
-            "fair_lrd": self._fair.lrd,
-            "fair_k_distances": self._fair.k_distances,
-            "outliers": self.outliers_,
-            "plain_outliers": self.plain_outliers_,
-        }
-        return meta, {name: np.asarray(value) for name, value in arrays.items()}
+        return _state.get_state(self)
 
     @classmethod
     def _from_state(cls, meta: dict, arrays: dict) -> "FairLOF":
-        """Rebuild a fitted detector from ``_get_state()``'s output (no pickles involved).
-
-        The rows, neighbours, codes and parameters are checked, everything fit derives from them is
-        derived again as fit does, and a saved copy that differs is refused: a ValueError (TypeError
-        for a wrong dtype) names the first bad entry (``fairops.fairlof._validate``).
-        """
-        if not isinstance(meta, dict) or not isinstance(meta.get("params"), dict) or not isinstance(arrays, dict):
-            raise ValueError("FairLOF state must be a dict of metadata with a 'params' dict, and a dict of arrays")
-        if meta.get("state_version") != STATE_VERSION:
-            raise ValueError(
-                f"saved FairLOF state has version {meta.get('state_version')!r}; this fairops reads version "
-                f"{STATE_VERSION} (the paper's equations). Refit and save the detector again"
-            )
-        try:
-            det = cls(**meta["params"])
-        except TypeError as error:
-            raise TypeError(f"saved params do not fit FairLOF: {error}") from None
-        only_names(arrays, _STATE_ARRAYS, "FairLOF")
-        n_rows = np.shape(arrays["fit_X"])[0] if np.ndim(arrays["fit_X"]) else 0
-        strength, weight_exponent, share_exponent = det._check_params(n_rows)
-        det.top_t_ = _saved_count(meta.get("top_t"), "top_t", n_rows)
-        det.n_neighbors_ = _saved_count(meta.get("n_neighbors"), "n_neighbors", n_rows)
-        if det.n_neighbors_ != det.n_neighbors:
-            raise ValueError(f"saved n_neighbors={det.n_neighbors_} differs from the parameter {det.n_neighbors!r}")
-        names, labels = meta.get("sensitive_names"), meta.get("sensitive_labels")
-        if not isinstance(names, list) or not all(isinstance(name, str) for name in names) or not isinstance(
-                labels, list) or len(labels) != len(names) or not all(_plain_labels(values) for values in labels):
-            raise ValueError("saved sensitive_names must be a list of strings and sensitive_labels one list of "
-                             "distinct labels per name")
-        det.sensitive_names_ = tuple(names)
-        det.sensitive_labels_ = tuple(tuple(values) for values in labels)
-        checked = check_arrays(arrays, n_neighbors=det.n_neighbors_, n_values=[len(values) for values in labels])
-        det._fit_X = checked["fit_X"]
-        det.n_features_in_ = det._fit_X.shape[1]
-        feature_names = meta.get("feature_names_in")
-        if feature_names:
-            if not isinstance(feature_names, list) or len(feature_names) != det.n_features_in_ or not all(
-                    isinstance(name, str) for name in feature_names):
-                raise ValueError(f"saved feature_names_in must hold {det.n_features_in_} strings, got {feature_names!r}")
-            det.feature_names_in_ = np.asarray(feature_names, dtype=object)
-        det._codes = checked["codes"]
-        det.c_ = group_weights(det.c, det.sensitive_names_)
-        n_values = np.array([len(values) for values in labels], dtype=np.intp)
-        det._score_neighbours(checked["distances"], checked["neighbors"], n_values, strength, weight_exponent,
-                              share_exponent)
-        derived = {name: getattr(det, name + "_", None) for name in DERIVED}
-        derived.update(fair_lrd=det._fair.lrd, fair_k_distances=det._fair.k_distances)
-        for name in DERIVED:
-            check_same(name, arrays[name], derived[name])
-        for key, value in (("fitted_lambda", det.fitted_lambda_), ("offset", det.offset_),
-                           ("clamped_rows", det.clamped_rows_), ("clamped_pairs", det.clamped_pairs_)):
-            saved = meta.get(key)
-            if isinstance(saved, bool) or not isinstance(saved, numbers.Real) or saved != value:
-                raise ValueError(f"saved {key} {saved!r} differs from {value!r}, what the saved arrays and "
-                                 "parameters give")
-        # the search itself is built again from the rows when new rows are first scored
-        _, det.search_algorithm_ = det._neighbor_search(det._fit_X.shape)
-        det._search = None
-        return det
-
-
-def _saved_count(value, name: str, n_rows: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= n_rows:
-        raise ValueError(f"saved {name} must be an integer in [1, {n_rows}] (the fitted rows), got {value!r}")
-    return int(value)
-
-
-def _plain_labels(values) -> bool:
-    return isinstance(values, list) and all(isinstance(value, (str, int, float)) for value in values) \
-        and len(set(values)) == len(values)
-
+        """Rebuild a fitted detector from ``_get_state()``'s output (no pickles involved), checked: a ValueError
+        (TypeError for a wrong dtype) names the first bad entry (see :mod:`fairops.fairlof._state`)."""
+        return _state.from_state(cls, meta, arrays)
