@@ -258,15 +258,14 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
     # --------------------------------------------------------------- state
     def _get_state(self) -> tuple[dict, dict]:
         """Fitted model as ``(meta, arrays)``: ``{"params": ..., "meta": ...}`` (JSON-able) and NumPy arrays,
-        the state protocol every fairops estimator follows (see :mod:`fairops.mlflow._model_files`)."""
+        the state protocol every fairops estimator follows (see :mod:`fairops.scaff._state`)."""
         check_is_fitted(self, "node_offsets_")
-        state = _state.get_state(self)
-        return {"params": state["params"], "meta": state["meta"]}, state["arrays"]
+        return _state.get_state(self)
 
     @classmethod
     def _from_state(cls, meta: dict, arrays: dict):
-        """Rebuild a fitted estimator from :meth:`_get_state`'s output (checked: see ``_validate``)."""
-        return _state.from_state(cls, {**meta, "arrays": arrays})
+        """Rebuild a fitted estimator from :meth:`_get_state`'s output (checked: see :mod:`fairops.scaff._state`)."""
+        return _state.from_state(cls, meta, arrays)
 
     def __setstate__(self, state):
         # Unpickling and skops rebuild the estimator through here: a fitted one is checked before

@@ -47,8 +47,8 @@ def params_from_json(params: dict) -> dict:
     return params
 
 
-def get_state(model) -> dict:
-    """``{"params", "meta", "arrays"}`` of a fitted estimator."""
+def get_state(model) -> tuple[dict, dict]:
+    """(meta, arrays) of a fitted estimator: ``{"params", "meta"}`` (JSON-able) and its NumPy arrays."""
     meta = {
         "class": type(model).__name__,
         "n_features_in": int(model.n_features_in_),
@@ -59,7 +59,7 @@ def get_state(model) -> dict:
     if hasattr(model, "feature_names_in_"):
         meta["feature_names_in"] = [str(name) for name in model.feature_names_in_]
     arrays = {name: np.asarray(getattr(model, name)) for name in STATE_ARRAYS}
-    return {"params": params_to_json(model.get_params(deep=False)), "meta": meta, "arrays": arrays}
+    return {"params": params_to_json(model.get_params(deep=False)), "meta": meta}, arrays
 
 
 def _count(name: str, value, low: int) -> int:
@@ -101,11 +101,11 @@ def check_fitted(model) -> None:
         setattr(model, name, array)
 
 
-def from_state(cls, state: dict):
+def from_state(cls, state: dict, arrays: dict):
     """Rebuild a fitted ``cls`` from :func:`get_state`'s output."""
-    meta, params, arrays = (state.get(part) if isinstance(state, dict) else None for part in ("meta", "params", "arrays"))
+    meta, params = (state.get(part) if isinstance(state, dict) else None for part in ("meta", "params"))
     if not (isinstance(meta, dict) and isinstance(params, dict) and isinstance(arrays, dict)):
-        raise ValueError("SCAFF state must be a dict with the dicts 'params', 'meta' and 'arrays'")
+        raise ValueError("SCAFF state must be a dict of the dicts 'params' and 'meta', and a dict of arrays")
     if meta.get("class") != cls.__name__:
         raise ValueError(f"state holds a {meta.get('class')!r}, not a {cls.__name__}")
     try:
