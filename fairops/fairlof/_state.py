@@ -2,7 +2,7 @@
 
 The arrays are the training rows, the neighbour arrays, the sensitive codes, the group statistics
 and the scores; nothing in them is code. :func:`from_state` checks the rows, neighbours, codes and
-parameters (:mod:`fairops.fairlof._validate`), derives everything else again as fit does and
+parameters (:mod:`fairops.fairlof._state_checks`), derives everything else again as fit does and
 refuses a saved copy that differs; the neighbour search is built again from the rows when new rows
 are first scored.
 
@@ -27,7 +27,7 @@ import numpy as np
 
 from .._state_checks import only_names
 from ._inputs import group_weights
-from ._validate import DERIVED, STATE_ARRAYS, check_arrays, check_same
+from ._state_checks import DERIVED, STATE_ARRAYS, check_arrays, check_same
 
 #: Version of the saved state; 2 = the paper's equations (with the per-value option).
 STATE_VERSION = 2

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairops.metrics import encode_sensitive
-from fairops.metrics._validation import as_scores
+from fairops.metrics._inputs import as_scores
 
 
 def group_quotas(counts: np.ndarray, t: int) -> np.ndarray:

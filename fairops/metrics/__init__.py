@@ -5,7 +5,7 @@
 1.0
 """
 
-from ._validation import EncodedGroups, encode_sensitive
+from ._inputs import EncodedGroups, encode_sensitive
 from .classification import GroupRates, fairness_ratio, group_rates, precision, ratio_of, recall
 from .decisions import GroupThresholds, group_decisions, group_thresholds
 from .outliers import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import EncodedGroups, as_binary_labels, check_same_length, encode_sensitive
+from ._inputs import EncodedGroups, as_binary_labels, check_same_length, encode_sensitive
 
 RATES = ("tpr", "fpr", "ppr")
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_binary_labels, as_scores, check_same_length
+from ._inputs import as_binary_labels, as_scores, check_same_length
 
 
 def ranking_order(y_score: np.ndarray, seed: int) -> np.ndarray:

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._param_checks import checked_params
 from .._state_checks import only_names
-from ._validate import STATE_ARRAYS, check_arrays
+from ._state_checks import STATE_ARRAYS, check_arrays
 
 _PAIRS = "pairs"
 
@@ -79,7 +79,7 @@ def _text_list(name: str, value, length: int | None = None) -> list:
 def check_fitted(model) -> None:
     """Check a rebuilt model's parameters and fitted attributes; store its arrays in the kernels' dtypes.
 
-    Raises ``ValueError``/``TypeError`` naming the first bad attribute (see :mod:`fairops.scaff._validate`).
+    Raises ``ValueError``/``TypeError`` naming the first bad attribute (see :mod:`fairops.scaff._state_checks`).
     """
     checked_params(model)
     n_estimators = model._forest_spec()[0]

@@ -1,4 +1,4 @@
-"""Input checks shared by the metric functions.
+"""Checks and encodings of the metric functions' inputs: scores, labels, sensitive groups.
 
 Every check raises ``ValueError``/``TypeError`` naming the offending argument.
 """
