@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from fairops.datasets import load_dataset
-from fairops.experiments import FairnessObjective
+from fairops.tuning import FairnessObjective
 from fairops.metrics import fairness_ratio, precision, recall
 
 FAIROPS = {"FB-auto": ("single", False), "FB-auto per-group": ("per-group", False),
@@ -74,11 +74,11 @@ def _scored(objective, score):
 
 
 def _fairops(data, seed, method, max_train_rows, families):
-    from fairops.experiments.comparison import compare_tuners
-    from fairops.jobs.families import tuning_families
+    from fairops.tuning.comparison import compare_tuners
+    from fairops.tuning.search_space import families_for
 
     decision, blind = FAIROPS[method]
-    chosen = families or tuning_families(data.task.sensitive, blind=blind)
+    chosen = families or families_for(blind=blind)
     (row,) = compare_tuners(data, [seed], tuners=("FB-auto",), families=chosen, max_train_rows=max_train_rows,
                             decision=decision, blind=blind)
     return {k: row[k] for k in ("val_acc", "val_fair", "test_acc", "test_fair", "model")}

@@ -37,15 +37,15 @@ def measure(families=None, samples=6, max_train_rows=None, profile="fast", seed=
     from sklearn.exceptions import ConvergenceWarning
 
     from fairops.datasets import load_dataset
-    from fairops.experiments import FairnessObjective
-    from fairops.experiments.search_space import make_model
-    from fairops.jobs.families import tuning_families
+    from fairops.tuning import FairnessObjective
+    from fairops.tuning.search_space import make_model
+    from fairops.tuning.search_space import families_for
 
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
     warnings.filterwarnings("ignore", message=".*batch_size.*clipped.*")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     data = load_dataset("adult")
-    chosen = list(families or tuning_families(data.task.sensitive))
+    chosen = list(families or families_for())
     rows = []
     for family in chosen:
         objective = FairnessObjective(data, profile=profile, families=[family], seed=seed,
@@ -53,7 +53,8 @@ def measure(families=None, samples=6, max_train_rows=None, profile="fast", seed=
         study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=seed))
         for sample in range(samples):
             trial = study.ask()
-            make_model(trial, profile=profile, families=[family], seed=seed, X_example=data.X)  # draws params
+            make_model(trial, profile=profile, families=[family], seed=seed, X_example=data.X,
+                       sensitive_columns=data.task.sensitive)  # draws params
             configuration = SimpleNamespace(params=dict(trial.params), number=trial.number)
             study.tell(trial, 0.0)
             for fraction in BUDGETS:

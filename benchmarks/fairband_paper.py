@@ -42,9 +42,9 @@ from scipy import stats
 
 from fairops.datasets import load_adult, load_compas
 from fairops.fairband import select_best
-from fairops.experiments import FairnessObjective
-from fairops.experiments.baselines import pick_alpha, run_tuner
-from fairops.experiments.objective import failure_reason
+from fairops.tuning import FairnessObjective
+from fairops.tuning.baselines import pick_alpha, run_tuner
+from fairops.tuning.objective import failure_reason
 
 ROOT = Path(__file__).resolve().parent
 LOGS = ROOT / "reference" / "fair-automl"

@@ -40,7 +40,7 @@ import optuna
 import pandas as pd
 
 from fairops.datasets import load_compas, load_dataset, train_validation_test_split
-from fairops.experiments import compare_tuners
+from fairops.tuning import compare_tuners
 
 RULES = ("paper", "robust")
 DATASETS = ("compas", "compas-fpr2", "german", "bank", "adult", "credit_default")

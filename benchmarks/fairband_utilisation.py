@@ -56,9 +56,8 @@ def _worker(mode, url, study_name, families, max_train_rows, seed, log_path, sta
 
     from fairops.datasets import load_dataset
     from fairops.fairband import FairbandPruner, FairbandSampler, RungProgress
-    from fairops.experiments import FairnessObjective
-    from fairops.experiments.search_space import make_model
-    from fairops.jobs.families import register_scaff_family
+    from fairops.tuning import FairnessObjective
+    from fairops.tuning.search_space import make_model
     from fairops.jobs.running import refuse_trials_beyond
 
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
@@ -66,7 +65,6 @@ def _worker(mode, url, study_name, families, max_train_rows, seed, log_path, sta
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     data = load_dataset("adult")
-    register_scaff_family(data.task.sensitive)
     fair = FairnessObjective(data, families=families, seed=seed, max_train_rows=max_train_rows)
     fits = []
 
@@ -85,7 +83,8 @@ def _worker(mode, url, study_name, families, max_train_rows, seed, log_path, sta
         return run
 
     def asynchronous(trial):
-        make_model(trial, families=families, seed=seed, X_example=data.X)  # draws the configuration
+        make_model(trial, families=families, seed=seed, X_example=data.X,
+                   sensitive_columns=data.task.sensitive)  # draws the configuration
         configuration = SimpleNamespace(params=dict(trial.params), number=trial.number)
         progress = RungProgress(trial)
         for fraction in progress:
@@ -176,11 +175,11 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="2 workers, 300 rows, decision trees only")
     args = parser.parse_args(argv)
     from fairops.datasets import load_dataset
-    from fairops.jobs.families import tuning_families
+    from fairops.tuning.search_space import families_for
 
     if args.quick:
         args.workers, args.max_train_rows, args.families = 2, 300, "decision_tree"
-    families = args.families.split(",") if args.families else tuning_families(load_dataset("adult").task.sensitive)
+    families = args.families.split(",") if args.families else families_for()
     results = [run(mode, args.workers, families, args.max_train_rows, args.seed, args.storage)
                for mode in args.modes.split(",")]
     print(f"{args.workers} worker processes on {os.cpu_count()} cores, Adult capped at {args.max_train_rows} "

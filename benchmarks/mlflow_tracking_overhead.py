@@ -61,7 +61,7 @@ def contender_seconds(name, n_trials, folder, round_):
     """Wall time of one study with contender ``name`` writing to a fresh store."""
     from optuna_integration.mlflow import MLflowCallback
 
-    from fairops.mlflow.tracking import FairnessTrackingCallback
+    from fairops.tracking.callback import FairnessTrackingCallback
 
     uri = fresh_store(folder, f"r{round_}-{CONTENDERS.index(name)}")
     if name == "MLflowCallback":

@@ -12,7 +12,7 @@ import optuna
 
 from fairops.datasets import load_german
 from fairops.fairband import FairbandPruner, FairbandSampler, iteration_size, pareto_front, select_best
-from fairops.experiments import FairnessObjective
+from fairops.tuning import FairnessObjective
 
 
 def main(argv=None):

@@ -3,9 +3,9 @@
 1. Two versions of a credit model are registered the way ``fairops tune`` registers them (the task, the
    threshold set on validation rows and the validation fairness as version tags): the first becomes
    ``@champion``, the second ``@challenger``.
-2. ``fairops.mlflow.promote`` gates the challenger twice on the same fresh rows: with an impossible
+2. ``fairops.tracking.promote`` gates the challenger twice on the same fresh rows: with an impossible
    fairness floor (refused: ``@champion`` stays) and with an open gate (passed: ``@champion`` moves).
-3. ``fairops.mlflow.monitoring.monitor`` watches the champion over ten windows of labelled rows; from
+3. ``fairops.tracking.monitoring.monitor`` watches the champion over ten windows of labelled rows; from
    window 6 on, women's repaid loans look like defaults to the model, its TPR ratio collapses, and
    every window from 6 on alerts.
 
@@ -22,9 +22,9 @@ from sklearn.linear_model import LogisticRegression
 
 import fairops.mlflow
 from fairops.metrics import Task
-from fairops.mlflow.monitoring import monitor
-from fairops.mlflow.registry import register_best
-from fairops.mlflow.version_record import validation_tags
+from fairops.tracking.monitoring import monitor
+from fairops.tracking.registry import register_best
+from fairops.tracking.version_record import validation_tags
 from fairops.models import InputSchema
 
 TASK = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
@@ -76,9 +76,9 @@ def main(argv=None):
         print(f"registered {name} version {version.version} as @{version.alias}")
     fresh = make_rows(7, 3000)
     gate = dict(tracking_uri=args.tracking_uri)
-    refused = fairops.mlflow.promote(name, fresh[FEATURES], fresh["y"], fresh[["sex"]], min_fairness=1.0, **gate)
+    refused = fairops.tracking.promote(name, fresh[FEATURES], fresh["y"], fresh[["sex"]], min_fairness=1.0, **gate)
     print(refused.text())
-    passed = fairops.mlflow.promote(name, fresh[FEATURES], fresh["y"], fresh[["sex"]], min_fairness=0.0,
+    passed = fairops.tracking.promote(name, fresh[FEATURES], fresh["y"], fresh[["sex"]], min_fairness=0.0,
                                     max_accuracy_drop=1.0, **gate)
     print(passed.text())
     watched = monitor(name, windows(), tracking_uri=args.tracking_uri, params={"source": "examples/promote_and_monitor"})

@@ -19,7 +19,7 @@ import numpy as np
 import skops.io
 
 from fair_data import biased_rows
-from fairops.experiments.search_space import FAMILIES
+from fairops.tuning.search_space import FAMILIES
 from fairops.mlflow import classifier, sealing
 from fairops.models import SCAFFOnColumns
 from npz_bombs import add_deflated_zeros
@@ -40,14 +40,14 @@ def fit_families():
     """``{family: (fitted pipeline, X)}`` for every family of the tuning table."""
     import optuna
 
-    from fairops.experiments.search_space import make_model
+    from fairops.tuning.search_space import make_model
 
     X, y, s = biased_rows(3, n_rows=240, n_features=3)
     X = X.assign(sex=(s == "m").astype(float))
     fitted = {}
     for family, params in SMALL.items():
         trial = optuna.trial.FixedTrial(params)
-        fitted[family] = (make_model(trial, families=[family], X_example=X).fit(X, y), X)
+        fitted[family] = (make_model(trial, families=[family], X_example=X, sensitive_columns=["sex"]).fit(X, y), X)
     scaff = SCAFFOnColumns(sensitive_columns=("sex",), n_estimators=3, max_depth=3, theta=0.3, random_state=0)
     fitted["scaff_forest"] = (scaff.fit(X, y), X)
     assert set(fitted) >= set(SMALL) and all(name in FAMILIES for name in SMALL)

@@ -11,10 +11,10 @@ from mlflow.tracking import MlflowClient
 
 from fairops.cli import main
 from fairops.datasets import load_german
-from fairops.experiments import FairnessObjective
+from fairops.tuning import FairnessObjective
 from fairops.jobs.tune import _servable, lifecycle_tags
-from fairops.mlflow.promotion import GATE_TAG
-from fairops.mlflow.registry import register_best
+from fairops.tracking.promotion import GATE_TAG
+from fairops.tracking.registry import register_best
 from fairops.models import InputSchema
 
 pytestmark = pytest.mark.slow

@@ -27,7 +27,7 @@ from fairops.fairband import fits_of_run, schedule, select_best
 from fairops.fairband.claims import holds_slot, slot_of_trial
 from fairops.jobs import mlflow_study
 from fairops.sqlite_lock import sqlite_open_lock
-from fairops.experiments.objective import CONSTANT_SCORES, failure_reason
+from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
 
 from log_records import LogRecords
 

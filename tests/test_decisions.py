@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from fairops.datasets import load_german
-from fairops.experiments import FairnessObjective
+from fairops.tuning import FairnessObjective
 from fairops.metrics import GroupThresholds, Task, group_decisions, group_thresholds
 from fairops.models import ServedDecision
 

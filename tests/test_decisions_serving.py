@@ -11,7 +11,7 @@ import pytest
 
 from fairops.cli import main
 from fairops.datasets import load_german
-from fairops.experiments import FairnessObjective
+from fairops.tuning import FairnessObjective
 from fairops.metrics import GroupThresholds, OperatingPoint
 from fairops.models import ServedDecision
 

@@ -17,7 +17,7 @@ from optuna.trial import TrialState
 from fairops.cli import main
 from fairops.fairband import fits_of_run, select_best
 from fairops.fairband.claims import claim_of, holds_slot, slot_of_trial, this_worker
-from fairops.experiments.objective import CONSTANT_SCORES, failure_reason
+from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
 from services import mlflow_tracking_server
 
 pytestmark = pytest.mark.slow

@@ -7,7 +7,7 @@ import pytest
 
 from fairops.fairband import (FairbandPruner, FairbandSampler, FairbandScheduleError, RungProgress, ranking,
                               schedule)
-from fairops.experiments.toy import toy_values
+from fairops.tuning.toy import toy_values
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 

@@ -6,7 +6,7 @@ import pytest
 from optuna.trial import TrialState
 
 from fairops.cli import main
-from fairops.experiments.baselines import FullBudgetRandomSampler
+from fairops.tuning.baselines import FullBudgetRandomSampler
 from fairops.fairband import FairbandSampler, FairbandConfigurationError, budget, pareto_front, select_best
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)

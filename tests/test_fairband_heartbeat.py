@@ -14,7 +14,7 @@ from optuna.trial import TrialState
 
 from fairops.fairband import FairbandSampler, fits_of_run
 from fairops.fairband.claims import holds_slot, slot_of_trial
-from fairops.experiments.toy import make_toy_objective
+from fairops.tuning.toy import make_toy_objective
 
 
 @pytest.mark.slow

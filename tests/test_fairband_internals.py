@@ -14,7 +14,7 @@ from optuna.storages.journal import JournalFileBackend
 
 from fairops.fairband import FairbandSampler
 from fairops.fairband import _optuna_internals as internals
-from fairops.experiments.toy import ToyFitError
+from fairops.tuning.toy import ToyFitError
 from test_fairband_sync import _objective, check_against_reference
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)

@@ -19,8 +19,8 @@ from fairops.fairband import schedule
 from fairops.fairband import (FairbandSampler, FairbandScheduleError, FairbandWaitTimeout, budget, fits_of_run,
                               select_best, slot_of)
 from fairops.fairband.claims import holds_slot
-from fairops.experiments.reference import reference_run
-from fairops.experiments.toy import ToyFitError, make_toy_objective, toy_values
+from fairband_reference import reference_run
+from fairops.tuning.toy import ToyFitError, make_toy_objective, toy_values
 from fairband_worker import spawn
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)

@@ -19,7 +19,7 @@ from fairops.fairband import fits_of_run
 from fairops.fairband.claims import claim_of, holds_slot
 from fairops.jobs.grpc_storage import BEAT_ATTR, HeartbeatGrpcStorage, open_grpc_storage
 from fairops.jobs.running import open_storage
-from fairops.experiments.objective import CONSTANT_SCORES, failure_reason
+from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
 from services import free_port, grpc_storage_proxy
 from test_distributed import (FAST, _child_runs, _drop, _kill_a_worker_in_a_fit, _same_as_single,  # noqa: F401
                               _workers, mlflow_server, single)

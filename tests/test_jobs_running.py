@@ -12,7 +12,7 @@ from optuna.trial import TrialState
 
 from fairops.fairband import FairbandSampler
 from fairops.fairband.claims import holds_slot, slot_of_trial
-from fairops.experiments.toy import ToyFitError
+from fairops.tuning.toy import ToyFitError
 from fairops.jobs.running import (SlotRun, StaleTrialCallbacks, open_storage, track_missing, tracked,
                                   work_until_complete)
 from fairband_worker import spawn
@@ -94,7 +94,7 @@ def test_a_worker_stopped_between_a_fit_and_its_logging_leaves_the_run_to_the_ne
     for, not doubled)."""
     from mlflow.tracking import MlflowClient
 
-    from fairops.mlflow.tracking import FairnessTrackingCallback
+    from fairops.tracking.callback import FairnessTrackingCallback
 
     study = _study(f"sqlite:///{tmp_path / 'optuna.db'}", name="logging")
     run = SlotRun(study, 22)

@@ -12,7 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from fairops.datasets import load_german
-from fairops.experiments import FairnessObjective
+from fairops.tuning import FairnessObjective
 from fairops.fairband import select_best
 from fairops.metrics import Task, make_fairness_scorer
 

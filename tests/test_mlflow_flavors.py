@@ -16,7 +16,7 @@ from fairops.fairlof import FairLOF
 from fairops.fairlof.features import FeatureEncoder
 from fairops.mlflow import fairlof as fairlof_flavor
 from fairops.mlflow import scaff as scaff_flavor
-from fairops.mlflow._flavor import pinned_requirements
+from fairops.mlflow._flavor_base import pinned_requirements
 from fairops.mlflow._model_files import ModelFilesError
 from fairops.scaff import SCAFFClassifier
 

@@ -15,8 +15,8 @@ from fairops.fairband import FairbandSampler, budget
 from fairops.fairband.selection import select_best
 from fairops.metrics import fairness_ratio, precision, binarize
 from fairops.mlflow import scaff as scaff_flavor
-from fairops.mlflow.registry import default_description, describe, register_best, select
-from fairops.mlflow.tracking import FairnessTrackingCallback, keep_model
+from fairops.tracking.registry import default_description, describe, register_best, select
+from fairops.tracking.callback import FairnessTrackingCallback, keep_model
 from fairops.scaff import SCAFFTreeClassifier
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)

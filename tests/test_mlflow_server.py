@@ -22,7 +22,7 @@ WORKER = textwrap.dedent("""
     import optuna
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
-    from fairops.mlflow.tracking import FairnessTrackingCallback
+    from fairops.tracking.callback import FairnessTrackingCallback
 
     journal, server, start_at, n_trials = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
     optuna.logging.set_verbosity(optuna.logging.WARNING)

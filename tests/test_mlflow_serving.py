@@ -12,7 +12,7 @@ from mlflow.tracking import MlflowClient
 from fairops.fairlof import FairLOF
 from fairops.fairlof.features import FeatureEncoder
 from fairops.mlflow import fairlof as fairlof_flavor
-from fairops.mlflow.registry import register_best
+from fairops.tracking.registry import register_best
 from fairops.scaff import SCAFFClassifier
 
 pytestmark = pytest.mark.slow

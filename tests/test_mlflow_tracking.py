@@ -10,7 +10,7 @@ from mlflow.tracking import MlflowClient
 
 import fairops
 from fairops.fairband import FairbandSampler, budget
-from fairops.mlflow.tracking import PARENT_ATTR, FairnessTrackingCallback, keep_model
+from fairops.tracking.callback import PARENT_ATTR, FairnessTrackingCallback, keep_model
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -330,7 +330,7 @@ def test_mlflow_async_logging_is_waited_for(uri, make, monkeypatch):
 def test_fast_path_only_for_the_mlflow_versions_it_was_written_for(make, monkeypatch):
     import mlflow
 
-    from fairops.mlflow._sql_runs import WRITTEN_FOR
+    from fairops.tracking._sql_runs import WRITTEN_FOR
 
     low, high = WRITTEN_FOR
     assert low <= tuple(int(p) for p in mlflow.__version__.split(".")[:2]) < high  # CI runs the path itself

@@ -7,8 +7,7 @@ import pytest
 from sklearn.pipeline import Pipeline
 
 from fairops.datasets import load_adult
-from fairops.experiments.search_space import make_model
-from fairops.jobs.families import tuning_families
+from fairops.tuning.search_space import make_model
 from fairops.models import Column, InputSchema, RestoreCategories, columns_taking_missing_values, takes_unseen_categories
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -102,7 +101,7 @@ def test_what_a_model_takes_decides_what_is_refused(adult):
 def _fitted(family, adult, seed=0):
     X, y = adult
     trial = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed)).ask()
-    model = make_model(trial, profile="fast", families=[family], X_example=X).fit(X, y)
+    model = make_model(trial, profile="fast", families=[family], X_example=X, sensitive_columns=["sex"]).fit(X, y)
     return Pipeline([("restore_categories", RestoreCategories().fit(X)), ("model", model)])
 
 
@@ -118,7 +117,6 @@ CATEGORICAL = ["workclass", "education", "marital-status", "occupation", "relati
     ("scaff_forest", [], False),
 ])
 def test_what_each_family_takes_is_read_off_the_fitted_model(adult, family, missing, unseen):
-    tuning_families(["sex"])
     served = _fitted(family, adult)
     X = adult[0]
     expected = list(X.columns) if missing == "all" else missing

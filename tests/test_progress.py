@@ -5,7 +5,7 @@ import optuna
 import pytest
 
 from fairops.fairband import FairbandSampler, budget, schedule
-from fairops.experiments.baselines import FullBudgetRandomSampler
+from fairops.tuning.baselines import FullBudgetRandomSampler
 from fairops.jobs.progress import FitProgress
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)

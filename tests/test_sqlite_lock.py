@@ -15,7 +15,7 @@ import sys, time
 start = float(sys.argv[3])
 time.sleep(max(0.0, start - time.time()))
 from fairops.jobs.running import open_storage
-from fairops.mlflow.tracking import FairnessTrackingCallback
+from fairops.tracking.callback import FairnessTrackingCallback
 import optuna
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 study = optuna.create_study(study_name="race", storage=open_storage(sys.argv[1]), load_if_exists=True,

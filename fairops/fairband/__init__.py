@@ -1,7 +1,7 @@
 """Fairband: fairness-aware Hyperband as an Optuna sampler + pruner pair.
 
 The algorithm only: the paper's objective, model families and baseline tuners are in
-:mod:`fairops.experiments`, which builds on this package.
+:mod:`fairops.tuning`, which builds on this package.
 
 >>> from fairops.fairband import FairbandSampler, budget, select_best
 >>> FairbandSampler(alpha=0.5, seed=0).alpha

@@ -12,10 +12,10 @@ only the feasible ones are ranked, and FB-auto's alpha comes from their means.
 
 Two ranking rules: ``rule="paper"`` ranks the point values, as the paper and its published logs do;
 ``rule="robust"`` ranks the lower confidence bounds of accuracy and fairness (the user attribute
-``intervals`` that :class:`fairops.experiments.FairnessObjective` records per fit), so a fit that looks fair
+``intervals`` that :class:`fairops.tuning.FairnessObjective` records per fit), so a fit that looks fair
 only because few rows stand behind its ratio ranks lower, and also returns the next best fits as
 ``candidates``: a fit on a small budget changes when refit on all training rows, so the caller refits the
-candidates and chooses among the refits (:func:`fairops.experiments.refit_choice`).
+candidates and chooses among the refits (:func:`fairops.tuning.refit_choice`).
 
 Ties: fits of a synchronous Fairband run are taken in the order the paper's Hyperband evaluated them
 (iteration, bracket from ``s_max`` down, rung, position) and the argmax is the first entry of

@@ -14,7 +14,7 @@ METHOD_NAMES = {"rs": "RS", "rs-bal": "RS-bal", "hb": "HB", "fb-bal": "FB-bal", 
 
 def write_csv(rows, path: Path) -> None:
     """One line per (seed, method) run."""
-    from ..experiments.comparison import ROW_FIELDS
+    from ..tuning.comparison import ROW_FIELDS
 
     with open(path, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=ROW_FIELDS)
@@ -29,7 +29,7 @@ def draw(rows, path: Path, title: str, task) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..experiments.comparison import summary
+    from ..tuning.comparison import summary
 
     figure, axes = plt.subplots(figsize=(6, 4.5))
     for index, entry in enumerate(summary(rows)):
@@ -63,9 +63,9 @@ def _run(args) -> int:
     import optuna
 
     from ..datasets import load_dataset
-    from ..experiments.baselines import pick_alpha
-    from ..experiments.comparison import compare_tuners, markdown_table
-    from .families import check_blind_families, tuning_families
+    from ..tuning.baselines import pick_alpha
+    from ..tuning.comparison import compare_tuners, markdown_table
+    from ..tuning.search_space import check_families, families_for
     from .progress import FitProgress
 
     if args.seeds < 1:
@@ -77,9 +77,8 @@ def _run(args) -> int:
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     data = load_dataset(args.dataset)
-    every = tuning_families(data.task.sensitive, blind=args.blind)
-    families = args.families.split(",") if args.families else every
-    check_blind_families(families, args.blind)
+    families = check_families(args.families.split(",") if args.families else families_for(blind=args.blind),
+                              blind=args.blind)
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     print(f"comparing {', '.join(METHOD_NAMES[m] for m in methods)} on {args.dataset}, "

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..mlflow.tracking import STUDY_TAG, TRIAL_TAG
-from ..mlflow.ui_links import DEFAULT_UI_PORT, is_server
+from ..tracking.callback import STUDY_TAG, TRIAL_TAG
+from ..tracking.ui_links import DEFAULT_UI_PORT, is_server
 
 
 def artifact_root(project_dir, tracking_uri: str) -> str | None:
@@ -143,7 +143,7 @@ def publish(tracker, study, pick_trial, *, description: str = "", ui_port: int =
 
     ``refit_run_id``: the run of the pick refit on all training rows (listed next to the pick)."""
     from ..fairband.selection import pareto_front
-    from ..mlflow.study_views import publish_study_views
+    from ..tracking.study_views import publish_study_views
 
     run_ids = tracker.trial_run_ids(study)
     front = [t.number for t in pareto_front(study)]

@@ -121,7 +121,7 @@ def dataset_windows(name, size):
 
 
 def _run(args) -> int:
-    from ..mlflow.monitoring import monitor
+    from ..tracking.monitoring import monitor
     from .promote import tracking_uri_of
     from .running import quiet_libraries
 

@@ -2,7 +2,7 @@
 
 Scores the candidate and the champion on the same labelled rows with MLflow's evaluator API and the
 fairops evaluator, decides with ``mlflow.validate_evaluation_results`` plus fairops' interval rule
-(:mod:`fairops.mlflow.promotion`), records the verdict, then moves ``@champion``. Exit status 0: the
+(:mod:`fairops.tracking.promotion`), records the verdict, then moves ``@champion``. Exit status 0: the
 champion moved, or the candidate already is the champion; 3: refused, one line per failing check;
 2: a usage or data error.
 
@@ -63,7 +63,7 @@ def promote_command(name: str, *, dataset=None, data=None, target=None, sensitiv
 
 
 def _run(args) -> int:
-    from ..mlflow.promotion import promote
+    from ..tracking.promotion import promote
     from .running import quiet_libraries
 
     if args.data is not None:

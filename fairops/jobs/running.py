@@ -235,7 +235,7 @@ def track_missing(tracker, study, run, settle: float = 0.0) -> int:
 
 def _unlogged(tracker, study, run) -> tuple[list, list]:
     """(fits without a child run, (fit, run id) pairs whose child run is still RUNNING)."""
-    from ..mlflow.tracking import ROLE_TAG, STUDY_TAG, TRIAL_TAG
+    from ..tracking.callback import ROLE_TAG, STUDY_TAG, TRIAL_TAG
 
     experiment_id = tracker.experiment_id(study)
     escaped = study.study_name.replace("'", "\\'")
@@ -325,7 +325,7 @@ def quiet_libraries() -> None:
     import mlflow  # noqa: F401  (imported first: it configures its loggers on import)
     import optuna
 
-    from ..experiments.quiet import ignore_short_fit_warnings
+    from ..tuning.quiet import ignore_short_fit_warnings
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)

@@ -160,7 +160,7 @@ class TuneResult:
 
 def _failures(trials) -> dict:
     """Failed fits by reason (constant validation scores, errors)."""
-    from ..experiments.quiet import failures
+    from ..tuning.quiet import failures
 
     return dict(failures(trials))
 
@@ -212,7 +212,7 @@ def open_study(settings: TuneSettings, configuration: dict | None = None, on_sta
     import optuna
 
     from ..fairband import FairbandSampler
-    from ..experiments.baselines import FullBudgetRandomSampler, pick_alpha
+    from ..tuning.baselines import FullBudgetRandomSampler, pick_alpha
 
     if settings.tuner.startswith("RS"):
         sampler = FullBudgetRandomSampler(seed=settings.seed, min_fairness=settings.min_fairness)
@@ -270,30 +270,23 @@ def run_of(study, target: int):
 
 def pick_alpha_of(settings: TuneSettings):
     """The alpha of the final pick: the method's (or ``--alpha``)."""
-    from ..experiments.baselines import pick_alpha
+    from ..tuning.baselines import pick_alpha
 
     return pick_alpha(settings.tuner) if settings.alpha is None else settings.alpha
 
 
 def target_trials(settings: TuneSettings) -> int:
     """Fits the run is made of: iterations x the method's fits per Fairband iteration."""
-    from ..experiments.baselines import trials_per_iteration
+    from ..tuning.baselines import trials_per_iteration
 
     return settings.iterations * trials_per_iteration(settings.tuner)
 
 
-def _families(settings: TuneSettings, data) -> list[str]:
-    """The families to tune; the SCAFF forest is registered for this data's sensitive columns."""
-    from ..experiments.search_space import FAMILIES
-    from .families import check_blind_families, tuning_families
+def _families(settings: TuneSettings) -> list[str]:
+    """The families to tune: the chosen ones, checked, or every built-in one the run can use."""
+    from ..tuning.search_space import check_families, families_for
 
-    every = tuning_families(data.task.sensitive, blind=settings.blind)
-    chosen = list(settings.families or every)
-    unknown = [name for name in chosen if name not in FAMILIES]
-    if unknown or not chosen:
-        raise ValueError(f"families must be a non-empty list from {sorted(FAMILIES)}, got unknown {unknown}")
-    check_blind_families(chosen, settings.blind)
-    return chosen
+    return check_families(settings.families or families_for(blind=settings.blind), blind=settings.blind)
 
 
 def _evaluate_pick(objective, trial) -> tuple[object, dict]:
@@ -317,7 +310,7 @@ def choose(settings: TuneSettings, objective, trials, alpha):
     ``paper``: the paper's argmax over the fits, then refit. ``robust``: the lower-bound ranking's
     candidates and the most accurate fit refit on all training rows, the pick chosen among the refits.
     """
-    from ..experiments import refit_choice
+    from ..tuning import refit_choice
     from ..fairband import Selection, select_best
     from ..fairband.selection import successful_fits
 
@@ -341,7 +334,7 @@ def budget_floor(selection: str) -> dict:
     >>> budget_floor("paper")
     {}
     """
-    from ..experiments.objective import SMALL_DATA_FLOOR
+    from ..tuning.objective import SMALL_DATA_FLOOR
 
     return dict(SMALL_DATA_FLOOR) if selection == "robust" else {}
 
@@ -358,9 +351,9 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     >>> settings.tuner, target_trials(settings)
     ('FB-bal', 206)
     """
-    from ..experiments import FairnessObjective
-    from ..experiments.quiet import constant_fits_quiet
-    from ..mlflow.tracking import FairnessTrackingCallback
+    from ..tuning import FairnessObjective
+    from ..tuning.quiet import constant_fits_quiet
+    from ..tracking.callback import FairnessTrackingCallback
     from . import mlflow_study
     from .progress import FitProgress, legend
 
@@ -368,7 +361,7 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     settings = settings.resolved()
     quiet_libraries()
     data = load_source(settings)
-    families = _families(settings, data)
+    families = _families(settings)
     objective = FairnessObjective(data, profile=settings.profile, families=families, seed=settings.seed,
                                   max_train_rows=settings.max_train_rows, decision=settings.decision,
                                   blind=settings.blind, **budget_floor(settings.selection))
@@ -469,7 +462,7 @@ def _as_text(frame):
 
 def _description(settings, study, objective, pick, scores, accurate, accurate_scores) -> str:
     """The registered version in words: task, the rule, and the pick against the most accurate fit."""
-    from ..mlflow.registry import describe
+    from ..tracking.registry import describe
 
     def row(label, trial, measured):
         v, t = measured["validation"], measured["test"]
@@ -501,15 +494,15 @@ def _description(settings, study, objective, pick, scores, accurate, accurate_sc
 
 
 def lifecycle_tags(objective, model, seed: int) -> dict:
-    """The version tags :mod:`fairops.mlflow.version_record` reads, from the refit pick's validation rows."""
-    from ..mlflow.version_record import validation_tags
+    """The version tags :mod:`fairops.tracking.version_record` reads, from the refit pick's validation rows."""
+    from ..tracking.version_record import validation_tags
 
     X, y, sensitive = objective.rows("validation")
     return validation_tags(objective.task, y, model.predict_proba(X)[:, 1], sensitive, seed=seed)
 
 
 def _register(settings, study, objective, pick, model, scores, accurate, accurate_scores):
-    from ..mlflow.registry import register_best
+    from ..tracking.registry import register_best
     from ..models import InputSchema
 
     X_train, _, _ = objective.rows("train")
@@ -567,7 +560,7 @@ def _print_registered(result: TuneResult, out) -> None:
 
 def _promote_now(settings: TuneSettings, objective, registered):
     """``--promote``: the gate at once, on the test rows of this run's split (``--min-fairness`` its floor)."""
-    from ..mlflow.promotion import promote
+    from ..tracking.promotion import promote
 
     X, y, sensitive = objective.rows("test")
     return promote(settings.model_name, X, y, sensitive, candidate=registered.version, task=objective.task,
@@ -659,7 +652,7 @@ def _refit_note(choice) -> str:
 
 def serving_text(settings: TuneSettings, version) -> str:
     """The command serving the registered model (pasted verbatim from any folder) and a request to try."""
-    from ..mlflow.ui_links import serve_command
+    from ..tracking.ui_links import serve_command
 
     port = settings.ui_port + 1
     command = serve_command(settings.tracking_uri, f"models:/{settings.model_name}/{version}", port)

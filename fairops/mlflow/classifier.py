@@ -41,7 +41,7 @@ True
 >>> served.predict(X.assign(age=40.5))
 Traceback (most recent call last):
 ...
-fairops.mlflow._flavor.InputRefused: column 'age' must hold whole numbers; row 0 has 40.5
+fairops.mlflow._flavor_base.InputRefused: column 'age' must hold whole numbers; row 0 has 40.5
 """
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ from __future__ import annotations
 import json
 import os
 
-from . import _flavor
+from ..models.families import built_in_trusted_types
+from . import _flavor_base as _flavor
 from .sealing import ModelFilesError, refuse_irregular, verify_enclosing
 
 FLAVOR_NAME = "fairops_classifier"
@@ -62,22 +63,9 @@ OUTPUT = "probability"
 POSITIVE_OUTPUT = "positive_class"
 DECISION_OUTPUT = "decision"
 
-# Types beyond skops' defaults (scikit-learn's estimators, NumPy, builtins) that fairops' model families
-# are made of; tests check that every family fits inside this list.
-TRUSTED_TYPES = (
-    "collections.OrderedDict",
-    "fairops.models.columns.RestoreCategories",
-    "fairops.models.columns.SCAFFOnColumns",
-    "fairops.models.encoding.CategoryCodes",
-    "fairops.models.network.WeightDecayMLP",
-    "fairops.scaff.forest.SCAFFClassifier",
-    "fairops.scaff.tree.SCAFFTreeClassifier",
-    "lightgbm.basic.Booster",
-    "lightgbm.sklearn.LGBMClassifier",
-    "sklearn.neural_network._stochastic_optimizers.AdamOptimizer",
-    "sklearn.neural_network._stochastic_optimizers.SGDOptimizer",
-    "sklearn.tree._tree.Tree",
-)
+# Types beyond skops' defaults (scikit-learn's estimators, NumPy, builtins) that the built-in model families
+# are made of, read from the family table; tests parametrised over the table check each family's list.
+TRUSTED_TYPES = built_in_trusted_types()
 
 # MLflow column types of the schema's kinds (see the module docstring for why some are "any").
 _MLFLOW_TYPES = {"integer": "any", "number": "double", "boolean": "any", "category": "any"}

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _flavor, _model_files
+from . import _flavor_base as _flavor, _model_files
 
 FLAVOR_NAME = "fairops_fairlof"
 _LOADER_MODULE = "fairops.mlflow.fairlof"

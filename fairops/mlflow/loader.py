@@ -6,8 +6,8 @@ fitted estimator or pipeline):
 1. download the model directory (any MLflow model URI: ``models:/name@alias``, ``runs:/``, a path);
 2. verify its seal (:mod:`fairops.mlflow.sealing`): the manifest over every file, ``MLmodel``
    included, and its HMAC-SHA256 when ``FAIROPS_MODEL_KEY`` is set;
-3. pick the loader from :data:`LOADERS`, a table fixed in this module, by the fairops flavor the
-   directory names; ``MLmodel``'s ``loader_module``, code paths and any list of trusted types are
+3. pick the loader from :data:`fairops.mlflow.flavors.FLAVORS`, a table fixed in code, by the fairops
+   flavor the directory names; ``MLmodel``'s ``loader_module``, code paths and any list of trusted types are
    never used;
 4. the flavor reads its data with what fairops' code trusts: a fixed table of estimator classes
    (SCAFF, FairLOF) or skops with :data:`fairops.mlflow.classifier.TRUSTED_TYPES`.
@@ -19,17 +19,11 @@ docs/mlflow.md, "Threat model".
 
 from __future__ import annotations
 
-import importlib
 import os
 
-from . import _flavor
+from . import _flavor_base as _flavor
+from .flavors import FLAVORS
 from .sealing import ModelFilesError, verify
-
-LOADERS = {
-    "fairops_classifier": "fairops.mlflow.classifier",
-    "fairops_scaff": "fairops.mlflow.scaff",
-    "fairops_fairlof": "fairops.mlflow.fairlof",
-}
 
 
 def _open(model_uri, dst_path):
@@ -39,11 +33,11 @@ def _open(model_uri, dst_path):
     local = _flavor.local_model_dir(str(model_uri), dst_path)
     verify(local)
     meta = Model.load(os.path.join(local, MLMODEL_FILE_NAME))
-    names = [name for name in meta.flavors if name in LOADERS]
+    names = [name for name in meta.flavors if name in FLAVORS]
     if len(names) != 1:
         raise ModelFilesError(f"{model_uri} is not a model fairops wrote: its MLmodel names the flavors "
-                              f"{sorted(meta.flavors)}, fairops loads exactly one of {sorted(LOADERS)}")
-    return local, meta, importlib.import_module(LOADERS[names[0]])
+                              f"{sorted(meta.flavors)}, fairops loads exactly one of {sorted(FLAVORS)}")
+    return local, meta, FLAVORS[names[0]]
 
 
 def load_model(model_uri, dst_path=None):

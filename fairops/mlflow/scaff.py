@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _flavor, _model_files
+from . import _flavor_base as _flavor, _model_files
 
 FLAVOR_NAME = "fairops_scaff"
 _LOADER_MODULE = "fairops.mlflow.scaff"

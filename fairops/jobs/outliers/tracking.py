@@ -46,7 +46,7 @@ def resolve_stores(project_dir, tracking_uri=None, storage=None, *, tune=False) 
 
     Artifacts go under ``<project>/mlartifacts`` unless a tracking server keeps them.
     """
-    from ...mlflow.ui_links import is_server
+    from ...tracking.ui_links import is_server
 
     project = Path(project_dir).resolve()
     tracking_uri = tracking_uri or f"sqlite:///{project / 'mlflow.db'}"
@@ -67,7 +67,7 @@ def ensure_experiment(client, name: str, artifact_location=None) -> str:
     when missing."""
     from mlflow.exceptions import MlflowException
 
-    from ...mlflow.ui_links import EXPERIMENT_KIND_TAG, MODEL_TRAINING
+    from ...tracking.ui_links import EXPERIMENT_KIND_TAG, MODEL_TRAINING
 
     experiment = client.get_experiment_by_name(name)
     if experiment is not None:
@@ -106,7 +106,7 @@ def log_result_run(client, experiment_id: str, *, run_name: str, detector: FairL
     """
     from mlflow.entities import Metric, Param
 
-    from ...mlflow._flavor import log_estimator
+    from ...mlflow.flavors import log_estimator
 
     run = client.create_run(experiment_id, run_name=run_name, tags=tags)
     run_id = run.info.run_id
@@ -149,7 +149,7 @@ def print_where_to_find(stores: ProjectStores, experiment_id: str, model_uri: st
                         ui_port: int = 5000) -> None:
     """The MLflow UI (the study's links after a tuning, the experiment's runs page otherwise), the model
     and the command that serves it."""
-    from ...mlflow.ui_links import runs_url, serve_command, ui_base_url, ui_command
+    from ...tracking.ui_links import runs_url, serve_command, ui_base_url, ui_command
 
     if links is not None:
         print(links.text())

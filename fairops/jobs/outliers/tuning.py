@@ -99,7 +99,7 @@ def run_tune(args) -> int:
     import optuna
 
     from ...fairband import iteration_size, select_best
-    from ...mlflow.tracking import ROLE_TAG, STUDY_TAG, TRIAL_TAG, FairnessTrackingCallback
+    from ...tracking.callback import ROLE_TAG, STUDY_TAG, TRIAL_TAG, FairnessTrackingCallback
     from .. import mlflow_study
     from ..progress import FitProgress
     from ..running import Interrupt, quiet_libraries, refuse_trials_beyond, stop_at, tracked, wait_for_fits
@@ -204,7 +204,7 @@ def run_tune(args) -> int:
 
 def _logged_pick(client, experiment_id: str, study_name: str, trial_number: int):
     """``(run_id, model_uri)`` of the pick run an earlier run of this study logged for this trial, or None."""
-    from ...mlflow.tracking import ROLE_TAG, STUDY_TAG, TRIAL_TAG
+    from ...tracking.callback import ROLE_TAG, STUDY_TAG, TRIAL_TAG
 
     escaped = study_name.replace("'", "\\'")
     runs = client.search_runs([experiment_id], f"tags.`{ROLE_TAG}` = 'selection' and tags.`{STUDY_TAG}` = "

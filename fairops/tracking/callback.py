@@ -23,20 +23,16 @@ The parent run (named after the study) gets the study's settings as params
 so far as the step (in hundredths of one full-data fit), and ``budget_spent`` (in full-data fits) at the
 same steps, so MLflow's chart view draws the study's anytime curve against the budget. :meth:`~FairnessTrackingCallback.finish` adds the ``fairops_trials.json`` table (MLflow's
 ``log_table``: every fit's metrics and settings) and ends the run. Experiments this callback creates are
-tagged as model-training experiments (``mlflow.experimentKind``); see :mod:`fairops.mlflow.ui_links`.
+tagged as model-training experiments (``mlflow.experimentKind``); see :mod:`fairops.tracking.ui_links`.
 
-Parent run: the first choice is a run id stored in the study's system attribute
-``fairops:mlflow_parent`` (set by :meth:`FairnessTrackingCallback.parent_run_id`). Workers that
-start at the same time and find neither the attribute nor a parent run each create a candidate
-tagged with the study name, wait until every visible candidate is ``settle_seconds`` old, and all
-keep the oldest (start time, then run id); the others are deleted. Each trial is finished by exactly
-one worker and the callback runs once per trial, so child runs are neither lost nor duplicated.
-Calling ``parent_run_id(study)`` once before starting workers avoids the election altogether.
+Parent run: workers that start together elect one (:mod:`fairops.tracking.parent_run`). Each trial is
+finished by exactly one worker and the callback runs once per trial, so child runs are neither lost nor
+duplicated. Calling ``parent_run_id(study)`` once before starting workers avoids the election altogether.
 
 Writes go through the public client; with MLflow's own ``MLFLOW_ENABLE_ASYNC_LOGGING=true`` the
 batches are queued and :meth:`~FairnessTrackingCallback.flush` (called by ``finish``) waits for them.
 ``fast_sql=True`` opts into writing each run in one transaction of a SQL store used directly (see
-:mod:`fairops.mlflow._sql_runs`: faster, but through MLflow's table models, for the versions it was
+:mod:`fairops.tracking._sql_runs`: faster, but through MLflow's table models, for the versions it was
 written for). Fitted models are logged only on request: call :func:`keep_model` in the objective and
 create the callback with ``log_models=True``.
 
@@ -69,8 +65,8 @@ from pathlib import Path
 import fairops
 
 from ..sqlite_lock import sqlite_open_lock
+from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG, elect_parent_run, now_ms
 
-PARENT_ATTR = "fairops:mlflow_parent"
 #: The parent run's metric: fits' budgets summed so far, in full-data fits (the anytime curve's x axis).
 BUDGET_SPENT = "budget_spent"
 METRIC_ATTRS = (
@@ -87,8 +83,6 @@ METRIC_ATTRS = (
 )
 TAG_ATTRS = ("bracket", "rung", "configuration_id", "iteration")
 _RUNG_ATTR = re.compile(r"^rung(\d+)_(accuracy|fairness)$")
-ROLE_TAG = "fairops.role"
-STUDY_TAG = "fairops.study"
 TRIAL_TAG = "fairops.trial_number"
 PICK_TAG = "fairops.pick"
 TRIALS_TABLE = "fairops_trials.json"
@@ -141,10 +135,6 @@ def _interval_metrics(attrs: dict) -> dict:
         if _finite(value) is not None:
             metrics[f"fairness.{re.sub(r'[^A-Za-z0-9_./ -]', '_', str(attribute))}"] = float(value)
     return metrics
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def budget_label(budget) -> str | None:
@@ -201,7 +191,7 @@ class FairnessTrackingCallback:
     artifact_location : artifact root of an experiment this callback creates; None = ``mlartifacts``
         beside a SQLite store's file (see :func:`artifacts_beside`), the store's default otherwise.
     fast_sql : write each child run in one transaction when the store is a SQL database used directly
-        and the MLflow version is one :mod:`fairops.mlflow._sql_runs` was written for (opt-in).
+        and the MLflow version is one :mod:`fairops.tracking._sql_runs` was written for (opt-in).
     family_param : the trial parameter naming the model family (as ``fairops.fairband.make_model`` does).
     family : the family of trials without that parameter (e.g. a study tuning one model type).
     """
@@ -274,55 +264,9 @@ class FairnessTrackingCallback:
         key = study.study_name
         with self._lock:
             if key not in self._parents:
-                self._parents[key] = self._resolve_parent(study)
+                self._parents[key] = elect_parent_run(self.client, study, self.experiment_id(study),
+                                                      settle_seconds=self.settle_seconds)
             return self._parents[key]
-
-    def _candidates(self, experiment_id: str, study_name: str):
-        from mlflow.entities import ViewType
-
-        escaped = study_name.replace("'", "\\'")
-        return self.client.search_runs(
-            [experiment_id],
-            f"tags.`{ROLE_TAG}` = 'study' and tags.`{STUDY_TAG}` = '{escaped}'",
-            run_view_type=ViewType.ACTIVE_ONLY,
-            max_results=50,
-        )
-
-    def _resolve_parent(self, study) -> str:
-        experiment_id = self.experiment_id(study)
-        stored = study.user_attrs.get(PARENT_ATTR)
-        if stored and stored.get("experiment_id") == experiment_id:
-            return stored["run_id"]
-        own = None
-        while True:
-            candidates = self._candidates(experiment_id, study.study_name)
-            if not candidates:
-                own = self._create_parent(experiment_id, study)
-                continue
-            youngest = max(run.info.start_time for run in candidates)
-            wait = self.settle_seconds - (_now_ms() - youngest) / 1000.0
-            if wait > 0:
-                time.sleep(wait)
-                continue
-            winner = min(candidates, key=lambda run: (run.info.start_time, run.info.run_id)).info.run_id
-            break
-        if own is not None and own != winner:
-            self.client.delete_run(own)
-        study.set_user_attr(PARENT_ATTR, {"experiment_id": experiment_id, "run_id": winner})
-        return winner
-
-    def _create_parent(self, experiment_id: str, study) -> str:
-        directions = ",".join(d.name.lower() for d in study.directions)
-        tags = {
-            ROLE_TAG: "study",
-            STUDY_TAG: study.study_name,
-            "study_name": study.study_name,
-            "directions": directions,
-            "sampler": type(study.sampler).__name__,
-            "fairops_version": fairops.__version__,
-        }
-        run = self.client.create_run(experiment_id, start_time=_now_ms(), tags=tags, run_name=study.study_name)
-        return run.info.run_id
 
     def log_study_params(self, study, params: dict) -> None:
         """Record what defines the study as params of its parent run (data, task, method, seed, ...).
@@ -461,8 +405,8 @@ class FairnessTrackingCallback:
             STUDY_TAG: study.study_name,
             TRIAL_TAG: str(trial.number),
         })
-        start = int(trial.datetime_start.timestamp() * 1000) if trial.datetime_start else _now_ms()
-        end = int(trial.datetime_complete.timestamp() * 1000) if trial.datetime_complete else _now_ms()
+        start = int(trial.datetime_start.timestamp() * 1000) if trial.datetime_start else now_ms()
+        end = int(trial.datetime_complete.timestamp() * 1000) if trial.datetime_complete else now_ms()
         status = {"COMPLETE": "FINISHED", "PRUNED": "KILLED"}.get(trial.state.name, "FAILED")
         model = _pop_model(study.study_name, trial.number)
         experiment_id = self.experiment_id(study)
@@ -480,7 +424,7 @@ class FairnessTrackingCallback:
             run_id = self.client.create_run(experiment_id, start_time=start, tags=tags, run_name=name).info.run_id
             self._log_values(run_id, params, metrics, history, end)
             if self.log_models and model is not None:
-                from ._flavor import log_estimator
+                from ..mlflow.flavors import log_estimator
 
                 log_estimator(model, run_id=run_id, tracking_uri=self.tracking_uri,
                               pip_requirements=self.model_pip_requirements)
@@ -508,7 +452,7 @@ class FairnessTrackingCallback:
         then the run gets the trial's final status and end time.
         """
         params, metrics, _ = self.trial_record(study, trial)
-        end = int(trial.datetime_complete.timestamp() * 1000) if trial.datetime_complete else _now_ms()
+        end = int(trial.datetime_complete.timestamp() * 1000) if trial.datetime_complete else now_ms()
         if not self.client.get_run(run_id).data.metrics:
             self._log_values(run_id, params, metrics, self.rung_history(trial), end)
         status = {"COMPLETE": "FINISHED", "PRUNED": "KILLED"}.get(trial.state.name, "FAILED")
@@ -538,7 +482,7 @@ class FairnessTrackingCallback:
             if previous is not None and previous[0] == pick.trial.number and not final:
                 return
             self._picks[study.study_name] = (pick.trial.number, values)
-        now = _now_ms()
+        now = now_ms()
         metrics = [Metric(key, value, now, step) for key, value in values.items()]
         if previous is not None and previous[0] != pick.trial.number and step > 0:
             metrics = [Metric(key, value, now, step - 1) for key, value in previous[1].items()] + metrics

@@ -7,7 +7,7 @@ creates) does not change that in MLflow 3.17's open-source UI, so every link mad
 parameter.
 
 - :func:`runs_url`: the experiment's runs page (optionally a saved view of it, see
-  :mod:`fairops.mlflow.study_views`);
+  :mod:`fairops.tracking.study_views`);
 - :func:`run_url`: one run's page (its metric charts, its artifacts);
 - :func:`compare_runs_url`: MLflow's classic side-by-side comparison of some runs;
 - :func:`ui_base_url` / :func:`ui_command`: where the UI is, and the command that serves it for a

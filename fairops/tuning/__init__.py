@@ -1,11 +1,11 @@
-"""The Fairband paper's experiments around the algorithm: the objective, the model families and their
-search spaces, the baseline tuners (RS, RS-bal, HB, FB-bal, FB-auto), the comparison over seeds, a toy
-objective and a plain reference implementation of the schedule.
+"""What ``fairops tune`` and ``fairops compare`` run on: the fairness objective, models suggested from the
+family table, the baseline tuners (RS, RS-bal, HB, FB-bal, FB-auto), the comparison over seeds, the
+robust refit choice and its cross-validation, and a toy objective.
 
 :mod:`fairops.fairband` is the algorithm (an Optuna sampler and pruner) and imports nothing from here;
 this package builds on it.
 
->>> from fairops.experiments import TUNERS, trials_per_iteration
+>>> from fairops.tuning import TUNERS, trials_per_iteration
 >>> TUNERS, trials_per_iteration("HB")
 (('RS', 'RS-bal', 'HB', 'FB-bal', 'FB-auto'), 206)
 """
@@ -14,11 +14,12 @@ from .baselines import TUNERS, TunerResult, make_study, pick_alpha, run_tuner, t
 from .comparison import compare_tuners, markdown_table, summary
 from .objective import FairnessObjective
 from .refit_choice import RefitChoice, refit_choice
-from .search_space import FAMILIES, PAPER_FAMILIES, PROFILES, Family, make_model, register_family
+from .search_space import FAMILIES, PAPER_FAMILIES, PROFILES, Family, check_families, families_for, make_model, register_family
 
 __all__ = [
     "TUNERS", "TunerResult", "make_study", "pick_alpha", "run_tuner", "trials_per_iteration",
     "compare_tuners", "markdown_table", "summary",
     "FairnessObjective", "RefitChoice", "refit_choice",
-    "FAMILIES", "PAPER_FAMILIES", "PROFILES", "Family", "make_model", "register_family",
+    "FAMILIES", "PAPER_FAMILIES", "PROFILES", "Family", "check_families", "families_for", "make_model",
+    "register_family",
 ]

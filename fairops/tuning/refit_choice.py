@@ -7,7 +7,7 @@ accurate fit on all training rows, drops every refit the most accurate refit dom
 (no better on either figure, worse on one) and keeps the refit with the highest ``o`` of lower
 confidence bounds. The most accurate refit is always among those kept, so the choice is never dominated
 by it. The bounds the choice compares come from cross-validation over the training and validation rows
-(:func:`~fairops.experiments.cross_validation.cross_validated`, ``folds=5``): the validation rows alone
+(:func:`~fairops.tuning.cross_validation.cross_validated`, ``folds=5``): the validation rows alone
 leave so few events behind a ratio that the choice between a few candidates would be a coin toss.
 """
 
@@ -67,7 +67,7 @@ def refit_all(objective, trial) -> Refit:
 def refit_choice(objective, selection, most_accurate, *, refit=refit_all, folds: int | None = 5) -> RefitChoice:
     """Refit ``selection.candidates`` (or its trial) and ``most_accurate`` on all training rows; choose.
 
-    ``objective`` is a :class:`~fairops.experiments.FairnessObjective`; ``selection`` comes from
+    ``objective`` is a :class:`~fairops.tuning.FairnessObjective`; ``selection`` comes from
     ``select_best(..., rule="robust")``. Among the refits the most accurate refit does not dominate on
     validation, the highest ``o`` of the lower bounds wins (alpha of the selection; ties: the earlier
     candidate); the bounds are cross-validated over ``folds`` folds of the training and validation rows,

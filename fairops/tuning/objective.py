@@ -160,7 +160,7 @@ class FairnessObjective:
 
     def _fit(self, trial, fraction):
         model = make_model(trial, profile=self.profile, families=self.families, seed=self.seed,
-                           X_example=self._X)
+                           X_example=self._X, sensitive_columns=self.task.sensitive)
         rows = self._train[self._slicer.indices(self.fraction(fraction))]
         X, y, _ = self._rows(rows)
         if len(np.unique(y)) < 2:
@@ -226,7 +226,8 @@ class FairnessObjective:
     def unfitted(self, frozen_trial):
         """A new, unfitted model of a finished trial's configuration."""
         return make_model(FixedTrial(frozen_trial.params, number=frozen_trial.number), profile=self.profile,
-                          families=self.families, seed=self.seed, X_example=self._X)
+                          families=self.families, seed=self.seed, X_example=self._X,
+                          sensitive_columns=self.task.sensitive)
 
     def refit(self, frozen_trial, fraction: float = 1.0):
         """The trial's configuration fitted on ``fraction`` of the training rows (all of them by default)."""

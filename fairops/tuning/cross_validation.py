@@ -21,11 +21,11 @@ def cross_validated(objective, frozen_trial, folds: int = 5) -> dict:
     """The task's metrics (with intervals) of ``frozen_trial``'s out-of-fold scores on train + validation.
 
     The threshold meets the task's target on the pooled out-of-fold scores. Raises
-    :class:`~fairops.experiments.objective.ConstantScoresError` when every row gets the same score.
+    :class:`~fairops.tuning.objective.ConstantScoresError` when every row gets the same score.
 
     >>> import optuna
     >>> from fairops.datasets import load_german
-    >>> from fairops.experiments import FairnessObjective, make_model
+    >>> from fairops.tuning import FairnessObjective, make_model
     >>> objective = FairnessObjective(load_german(), families=["logistic_regression"], seed=0)
     >>> study = optuna.create_study(directions=["maximize"] * 2)
     >>> study.enqueue_trial({"lr_C": 1.0, "lr_penalty": "l2", "lr_tol": 1e-4, "lr_max_iter": 200})

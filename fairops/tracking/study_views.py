@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import _ui_shared_view as shared
-from .tracking import BUDGET_SPENT, PICK_TAG, STUDY_TAG
+from .callback import BUDGET_SPENT, PICK_TAG, STUDY_TAG
 from .ui_links import DEFAULT_UI_PORT, compare_runs_url, run_url, runs_url, ui_base_url, ui_command
 
 WEIGHTED_SCORE = shared.column("metrics", "weighted_score")

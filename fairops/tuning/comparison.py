@@ -3,8 +3,8 @@
 RS and RS-bal share one random-search run per seed (they differ only in the final pick). With
 ``selection="paper"`` each run's pick is refit at its budget and scored on the test rows at the threshold
 set on the validation rows, as in the paper; with ``selection="robust"`` every fit gets at least the
-small-data floor of rows (:data:`~fairops.experiments.objective.SMALL_DATA_FLOOR`), the pick ranks lower confidence
-bounds and is chosen among refits on all training rows (:func:`~fairops.experiments.refit_choice`), and
+small-data floor of rows (:data:`~fairops.tuning.objective.SMALL_DATA_FLOOR`), the pick ranks lower confidence
+bounds and is chosen among refits on all training rows (:func:`~fairops.tuning.refit_choice`), and
 its validation and test figures are those of that refit. Fits that failed (an error, or constant
 validation scores) are counted per run.
 """
@@ -55,7 +55,7 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
     ``selection``: ``"paper"`` or ``"robust"`` (see the module). ``dominated`` says whether the most
     accurate fit's refit dominates the pick's refit on validation (always known for ``"robust"``; for
     ``"paper"`` only with ``refit_check=True``, which costs two refits on all training rows per run).
-    ``decision`` and ``blind``: see :class:`~fairops.experiments.FairnessObjective` (with
+    ``decision`` and ``blind``: see :class:`~fairops.tuning.FairnessObjective` (with
     ``"per-group"`` every fit, and so every pick, is scored at one threshold per group).
 
     >>> from fairops.datasets import load_german

@@ -2,7 +2,7 @@
 
 :func:`monitor` loads a registered version (``@champion`` by default, verified by
 :mod:`fairops.mlflow.loader`), scores each window of rows at the operating point the version was
-registered with (:mod:`fairops.mlflow.version_record`), and for every window logs its accuracy and
+registered with (:mod:`fairops.tracking.version_record`), and for every window logs its accuracy and
 fairness with their intervals as step metrics (step = window number, from 1) of one ``monitoring``
 run in the model's experiment. A window alerts when its fairness is significantly below the
 baseline: the upper bound of its interval under the lower bound of the version's validation fairness
@@ -101,7 +101,7 @@ def monitor(name: str, windows, *, version=None, baseline: float | None = None, 
     from mlflow.entities import Metric
     from mlflow.tracking import MlflowClient
 
-    from .loader import load_model
+    from ..mlflow.loader import load_model
 
     out = out or sys.stdout
     client = MlflowClient(tracking_uri)

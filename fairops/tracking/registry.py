@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import fairops
 from fairops.fairband.selection import Selection, pareto_front, select_best, successful_fits
 
-from .tracking import PARENT_ATTR, ROLE_TAG, STUDY_TAG, TRIAL_TAG
+from .callback import PARENT_ATTR, ROLE_TAG, STUDY_TAG, TRIAL_TAG
 
 _CONSTRAINT = re.compile(r"^\s*(accuracy|fairness)\s*>=\s*([0-9]*\.?[0-9]+)\s*$")
 _BY_HAND = " chosen by hand"
@@ -261,7 +261,7 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
 
     ``if_taken`` (default ``"challenger"``): when ``alias`` already points at a version of ``name``,
     the new version gets ``if_taken`` instead and ``alias`` stays where it is (``kept_version`` of the
-    result; :func:`fairops.mlflow.promote` gates the challenger); None moves ``alias`` to the new
+    result; :func:`fairops.tracking.promote` gates the challenger); None moves ``alias`` to the new
     version unconditionally. ``version_tags`` are set on the
     new version besides the selection's own.
 
@@ -276,8 +276,8 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
     from mlflow.exceptions import MlflowException
     from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
 
-    from ._flavor import log_estimator
-    from .tracking import FairnessTrackingCallback
+    from ..mlflow.flavors import log_estimator
+    from .callback import FairnessTrackingCallback
 
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty registered model name, got {name!r}")

@@ -13,7 +13,7 @@ FB-auto    FairbandSampler(alpha="auto")          206                 alpha = au
 RS gets ``ceil(total budget of one Fairband iteration)`` = 24 full-budget fits, as in the paper's logs.
 
 >>> import optuna
->>> from fairops.experiments.toy import make_toy_objective
+>>> from fairops.tuning.toy import make_toy_objective
 >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
 >>> result = run_tuner("RS-bal", make_toy_objective(), seed=0)
 >>> len(result.study.trials), result.selection.alpha

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
 
 import yaml
 
@@ -276,56 +275,3 @@ def pick_columns(frame, names, what: str):
     if missing:
         raise ValueError(f"input lacks the {what} column(s) {missing}; the model records {list(names)}")
     return frame[list(names)]
-
-
-def flavor_module(model):
-    """The fairops flavor module that logs ``model``: SCAFF, FairLOF, or any other classifier.
-
-    Every model fairops logs goes through a fairops flavor, so it loads through fairops' own loader
-    with the types fairops trusts (never a list read from ``MLmodel``).
-
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> flavor_module(LogisticRegression()).__name__
-    'fairops.mlflow.classifier'
-    """
-    import importlib
-
-    module = type(model).__module__
-    if module.startswith("fairops.scaff"):
-        return importlib.import_module("fairops.mlflow.scaff")
-    if module.startswith("fairops.fairlof"):
-        return importlib.import_module("fairops.mlflow.fairlof")
-    from sklearn.base import BaseEstimator
-
-    if isinstance(model, BaseEstimator) and hasattr(model, "predict_proba"):
-        return importlib.import_module("fairops.mlflow.classifier")
-    raise TypeError(
-        f"no fairops flavor for a {type(model).__name__}; expected a fairops SCAFF/FairLOF estimator or a "
-        "scikit-learn-compatible classifier with predict_proba (a pipeline, LightGBM's LGBMClassifier, ...)"
-    )
-
-
-_uri_lock = threading.Lock()
-
-
-def log_estimator(model, *, run_id, tracking_uri=None, name="model", pip_requirements=None, input_example=None,
-                  registered_model_name=None, **kwargs):
-    """Log ``model`` with its fairops flavor into ``run_id``; returns MLflow's ``ModelInfo``.
-
-    ``pip_requirements`` defaults to the flavor's (the shipped fairops wheel and pins; nothing is
-    inferred: requirement inference costs seconds per model). MLflow's ``Model.log`` reads the
-    process-wide tracking URI, so ``tracking_uri`` is switched to under a lock for the call.
-    """
-    import mlflow
-    from mlflow.tracking import MlflowClient
-    from mlflow.tracking._tracking_service.utils import _use_tracking_uri
-
-    flavor = flavor_module(model)
-    # The logged model is created first in the run's experiment (Model.log would otherwise put it in
-    # the process's active experiment), then the flavor fills and finalizes it.
-    with _uri_lock, _use_tracking_uri(tracking_uri or mlflow.get_tracking_uri()):
-        experiment_id = MlflowClient().get_run(run_id).info.experiment_id
-        entity = mlflow.initialize_logged_model(name=name, source_run_id=run_id, experiment_id=experiment_id)
-        return flavor.log_model(model, name=name, pip_requirements=pip_requirements, input_example=input_example,
-                                registered_model_name=registered_model_name, run_id=run_id,
-                                model_id=entity.model_id, **kwargs)

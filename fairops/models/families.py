@@ -1,0 +1,191 @@
+"""The model families fairops tunes: each one's search space and what loading its fitted model must trust.
+
+One table, :data:`FAMILIES`, read by tuning (:func:`fairops.tuning.make_model` suggests a family and its
+hyperparameters from it) and by the classifier flavor (:data:`fairops.mlflow.classifier.TRUSTED_TYPES`
+is :data:`SHARED_TRUSTED_TYPES` plus every built-in family's ``trusted_types``), so a family added here
+is tuned and loads, and tests parametrised over the table check both.
+
+The paper's five families follow its published search space (the ``hyperparameters/*.yaml`` files of
+the authors' repository) and logs: logistic regression, decision tree, random forest, LightGBM and a
+feed-forward network. The sixth, the SCAFF forest, trains fairly itself (it reads the sensitive
+columns, so it is not offered to a group-blind run). Two profiles:
+
+- ``"paper"``: every choice of the paper (e.g. all 15 layer layouts of the network, C from 1e-5 to 1
+  with l1 or l2) and every numeric range as far as the paper's draws reached in the logs. The paper
+  drew integers from geometric, exponential and folded-normal priors; Optuna's samplers take ranges,
+  so sizes are drawn log-uniformly (depths uniformly) over those ranges instead.
+- ``"fast"``: the same families with sizes capped (trees, rounds, epochs, layer widths) so that one
+  Fairband iteration (206 fits) on Adult takes minutes on two cores.
+
+The network is scikit-learn's ``MLPClassifier`` (Adam, ReLU) inside
+:class:`~fairops.models.WeightDecayMLP`, which turns the paper's PyTorch weight decay into
+scikit-learn's L2 term with the same gradient. What has no counterpart there is fixed rather than
+sampled: dropout is off (the weight decay is the only regulariser), there is no batch norm on hidden
+layers (the pipeline standardises the inputs), and Adam runs without the AMSGrad variant.
+
+A family's ``suggest(trial, profile, seed)`` (with ``reads_sensitive``: ``suggest(trial, profile, seed,
+sensitive_columns)``) calls ``trial.suggest_*`` and returns an unfitted estimator; nothing here imports
+Optuna, so a served model importing :mod:`fairops.models` does not either.
+
+>>> sorted(FAMILIES)
+['decision_tree', 'lightgbm', 'logistic_regression', 'mlp', 'random_forest', 'scaff_forest']
+>>> [name for name, family in FAMILIES.items() if family.reads_sensitive]
+['scaff_forest']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .columns import SCAFFOnColumns
+from .network import WeightDecayMLP
+
+
+@dataclass(frozen=True)
+class Family:
+    """A model family of the tuning table (see the module docstring).
+
+    ``needs_encoding``: the family takes one-hot categories and scaled numbers (a pipeline adds them);
+    ``reads_sensitive``: ``suggest`` also takes the sensitive column names (the model reads them);
+    ``trusted_types``: the types beyond skops' defaults its fitted model is made of.
+    """
+
+    name: str
+    suggest: Callable
+    needs_encoding: bool = True
+    reads_sensitive: bool = False
+    trusted_types: tuple[str, ...] = ()
+
+
+# Types every served classifier pipeline holds, whatever its family (see fairops.tuning.make_model).
+SHARED_TRUSTED_TYPES = (
+    "collections.OrderedDict",
+    "fairops.models.columns.RestoreCategories",
+    "fairops.models.encoding.CategoryCodes",
+)
+
+
+def _cap(profile: str, paper, fast):
+    return fast if profile == "fast" else paper
+
+
+def _logistic_regression(trial, profile, seed):
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(
+        C=trial.suggest_categorical("lr_C", [1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0]),
+        l1_ratio=1.0 if trial.suggest_categorical("lr_penalty", ["l1", "l2"]) == "l1" else 0.0,
+        tol=trial.suggest_float("lr_tol", 5e-5, 1e-2, log=True),
+        max_iter=trial.suggest_int("lr_max_iter", 101, _cap(profile, 8300, 300), log=True),
+        solver="liblinear", random_state=seed)
+
+
+def _decision_tree(trial, profile, seed):
+    from sklearn.tree import DecisionTreeClassifier
+
+    return DecisionTreeClassifier(
+        criterion=trial.suggest_categorical("dt_criterion", ["gini", "entropy"]),
+        max_depth=trial.suggest_int("dt_max_depth", 1, _cap(profile, 46, 20)),
+        min_samples_leaf=trial.suggest_int("dt_min_samples_leaf", 1, 183, log=True),
+        min_samples_split=trial.suggest_int("dt_min_samples_split", 2, 404, log=True),
+        random_state=seed)
+
+
+def _random_forest(trial, profile, seed):
+    from sklearn.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier(
+        n_estimators=trial.suggest_int("rf_n_estimators", 3, _cap(profile, 1588, 60), log=True),
+        criterion=trial.suggest_categorical("rf_criterion", ["gini", "entropy"]),
+        max_depth=trial.suggest_int("rf_max_depth", 1, _cap(profile, 59, 16)),
+        max_features=trial.suggest_categorical("rf_max_features", ["sqrt", "log2"]),
+        min_samples_leaf=trial.suggest_int("rf_min_samples_leaf", 1, 172, log=True),
+        min_samples_split=trial.suggest_int("rf_min_samples_split", 2, 348, log=True),
+        n_jobs=1, random_state=seed)
+
+
+def _lightgbm(trial, profile, seed):
+    from lightgbm import LGBMClassifier
+
+    return LGBMClassifier(
+        boosting_type=trial.suggest_categorical("lgbm_boosting_type", ["gbdt", "goss", "dart"]),
+        n_estimators=trial.suggest_int("lgbm_n_estimators", 2, _cap(profile, 14495, 150), log=True),
+        learning_rate=trial.suggest_float("lgbm_learning_rate", 0.01, 1.0, log=True),
+        max_depth=trial.suggest_int("lgbm_max_depth", 2, _cap(profile, 543, 12), log=True),
+        num_leaves=trial.suggest_int("lgbm_num_leaves", 2, _cap(profile, 755, 63), log=True),
+        min_child_samples=trial.suggest_int("lgbm_min_child_samples", 2, 214, log=True),
+        n_jobs=1, random_state=seed, verbose=-1)
+
+
+_HIDDEN = {
+    "paper": ["20", "20-20", "20-10", "50", "50-50", "50-25", "100", "100-100", "100-50",
+              "200", "200-200", "200-100", "500", "500-500", "500-200"],
+    "fast": ["20", "20-20", "20-10", "50", "50-50", "50-25"],
+}
+
+
+def _mlp(trial, profile, seed):
+    hidden = trial.suggest_categorical("mlp_hidden_layers", _HIDDEN[profile])
+    betas = trial.suggest_categorical("mlp_betas", ["0.9-0.999", "0.9-0.9995", "0.95-0.999", "0.95-0.9995"])
+    beta_1, beta_2 = (float(b) for b in betas.split("-"))
+    return WeightDecayMLP(
+        hidden_layer_sizes=tuple(int(h) for h in hidden.split("-")),
+        weight_decay=trial.suggest_categorical("mlp_weight_decay", [0.0, 1e-3, 1e-2]),
+        batch_size=_cap(profile, 2048, 512),
+        max_epochs=trial.suggest_categorical("mlp_max_epochs", _cap(profile, [25, 50, 75], [10, 20])),
+        learning_rate=trial.suggest_float("mlp_lr", 5e-4, 5e-3, log=True),
+        beta_1=beta_1, beta_2=beta_2, random_state=seed)
+
+
+def _scaff_forest(trial, profile, seed, sensitive_columns):
+    return SCAFFOnColumns(
+        sensitive_columns=tuple(sensitive_columns),
+        theta=trial.suggest_float("scaff_theta", 0.0, 1.0),
+        n_estimators=trial.suggest_int("scaff_n_estimators", 10, _cap(profile, 500, 50), log=True),
+        max_depth=trial.suggest_int("scaff_max_depth", 2, _cap(profile, 10, 6)),
+        max_features=trial.suggest_categorical("scaff_max_features", ["sqrt", "log2"]),
+        random_state=seed)
+
+
+_TREE = ("sklearn.tree._tree.Tree",)
+
+#: The built-in families; :func:`fairops.tuning.register_family` adds to :data:`FAMILIES` only.
+BUILT_IN = (
+    Family("logistic_regression", _logistic_regression),
+    Family("decision_tree", _decision_tree, trusted_types=_TREE),
+    Family("random_forest", _random_forest, trusted_types=_TREE),
+    Family("lightgbm", _lightgbm, needs_encoding=False,
+           trusted_types=("lightgbm.basic.Booster", "lightgbm.sklearn.LGBMClassifier")),
+    Family("mlp", _mlp, trusted_types=(
+        "fairops.models.network.WeightDecayMLP",
+        "sklearn.neural_network._stochastic_optimizers.AdamOptimizer",
+        "sklearn.neural_network._stochastic_optimizers.SGDOptimizer",
+    )),
+    Family("scaff_forest", _scaff_forest, needs_encoding=False, reads_sensitive=True, trusted_types=(
+        "fairops.models.columns.SCAFFOnColumns",
+        "fairops.scaff.forest.SCAFFClassifier",
+        "fairops.scaff.tree.SCAFFTreeClassifier",
+    )),
+)
+FAMILIES: dict[str, Family] = {family.name: family for family in BUILT_IN}
+PAPER_FAMILIES = ("logistic_regression", "decision_tree", "random_forest", "lightgbm", "mlp")
+
+
+def built_in_trusted_types() -> tuple[str, ...]:
+    """Every type a built-in family's fitted pipeline may hold beyond skops' defaults, sorted.
+
+    >>> "sklearn.tree._tree.Tree" in built_in_trusted_types()
+    True
+    """
+    return tuple(sorted({*SHARED_TRUSTED_TYPES, *(t for family in BUILT_IN for t in family.trusted_types)}))
+
+
+def families_for(*, blind: bool = False) -> list[str]:
+    """The built-in families a run tunes by default: all six, or without those reading the sensitive
+    columns when ``blind``.
+
+    >>> families_for()[-1], families_for(blind=True)[-1]
+    ('scaff_forest', 'mlp')
+    """
+    return [family.name for family in BUILT_IN if not (blind and family.reads_sensitive)]

@@ -1,0 +1,107 @@
+"""Suggesting a model from the family table (:mod:`fairops.models.families`) inside an Optuna trial.
+
+:func:`make_model` suggests a family (the ``model`` parameter) and its hyperparameters, and wraps the
+estimator in a pipeline with the encoding the family needs. :func:`register_family` adds a family of
+your own to the table for this process (the classifier flavor's trust list stays the built-in one, so
+a model of your own family logs with a flavor of your choice, not fairops').
+
+>>> import optuna
+>>> study = optuna.create_study()
+>>> model = make_model(study.ask(), profile="fast", families=["decision_tree"])
+>>> type(model.steps[-1][1]).__name__
+'DecisionTreeClassifier'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from fairops.models import CategoryCodes
+from fairops.models.families import FAMILIES, PAPER_FAMILIES, Family, families_for  # noqa: F401 (re-exported)
+
+PROFILES = ("paper", "fast")
+
+
+def register_family(name: str, suggest: Callable, *, needs_encoding: bool = True,
+                    reads_sensitive: bool = False) -> None:
+    """Add a family to the table (``suggest(trial, profile, seed)`` returns an unfitted estimator; with
+    ``reads_sensitive``, ``suggest(trial, profile, seed, sensitive_columns)``).
+
+    Parameter names should be prefixed with the family name so families never share a distribution.
+
+    >>> register_family("constant", lambda trial, profile, seed: None)
+    >>> "constant" in FAMILIES
+    True
+    >>> del FAMILIES["constant"]
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+    if not callable(suggest):
+        raise TypeError(f"suggest must be callable, got {type(suggest).__name__}")
+    FAMILIES[name] = Family(name, suggest, needs_encoding, reads_sensitive)
+
+
+def check_families(families: Sequence[str], *, blind: bool = False) -> list[str]:
+    """``families`` as a list, refusing unknown names and, with ``blind``, families that read the
+    sensitive columns.
+
+    >>> check_families(["scaff_forest"], blind=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: --families scaff_forest does not apply with --blind: it reads the sensitive columns from its inputs
+    """
+    names = list(families)
+    unknown = [name for name in names if name not in FAMILIES]
+    if not names or unknown:
+        raise ValueError(f"families must be a non-empty list from {sorted(FAMILIES)}, got unknown {unknown}")
+    reading = [name for name in names if FAMILIES[name].reads_sensitive]
+    if blind and reading:
+        raise ValueError(f"--families {','.join(reading)} does not apply with --blind: it reads the sensitive "
+                         "columns from its inputs")
+    return names
+
+
+def _encoder(X):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    coded = [c for c in X.columns if str(X[c].dtype) == "category"]
+    other = [c for c in X.columns if str(X[c].dtype) in ("object", "bool")]
+    numeric = [c for c in X.columns if c not in coded and c not in other]
+    parts = [("categorical", Pipeline([("codes", CategoryCodes()), ("one_hot", OneHotEncoder(handle_unknown="ignore"))]),
+              coded)]
+    if other:
+        parts.append(("text", OneHotEncoder(handle_unknown="ignore"), other))
+    return ColumnTransformer([*parts, ("numeric", StandardScaler(), numeric)])
+
+
+def make_model(trial, *, profile: str = "fast", families: Sequence[str] | None = None, seed: int = 0,
+               X_example=None, sensitive_columns: Sequence[str] | None = None):
+    """Suggest a family and its hyperparameters; return an unfitted scikit-learn pipeline.
+
+    Families that need it get one-hot encoding of categorical columns and scaling of numeric ones
+    (``X_example`` decides which columns are which; pandas category/object/bool = categorical).
+    A family that reads the sensitive columns (the SCAFF forest) needs ``sensitive_columns``.
+    """
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    names = list(PAPER_FAMILIES if families is None else families)
+    unknown = [n for n in names if n not in FAMILIES]
+    if not names or unknown:
+        raise ValueError(f"families must be a non-empty list from {sorted(FAMILIES)}, got {names!r}")
+    from sklearn.pipeline import Pipeline
+
+    name = trial.suggest_categorical("model", names) if len(names) > 1 else names[0]
+    family = FAMILIES[name]
+    if family.reads_sensitive:
+        if not sensitive_columns:
+            raise ValueError(f"family {name!r} reads the sensitive columns: pass sensitive_columns")
+        estimator = family.suggest(trial, profile, seed, list(sensitive_columns))
+    else:
+        estimator = family.suggest(trial, profile, seed)
+    steps = []
+    if family.needs_encoding and X_example is not None:
+        steps.append(("encode", _encoder(X_example)))
+    steps.append((name, estimator))
+    return Pipeline(steps)
