@@ -161,23 +161,10 @@ def save_flavor_model(
     model ships the fairops wheel and pins what its files depend on (:func:`default_pip_requirements`).
     """
     from mlflow.models import Model
-    from mlflow.models.model import MLMODEL_FILE_NAME
-    from mlflow.models.signature import _infer_signature_from_input_example
-    from mlflow.models.utils import _save_example
-    from mlflow.pyfunc import add_to_model
-    from mlflow.utils.environment import (
-        _CONDA_ENV_FILE_NAME,
-        _CONSTRAINTS_FILE_NAME,
-        _PYTHON_ENV_FILE_NAME,
-        _REQUIREMENTS_FILE_NAME,
-        _process_conda_env,
-        _process_pip_requirements,
-        _PythonEnv,
-        _validate_env_arguments,
-    )
+    from mlflow.utils.environment import _validate_env_arguments
     from mlflow.utils.model_utils import _validate_and_prepare_target_save_path
 
-    from . import _model_files, _wheel, sealing
+    from . import _model_files, sealing
 
     _validate_env_arguments(conda_env, pip_requirements, extra_pip_requirements)
     path = os.path.abspath(os.fspath(path))
@@ -186,26 +173,41 @@ def save_flavor_model(
         write_data(os.path.join(path, DATA_SUBPATH))
     else:
         _model_files.write_state(estimator, os.path.join(path, DATA_SUBPATH), classes, extra)
-
-    if mlflow_model is None:
-        mlflow_model = Model()
-    saved_example = _save_example(mlflow_model, input_example, path)
-    if signature is None and saved_example is not None:
-        signature = _infer_signature_from_input_example(saved_example, make_pyfunc(estimator, extra))
-    elif signature is False:
-        signature = None
+    mlflow_model = Model() if mlflow_model is None else mlflow_model
+    signature = _signature(mlflow_model, path, input_example, signature,
+                           lambda: make_pyfunc(estimator, extra))
     if signature is not None:
         mlflow_model.signature = signature
     if metadata is not None:
         mlflow_model.metadata = metadata
+    _write_mlmodel(mlflow_model, path, estimator, flavor_name, loader_module, flavor_conf)
+    requirements = _write_environment(path, conda_env, pip_requirements, extra_pip_requirements)
+    _ship_wheel(path, requirements)
+    sealing.seal(path)
+    return mlflow_model
 
-    add_to_model(
-        mlflow_model,
-        loader_module=loader_module,
-        data=DATA_SUBPATH,
-        conda_env=_CONDA_ENV_FILE_NAME,
-        python_env=_PYTHON_ENV_FILE_NAME,
-    )
+
+def _signature(mlflow_model, path, input_example, signature, pyfunc):
+    """The signature to record: the given one, none for ``False``, else inferred from the saved example."""
+    from mlflow.models.signature import _infer_signature_from_input_example
+    from mlflow.models.utils import _save_example
+
+    saved_example = _save_example(mlflow_model, input_example, path)
+    if signature is None and saved_example is not None:
+        return _infer_signature_from_input_example(saved_example, pyfunc())
+    return None if signature is False else signature
+
+
+def _write_mlmodel(mlflow_model, path, estimator, flavor_name, loader_module, flavor_conf) -> None:
+    """``MLmodel`` with the pyfunc section (loading through ``loader_module``) and the flavor's section."""
+    from mlflow.models.model import MLMODEL_FILE_NAME
+    from mlflow.pyfunc import add_to_model
+    from mlflow.utils.environment import _CONDA_ENV_FILE_NAME, _PYTHON_ENV_FILE_NAME
+
+    from . import _model_files
+
+    add_to_model(mlflow_model, loader_module=loader_module, data=DATA_SUBPATH, conda_env=_CONDA_ENV_FILE_NAME,
+                 python_env=_PYTHON_ENV_FILE_NAME)
     mlflow_model.add_flavor(flavor_name, **{
         "data": DATA_SUBPATH,
         "fairops_version": fairops.__version__,
@@ -214,6 +216,19 @@ def save_flavor_model(
         **(flavor_conf or {}),
     })
     mlflow_model.save(os.path.join(path, MLMODEL_FILE_NAME))
+
+
+def _write_environment(path, conda_env, pip_requirements, extra_pip_requirements) -> list[str]:
+    """The conda, pip and Python environment files; returns the pip requirements written."""
+    from mlflow.utils.environment import (
+        _CONDA_ENV_FILE_NAME,
+        _CONSTRAINTS_FILE_NAME,
+        _PYTHON_ENV_FILE_NAME,
+        _REQUIREMENTS_FILE_NAME,
+        _process_conda_env,
+        _process_pip_requirements,
+        _PythonEnv,
+    )
 
     if conda_env is None:
         defaults = default_pip_requirements() if pip_requirements is None else None
@@ -230,14 +245,19 @@ def save_flavor_model(
     with open(os.path.join(path, _REQUIREMENTS_FILE_NAME), "w") as handle:
         handle.write("\n".join(pip_requirements))
     _PythonEnv.current().to_yaml(os.path.join(path, _PYTHON_ENV_FILE_NAME))
+    return pip_requirements
+
+
+def _ship_wheel(path, pip_requirements) -> None:
+    """Copy the running fairops wheel into the model when a requirement names it (refusing other wheels)."""
+    from . import _wheel
+
     for line in pip_requirements:
         if line.startswith(f"{_wheel.WHEELS_FOLDER}/"):
             if line != _wheel.requirement():
                 raise ValueError(f"requirement {line!r} names a wheel this fairops does not ship; the wheel of "
                                  f"the running fairops is {_wheel.requirement()!r}")
             _wheel.ship(path, line)
-    sealing.seal(path)
-    return mlflow_model
 
 
 def local_model_dir(model_uri: str, dst_path=None) -> str:
