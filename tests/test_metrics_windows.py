@@ -6,7 +6,11 @@ import pytest
 from scipy.stats import binomtest
 
 from fairops.metrics import OperatingPoint, Task, group_rates
-from fairops.metrics.ratio_interval import clopper_pearson, interval_from_counts, ratio_interval
+from fairops.metrics.intervals import clopper_pearson, rate_counts, ratio_interval
+
+
+def interval_from_counts(successes, trials, level=0.95):
+    return ratio_interval((successes, trials), level=level, method="exact")
 from fairops.metrics.windows import ALERT_LEVEL, score_window
 
 TASK = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["g"])
@@ -24,6 +28,13 @@ def test_groups_without_the_rate_are_left_out_and_one_group_is_undefined():
     assert interval_from_counts([3, 0, 4], [5, 0, 5]) == interval_from_counts([3, 4], [5, 5])
     with pytest.raises(ValueError, match="level"):
         interval_from_counts([1, 2], [3, 4], level=1.0)
+
+
+def test_two_attributes_split_the_level_and_take_the_lower_ratio():
+    sex, race = ([40, 30], [100, 100]), ([20, 45, 30], [60, 100, 90])
+    both = ratio_interval([sex, race], level=0.9, method="exact")
+    alone = [ratio_interval(counts, level=0.95, method="exact") for counts in (sex, race)]
+    assert both == (min(a[0] for a in alone), min(a[1] for a in alone))
 
 
 def test_interval_covers_the_true_ratio_of_three_groups():
@@ -53,7 +64,7 @@ def test_false_alarm_rate_without_drift_is_at_most_five_percent(tprs):
     for _ in range(30):
         y, score, groups = _window(rng, 2000, tprs)
         rates = group_rates(y, point.apply(score), groups)
-        baseline_lower = ratio_interval(rates, "tpr", level=ALERT_LEVEL)[0]
+        baseline_lower = ratio_interval(rate_counts(rates, "tpr"), level=ALERT_LEVEL, method="exact")[0]
         for _ in range(30):
             window = score_window(TASK, *_window(rng, 800, tprs), point)
             alarms.append(window.alerts(1.0, baseline_lower))

@@ -2,7 +2,7 @@
 
 A monitored model decides with the operating point set on its validation rows (:class:`OperatingPoint`),
 so a window is scored at that rule, not at a threshold re-set on the window. The window's fairness
-gets the interval of :mod:`fairops.metrics.ratio_interval` at :data:`ALERT_LEVEL`; the window alerts
+gets the interval of :func:`fairops.metrics.intervals.ratio_interval` (``method="exact"``) at :data:`ALERT_LEVEL`; the window alerts
 when its upper bound lies below the baseline's lower bound at the same level. Each bound is wrong with
 probability at most ``1 - ALERT_LEVEL`` = 2.5%, so a window drawn like the baseline's rows alerts with
 probability at most 5% (usually far less: the intervals are conservative). A baseline given as a
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .classification import group_rates
-from .ratio_interval import clopper_pearson, interval_from_counts, rate_counts
+from .intervals import clopper_pearson, rate_counts, ratio_interval
 from .task import Task
 from .thresholds import OperatingPoint
 
@@ -84,6 +84,6 @@ def score_window(task: Task, y, score, sensitive, point: OperatingPoint, *, seed
         accuracy, accuracy_bounds = hits / total, (float(low[0]), float(high[0]))
     else:
         accuracy, accuracy_bounds = float("nan"), (float("nan"), float("nan"))
-    lower, upper = interval_from_counts(successes, trials, level=level)
+    lower, upper = ratio_interval((successes, trials), level=level, method="exact")
     groups = {str(group): [int(k), int(n)] for group, k, n in zip(rates.groups, successes, trials)}
     return WindowScore(len(y), accuracy, *accuracy_bounds, _ratio(successes, trials), lower, upper, groups)

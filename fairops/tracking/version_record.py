@@ -52,12 +52,13 @@ def validation_tags(task: Task, y, scores, sensitive, *, seed: int = 0) -> dict:
     ('0.5050505050505051', '0.0')
     """
     from fairops.metrics import group_rates, ratio_of
-    from fairops.metrics.ratio_interval import ratio_interval
+    from fairops.metrics.intervals import rate_counts, ratio_interval
     from fairops.metrics.windows import ALERT_LEVEL
 
     point = task.operating_point(y, scores, seed=seed)
     rates = group_rates(y, point.apply(scores, seed=seed), task.select_sensitive(sensitive))
-    fairness = (ratio_of(rates, task.fairness), *ratio_interval(rates, task.fairness, level=ALERT_LEVEL))
+    fairness = (ratio_of(rates, task.fairness), *ratio_interval(rate_counts(rates, task.fairness), level=ALERT_LEVEL,
+                                                                method="exact"))
     return record_tags(task, point, seed=seed, fairness=fairness, level=ALERT_LEVEL)
 
 

@@ -13,7 +13,7 @@ logs, next to the default evaluator's metrics:
   reached by the target (default TPR 0.5, ties broken with ``seed``);
 - ``fairops_tpr_ratio_lower`` / ``_upper`` (and the same for FPR and positive rate): a confidence
   interval for the ratio at ``interval_level`` (default 0.95) from the group counts
-  (:mod:`fairops.metrics.ratio_interval`; the level is split over the columns);
+  (:func:`fairops.metrics.intervals.ratio_interval`, ``method="exact"``; the level is split over the columns);
 - ``fairops_auc_s`` (and per column), ``fairops_auc_y``, ``fairops_precision``, ``fairops_recall``;
 - artifacts ``fairops_group_rates.csv`` (counts and rates per group) and ``fairops_group_roc.png``
   (one ROC curve per group, the operating point marked).
@@ -42,7 +42,7 @@ from mlflow.models.evaluation import EvaluationResult, ModelEvaluator
 from mlflow.models.evaluation.artifacts import CsvEvaluationArtifact, ImageEvaluationArtifact
 
 from fairops.metrics import auc_s, auc_y, binarize, group_rates, precision, ratio_of, recall
-from fairops.metrics.ratio_interval import ratio_interval
+from fairops.metrics.intervals import rate_counts, ratio_interval
 
 RATES = ("tpr", "fpr", "ppr")
 CONFIG_KEYS = {"sensitive_features", "target", "pos_label", "seed", "interval_level"}
@@ -176,7 +176,7 @@ class FairnessEvaluator(ModelEvaluator):
             metrics[f"fairops_auc_s_{name}"] = auc_s(score, sensitive[name])
             for rate in RATES:
                 metrics[f"fairops_{rate}_ratio_{name}"] = ratio_of(rates, rate)
-                bounds = ratio_interval(rates, rate, level=level)
+                bounds = ratio_interval(rate_counts(rates, rate), level=level, method="exact")
                 metrics[f"fairops_{rate}_ratio_lower_{name}"], metrics[f"fairops_{rate}_ratio_upper_{name}"] = bounds
         for rate in RATES:
             for part in ("", "_lower", "_upper"):
