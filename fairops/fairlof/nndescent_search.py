@@ -34,6 +34,84 @@ from .top_recheck import RecheckedSearch
 BLOCK_ROWS = 16384
 
 
+class _Threads:
+    """A thread pool that runs compiled steps over each thread's share of a range of rows."""
+
+    def __init__(self, pool: ThreadPoolExecutor, threads: int):
+        self.pool, self.threads = pool, threads
+
+    def split(self, start: int, stop: int) -> np.ndarray:
+        """Each thread's [start, stop) share of a range."""
+        return np.linspace(start, stop, self.threads + 1).astype(int)
+
+    def each_thread(self, function) -> list:
+        return list(self.pool.map(function, range(self.threads)))
+
+    def each_range(self, function, *args, count: int) -> None:
+        bounds = self.split(0, count)
+        self.each_thread(lambda t: function(*args, bounds[t], bounds[t + 1]))
+
+
+def _checked(X, n_neighbors, n_trees) -> tuple[np.ndarray, int]:
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    if X.ndim != 2 or not np.isfinite(X).all():
+        raise ValueError(f"X must be 2-D and finite (no NaN or infinity), got shape {X.shape}")
+    n = X.shape[0]
+    K = int(n_neighbors)
+    if not 1 <= K < n:
+        raise ValueError(f"n_neighbors={K} must be in [1, {n - 1}] for {n} rows")
+    if n_trees < 2:
+        raise ValueError(f"n_trees must be at least 2, got {n_trees}: the rows of one tree's leaves share "
+                         "no neighbour with other leaves, so the rounds could never join them")
+    return X, K
+
+
+def _tree_graph(run: _Threads, X, K: int, n_trees: int, leaf: int, seed: int):
+    """(memory order, X in that order, (heap_d, heap_i, heap_new)): the first graph, from the rows sharing a leaf
+    of a random projection tree, topped up with random rows."""
+    n = X.shape[0]
+
+    def tree(t, data):
+        order = np.arange(n, dtype=np.int32)
+        return order, _nndescent.rp_tree_leaves(data, order, leaf, seed + t)
+
+    memory_order, first_starts = tree(0, X)
+    X = np.ascontiguousarray(X[memory_order])
+    heap = (np.full((n, K), np.inf, dtype=np.float32), np.full((n, K), -1, dtype=np.int32),
+            np.ones((n, K), dtype=np.uint8))
+    forests = [(np.arange(n, dtype=np.int32), first_starts)]
+    forests += list(run.pool.map(lambda t: tree(t, X), range(1, n_trees)))
+    for order, starts in forests:
+        run.each_range(_nndescent.join_leaves, X, *heap, order, starts, count=len(starts) - 1)
+    run.each_range(_nndescent.fill_random, X, *heap, seed, count=n)
+    return memory_order, X, heap
+
+
+def _descent_round(run: _Threads, X, heap, width: int, seed: int, round_: int, buffers) -> int:
+    """One NN-descent round: sample join candidates, join them block by block; the number of heap changes."""
+    heap_d, heap_i, heap_new = heap
+    n = X.shape[0]
+    new_cand = np.full((n, width), -1, dtype=np.int32)
+    old_cand = np.full((n, width), -1, dtype=np.int32)
+    new_key = np.full((n, width), np.iinfo(np.uint32).max, dtype=np.uint32)
+    old_key = new_key.copy()
+    run.each_thread(lambda t: _nndescent.sample_candidates(heap_i, heap_new, new_cand, new_key, old_cand, old_key,
+                                                           seed, round_, t, run.threads))
+    run.each_range(_nndescent.mark_sampled_old, heap_i, heap_new, new_cand, count=n)
+    updates, update_d = buffers
+    changed = 0
+    for block in range(0, n, BLOCK_ROWS):
+        bounds = run.split(block, min(block + BLOCK_ROWS, n))
+        counts = run.each_thread(lambda t: _nndescent.local_join(X, heap_d, new_cand, old_cand, bounds[t],
+                                                                 bounds[t + 1], updates[t], update_d[t]))
+
+        def apply(t):
+            return sum(_nndescent.apply_updates(heap_d, heap_i, heap_new, updates[s], update_d[s], counts[s], t,
+                                                run.threads) for s in range(run.threads))
+        changed += sum(run.each_thread(apply))
+    return changed
+
+
 def nndescent_graph(X, n_neighbors: int = 10, *, n_jobs=None, seed: int = 0, n_trees: int = 4,
                     leaf_size: int | None = None, max_candidates: int | None = None, max_rounds: int | None = None,
                     delta: float = 0.001):
@@ -46,69 +124,21 @@ def nndescent_graph(X, n_neighbors: int = 10, *, n_jobs=None, seed: int = 0, n_t
     ``max_rounds``: default ``max(5, round(log2 n))``. The rounds stop early once a round changes
     fewer than ``delta * n * n_neighbors`` entries. Distances are float32 squared distances.
     """
-    X = np.ascontiguousarray(X, dtype=np.float32)
-    if X.ndim != 2 or not np.isfinite(X).all():
-        raise ValueError(f"X must be 2-D and finite (no NaN or infinity), got shape {X.shape}")
+    X, K = _checked(X, n_neighbors, n_trees)
     n = X.shape[0]
-    K = int(n_neighbors)
-    if not 1 <= K < n:
-        raise ValueError(f"n_neighbors={K} must be in [1, {n - 1}] for {n} rows")
-    if n_trees < 2:
-        raise ValueError(f"n_trees must be at least 2, got {n_trees}: the rows of one tree's leaves share "
-                         "no neighbour with other leaves, so the rounds could never join them")
     width = int(max_candidates or K)
-    leaf = int(leaf_size or 4 * K)
     rounds = int(max_rounds or max(5, round(np.log2(n))))
     threads = max(1, effective_threads(n_jobs))
     with ThreadPoolExecutor(threads) as pool:
-        def split(start, stop):
-            """Each thread's [start, stop) share of a range."""
-            return np.linspace(start, stop, threads + 1).astype(int)
-
-        def each_range(function, *args, count=n):
-            bounds = split(0, count)
-            list(pool.map(lambda t: function(*args, bounds[t], bounds[t + 1]), range(threads)))
-
-        def tree(t, data):
-            order = np.arange(n, dtype=np.int32)
-            return order, _nndescent.rp_tree_leaves(data, order, leaf, seed + t)
-
-        memory_order, first_starts = tree(0, X)
-        X = np.ascontiguousarray(X[memory_order])
-        heap_d = np.full((n, K), np.inf, dtype=np.float32)
-        heap_i = np.full((n, K), -1, dtype=np.int32)
-        heap_new = np.ones((n, K), dtype=np.uint8)
-        forests = [(np.arange(n, dtype=np.int32), first_starts)]
-        forests += list(pool.map(lambda t: tree(t, X), range(1, n_trees)))
-        for order, starts in forests:
-            each_range(_nndescent.join_leaves, X, heap_d, heap_i, heap_new, order, starts, count=len(starts) - 1)
-        each_range(_nndescent.fill_random, X, heap_d, heap_i, heap_new, seed)
-
+        run = _Threads(pool, threads)
+        memory_order, X, heap = _tree_graph(run, X, K, n_trees, int(leaf_size or 4 * K), seed)
         updates = [np.empty((-(-BLOCK_ROWS // threads) * (width * (width - 1) // 2 + width * width), 2),
                             dtype=np.int32) for _ in range(threads)]
-        update_d = [np.empty(len(buffer), dtype=np.float32) for buffer in updates]
+        buffers = updates, [np.empty(len(buffer), dtype=np.float32) for buffer in updates]
         for round_ in range(rounds):
-            new_cand = np.full((n, width), -1, dtype=np.int32)
-            old_cand = np.full((n, width), -1, dtype=np.int32)
-            new_key = np.full((n, width), np.iinfo(np.uint32).max, dtype=np.uint32)
-            old_key = new_key.copy()
-            list(pool.map(lambda t: _nndescent.sample_candidates(heap_i, heap_new, new_cand, new_key, old_cand,
-                                                                 old_key, seed, round_, t, threads), range(threads)))
-            each_range(_nndescent.mark_sampled_old, heap_i, heap_new, new_cand)
-            changed = 0
-            for block in range(0, n, BLOCK_ROWS):
-                stop = min(block + BLOCK_ROWS, n)
-                bounds = split(block, stop)
-                counts = list(pool.map(
-                    lambda t: _nndescent.local_join(X, heap_d, new_cand, old_cand, bounds[t], bounds[t + 1],
-                                                    updates[t], update_d[t]), range(threads)))
-
-                def apply(t):
-                    return sum(_nndescent.apply_updates(heap_d, heap_i, heap_new, updates[s], update_d[s], counts[s],
-                                                        t, threads) for s in range(threads))
-                changed += sum(pool.map(apply, range(threads)))
-            if changed <= delta * n * K:
+            if _descent_round(run, X, heap, width, seed, round_, buffers) <= delta * n * K:
                 break
+    heap_d, heap_i, _ = heap
     nearest_first = np.argsort(heap_d, axis=1, kind="stable")
     ids = np.empty_like(heap_i)
     squared = np.empty_like(heap_d)

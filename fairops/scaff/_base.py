@@ -109,6 +109,37 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         """
         checked_params(self)
         n_estimators, bootstrap, max_features, n_jobs = self._forest_spec()
+        X, y01, weight = self._fit_rows(X, y, sample_weight, bootstrap)
+        groups, column_start, names = encode_groups(
+            sensitive_features, len(y01), intersectional=self.intersectional, theta=float(self.theta)
+        )
+        _check_weighted_groups(groups, weight, names)
+        self.sensitive_columns_ = names
+        self.n_sensitive_groups_ = int(column_start[-1])
+
+        # Cut points come from the rows that take part: a weight-0 row must not move a threshold.
+        self.bin_edges_, self.bin_offsets_ = fit_bin_edges(X if weight is None else X[weight > 0], int(self.max_bins))
+        data = _native.GrowthData.build(
+            apply_bins(X, self.bin_edges_, self.bin_offsets_),
+            bin_counts(self.bin_offsets_),
+            y01,
+            groups,
+            column_start,
+        )
+        grow = self._tree_grower(data, y01, weight, bootstrap, resolve_max_features(max_features, X.shape[1]))
+        # Seeds are drawn up front: tree i gets seeds[i] whatever the thread layout.
+        seeds = check_random_state(self.random_state).randint(0, 2**31 - 1, size=n_estimators)
+        workers = min(resolve_n_jobs(n_jobs), n_estimators)
+        if workers == 1:
+            trees = [grow(seed) for seed in seeds]
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                trees = list(pool.map(grow, seeds))
+        self._store_trees(trees)
+        return self
+
+    def _fit_rows(self, X, y, sample_weight, bootstrap: bool):
+        """(X in float64 with category codes, y as 0/1, per-row weight or None), checked; sets ``classes_``."""
         categories = categorical_columns(X)
         X = encode_categoricals(X, categories)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
@@ -122,35 +153,20 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         self.classes_, y01 = np.unique(y, return_inverse=True)
         if len(self.classes_) != 2:
             raise ValueError(f"y must hold exactly 2 classes, got {len(self.classes_)} class(es)")
-        n_samples, n_features = X.shape
-        weight = _base_weights(self, y, check_sample_weight(sample_weight, n_samples), bootstrap)
+        weight = _base_weights(self, y, check_sample_weight(sample_weight, X.shape[0]), bootstrap)
         if weight is not None:
             if len(np.unique(y01[weight > 0])) < 2:
                 raise ValueError(
                     "sample_weight and class_weight leave only one class with positive weight; "
                     "SCAFF needs rows of both classes"
                 )
-        groups, column_start, names = encode_groups(
-            sensitive_features, n_samples, intersectional=self.intersectional, theta=float(self.theta)
-        )
-        _check_weighted_groups(groups, weight, names)
-        min_split, min_leaf = resolve_min_samples(self, n_samples)
         self._categories = {int(k): list(v) for k, v in categories.items()}
-        self.sensitive_columns_ = names
-        self.n_sensitive_groups_ = int(column_start[-1])
+        return X, y01, weight
 
-        # Cut points come from the rows that take part: a weight-0 row must not move a threshold.
-        self.bin_edges_, self.bin_offsets_ = fit_bin_edges(X if weight is None else X[weight > 0], int(self.max_bins))
-        data = _native.GrowthData.build(
-            apply_bins(X, self.bin_edges_, self.bin_offsets_),
-            bin_counts(self.bin_offsets_),
-            y01,
-            groups,
-            column_start,
-        )
-        draw = resolve_max_features(max_features, n_features)
-        # Seeds are drawn up front: tree i gets seeds[i] whatever the thread layout.
-        seeds = check_random_state(self.random_state).randint(0, 2**31 - 1, size=n_estimators)
+    def _tree_grower(self, data, y01, weight, bootstrap: bool, draw: int):
+        """``grow(seed)``: one tree's arrays, grown on its bootstrap draw (if any) of the weighted rows."""
+        n_samples = len(y01)
+        min_split, min_leaf = resolve_min_samples(self, n_samples)
         subsample_balanced = bootstrap and self.class_weight == "balanced_subsample"
 
         def grow(seed):
@@ -175,14 +191,7 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
                 seed=int(seed) * 2654435761 + 1,
             )
 
-        workers = min(resolve_n_jobs(n_jobs), n_estimators)
-        if workers == 1:
-            trees = [grow(seed) for seed in seeds]
-        else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                trees = list(pool.map(grow, seeds))
-        self._store_trees(trees)
-        return self
+        return grow
 
     def _store_trees(self, trees) -> None:
         feature, bins, left, right, value, weight, gain = (np.concatenate(part) for part in zip(*trees))
