@@ -1,4 +1,5 @@
-"""The one place that calls the compiled FairLOF kernel.
+"""The one place that calls FairLOF's scoring kernel, ``fairops.fairlof._kernel``
+(``cython_ext/fairlof/_kernel.pyx``; which module calls each kernel: ``cython_ext/README.md``).
 
 Each wrapper makes its arrays C-contiguous with the dtype the kernel expects and
 checks that shapes agree, so the kernel itself never sees a bad buffer.

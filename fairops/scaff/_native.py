@@ -1,4 +1,5 @@
-"""The one place that calls the compiled SCAFF kernels.
+"""The one place that calls SCAFF's compiled kernel, ``fairops.scaff._tree``
+(``cython_ext/scaff/_tree.pyx``; which module calls each kernel: ``cython_ext/README.md``).
 
 Arrays are checked for dtype, shape and contiguity here so the kernels can trust them.
 """
