@@ -9,7 +9,7 @@ from ._inputs import EncodedGroups, encode_sensitive
 from .classification import GroupRates, fairness_ratio, group_rates, precision, ratio_of, recall
 from .decisions import GroupThresholds, group_decisions, group_thresholds
 from .outliers import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
-from .ranking import auc_s, auc_y, group_aucs
+from .auc import auc_s, auc_y, group_aucs
 from .scorer import make_fairness_scorer
 from .task import Task
 from .thresholds import OperatingPoint, binarize, operating_point

@@ -13,7 +13,7 @@ import numpy as np
 from .classification import RATES, group_rates, precision, ratio_of, recall
 from .decisions import GroupThresholds, check_decision, group_decisions, group_thresholds
 from .intervals import LEVEL, rate_counts, ratio_interval, wilson_interval
-from .ranking import auc_s, auc_y
+from .auc import auc_s, auc_y
 from .thresholds import OperatingPoint, binarize, operating_point
 
 ACCURACY_METRICS = {"precision": precision, "recall": recall}
