@@ -132,6 +132,23 @@ def test_sensitive_values_given_outside_the_features(tracking, data):
     assert "roc_auc" in result.metrics and 0 <= result.metrics["fairops_tpr_ratio_sex"] <= 1
 
 
+def test_intersectional_groups_are_a_named_option(tracking, data, model_uri):
+    uri, model = model_uri
+    config = {"fairops": {"sensitive_features": ["sex", "race"], "target": {"fpr": 0.1}, "groups": "intersectional"}}
+    with mlflow.start_run():
+        metrics = mlflow.models.evaluate(uri, data, targets="y", model_type="classifier", evaluators=["fairops"],
+                                         evaluator_config=config).metrics
+    score = model.predict_proba(data.drop(columns="y"))[:, 1]
+    y = data["y"].to_numpy()
+    y_pred = binarize(score, y, fpr=0.1)
+    cells = (data["sex"] + " x " + data["race"]).to_numpy()
+    oracle = _oracle_ratio(y, y_pred, cells, "fpr")
+    assert metrics["fairops_fpr_ratio_sex_x_race"] == pytest.approx(oracle)
+    assert metrics["fairops_fpr_ratio"] == pytest.approx(oracle)
+    # an intersection's ratio is never above a single column's: its groups split those of each column
+    assert oracle <= min(metrics["fairops_fpr_ratio_sex"], metrics["fairops_fpr_ratio_race"]) + 1e-12
+
+
 def test_opts_in_only_when_configured(tracking, data, model_uri):
     with mlflow.start_run():
         result = mlflow.models.evaluate(model_uri[0], data, targets="y", model_type="classifier")
@@ -145,6 +162,7 @@ def test_opts_in_only_when_configured(tracking, data, model_uri):
         ({"sensitive_features": ["gender"]}, r"unknown column\(s\) \['gender'\]"),
         ({"sensitive_features": []}, "names no column"),
         ({"sensitive_features": "sex", "thresh": 1}, r"unknown fairops evaluator_config key\(s\) \['thresh'\]"),
+        ({"sensitive_features": "sex", "groups": "pairs"}, r"groups'\] must be one of \('lowest', 'intersectional'\)"),
     ],
 )
 def test_config_errors(tracking, data, model_uri, config, message):

@@ -21,7 +21,10 @@ logs, next to the default evaluator's metrics:
 Config keys: ``sensitive_features`` (a column name or list of columns of ``data``, or
 ``{name: values}`` when the sensitive columns are not model inputs, e.g. with ``feature_names=``),
 ``target`` (``{"tpr": t}``, ``{"fpr": f}`` or ``{"top_k": k}``), ``pos_label`` (default 1),
-``seed`` (default 0), ``interval_level`` (default 0.95). The evaluator opts in only when ``sensitive_features`` is in its config.
+``seed`` (default 0), ``interval_level`` (default 0.95), ``groups`` (``"lowest"``, the default: the
+overall ratios are the lowest of the columns'; ``"intersectional"``: they are the ratios over the
+columns' intersections, e.g. female x Black, also logged as ``fairops_tpr_ratio_sex_x_race``).
+The evaluator opts in only when ``sensitive_features`` is in its config.
 Scores come from the model's ``predict_proba`` (column of ``pos_label``); a fairops SCAFF model's
 pyfunc output is already P(y = 1).
 
@@ -45,7 +48,8 @@ from fairops.metrics import auc_s, auc_y, binarize, group_rates, precision, rati
 from fairops.metrics.intervals import rate_counts, ratio_interval
 
 RATES = ("tpr", "fpr", "ppr")
-CONFIG_KEYS = {"sensitive_features", "target", "pos_label", "seed", "interval_level"}
+CONFIG_KEYS = {"sensitive_features", "target", "pos_label", "seed", "interval_level", "groups"}
+GROUPINGS = ("lowest", "intersectional")
 RATES_FILE = "fairops_group_rates.csv"
 ROC_FILE = "fairops_group_roc.png"
 
@@ -168,20 +172,27 @@ class FairnessEvaluator(ModelEvaluator):
             "fairops_precision": precision(y, y_pred),
             "fairops_recall": recall(y, y_pred),
         }
+        grouping = config.get("groups", "lowest")
+        if grouping not in GROUPINGS:
+            raise ValueError(f"evaluator_config['groups'] must be one of {GROUPINGS}, got {grouping!r}")
+        attributes = {name: sensitive[name] for name in names}
+        if grouping == "intersectional" and len(names) > 1:
+            attributes["_x_".join(names)] = sensitive[names].astype(str).agg(" x ".join, axis=1)
         records = []
-        level = 1.0 - (1.0 - float(config.get("interval_level", 0.95))) / len(names)
-        for name in names:
-            rates = group_rates(y, y_pred, sensitive[name])
+        level = 1.0 - (1.0 - float(config.get("interval_level", 0.95))) / len(attributes)
+        for name, columns in attributes.items():
+            rates = group_rates(y, y_pred, columns)
             records.extend({**record, "attribute": name} for record in rates.to_records())
-            metrics[f"fairops_auc_s_{name}"] = auc_s(score, sensitive[name])
+            metrics[f"fairops_auc_s_{name}"] = auc_s(score, columns)
             for rate in RATES:
                 metrics[f"fairops_{rate}_ratio_{name}"] = ratio_of(rates, rate)
                 bounds = ratio_interval(rate_counts(rates, rate), level=level, method="exact")
                 metrics[f"fairops_{rate}_ratio_lower_{name}"], metrics[f"fairops_{rate}_ratio_upper_{name}"] = bounds
+        overall = ["_x_".join(names)] if grouping == "intersectional" and len(names) > 1 else names
         for rate in RATES:
             for part in ("", "_lower", "_upper"):
                 metrics[f"fairops_{rate}_ratio{part}"] = min(metrics[f"fairops_{rate}_ratio{part}_{name}"]
-                                                             for name in names)
+                                                             for name in overall)
         return metrics, pd.DataFrame.from_records(records), y, y_pred, sensitive
 
     def evaluate(self, *, model_type, dataset, run_id, evaluator_config, model=None, extra_metrics=None,
