@@ -411,15 +411,12 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
             f"most accurate (#{accurate.trial.number}, {family_of(accurate.trial, families)})":
                 {"trial": accurate.trial, **accurate_scores},
         }
-        # A re-run of a finished study reports what an earlier run registered instead of registering again.
-        result.registered = mlflow_study.registered_version(tracker.client, settings.model_name,
-                                                            study.study_name, pick.trial.number)
-        result.already_registered = result.registered is not None
-        if not result.already_registered:
-            result.registered = _register(settings, study, objective, pick, model, pick_scores, accurate,
-                                           accurate_scores)
-            if settings.promote and result.registered.kept_version is not None:
-                result.verdict = _promote_now(settings, objective, result.registered)
+        # A re-run of a finished study (or a twin finishing at once) reports what was registered for the pick.
+        result.registered, result.already_registered = mlflow_study.register_once(
+            tracker, study, settings.model_name, pick.trial.number,
+            lambda: _register(settings, study, objective, pick, model, pick_scores, accurate, accurate_scores))
+        if settings.promote and not result.already_registered and result.registered.kept_version is not None:
+            result.verdict = _promote_now(settings, objective, result.registered)
         mlflow_study.log_pick(tracker, study, result.rows, result.choice)
         tracker.finish(study)
     result.links = mlflow_study.publish(tracker, study, pick.trial,

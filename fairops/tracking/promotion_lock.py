@@ -1,9 +1,11 @@
-"""One promotion of a registered model at a time, across processes and machines sharing a registry.
+"""One promotion (or registration by ``fairops tune``) of a registered model at a time, across processes
+and machines sharing a registry.
 
 MLflow's registry has no compare-and-set for aliases, but creating a registered model is atomic in every
 backend (a unique name): the lock is a registered model ``<name>.promotion-lock``, created on entry and
-deleted on exit. A lock older than ``stale_after`` seconds (its holder died) is broken. While it exists it
-is visible in the registry, its description naming its holder.
+deleted on exit. While it exists it is visible in the registry, its description naming its holder (host
+and process id). A lock whose holder was a process of this host that no longer exists (killed) is broken
+at once; one held from another host is broken when older than ``stale_after`` seconds.
 """
 
 from __future__ import annotations
@@ -29,10 +31,34 @@ def lock_name(name: str) -> str:
     return f"{name}{LOCK_SUFFIX}"
 
 
+_HOLDER = "promotion in progress: {host} pid {pid}"
+
+
+def holder_gone(description: str | None, host: str | None = None) -> bool:
+    """Whether a lock's description names a process of this host that has ended.
+
+    >>> holder_gone(_HOLDER.format(host="h", pid=os.getpid()), host="h")
+    False
+    >>> holder_gone(_HOLDER.format(host="elsewhere", pid=1), host="h"), holder_gone(None)
+    (False, False)
+    """
+    host = host or socket.gethostname()
+    prefix = _HOLDER.format(host=host, pid="")
+    if not description or not description.startswith(prefix) or not description[len(prefix):].isdigit():
+        return False
+    try:
+        os.kill(int(description[len(prefix):]), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # it exists under another user
+        return False
+    return False
+
+
 def _try_create(client, name: str) -> bool:
     from mlflow.exceptions import MlflowException
 
-    holder = f"promotion in progress: {socket.gethostname()} pid {os.getpid()}"
+    holder = _HOLDER.format(host=socket.gethostname(), pid=os.getpid())
     try:
         client.create_registered_model(name, description=holder)
         return True
@@ -46,8 +72,8 @@ def _break_if_stale(client, name: str, stale_after: float) -> None:
     from mlflow.exceptions import MlflowException
 
     try:
-        created = client.get_registered_model(name).creation_timestamp / 1000.0
-        if time.time() - created > stale_after:
+        lock = client.get_registered_model(name)
+        if time.time() - lock.creation_timestamp / 1000.0 > stale_after or holder_gone(lock.description):
             client.delete_registered_model(name)
     except MlflowException:
         pass  # released meanwhile

@@ -46,6 +46,8 @@ from fairops.fairband.selection import Selection, pareto_front, select_best, suc
 
 from .callback import PARENT_ATTR, ROLE_TAG, STUDY_TAG, TRIAL_TAG
 
+#: The registered model a ``selection`` run logs its version into (so a rerun finds what it left).
+MODEL_TAG = "fairops.registered_model"
 _CONSTRAINT = re.compile(r"^\s*(accuracy|fairness)\s*>=\s*([0-9]*\.?[0-9]+)\s*$")
 _BY_HAND = " chosen by hand"
 
@@ -290,7 +292,8 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
     experiment_id = tracker.experiment_id(study)
     rule_text = describe(pick, study)
     tags = {MLFLOW_RUN_NAME: f"{study.study_name}/selection", ROLE_TAG: "selection", STUDY_TAG: study.study_name,
-            TRIAL_TAG: str(pick.trial.number), "selection_rule": rule_text, "fairops_version": fairops.__version__}
+            TRIAL_TAG: str(pick.trial.number), MODEL_TAG: name, "selection_rule": rule_text,
+            "fairops_version": fairops.__version__}
     stored = study.user_attrs.get(PARENT_ATTR)
     if stored and stored.get("experiment_id") == experiment_id:
         tags[MLFLOW_PARENT_RUN_ID] = stored["run_id"]
