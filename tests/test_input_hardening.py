@@ -6,6 +6,8 @@ impossible tasks are refused when parsed, feature columns that are empty or hold
 are refused, and FairLOF names values so large that its squared distances would overflow.
 """
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -104,3 +106,47 @@ def test_served_integers_beyond_64_bits_are_refused_by_row():
     with pytest.raises(ValueError, match="column 'hours' has a number too large for a float in row 1"):
         schema.check(frame)
     assert schema.check(pd.DataFrame({"age": [2**62], "hours": [1.0]}))["age"].tolist() == [2**62]
+
+
+def _german_frame():
+    from fairops.datasets import load_german
+
+    data = load_german()
+    return data.X.assign(label=data.y)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda f: f.assign(grp=[f"g{i}" for i in range(len(f))]),
+     r"no fit can succeed: the validation part of the data holds no rows; .* \(1000 of the 1000 cells are that "
+     "small\\); use fewer, larger groups"),
+    (lambda f: f.assign(grp=f["sex"], label=[1, 1] + [0] * (len(f) - 2)),
+     r"no fit can succeed: the validation part of the data \(200 rows\) holds no positive rows \(2 in all the "
+     r"data\); every part needs both classes")])
+def test_data_no_fit_can_succeed_on_is_refused_before_fitting(tmp_path, capsys, edit, message):
+    path = _csv(tmp_path, edit(_german_frame()))
+    project = tmp_path / "p"
+    assert main(["tune", "--data", str(path), "--target", "label", "--sensitive", "grp", "--method", "rs",
+                 "--families", "logistic_regression", "--project-dir", str(project)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.out + captured.err
+    assert re.search(message, captured.err), captured.err
+    assert not (project / "optuna.db").exists()  # no study, no fit
+
+
+def test_a_training_sample_of_one_class_is_refused_by_name():
+    from fairops.datasets import load_german
+    from fairops.tuning import FairnessObjective
+
+    data = load_german()
+    with pytest.raises(ValueError, match=r"the training part of the data \(1 rows\) holds no (negative|positive) rows"):
+        FairnessObjective(data, families=["logistic_regression"], max_train_rows=1)
+
+
+def test_top_k_is_checked_against_the_validation_rows(tmp_path, rows, capsys):
+    path = _csv(tmp_path, rows)  # 40 rows: top_k=20 fits the file, not its 8 validation rows
+    assert main(["tune", "--data", str(path), "--target", "y", "--sensitive", "g", "--task",
+                 "precision@top_k=20,ratio=tpr", "--project-dir", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert re.search(r"top_k=20 asks for more rows than the validation part of the data \(where the threshold is "
+                     r"set\) holds \(\d\)", err), err

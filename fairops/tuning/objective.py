@@ -29,6 +29,7 @@ from optuna.trial import FixedTrial
 
 from fairops.fairband.sampler import budget as trial_budget
 from fairops.fairband.selection import INTERVALS_ATTR
+from ._split_checks import cell_sizes, check_split
 from .search_space import make_model
 
 FAILURE_ATTR = "failure"
@@ -139,6 +140,9 @@ class FairnessObjective:
             rng = np.random.default_rng(self.split_seed)
             train = np.sort(rng.choice(train, max_train_rows, replace=False))
         self._train, self._validation, self._test = train, split.validation, split.test
+        cells = cell_sizes(dataset.y, groups)
+        check_split(self.task, dataset.y, {"train": train, "validation": split.validation, "test": split.test},
+                    n_cells=len(cells), n_small_cells=int((cells < 3).sum()))
         self._slicer = BudgetSlicer(np.asarray(dataset.y)[train], groups.iloc[train], seed=self.split_seed)
         self.n_train = len(train)
         self._floor = _floor_fraction(min_rows, min_positives, self.n_train,
