@@ -266,7 +266,7 @@ def test_approximate_detector_pickles_with_its_graph(grouped):
     ({"algorithm": "approximate", "search_params": {"recheck": -1}}, ValueError,
      r"search_params\['recheck'\] must be an integer >= 0, got -1"),
     ({"algorithm": "approximate", "search_params": {"hnsw_m": 1}}, ValueError,
-     r"search_params\['hnsw_m'\] must be at least 2"),
+     r"search_params\['hnsw_m'\] must be an integer >= 2, got 1"),
     ({"algorithm": "approximate", "search_params": [("hnsw_m", 8)]}, TypeError, "search_params must be None or a dict"),
 ])
 def test_bad_search_options_are_named(options, error, message):

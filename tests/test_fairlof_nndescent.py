@@ -156,8 +156,8 @@ def test_the_graph_runs_without_faiss():
     ({"graph": "nndescent", "hnsw_m": 16}, r"unknown key\(s\) \['hnsw_m'\] for graph 'nndescent'"),
     ({"graph": "hnsw", "graph_neighbors": 16}, r"unknown key\(s\) \['graph_neighbors'\] for graph 'hnsw'"),
     ({"graph": "nndescent", "max_rounds": 0}, r"search_params\['max_rounds'\] must be an integer >= 1, got 0"),
-    ({"graph": "nndescent", "n_trees": 2.5}, r"search_params\['n_trees'\] must be an integer >= 1, got 2.5"),
-    ({"graph": "nndescent", "n_trees": 1}, r"search_params\['n_trees'\] must be at least 2"),
+    ({"graph": "nndescent", "n_trees": 2.5}, r"search_params\['n_trees'\] must be an integer >= 2, got 2.5"),
+    ({"graph": "nndescent", "n_trees": 1}, r"search_params\['n_trees'\] must be an integer >= 2, got 1"),
 ])
 def test_bad_graph_options_are_named(params, message):
     with pytest.raises(ValueError, match=message):

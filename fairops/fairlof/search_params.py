@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-import numbers
+from .._param_checks import Interval, Options, check_params as check_table
 
 #: The graphs ``search_params["graph"]`` chooses from, each with its settings and their defaults.
 GRAPH_PARAMS = {
@@ -15,6 +15,15 @@ GRAPH_PARAMS = {
 }
 #: Tuning settings of the HNSW search (the default graph) and their defaults.
 DEFAULT_PARAMS = GRAPH_PARAMS["hnsw"]
+_COUNT = [Interval("int", 1, None)]
+#: What each setting may be, per graph: counts >= 1, recheck >= 0 (off), an HNSW graph's links per row >= 2
+#: and at least 2 projection trees for NN-descent (one tree's leaves are never joined).
+GRAPH_CONSTRAINTS = {
+    "hnsw": {"hnsw_m": [Interval("int", 2, None)], "ef_construction": _COUNT, "ef_search": _COUNT,
+             "recheck": [Interval("int", 0, None)]},
+    "nndescent": {"graph_neighbors": _COUNT, "n_trees": [Interval("int", 2, None)], "max_rounds": _COUNT,
+                  "recheck": [Interval("int", 0, None)]},
+}
 
 
 def check_params(params) -> dict:
@@ -25,21 +34,13 @@ def check_params(params) -> dict:
     if not isinstance(params, dict):
         raise TypeError(f"search_params must be a dict or None, got {type(params).__name__}")
     graph = params.get("graph", "hnsw")
-    if graph not in GRAPH_PARAMS:
-        raise ValueError(f"search_params['graph'] must be one of {list(GRAPH_PARAMS)}, got {graph!r}")
+    check_table({"search_params['graph']": graph}, {"search_params['graph']": [Options(*GRAPH_PARAMS)]})
     defaults = GRAPH_PARAMS[graph]
     unknown = sorted(set(params) - set(defaults) - {"graph"}, key=str)
     if unknown:
         raise ValueError(f"search_params has unknown key(s) {unknown} for graph {graph!r}; it takes "
                          f"{sorted(defaults)} (and 'graph')")
     merged = {**defaults, **{name: value for name, value in params.items() if name != "graph"}}
-    for name, value in merged.items():
-        lowest = 0 if name == "recheck" else 1
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lowest:
-            raise ValueError(f"search_params[{name!r}] must be an integer >= {lowest}, got {value!r}")
-    if graph == "nndescent" and merged["n_trees"] < 2:
-        raise ValueError(f"search_params['n_trees'] must be at least 2 (one tree's leaves are never joined), "
-                         f"got {merged['n_trees']!r}")
-    if graph == "hnsw" and merged["hnsw_m"] < 2:
-        raise ValueError(f"search_params['hnsw_m'] must be at least 2, got {merged['hnsw_m']!r}")
+    check_table({f"search_params[{name!r}]": value for name, value in merged.items()},
+                {f"search_params[{name!r}]": allowed for name, allowed in GRAPH_CONSTRAINTS[graph].items()})
     return {"graph": graph, **{name: int(value) for name, value in merged.items()}}
