@@ -58,7 +58,7 @@ def per_group(tmp_path_factory):
                      "--env-manager", "local", "-p", str(port), "-h", "127.0.0.1"], env, open(log_path, "w"))
     try:
         wait_ready(f"http://127.0.0.1:{port}/ping", process, log_path)
-        yield {"out": out, "url": f"http://127.0.0.1:{port}/invocations",
+        yield {"out": out, "url": f"http://127.0.0.1:{port}/invocations", "project": project,
                "model": mlflow.pyfunc.load_model("models:/fairops-german@champion"),
                "decision": _decision("models:/fairops-german@champion")}
     finally:
@@ -109,3 +109,38 @@ def test_single_decision_is_served_at_the_validation_threshold(tmp_path):
     assert np.array_equal(answer["decision"], (answer["probability"] > point.threshold)
                           | ((answer["probability"] == point.threshold) & (point.tie_share >= 0.5)))
     assert 0 < answer["decision"].mean() < 1
+
+
+def test_the_gate_and_the_monitor_judge_per_group_decisions(per_group):
+    """A second per-group tune with --promote: the version records its decision, the gate scores it one
+    threshold per group on the test rows, and the monitor scores the decisions the model serves."""
+    from mlflow.tracking import MlflowClient
+
+    from fairops.metrics import fairness_ratio, group_decisions
+    from fairops.tracking.version_record import read_record
+
+    project = per_group["project"]
+    out = _tune(project, "--decision", "per-group", "--blind", "--promote", "--seed", "1")
+    assert "promotion gate on the test rows" in out
+    mlflow.set_tracking_uri(f"sqlite:///{project / 'mlflow.db'}")  # another test may have reset it
+    client = MlflowClient()
+    record = read_record(client, "fairops-german", "2")
+    assert record.decision == "per-group"
+    rows, y, sensitive = _test_rows(blind=True)
+    model = mlflow.pyfunc.load_model("models:/fairops-german/2")
+    score = model.predict(rows)["probability"].to_numpy()
+    oracle = fairness_ratio(y, group_decisions(score, y, {"sex": sensitive["sex"].to_numpy()}, tpr=0.5),
+                            {"sex": sensitive["sex"].to_numpy()})
+    gate = client.search_runs([e.experiment_id for e in client.search_experiments()],
+                              "tags.`fairops.role` = 'promotion'")[0]
+    assert gate.data.metrics["candidate.fairops_tpr_ratio"] == pytest.approx(oracle)
+    window = rows.assign(credit=y)
+    data = project / "window.csv"
+    window.to_csv(data, index=False)
+    assert main(["monitor", "fairops-german", "--version", "2", "--data", str(data),
+                 "--target", "credit", "--sensitive", "sex", "--window", str(len(window)),
+                 "--project-dir", str(project)]) in (0, 1)
+    monitored = client.search_runs([e.experiment_id for e in client.search_experiments()],
+                                   "tags.`fairops.role` = 'monitoring'")[0]
+    served = model.predict(rows)["decision"].to_numpy()
+    assert monitored.data.metrics["fairness"] == pytest.approx(fairness_ratio(y, served, {"sex": sensitive["sex"]}))

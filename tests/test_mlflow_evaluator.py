@@ -149,6 +149,21 @@ def test_intersectional_groups_are_a_named_option(tracking, data, model_uri):
     assert oracle <= min(metrics["fairops_fpr_ratio_sex"], metrics["fairops_fpr_ratio_race"]) + 1e-12
 
 
+def test_per_group_decision_meets_the_target_in_every_group(tracking, data, model_uri):
+    from fairops.metrics import group_decisions
+
+    uri, model = model_uri
+    config = {"fairops": {"sensitive_features": ["sex"], "target": {"tpr": 0.5}, "decision": "per-group"}}
+    with mlflow.start_run():
+        metrics = mlflow.models.evaluate(uri, data, targets="y", model_type="classifier", evaluators=["fairops"],
+                                         evaluator_config=config).metrics
+    score = model.predict_proba(data.drop(columns="y"))[:, 1]
+    y = data["y"].to_numpy()
+    y_pred = group_decisions(score, y, {"sex": data["sex"].to_numpy()}, tpr=0.5)
+    assert metrics["fairops_tpr_ratio"] == pytest.approx(_oracle_ratio(y, y_pred, data["sex"].to_numpy(), "tpr"))
+    assert metrics["fairops_tpr_ratio"] > 0.95  # each group at TPR 0.5, up to one positive's rounding
+
+
 def test_opts_in_only_when_configured(tracking, data, model_uri):
     with mlflow.start_run():
         result = mlflow.models.evaluate(model_uri[0], data, targets="y", model_type="classifier")
@@ -162,6 +177,7 @@ def test_opts_in_only_when_configured(tracking, data, model_uri):
         ({"sensitive_features": ["gender"]}, r"unknown column\(s\) \['gender'\]"),
         ({"sensitive_features": []}, "names no column"),
         ({"sensitive_features": "sex", "thresh": 1}, r"unknown fairops evaluator_config key\(s\) \['thresh'\]"),
+        ({"sensitive_features": "sex", "decision": "each"}, r"decision must be one of \('single', 'per-group'\)"),
         ({"sensitive_features": "sex", "groups": "pairs"}, r"groups'\] must be one of \('lowest', 'intersectional'\)"),
     ],
 )

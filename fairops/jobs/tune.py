@@ -495,7 +495,8 @@ def lifecycle_tags(objective, model, seed: int) -> dict:
     from ..tracking.version_record import validation_tags
 
     X, y, sensitive = objective.rows("validation")
-    return validation_tags(objective.task, y, model.predict_proba(X)[:, 1], sensitive, seed=seed)
+    return validation_tags(objective.task, y, model.predict_proba(X)[:, 1], sensitive, seed=seed,
+                           decision=objective.decision)
 
 
 def _register(settings, study, objective, pick, model, scores, accurate, accurate_scores):

@@ -72,10 +72,13 @@ def _ratio(successes: np.ndarray, trials: np.ndarray) -> float:
 
 
 def score_window(task: Task, y, score, sensitive, point: OperatingPoint, *, seed: int = 0,
-                 level: float = ALERT_LEVEL) -> WindowScore:
-    """Score one window's labels ``y`` (0/1) and model scores at ``point`` for ``task``."""
+                 level: float = ALERT_LEVEL, decided=None) -> WindowScore:
+    """Score one window's labels ``y`` (0/1) and model scores at ``point`` for ``task``; ``decided``
+    (0/1 per row, e.g. a served model's own decisions) replaces the decisions at ``point``."""
     y = np.asarray(y).astype(np.int8)
-    y_pred = point.apply(score, seed=seed)
+    y_pred = point.apply(score, seed=seed) if decided is None else np.asarray(decided, dtype=np.int8)
+    if len(y_pred) != len(y):
+        raise ValueError(f"decided holds {len(y_pred)} decisions for {len(y)} rows")
     rates = group_rates(y, y_pred, task.select_sensitive(sensitive))
     successes, trials = rate_counts(rates, task.fairness)
     hits, total = _accuracy_counts(task.metric, y, y_pred)

@@ -1,8 +1,9 @@
 """Fairness monitoring after deployment: the champion scored over windows of labelled rows.
 
 :func:`monitor` loads a registered version (``@champion`` by default, verified by
-:mod:`fairops.mlflow.loader`), scores each window of rows at the operating point the version was
-registered with (:mod:`fairops.tracking.version_record`), and for every window logs its accuracy and
+:mod:`fairops.mlflow.loader`), scores each window of rows with the decisions the model serves (its
+``decision`` output: the validation threshold, or one per group; a model without one at the operating
+point it was registered with, :mod:`fairops.tracking.version_record`), and for every window logs its accuracy and
 fairness with their intervals as step metrics (step = window number, from 1) of one ``monitoring``
 run in the model's experiment. A window alerts when its fairness is significantly below the
 baseline: the upper bound of its interval under the lower bound of the version's validation fairness
@@ -49,6 +50,13 @@ class MonitorResult:
 def _probability(output) -> np.ndarray:
     column = output["probability"] if hasattr(output, "columns") else output
     return np.asarray(column, dtype=np.float64).ravel()
+
+
+def _served_decisions(output) -> np.ndarray | None:
+    """The 0/1 decisions a served model answered with, or None when it answers scores only."""
+    if hasattr(output, "columns") and "decision" in output.columns:
+        return np.asarray(output["decision"], dtype=np.int8)
+    return None
 
 
 def _inputs(model, X):
@@ -122,8 +130,9 @@ def monitor(name: str, windows, *, version=None, baseline: float | None = None, 
     result.run_id = _start_run(client, name, resolved, record, baseline, baseline_lower, experiment_id, params or {})
     try:
         for number, (X, y, sensitive) in enumerate(windows, start=1):
-            score = _probability(model.predict(_inputs(model, X)))
-            window = score_window(record.task, y, score, sensitive, record.point, seed=record.seed)
+            output = model.predict(_inputs(model, X))
+            window = score_window(record.task, y, _probability(output), sensitive, record.point, seed=record.seed,
+                                  decided=_served_decisions(output))
             alert = window.alerts(baseline, baseline_lower)
             stamp = int(time.time() * 1000)
             values = {**window.metrics(), "alert": float(alert)}

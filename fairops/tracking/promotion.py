@@ -2,7 +2,8 @@
 
 :func:`promote` scores the candidate (``@challenger`` by default) and the champion on the same labelled
 rows through ``mlflow.models.evaluate(..., evaluators="fairops")``, each in a child run of one
-``promotion`` run, and decides with ``mlflow.validate_evaluation_results`` over these checks:
+``promotion`` run, each decided the way it was registered to decide (the version's ``fairops.decision``:
+one threshold at the task's target on these rows, or one per group), and decides with ``mlflow.validate_evaluation_results`` over these checks:
 
 - ``fairness >= min_fairness`` and ``fairness_lower >= min_fairness``: the candidate's fairness ratio,
   and the lower bound of its interval (the evaluator's ``interval_level``, 95%), reach the floor;
@@ -185,8 +186,10 @@ def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, m
         champion = _alias_holder(client, name, CHAMPION)
         if version == champion:
             return Verdict(name, version, champion, passed=True, moved=False)
-        task = task or read_record(client, name, version).task
-        config = {"sensitive_features": {c: groups[c] for c in task.sensitive}, "target": task.threshold}
+        record = read_record(client, name, version)
+        task = task or record.task
+        config = {"sensitive_features": {c: groups[c] for c in task.sensitive}, "target": task.threshold,
+                  "decision": record.decision}
         source = client.get_model_version(name, version).run_id
         experiment = experiment_id or (client.get_run(source).info.experiment_id if source else None)
         verdict = _gate(client, name, version, champion, frame, config, task, experiment,
@@ -204,7 +207,8 @@ def _gate(client, name, version, champion, frame, config, task, experiment, *, u
         with mlflow.start_run(experiment_id=experiment, run_name=title, tags={"fairops.role": "promotion"}) as run:
             scores = {"candidate": _evaluate(name, version, "candidate", frame, config)}
             if champion is not None:
-                scores["champion"] = _evaluate(name, champion, "champion", frame, config)
+                own = client.get_model_version(name, champion).tags.get("fairops.decision", "single")
+                scores["champion"] = _evaluate(name, champion, "champion", frame, {**config, "decision": own})
             metrics, thresholds = gate_checks(task, scores["candidate"], scores.get("champion"), **bounds)
             reasons = _decide(metrics, thresholds)
             mlflow.log_metrics({f"{role}.{key}": value for role, values in scores.items()

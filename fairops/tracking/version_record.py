@@ -8,6 +8,9 @@
 - ``fairops.threshold``, ``fairops.tie_share``, ``fairops.seed``: the operating point set on the
   validation rows (scores above the threshold are positive; of those equal to it, the share ``tie_share``),
   the rule applied unchanged to every later row;
+- ``fairops.decision``: ``single`` (that one threshold for everyone) or ``per-group`` (one threshold per
+  group of the sensitive columns, each at the task's target; the model serves those decisions, and the
+  gate and the validation baseline measure them);
 - ``fairops.validation_fairness`` and its interval ``fairops.validation_fairness_lower`` /
   ``_upper`` at ``fairops.interval_level``: the baseline a monitored window is compared with.
 
@@ -24,25 +27,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fairops.metrics import OperatingPoint, Task
+from fairops.metrics.decisions import check_decision
 
 PREFIX = "fairops."
 REQUIRED = ("task", "sensitive", "threshold", "tie_share")
 
 
-def record_tags(task: Task, point: OperatingPoint, *, seed: int, fairness: tuple, level: float) -> dict:
+def record_tags(task: Task, point: OperatingPoint, *, seed: int, fairness: tuple, level: float,
+                decision: str = "single") -> dict:
     """The version tags for a task, its validation operating point and ``fairness = (value, lower, upper)``."""
     value, lower, upper = (float(x) for x in fairness)
     return {f"{PREFIX}{key}": str(value) for key, value in {
         "task": str(task), "sensitive": ",".join(task.sensitive), "positive_class": task.positive or "label 1",
+        "decision": check_decision(decision),
         "threshold": repr(float(point.threshold)), "tie_share": repr(float(point.tie_share)), "seed": int(seed),
         "validation_fairness": repr(value), "validation_fairness_lower": repr(lower),
         "validation_fairness_upper": repr(upper), "interval_level": repr(float(level)),
     }.items()}
 
 
-def validation_tags(task: Task, y, scores, sensitive, *, seed: int = 0) -> dict:
+def validation_tags(task: Task, y, scores, sensitive, *, seed: int = 0, decision: str = "single") -> dict:
     """The tags of a model whose validation rows got ``scores``: the task's operating point there, and
-    the fairness ratio at it with its interval at :data:`~fairops.metrics.windows.ALERT_LEVEL`.
+    the fairness ratio at its decisions (``decision="per-group"``: each group at the task's target)
+    with its interval at :data:`~fairops.metrics.windows.ALERT_LEVEL`.
 
     >>> import numpy as np
     >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["g"])
@@ -51,15 +58,20 @@ def validation_tags(task: Task, y, scores, sensitive, *, seed: int = 0) -> dict:
     >>> tags["fairops.threshold"], tags["fairops.validation_fairness"]
     ('0.5050505050505051', '0.0')
     """
-    from fairops.metrics import group_rates, ratio_of
+    from fairops.metrics import group_decisions, group_rates, ratio_of
     from fairops.metrics.intervals import rate_counts, ratio_interval
     from fairops.metrics.windows import ALERT_LEVEL
 
     point = task.operating_point(y, scores, seed=seed)
-    rates = group_rates(y, point.apply(scores, seed=seed), task.select_sensitive(sensitive))
+    groups = task.select_sensitive(sensitive)
+    if check_decision(decision) == "per-group":
+        decided = group_decisions(scores, y, groups, seed=seed, **task.threshold)
+    else:
+        decided = point.apply(scores, seed=seed)
+    rates = group_rates(y, decided, groups)
     fairness = (ratio_of(rates, task.fairness), *ratio_interval(rate_counts(rates, task.fairness), level=ALERT_LEVEL,
                                                                 method="exact"))
-    return record_tags(task, point, seed=seed, fairness=fairness, level=ALERT_LEVEL)
+    return record_tags(task, point, seed=seed, fairness=fairness, level=ALERT_LEVEL, decision=decision)
 
 
 @dataclass(frozen=True)
@@ -71,6 +83,7 @@ class VersionRecord:
     seed: int
     baseline: float | None
     baseline_lower: float | None
+    decision: str = "single"
 
     @classmethod
     def from_tags(cls, tags: dict, *, where: str = "the model version") -> "VersionRecord":
@@ -89,7 +102,7 @@ class VersionRecord:
             return None if text is None else float(text)
 
         return cls(task, point, int(get(f"{PREFIX}seed", "0")), number("validation_fairness"),
-                   number("validation_fairness_lower"))
+                   number("validation_fairness_lower"), check_decision(get(f"{PREFIX}decision", "single")))
 
 
 def read_record(client, name: str, version: str) -> VersionRecord:

@@ -24,7 +24,9 @@ Config keys: ``sensitive_features`` (a column name or list of columns of ``data`
 ``seed`` (default 0), ``interval_level`` (default 0.95), ``groups`` (``"lowest"``, the default: the
 overall ratios are the lowest of the columns'; ``"intersectional"``: they are the ratios over the
 columns' intersections, e.g. female x Black, also logged as ``fairops_tpr_ratio_sex_x_race``).
-The evaluator opts in only when ``sensitive_features`` is in its config.
+``decision`` (``"single"``, the default: one threshold for every row; ``"per-group"``: one threshold per
+group of the sensitive columns' combinations, each at the target, as ``fairops tune --decision
+per-group`` decides). The evaluator opts in only when ``sensitive_features`` is in its config.
 Scores come from the model's ``predict_proba`` (column of ``pos_label``); a fairops SCAFF model's
 pyfunc output is already P(y = 1).
 
@@ -44,11 +46,12 @@ import pandas as pd
 from mlflow.models.evaluation import EvaluationResult, ModelEvaluator
 from mlflow.models.evaluation.artifacts import CsvEvaluationArtifact, ImageEvaluationArtifact
 
-from fairops.metrics import auc_s, auc_y, binarize, group_rates, precision, ratio_of, recall
+from fairops.metrics import auc_s, auc_y, binarize, group_decisions, group_rates, precision, ratio_of, recall
+from fairops.metrics.decisions import check_decision
 from fairops.metrics.intervals import rate_counts, ratio_interval
 
 RATES = ("tpr", "fpr", "ppr")
-CONFIG_KEYS = {"sensitive_features", "target", "pos_label", "seed", "interval_level", "groups"}
+CONFIG_KEYS = {"sensitive_features", "target", "pos_label", "seed", "interval_level", "groups", "decision"}
 GROUPINGS = ("lowest", "intersectional")
 RATES_FILE = "fairops_group_rates.csv"
 ROC_FILE = "fairops_group_roc.png"
@@ -165,7 +168,11 @@ class FairnessEvaluator(ModelEvaluator):
         target = config.get("target", {"tpr": 0.5})
         if not isinstance(target, dict) or len(target) != 1:
             raise ValueError(f"evaluator_config['target'] must be one of {{'tpr': t}}, {{'fpr': f}}, {{'top_k': k}}; got {target!r}")
-        y_pred = binarize(score, y, seed=int(config.get("seed", 0)), **target)
+        seed = int(config.get("seed", 0))
+        if check_decision(config.get("decision", "single")) == "per-group":
+            y_pred = group_decisions(score, y, sensitive, seed=seed, **target)
+        else:
+            y_pred = binarize(score, y, seed=seed, **target)
         metrics = {
             "fairops_auc_y": auc_y(y, score),
             "fairops_auc_s": auc_s(score, sensitive),
