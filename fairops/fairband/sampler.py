@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 import optuna
-from optuna.distributions import BaseDistribution
+from optuna.distributions import BaseDistribution, CategoricalDistribution
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
@@ -70,6 +70,29 @@ class _Assignment:
     reason: str | None = None
 
 
+def _checked_starts(starts, s_max) -> tuple[dict, ...]:
+    if starts is None:
+        return ()
+    starts = tuple(starts)
+    if not all(isinstance(start, dict) and all(isinstance(k, str) for k in start) for start in starts):
+        raise TypeError("start_configurations must be a list of dicts of parameter values")
+    if isinstance(s_max, int) and len(starts) > s_max + 1:
+        raise ValueError(f"start_configurations holds {len(starts)} configurations; bracket 0 has room for "
+                         f"s_max + 1 = {s_max + 1}")
+    validated_configuration({"starts": list(starts)})  # JSON values only
+    return starts
+
+
+def _start_value(value, name: str, distribution: BaseDistribution):
+    if isinstance(distribution, CategoricalDistribution):
+        inside = value in distribution.choices
+    else:
+        inside = isinstance(value, (int, float)) and distribution.low <= value <= distribution.high
+    if not inside:
+        raise ValueError(f"start configuration value {name}={value!r} is outside its distribution {distribution}")
+    return value
+
+
 def configuration_seed(seed: int, configuration: int) -> int:
     """Seed of one configuration's draws: a function of (seed, configuration id) only.
 
@@ -107,6 +130,11 @@ class FairbandSampler(BaseSampler):
         ``plot_pareto_front``, optuna-dashboard and :func:`~fairops.fairband.select_best` treat fits below
         the floor as infeasible. Rung promotion still ranks by ``o``, as in the paper. Part of the
         study's configuration: every worker must use the same floor.
+    start_configurations : parameter values (one dict per configuration, e.g. a library's defaults) that
+        the first configurations of bracket 0 of the first iteration take instead of random draws: bracket
+        0 fits every configuration on the full budget, so the run always compares its draws with these.
+        A parameter a dict leaves out is drawn as usual. At most ``s_max + 1`` of them (the size of bracket
+        0); part of the study's configuration. Default: none, every configuration drawn, as in the paper.
 
     The study must have two maximized objectives, (accuracy, fairness).
 
@@ -125,8 +153,10 @@ class FairbandSampler(BaseSampler):
     def __init__(self, eta: int = 3, s_max: int = 4, alpha: float | str = "auto", seed: int | None = None,
                  base_sampler: BaseSampler | None = None, wait_timeout: float = 3600.0,
                  poll_interval: float = 0.2, mode: str = "sync", *, configuration: dict | None = None,
-                 iterations: int | None = None, min_fairness: float | None = None) -> None:
+                 iterations: int | None = None, min_fairness: float | None = None,
+                 start_configurations=None) -> None:
         self._settings = FairbandSettings(eta, s_max, alpha, mode)
+        self._starts = _checked_starts(start_configurations, s_max)
         self._min_fairness = check_min_fairness(min_fairness)
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1)[0])
@@ -148,6 +178,8 @@ class FairbandSampler(BaseSampler):
                                "seed": self._seed}
         if self._min_fairness is not None:  # absent when unset, so studies started before the option still match
             self._configuration["min_fairness"] = self._min_fairness
+        if self._starts:  # absent when unset, as min_fairness
+            self._configuration["start_configurations"] = [dict(start) for start in self._starts]
         self._configuration_hash = configuration_hash(self._configuration)
         self._lock = threading.Lock()
         self._claimed = threading.Condition(self._lock)  # notified whenever a trial of this process claims
@@ -255,7 +287,7 @@ class FairbandSampler(BaseSampler):
             attrs = {"iteration": slot.iteration, **attrs}
         claim = Claim(trial.number, index, HELD, self._configuration_hash, worker=this_worker()).record()
         if slot.rung == 0:
-            assignment = _Assignment(HELD, index, slot, slot.configuration)
+            assignment = _Assignment(HELD, index, slot, slot.configuration, self._start_of(slot))
             self._finish_assignment(study, trial, assignment, attrs, claim)
             return
         ranked = self._ranking_if_ready(study, slot)  # the board is as fresh as the claim
@@ -288,10 +320,16 @@ class FairbandSampler(BaseSampler):
         if self._base_sampler is not None:
             self._base_sampler.before_trial(self._view(study, assignment.slot), trial)
 
+    def _start_of(self, slot: schedule.Slot) -> dict[str, Any]:
+        """The start configuration's values for a rung-0 slot of bracket 0 in the first iteration, else {}."""
+        if slot.iteration == 0 and slot.bracket == 0 and slot.position < len(self._starts):
+            return dict(self._starts[slot.position])
+        return {}
+
     def infer_relative_search_space(self, study, trial):
         assignment = self._assignment(study, trial)
-        if assignment is None or assignment.status != HELD:
-            return {}
+        if assignment is None or assignment.status != HELD or (assignment.slot.rung == 0 and assignment.params):
+            return {}  # a start configuration's values come from sample_independent
         if assignment.slot.rung > 0:
             return dict(assignment.distributions)
         if self._base_sampler is not None:
@@ -310,6 +348,8 @@ class FairbandSampler(BaseSampler):
 
     def sample_independent(self, study, trial, param_name, param_distribution):
         assignment = self._held(study, trial)
+        if assignment.slot.rung == 0 and param_name in assignment.params:
+            return _start_value(assignment.params[param_name], param_name, param_distribution)
         if assignment.own_sampler is not None:
             return assignment.own_sampler.sample_independent(study, trial, param_name, param_distribution)
         return self._base_sampler.sample_independent(

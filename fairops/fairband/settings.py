@@ -27,7 +27,7 @@ from . import ranking, schedule
 SETTINGS_ATTR = "fairband:settings"
 CONFIGURATION_ATTR_PREFIX = "fairband:configuration:"
 MODES = ("sync", "async")
-RESERVED_KEYS = ("eta", "s_max", "alpha", "mode", "seed", "min_fairness")
+RESERVED_KEYS = ("eta", "s_max", "alpha", "mode", "seed", "min_fairness", "start_configurations")
 
 
 @dataclass(frozen=True)
