@@ -78,6 +78,17 @@ def test_one_iteration_is_the_paper_schedule(finished_project):
 
 
 @pytest.mark.slow
+def test_the_full_budget_bracket_starts_with_the_library_defaults(finished_project):
+    from fairops.tuning.search_space import library_defaults
+
+    fits = [t for t in _study(finished_project).get_trials(deepcopy=False) if t.user_attrs["bracket"] == 0]
+    first = min(fits, key=lambda t: t.user_attrs["configuration_id"])
+    # the run tunes logistic regression and the SCAFF forest: of the library defaults only the former's apply
+    assert [first.params] == library_defaults(["logistic_regression", "scaff_forest"])
+    assert first.user_attrs["budget"] == 1.0 and first.state == TrialState.COMPLETE
+
+
+@pytest.mark.slow
 def test_every_fit_is_a_child_run_and_the_pick_is_registered(finished_project):
     uri = f"sqlite:///{finished_project / 'mlflow.db'}"
     client = MlflowClient(uri)

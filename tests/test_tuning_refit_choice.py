@@ -68,3 +68,23 @@ def test_the_floor_raises_small_budgets_only():
     assert floored.fraction(1 / 3) == 1 / 3
     with pytest.raises(ValueError, match="min_rows must be None or a positive integer"):
         FairnessObjective(data, seed=0, min_rows=0)
+
+
+def test_cross_validation_judges_at_the_objectives_decision():
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+    trial = optuna.trial.create_trial(
+        params={"lr_C": 1.0, "lr_penalty": "l2", "lr_tol": 1e-4, "lr_max_iter": 101}, values=[0.5, 0.5],
+        distributions={"lr_C": CategoricalDistribution([0.1, 1.0]), "lr_penalty": CategoricalDistribution(["l2"]),
+                       "lr_tol": FloatDistribution(5e-5, 1e-2, log=True), "lr_max_iter": IntDistribution(101, 300)})
+    data = load_german()
+    single = FairnessObjective(data, families=["logistic_regression"], seed=0)
+    per_group = FairnessObjective(data, families=["logistic_regression"], seed=0, decision="per-group")
+    one, each = cross_validated(single, trial), cross_validated(per_group, trial)
+    assert one["auc_y"] == each["auc_y"]  # the same out-of-fold scores, judged at two decision rules
+    # a threshold per sex at 50% TPR: each group keeps ceil(n / 2) of its n positives among train + validation
+    y = np.concatenate([single.rows(part)[1] for part in ("train", "validation")])
+    sex = np.concatenate([single.rows(part)[2]["sex"].to_numpy() for part in ("train", "validation")])
+    tpr = [np.ceil(n / 2) / n for n in (int(((sex == group) & (y == 1)).sum()) for group in np.unique(sex))]
+    assert each["fairness"] == pytest.approx(min(tpr) / max(tpr))
+    assert one["fairness"] < each["fairness"]

@@ -124,8 +124,9 @@ def add_parser(subcommands) -> None:
     parser.add_argument("--max-train-rows", type=int, metavar="N",
                         help="fit on a stratified sample of N training rows (default: all)")
     parser.add_argument("--selection", default="robust", choices=["robust", "paper"],
-                        help="robust (default): rank by lower confidence bounds and choose among refits on all "
-                             "training rows; paper: the paper's argmax of o over the fits' point values")
+                        help="robust (default): start the full-budget bracket with the library defaults, rank "
+                             "by lower confidence bounds and choose among refits on all training rows; paper: the "
+                             "paper's random configurations and argmax of o over the fits' point values")
     parser.add_argument("--n-jobs", type=int, default=TuneSettings.n_jobs,
                         help="fits run in parallel threads in this process")
     add_decision_options(parser)

@@ -34,10 +34,12 @@ from .running import (
 
 METHODS = {"fb-auto": "FB-auto", "fb-bal": "FB-bal", "hb": "HB", "rs": "RS", "rs-bal": "RS-bal"}
 SELECTIONS = ("robust", "paper")
-SELECTION_HELP = ("robust (default): every fit gets at least 500 training rows and 50 positives, the fits are "
+SELECTION_HELP = ("robust (default): every fit gets at least 500 training rows and 50 positives, the full-budget "
+                  "bracket starts with the library defaults (LightGBM, logistic regression), the fits are "
                   "ranked by lower confidence bounds, the best 3 and the most accurate fit are refit on all "
-                  "training rows and the pick is chosen among the refits on validation; paper: the paper's "
-                  "budget fractions and argmax of alpha*accuracy + (1-alpha)*fairness over the fits' values")
+                  "training rows and the pick is chosen among the refits on cross-validated bounds; paper: the "
+                  "paper's budget fractions, random configurations and argmax of alpha*accuracy + "
+                  "(1-alpha)*fairness over the fits' values")
 #: The ``--task`` help: its grammar and two examples.
 TASK_HELP = ("with --data: METRIC@TARGET=VALUE,ratio=RATE, where METRIC is precision or recall, TARGET is tpr, "
              "fpr (a rate in [0, 1]) or top_k (a row count) setting the threshold on the validation rows, and "
@@ -212,15 +214,16 @@ def open_study(settings: TuneSettings, configuration: dict | None = None, on_sta
     import optuna
 
     from ..fairband import FairbandSampler
-    from ..tuning.baselines import FullBudgetRandomSampler, pick_alpha
+    from ..tuning.baselines import FullBudgetRandomSampler, pick_alpha, start_configurations
 
     if settings.tuner.startswith("RS"):
         sampler = FullBudgetRandomSampler(seed=settings.seed, min_fairness=settings.min_fairness)
     else:
         alpha = pick_alpha(settings.tuner) if settings.alpha is None else settings.alpha
+        starts = start_configurations(settings.selection, (configuration or {}).get("families"), settings.profile)
         sampler = FairbandSampler(alpha=alpha, seed=settings.seed, wait_timeout=settings.wait_timeout,
                                   configuration=configuration, iterations=settings.iterations,
-                                  min_fairness=settings.min_fairness)
+                                  min_fairness=settings.min_fairness, start_configurations=starts)
     storage = open_storage(settings.storage, settings.heartbeat, on_stale=on_stale)
     study = optuna.create_study(study_name=settings.study_name, storage=storage,
                                 sampler=sampler, directions=["maximize", "maximize"], load_if_exists=True)

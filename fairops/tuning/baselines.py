@@ -115,6 +115,19 @@ def run_tuner(tuner: str, objective, *, seed: int = 0, iterations: int = 1, stud
     return TunerResult(tuner, study, select_best(study, alpha=_ALPHA[tuner]))
 
 
+def start_configurations(selection: str, families=None, profile: str = "fast") -> list[dict] | None:
+    """The configurations a Fairband run starts its full-budget bracket with: with the robust rule the
+    library defaults of the tuned families (:func:`~fairops.tuning.search_space.library_defaults`), so the
+    pick is chosen knowing how the defaults do; with the paper's rule none (every configuration is drawn).
+
+    >>> start_configurations("paper") is None, [s["model"] for s in start_configurations("robust")]
+    (True, ['lightgbm', 'logistic_regression'])
+    """
+    from .search_space import library_defaults
+
+    return library_defaults(families, profile) if selection == "robust" else None
+
+
 def pick_alpha(tuner: str):
     """The alpha the tuner's final pick uses.
 

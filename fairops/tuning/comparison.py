@@ -14,7 +14,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from .baselines import TUNERS, pick_alpha, run_tuner, trials_per_iteration
+from .baselines import TUNERS, make_study, pick_alpha, run_tuner, start_configurations, trials_per_iteration
 from .objective import SMALL_DATA_FLOOR, FairnessObjective, failure_reason
 from .refit_choice import dominates, refit_all, refit_choice
 from fairops.fairband.selection import RULES, select_best
@@ -83,7 +83,9 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
                 continue
             start = time.perf_counter()
             callbacks = [] if progress is None else [progress(seed, tuner, trials_per_iteration(tuner))]
-            result = run_tuner(tuner, objective, seed=seed, n_jobs=n_jobs, catch=(Exception,), callbacks=callbacks)
+            study = make_study(tuner, seed=seed, start_configurations=start_configurations(selection, families, profile))
+            result = run_tuner(tuner, objective, seed=seed, study=study, n_jobs=n_jobs, catch=(Exception,),
+                               callbacks=callbacks)
             runs[tuner] = (result.study, time.perf_counter() - start)
         for tuner in tuners:
             study, seconds = runs[tuner]

@@ -20,7 +20,9 @@ from fairops.datasets import strata
 def cross_validated(objective, frozen_trial, folds: int = 5) -> dict:
     """The task's metrics (with intervals) of ``frozen_trial``'s out-of-fold scores on train + validation.
 
-    The threshold meets the task's target on the pooled out-of-fold scores. Raises
+    The threshold meets the task's target on the pooled out-of-fold scores, at the objective's decision
+    rule (one threshold, or one per group with ``decision="per-group"``: the figures a choice compares are
+    those the run's models are judged by). Raises
     :class:`~fairops.tuning.objective.ConstantScoresError` when every row gets the same score.
 
     >>> import optuna
@@ -56,7 +58,7 @@ def cross_validated(objective, frozen_trial, folds: int = 5) -> dict:
         scores[held_out] = model.predict_proba(X.iloc[held_out])[:, 1]
     if np.ptp(scores) == 0:
         raise ConstantScoresError(f"the configuration scores all {len(scores)} rows {scores[0]:.6g}")
-    metrics, _ = objective.task.measure(y, scores, sensitive, seed=objective.seed)
+    metrics, _ = objective.task.measure(y, scores, sensitive, seed=objective.seed, decision=objective.decision)
     return metrics
 
 

@@ -20,6 +20,15 @@ from fairops.models import CategoryCodes
 from fairops.models.families import FAMILIES, PAPER_FAMILIES, Family, families_for  # noqa: F401 (re-exported)
 
 PROFILES = ("paper", "fast")
+# The libraries' own defaults in each family's parameter names: LightGBM's (100 rounds, learning rate 0.1, 31
+# leaves, 20 rows per leaf; its unlimited depth becomes the range's largest) and scikit-learn's logistic
+# regression (C = 1, l2, tol 1e-4; max_iter 100 becomes the range's smallest, 101).
+LIBRARY_DEFAULTS = {
+    "lightgbm": lambda profile: {"lgbm_boosting_type": "gbdt", "lgbm_n_estimators": 100, "lgbm_learning_rate": 0.1,
+                                 "lgbm_max_depth": 12 if profile == "fast" else 543, "lgbm_num_leaves": 31,
+                                 "lgbm_min_child_samples": 20},
+    "logistic_regression": lambda profile: {"lr_C": 1.0, "lr_penalty": "l2", "lr_tol": 1e-4, "lr_max_iter": 101},
+}
 
 
 def register_family(name: str, suggest: Callable, *, needs_encoding: bool = True,
@@ -39,6 +48,21 @@ def register_family(name: str, suggest: Callable, *, needs_encoding: bool = True
     if not callable(suggest):
         raise TypeError(f"suggest must be callable, got {type(suggest).__name__}")
     FAMILIES[name] = Family(name, suggest, needs_encoding, reads_sensitive)
+
+
+def library_defaults(families: Sequence[str] | None = None, profile: str = "fast") -> list[dict]:
+    """The library defaults of the tuned families that have them (LightGBM, then logistic regression), as
+    parameter values of :func:`make_model`: ``FairbandSampler(start_configurations=...)`` makes them the
+    first full-budget fits, so a run's pick is chosen knowing how the defaults do.
+
+    >>> [start["model"] for start in library_defaults()]
+    ['lightgbm', 'logistic_regression']
+    >>> library_defaults(["lightgbm"])[0]["lgbm_num_leaves"], "model" in library_defaults(["lightgbm"])[0]
+    (31, False)
+    """
+    names = list(PAPER_FAMILIES if families is None else families)
+    return [{**({"model": name} if len(names) > 1 else {}), **LIBRARY_DEFAULTS[name](profile)}
+            for name in LIBRARY_DEFAULTS if name in names]
 
 
 def check_families(families: Sequence[str], *, blind: bool = False) -> list[str]:
