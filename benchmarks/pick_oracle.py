@@ -184,6 +184,9 @@ def analyse(result: dict, scores, data, goal, max_train_rows=None) -> dict:
         # the same configurations' 5-fold figures over train + validation: an estimate the test rows did not pick
         "at_goal_cv": [[r["cv"]["accuracy"], r["cv"]["fairness"]] for r in refits if "cv" in r
                        and r["test"]["accuracy"] >= goal[0] and r["test"]["fairness"] >= goal[1]],
+        # and the other way round: the refits at the goal by cross-validation, and how many stay there on test
+        "cv_at_goal": [r["test"]["accuracy"] >= goal[0] and r["test"]["fairness"] >= goal[1] for r in refits
+                       if "cv" in r and r["cv"]["accuracy"] >= goal[0] and r["cv"]["fairness"] >= goal[1]],
         "at_precision": len(at_precision), "best_fair_at_precision": max(at_precision, default=float("nan")),
         "best_precision": max(t["accuracy"] for t in test),
         "best_precision_at_fairness": max((t["accuracy"] for t in test if t["fairness"] >= goal[1]),
@@ -316,6 +319,10 @@ def report(work_dir: Path, dataset: str, decision: str, goal) -> str:
                       f"(5 folds): {data.task.metric} {_pct(statistics.mean(p[0] for p in at_goal_cv))}, "
                       f"{data.task.fairness_label} {_pct(statistics.mean(p[1] for p in at_goal_cv))} on average "
                       f"(highest {_pct(max(p[1] for p in at_goal_cv))})"]
+    if any("cv" in r["refits"][0] for r in results):
+        found = [r["cv_at_goal"] for r in rows]
+        lines += ["", f"refits at the goal by cross-validation: {', '.join(str(len(f)) for f in found)} per seed; "
+                      f"at the goal on test too: {sum(sum(f) for f in found)} of {sum(len(f) for f in found)}"]
     if results and all("as_fitted" in r for r in results):
         lines += ["", as_fitted_row(results, goal), "", alpha_row(results)]
     if results and all("as_fitted" in r and "cv" in r["refits"][0] for r in results):
