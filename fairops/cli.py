@@ -21,14 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
-        module_name = f"fairops.jobs.{name.replace('-', '_')}"
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as error:
-            if error.name != module_name:
-                raise
-            continue  # a job not built yet
-        module.add_parser(subcommands)
+        importlib.import_module(f"fairops.jobs.{name.replace('-', '_')}").add_parser(subcommands)
     for subcommand in subcommands.choices.values():
         subcommand.allow_abbrev = False  # an option is refused by its full name when it does not apply
         subcommand.formatter_class = HelpFormatter
@@ -66,10 +59,6 @@ def plain(text: str) -> str:
     return text.replace("``", "")
 
 
-class UserError(Exception):
-    """A problem with the user's input or environment: printed as one line, exit status 2."""
-
-
 def main(argv=None) -> int:
     from .jobs.options import options_in
 
@@ -78,7 +67,7 @@ def main(argv=None) -> int:
     args.given = options_in(argv)  # what was spelled out, so a job can refuse options that do not apply
     try:
         return args.run(args)
-    except (UserError, ValueError, FileNotFoundError) as error:
+    except (ValueError, FileNotFoundError) as error:
         print(f"fairops {args.command}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

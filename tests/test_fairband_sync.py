@@ -18,7 +18,7 @@ from optuna.trial import TrialState
 from fairops.fairband import schedule
 from fairops.fairband import (FairbandSampler, FairbandScheduleError, FairbandWaitTimeout, budget, fits_of_run,
                               select_best, slot_of)
-from fairops.fairband.claims import holds_slot
+from fairops.fairband.claims import claim_of, holds_slot
 from fairband_reference import reference_run
 from fairops.tuning.toy import ToyFitError, make_toy_objective, toy_values
 from fairband_worker import spawn
@@ -134,7 +134,9 @@ def _run_processes(kind, url, storage, serial_configs, processes=2):
         assert w.returncode == 0, err[-2000:]
     study = optuna.load_study(study_name=name, storage=storage)
     assert check_against_reference(study, "auto") == serial_configs
-    # both processes really took part
+    # every process really took part: the slots' claims name as many workers (host:pid) as were started
+    claimants = {claim_of(t).worker for t in study.get_trials(deepcopy=False) if holds_slot(t) is not None}
+    assert len(claimants) == processes and {w.pid for w in workers} == {int(c.rsplit(":", 1)[1]) for c in claimants}
     return study
 
 

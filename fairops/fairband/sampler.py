@@ -36,7 +36,6 @@ from .constraints import check_min_fairness, record_constraint
 from .settings import (CONFIGURATION_ATTR_PREFIX, SETTINGS_ATTR, FairbandSettings, validated_configuration,
                        configuration_hash, first_difference)
 
-STUDY_ATTR = SETTINGS_ATTR  # kept name: the study attribute holding (eta, s_max, alpha, mode)
 ATTR_KEYS = ("iteration", "bracket", "rung", "budget", "configuration_id", "alpha")
 # A running trial that has written nothing yet is judged dead after this many heartbeat intervals
 # (a live one writes its claim milliseconds after it is created).
