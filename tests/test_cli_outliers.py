@@ -18,6 +18,7 @@ from fairops.datasets import load_credit_default, load_german
 from fairops.fairlof import FairLOF, guide_lambda
 from fairops.jobs.outliers import load_outlier_data, normalised_fairness
 from fairops.metrics import euclidean_disparity, wasserstein_disparity
+from kill_mid_fit import kill_mid_fit
 
 ROWS = 1500
 CREDIT = ["outliers", "--dataset", "credit_default", "--sensitive", "SEX,EDUCATION,MARRIAGE", "--max-rows", str(ROWS)]
@@ -235,7 +236,24 @@ def test_tune_logs_child_runs_with_the_outlier_metrics_and_resumes(tmp_path, cap
     assert len(study.trials) == 8
     assert len(runs_of(uri, query="tags.`fairops.role` = 'selection'")[1]) == 1
     assert main([*command, "--max-rows", "1000"]) == 2  # other rows in the same study are refused
-    assert "was run on other data (credit_default, " in capsys.readouterr().err
+    assert "was started with another configuration (rows: " in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_tune_logs_a_fit_failed_by_a_dead_workers_heartbeat_as_a_failed_run(tmp_path, capsys):
+    project = tmp_path / "project"
+    argv = ["outliers", "--dataset", "german", "--max-rows", "300", "--tune", "--trials", "12", "--heartbeat", "1",
+            "--no-progress", "--project-dir", str(project)]
+    storage, name = f"sqlite:///{project / 'optuna.db'}", "outliers-german-fb-auto-seed0"
+    killed = kill_mid_fit([sys.executable, "-m", "fairops.cli", *argv], storage, name, after=3, step=3).number
+
+    assert main(argv) == 0  # the same command again: the dead worker's fit is failed by heartbeat and redone
+    trials = optuna.load_study(study_name=name, storage=storage).get_trials(deepcopy=False)
+    assert trials[killed].state == optuna.trial.TrialState.FAIL
+    _, runs = runs_of(f"sqlite:///{project / 'mlflow.db'}", query="tags.`fairops.role` = 'trial'")
+    dead = [r for r in runs if int(r.data.tags["fairops.trial_number"]) == killed]
+    assert [r.info.status for r in dead] == ["FAILED"]  # the heartbeat failure reached the tracking
+    assert "fits: " in capsys.readouterr().out
 
 
 def test_bad_input_is_one_line_with_exit_status_2():

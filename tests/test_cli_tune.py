@@ -4,7 +4,6 @@ import contextlib
 import io
 import json
 import logging
-import os
 import re
 import signal
 import subprocess
@@ -29,6 +28,7 @@ from fairops.jobs import mlflow_study
 from fairops.sqlite_lock import sqlite_open_lock
 from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
 
+from kill_mid_fit import kill_mid_fit
 from log_records import LogRecords
 
 FAST = ["--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression,scaff_forest",
@@ -248,37 +248,11 @@ def _child_runs(project: Path, study_name: str):
     return client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'trial'", max_results=1000)
 
 
-def _kill_mid_fit(command, project: Path, after: int):
-    """Start ``command``, SIGKILL it while a fit is running once ``after`` fits are done; the killed trial."""
-    for _ in range(5):
-        worker = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                  start_new_session=True)
-        try:
-            deadline = time.monotonic() + 300
-            while time.monotonic() < deadline:
-                try:
-                    trials = _study(project).get_trials(deepcopy=False)
-                except (KeyError, ValueError, optuna.exceptions.StorageInternalError):
-                    trials = []
-                finished = sum(t.state.is_finished() for t in trials)
-                if finished >= after and any(t.state == TrialState.RUNNING and t.params for t in trials):
-                    break
-                time.sleep(0.05)
-            os.killpg(worker.pid, signal.SIGKILL)
-        finally:
-            worker.kill()
-            worker.wait()
-        killed = [t for t in _study(project).get_trials(deepcopy=False) if t.state == TrialState.RUNNING]
-        if killed:  # else the fit ended between the look and the kill: run and kill again
-            return killed[0]
-        after += 5
-    raise AssertionError("never caught a fit in progress")
-
-
 @pytest.mark.slow
 def test_sigkill_and_rerun_give_the_uninterrupted_fits_runs_and_pick(finished_project, tmp_path):
     argv = ["tune", *FAST, "--project-dir", str(tmp_path), "--heartbeat", "1"]
-    killed = _kill_mid_fit([sys.executable, "-m", "fairops.cli", *argv], tmp_path, after=30)
+    killed = kill_mid_fit([sys.executable, "-m", "fairops.cli", *argv], f"sqlite:///{tmp_path / 'optuna.db'}",
+                          "german-fb-auto-fast-seed0", after=30)
 
     assert main(argv) == 0  # the same command again
     study = _study(tmp_path)

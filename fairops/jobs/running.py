@@ -291,32 +291,6 @@ def tracked(tracker, run):
     return callback
 
 
-def stop_at(target: int):
-    """Callback stopping a worker once the study holds ``target`` trials (any worker's)."""
-
-    def callback(study, trial):
-        if len(study.get_trials(deepcopy=False)) >= target:
-            study.stop()
-
-    return callback
-
-
-def wait_for_fits(study, target: int, timeout: float, poll: float = 1.0) -> list:
-    """Block until the first ``target`` trials are finished (other workers may still be fitting)."""
-    from optuna.trial import TrialState
-
-    deadline = time.monotonic() + timeout
-    while True:
-        trials = [t for t in study.get_trials(deepcopy=False) if t.number < target]
-        if len(trials) >= target and all(t.state != TrialState.RUNNING for t in trials):
-            return trials
-        if time.monotonic() > deadline:
-            running = [t.number for t in trials if t.state == TrialState.RUNNING]
-            raise TimeoutError(f"fits still running after {timeout:.0f} s: {running[:10]}; "
-                               "a killed worker's fits are failed by heartbeat on RDB storages")
-        time.sleep(poll)
-
-
 def quiet_libraries() -> None:
     """Keep the job's output to its own lines: library chatter goes to warnings-level logs only."""
     import logging

@@ -18,19 +18,9 @@ from pathlib import Path
 
 from ..datasets import LOADERS
 from .options import refuse_options
-from .progress import NO_PROGRESS_HELP
-from .running import (
-    HEARTBEAT_SECONDS,
-    Interrupt,
-    NumberedRun,
-    SlotRun,
-    StaleTrialCallbacks,
-    open_storage,
-    quiet_libraries,
-    track_missing,
-    tracked,
-    work_until_complete,
-)
+from .progress import NO_PROGRESS_HELP, legend
+from .driver import TuningJob
+from .running import HEARTBEAT_SECONDS, quiet_libraries
 
 METHODS = {"fb-auto": "FB-auto", "fb-bal": "FB-bal", "hb": "HB", "rs": "RS", "rs-bal": "RS-bal"}
 SELECTIONS = ("robust", "paper")
@@ -200,39 +190,20 @@ def load_source(settings: TuneSettings):
     return load_dataset(settings.dataset)
 
 
-def open_study(settings: TuneSettings, configuration: dict | None = None, on_stale=None,
-               metric_names=("accuracy", "fairness")):
-    """Create the study, or join it when it exists (resume, or another worker).
-
-    ``configuration`` (see :func:`study_configuration`) is stored with a new Fairband study; joining a
-    study started with another one is refused, naming the first difference. ``on_stale(study, trial)``
-    hears of every trial this worker fails because its worker's heartbeat stopped. ``metric_names`` name
-    the two objectives in Optuna's tools (optuna-dashboard's axes).
+def make_sampler(settings: TuneSettings, configuration: dict | None = None):
+    """The method's sampler: Fairband's (``configuration``, see :func:`study_configuration`, stored with a
+    new study; a worker started with another one is refused, naming the first difference) or random search.
     """
-    import warnings
-
-    import optuna
-
     from ..fairband import FairbandSampler
     from ..tuning.baselines import FullBudgetRandomSampler, pick_alpha, start_configurations
 
     if settings.tuner.startswith("RS"):
-        sampler = FullBudgetRandomSampler(seed=settings.seed, min_fairness=settings.min_fairness)
-    else:
-        alpha = pick_alpha(settings.tuner) if settings.alpha is None else settings.alpha
-        starts = start_configurations(settings.selection, (configuration or {}).get("families"), settings.profile)
-        sampler = FairbandSampler(alpha=alpha, seed=settings.seed, wait_timeout=settings.wait_timeout,
-                                  configuration=configuration, iterations=settings.iterations,
-                                  min_fairness=settings.min_fairness, start_configurations=starts)
-    storage = open_storage(settings.storage, settings.heartbeat, on_stale=on_stale)
-    study = optuna.create_study(study_name=settings.study_name, storage=storage,
-                                sampler=sampler, directions=["maximize", "maximize"], load_if_exists=True)
-    if isinstance(sampler, FairbandSampler):
-        sampler.check_configuration(study)  # refuse a mismatched worker before it creates a trial
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        study.set_metric_names(list(metric_names))
-    return study
+        return FullBudgetRandomSampler(seed=settings.seed, min_fairness=settings.min_fairness)
+    alpha = pick_alpha(settings.tuner) if settings.alpha is None else settings.alpha
+    starts = start_configurations(settings.selection, (configuration or {}).get("families"), settings.profile)
+    return FairbandSampler(alpha=alpha, seed=settings.seed, wait_timeout=settings.wait_timeout,
+                           configuration=configuration, iterations=settings.iterations,
+                           min_fairness=settings.min_fairness, start_configurations=starts)
 
 
 def study_configuration(settings: TuneSettings, data, families: list[str]) -> dict:
@@ -262,13 +233,6 @@ def data_sha256(data) -> str:
         digest.update(",".join(map(str, frame.columns)).encode())
         digest.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
     return digest.hexdigest()
-
-
-def run_of(study, target: int):
-    """The fits the job asks for: the Fairband slots, or the first trials of a random search."""
-    from ..fairband import FairbandSampler
-
-    return SlotRun(study, target) if isinstance(study.sampler, FairbandSampler) else NumberedRun(study, target)
 
 
 def pick_alpha_of(settings: TuneSettings):
@@ -348,85 +312,118 @@ def family_of(trial, families) -> str:
 
 
 def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
-    """Run (or resume, or join) the study, then pick, refit, test and register.
+    """Run (or resume, or join) the study, then pick, refit, test and register (:func:`~.driver.drive`).
 
     >>> settings = TuneSettings(dataset="german", method="fb-bal", project_dir="/nonexistent/x", storage="x")
     >>> settings.tuner, target_trials(settings)
     ('FB-bal', 206)
     """
-    from ..tuning import FairnessObjective
-    from ..tuning.quiet import constant_fits_quiet
-    from ..tracking.callback import FairnessTrackingCallback
-    from . import mlflow_study
-    from .progress import FitProgress, legend
+    from .driver import drive
 
-    out = out or sys.stdout
     settings = settings.resolved()
     quiet_libraries()
-    data = load_source(settings)
-    families = _families(settings)
-    objective = FairnessObjective(data, profile=settings.profile, families=families, seed=settings.seed,
-                                  max_train_rows=settings.max_train_rows, decision=settings.decision,
-                                  blind=settings.blind, **budget_floor(settings.selection))
-    stale = StaleTrialCallbacks()
-    study = open_study(settings, study_configuration(settings, data, families), on_stale=stale,
-                       metric_names=(data.task.accuracy_name, data.task.fairness_name))
-    target = target_trials(settings)
-    run = run_of(study, target)
-    alpha = pick_alpha_of(settings)
-    tracker = FairnessTrackingCallback(
-        settings.tracking_uri, experiment_name=settings.study_name, alpha=alpha,
-        family=families[0] if len(families) == 1 else None,
-        artifact_location=mlflow_study.artifact_root(settings.project_dir, settings.tracking_uri), fast_sql=True)
-    tracker.log_study_params(study, study_params(settings, data, families, alpha))
-    stale.add(tracked(tracker, run))  # a dead worker's fit gets its (failed) child run too
-    done_before = run.status()[0]
-    print(f"project: {settings.project_dir}\nstudy: {settings.study_name} ({settings.tuner}, "
-          f"{target} fits, {done_before} already in the study)\nstorage: {settings.storage}\n"
-          f"tracking: {settings.tracking_uri}\ndata: {data!r}\ntask: {data.task.describe()}\n"
-          f"decisions: {decision_words(settings.decision, settings.blind, data)}", file=out, flush=True)
-    if settings.progress and done_before < target:
-        print(legend(alpha), file=out, flush=True)
+    return drive(TuneJob(settings, out or sys.stdout))
 
-    progress = FitProgress(target, alpha, stream=out, enabled=settings.progress)
-    with mlflow_study.parent_run_ended(tracker, study, end=settings.finalize):
-        if done_before < target:
-            tracker.reopen(study)
-            with Interrupt() as interrupt, constant_fits_quiet():
-                # Works until every fit is finished: redoes dead workers' fits, waits for live workers' ones.
-                complete = work_until_complete(study, objective, run, n_jobs=settings.n_jobs, catch=(Exception,),
-                                               callbacks=[tracked(tracker, run), progress], interrupt=interrupt,
-                                               wait_timeout=settings.wait_timeout)
-            progress.close()
-            if not complete:
-                raise KeyboardInterrupt  # stopped early: the study keeps what was done
-        trials = run.fits()
-        result = TuneResult(settings, study, fits=len(trials), task=data.task, failures=_failures(trials))
-        if not settings.finalize:
-            print(f"worker done: {result.fits} fits in the study", file=out)
-            return result
 
-        track_missing(tracker, study, run, settle=2 * settings.heartbeat)  # fits whose worker died before logging
-        pick, model, pick_scores, accurate, accurate_scores, result.choice = choose(settings, objective, trials, alpha)
+class TuneJob(TuningJob):
+    """``fairops tune`` for the driver: the data, the objective over the model families, the pick and its
+    registration with the refit model, and the summary."""
+
+    def __init__(self, settings: TuneSettings, out) -> None:
+        from ..tuning import FairnessObjective
+        from . import mlflow_study
+        from .driver import Plan
+
+        self.settings, self.out = settings, out
+        self.data = data = load_source(settings)
+        self.families = families = _families(settings)
+        self.objective = FairnessObjective(data, profile=settings.profile, families=families, seed=settings.seed,
+                                           max_train_rows=settings.max_train_rows, decision=settings.decision,
+                                           blind=settings.blind, **budget_floor(settings.selection))
+        alpha = pick_alpha_of(settings)
+        self.plan = Plan(
+            storage=settings.storage, study_name=settings.study_name, target=target_trials(settings),
+            tracking_uri=settings.tracking_uri, model_name=settings.model_name, alpha=alpha,
+            study_params=study_params(settings, data, families, alpha), experiment_name=settings.study_name,
+            artifact_location=mlflow_study.artifact_root(settings.project_dir, settings.tracking_uri),
+            family=families[0] if len(families) == 1 else None,
+            metric_names=(data.task.accuracy_name, data.task.fairness_name), heartbeat=settings.heartbeat,
+            wait_timeout=settings.wait_timeout, n_jobs=settings.n_jobs, catch=(Exception,),
+            progress=settings.progress, finalize=settings.finalize, ui_port=settings.ui_port,
+            description=mlflow_study.describe_task(data, alpha))
+
+    def sampler(self):
+        return make_sampler(self.settings, study_configuration(self.settings, self.data, self.families))
+
+    def quiet(self):
+        from ..tuning.quiet import constant_fits_quiet
+
+        return constant_fits_quiet()
+
+    def announce(self, study, done_before: int) -> None:
+        settings, data, target, out = self.settings, self.data, self.plan.target, self.out
+        print(f"project: {settings.project_dir}\nstudy: {settings.study_name} ({settings.tuner}, "
+              f"{target} fits, {done_before} already in the study)\nstorage: {settings.storage}\n"
+              f"tracking: {settings.tracking_uri}\ndata: {data!r}\ntask: {data.task.describe()}\n"
+              f"decisions: {decision_words(settings.decision, settings.blind, data)}", file=out, flush=True)
+        if settings.progress and done_before < target:
+            print(legend(self.plan.alpha), file=out, flush=True)
+
+    def _result(self, study, trials) -> TuneResult:
+        return TuneResult(self.settings, study, fits=len(trials), task=self.data.task, failures=_failures(trials))
+
+    def worker_done(self, study, trials) -> TuneResult:
+        result = self._result(study, trials)
+        print(f"worker done: {result.fits} fits in the study", file=self.out)
+        return result
+
+    def choose(self, study, tracker, trials) -> "_Chosen":
+        result = self._result(study, trials)
+        chosen = _Chosen(result, *choose(self.settings, self.objective, trials, self.plan.alpha))
+        pick, accurate = chosen.pick, chosen.accurate
+        result.choice = chosen.choice
         result.rows = {
-            f"Fairband pick (#{pick.trial.number}, {family_of(pick.trial, families)})":
-                {"trial": pick.trial, **pick_scores},
-            f"most accurate (#{accurate.trial.number}, {family_of(accurate.trial, families)})":
-                {"trial": accurate.trial, **accurate_scores},
+            f"Fairband pick (#{pick.trial.number}, {family_of(pick.trial, self.families)})":
+                {"trial": pick.trial, **chosen.scores},
+            f"most accurate (#{accurate.trial.number}, {family_of(accurate.trial, self.families)})":
+                {"trial": accurate.trial, **chosen.accurate_scores},
         }
-        # A re-run of a finished study (or a twin finishing at once) reports what was registered for the pick.
-        result.registered, result.already_registered = mlflow_study.register_once(
-            tracker, study, settings.model_name, pick.trial.number,
-            lambda: _register(settings, study, objective, pick, model, pick_scores, accurate, accurate_scores))
-        if settings.promote and not result.already_registered and result.registered.kept_version is not None:
-            result.verdict = _promote_now(settings, objective, result.registered)
+        return chosen
+
+    def register(self, study, tracker, chosen: "_Chosen"):
+        return _register(self.settings, study, self.objective, chosen.pick, chosen.model, chosen.scores,
+                         chosen.accurate, chosen.accurate_scores)
+
+    def registered(self, study, tracker, chosen: "_Chosen", version, before: bool) -> None:
+        from . import mlflow_study
+
+        result = chosen.result
+        result.registered, result.already_registered = version, before
+        if self.settings.promote and not before and version.kept_version is not None:
+            result.verdict = _promote_now(self.settings, self.objective, version)
         mlflow_study.log_pick(tracker, study, result.rows, result.choice)
-        tracker.finish(study)
-    result.links = mlflow_study.publish(tracker, study, pick.trial,
-                                        description=mlflow_study.describe_task(data, alpha), ui_port=settings.ui_port,
-                                        refit_run_id=getattr(result.registered, "run_id", None))
-    print_summary(result, out=out)
-    return result
+
+    def report(self, study, chosen: "_Chosen", version, before: bool, links) -> TuneResult:
+        chosen.result.links = links
+        print_summary(chosen.result, out=self.out)
+        return chosen.result
+
+
+@dataclass
+class _Chosen:
+    """The pick of a tune: the result so far, the pick with its refit model and scores, the most accurate fit."""
+
+    result: TuneResult
+    pick: object
+    model: object
+    scores: dict
+    accurate: object
+    accurate_scores: dict
+    choice: object = None
+
+    @property
+    def trial(self):
+        return self.pick.trial
 
 
 def study_params(settings: TuneSettings, data, families, alpha) -> dict:

@@ -255,6 +255,27 @@ def _place_alias(client, name: str, version: str, alias: str, if_taken: str | No
     return alias, kept
 
 
+def _version_tags(pick: Selection, rule_text: str, extra_tags: dict | None) -> dict:
+    """The new version's tags: the rule that made the pick, its scores, and the caller's own."""
+    tags = {"selection_rule": rule_text, "selection_kind": rule_kind(pick), "trial_number": str(pick.trial.number),
+            "accuracy": f"{pick.trial.values[0]:.6g}", "fairness": f"{pick.trial.values[1]:.6g}"}
+    if pick.alpha is not None:
+        tags.update(alpha_rule=str(pick.alpha_rule), selection_alpha=f"{pick.alpha:.6g}")
+    tags.update({str(k): str(v) for k, v in (extra_tags or {}).items()})
+    return tags
+
+
+def _log_selection_files(client, run_id: str, study, pick: Selection, card: dict) -> None:
+    """``selection/model_card.json``, ``selection_rule.json`` and ``pareto_front.png`` in the selection run."""
+    with tempfile.TemporaryDirectory() as folder:
+        with open(os.path.join(folder, "model_card.json"), "w") as handle:
+            json.dump(card, handle, indent=1, default=str)
+        with open(os.path.join(folder, "selection_rule.json"), "w") as handle:
+            json.dump(record(pick, study), handle, indent=1)
+        pareto_picture(study, pick, os.path.join(folder, "pareto_front.png"))
+        client.log_artifacts(run_id, folder, artifact_path="selection")
+
+
 def register_best(study, name: str, rule="fairband", *, alias: str = "champion", if_taken: str | None = "challenger",
                   refit=None, alpha=None, tracking_uri=None, experiment_name=None, input_example=None,
                   pip_requirements=None, description: str | None = None, card_notes: dict | None = None,
@@ -320,22 +341,10 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
             flavor = "logged with the trial"
         alias, kept = _place_alias(client, name, str(version), alias, if_taken)
         client.update_model_version(name, str(version), description=description or default_description(study, pick))
-        version_tags = {"selection_rule": rule_text, "selection_kind": rule_kind(pick),
-                        "trial_number": str(pick.trial.number), "accuracy": f"{pick.trial.values[0]:.6g}",
-                        "fairness": f"{pick.trial.values[1]:.6g}"}
-        if pick.alpha is not None:
-            version_tags.update(alpha_rule=str(pick.alpha_rule), selection_alpha=f"{pick.alpha:.6g}")
-        version_tags.update({str(k): str(v) for k, v in (extra_tags or {}).items()})
-        for key, value in version_tags.items():
+        for key, value in _version_tags(pick, rule_text, extra_tags).items():
             client.set_model_version_tag(name, str(version), key, value)
         card = _card(study, pick, name, version, alias, flavor, refit is not None, card_notes)
-        with tempfile.TemporaryDirectory() as folder:
-            with open(os.path.join(folder, "model_card.json"), "w") as handle:
-                json.dump(card, handle, indent=1, default=str)
-            with open(os.path.join(folder, "selection_rule.json"), "w") as handle:
-                json.dump(record(pick, study), handle, indent=1)
-            pareto_picture(study, pick, os.path.join(folder, "pareto_front.png"))
-            client.log_artifacts(run_id, folder, artifact_path="selection")
+        _log_selection_files(client, run_id, study, pick, card)
         client.set_terminated(run_id, "FINISHED")
     except BaseException:
         client.set_terminated(run_id, "FAILED")

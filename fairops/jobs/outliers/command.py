@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...datasets import LOADERS
 from ..options import refuse_options
 from ..progress import NO_PROGRESS_HELP
+from ..running import HEARTBEAT_SECONDS
 from .data import DEFAULT_DATASET
 from .single import run_single
 from .tracking import DEFAULT_EXPERIMENT, DEFAULT_PROJECT
@@ -17,7 +18,7 @@ def _run(args) -> int:
                        "with --tune: Fairband searches k, lambda and the Flex exponents itself")
     else:
         refuse_options(args, ["--method", "--fairband-alpha", "--iterations", "--trials", "--study-name",
-                              "--storage", "--n-jobs", "--no-progress"], "without --tune")
+                              "--storage", "--n-jobs", "--heartbeat", "--no-progress"], "without --tune")
         if args.lambda_ != "auto":
             refuse_options(args, ["--target-jaccard"], "with a fixed --lambda (it is the guide point of 'auto')")
     return run_tune(args) if args.tune else run_single(args)
@@ -67,6 +68,9 @@ def add_parser(subcommands) -> None:
                       help="Optuna study name (default outliers-<data>-<method>-seed<seed>)")
     tune.add_argument("--storage", default=None, help="Optuna storage URL (default sqlite:///<project>/optuna.db)")
     tune.add_argument("--n-jobs", type=int, default=1, help="fits run in parallel threads in this process")
+    tune.add_argument("--heartbeat", type=float, default=HEARTBEAT_SECONDS,
+                      help="seconds between worker heartbeats on RDB storages; a worker silent for 3 heartbeats "
+                           "has its fits failed (each logged as a failed child run) and fitted again by another")
     tune.add_argument("--no-progress", action="store_true",
                       help=NO_PROGRESS_HELP)
     where = parser.add_argument_group("tracking")

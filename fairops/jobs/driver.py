@@ -1,0 +1,180 @@
+"""One tuning driver for every command that tunes (``fairops tune``, ``fairops outliers --tune``).
+
+A command supplies a :class:`TuningJob`: its :class:`Plan` (storage, study, fits, tracking), its sampler,
+its objective, and what it prints, picks and registers. :func:`drive` does the rest, the same way for
+each: the study is opened or joined (a Fairband sampler refuses a worker started with another
+configuration), every fit becomes a child run (a fit failed by a dead worker's heartbeat too), progress
+is reported, Ctrl-C stops cleanly (the parent run ends KILLED), the run is worked to its end (dead
+workers' fits redone, live workers' awaited), fits whose worker died before logging them are logged,
+then the pick is made and registered once per study and pick (:func:`.mlflow_study.register_once`), and
+the study's views are published in MLflow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from dataclasses import dataclass, field
+
+from ..tracking.ui_links import DEFAULT_UI_PORT
+from .running import (HEARTBEAT_SECONDS, Interrupt, NumberedRun, SlotRun, StaleTrialCallbacks, open_storage,
+                      track_missing, tracked, work_until_complete)
+
+
+@dataclass
+class Plan:
+    """Where and how a tuning job runs: the stores, the study, its fits and their tracking."""
+
+    storage: str
+    study_name: str
+    target: int
+    tracking_uri: str
+    model_name: str
+    alpha: object
+    study_params: dict = field(default_factory=dict)
+    experiment_name: str | None = None
+    artifact_location: str | None = None
+    family: str | None = None
+    metric_names: tuple = ("accuracy", "fairness")
+    heartbeat: float = HEARTBEAT_SECONDS
+    wait_timeout: float = 3600.0
+    n_jobs: int = 1
+    catch: tuple = (Exception,)
+    progress: bool = True
+    finalize: bool = True
+    ui_port: int = DEFAULT_UI_PORT
+    description: str = ""
+
+
+class TuningJob:
+    """What a command supplies to :func:`drive`; subclasses fill in the hooks.
+
+    ``plan`` and ``objective`` are attributes; ``sampler()`` (and ``pruner()``) make the study's;
+    ``announce`` prints the job's header, ``choose`` picks among the run's fits (returning an object
+    with the picked ``trial``), ``register`` logs and registers it (returning an object with the new
+    version's ``run_id``), ``registered`` acts on the registration outside the model's lock (a
+    promotion), ``report`` prints the outcome and returns the command's result; ``worker_done`` ends a
+    worker that leaves the pick to another (``plan.finalize`` False).
+    """
+
+    plan: Plan
+    objective = None
+    out = sys.stdout
+
+    def sampler(self):
+        raise NotImplementedError
+
+    def pruner(self):
+        return None
+
+    def quiet(self):
+        """A context the fits run in (e.g. silencing warnings the objective counts itself)."""
+        return contextlib.nullcontext()
+
+    def announce(self, study, done_before: int) -> None:
+        raise NotImplementedError
+
+    def worker_done(self, study, trials):
+        raise NotImplementedError
+
+    def choose(self, study, tracker, trials):
+        raise NotImplementedError
+
+    def register(self, study, tracker, chosen):
+        raise NotImplementedError
+
+    def registered(self, study, tracker, chosen, version, before: bool) -> None:
+        """After registration (``before``: registered by an earlier or concurrent run); nothing by default."""
+
+    def report(self, study, chosen, version, before: bool, links):
+        raise NotImplementedError
+
+
+def open_study(plan: Plan, sampler, pruner=None, on_stale=None):
+    """Create the study, or join it when it exists (resume, or another worker).
+
+    A Fairband sampler started with another configuration than the study's is refused before it
+    creates a trial. ``on_stale(study, trial)`` hears of every trial this worker fails because its
+    worker's heartbeat stopped.
+    """
+    import warnings
+
+    import optuna
+
+    from ..fairband import FairbandSampler
+
+    storage = open_storage(plan.storage, plan.heartbeat, on_stale=on_stale)
+    try:
+        study = optuna.create_study(study_name=plan.study_name, storage=storage, sampler=sampler, pruner=pruner,
+                                    directions=["maximize", "maximize"], load_if_exists=True)
+    except ValueError:
+        raise
+    except Exception as error:  # noqa: BLE001 - an unreachable server, a locked file
+        raise ValueError(f"cannot open the Optuna storage {plan.storage!r}: {str(error).splitlines()[0]}") from None
+    if isinstance(sampler, FairbandSampler):
+        sampler.check_configuration(study)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        study.set_metric_names(list(plan.metric_names))
+    return study
+
+
+def run_of(study, target: int):
+    """The fits the job asks for: the Fairband slots, or the first trials of another sampler's study."""
+    from ..fairband import FairbandSampler
+
+    return SlotRun(study, target) if isinstance(study.sampler, FairbandSampler) else NumberedRun(study, target)
+
+
+def _tracker(plan: Plan):
+    from ..tracking.callback import FairnessTrackingCallback
+
+    return FairnessTrackingCallback(plan.tracking_uri, experiment_name=plan.experiment_name, alpha=plan.alpha,
+                                    family=plan.family, artifact_location=plan.artifact_location, fast_sql=True)
+
+
+def _fit_all(job: TuningJob, study, run, tracker) -> None:
+    """Work the run to its end (KeyboardInterrupt when Ctrl-C stops it first)."""
+    from .progress import FitProgress
+
+    plan = job.plan
+    tracker.reopen(study)
+    progress = FitProgress(plan.target, plan.alpha, stream=job.out, enabled=plan.progress)
+    with Interrupt() as interrupt, job.quiet():
+        # Works until every fit is finished: redoes dead workers' fits, waits for live workers' ones.
+        complete = work_until_complete(study, job.objective, run, n_jobs=plan.n_jobs, catch=plan.catch,
+                                       callbacks=[tracked(tracker, run), progress], interrupt=interrupt,
+                                       wait_timeout=plan.wait_timeout)
+    progress.close()
+    if not complete:
+        raise KeyboardInterrupt  # stopped early: the study keeps what was done
+
+
+def drive(job: TuningJob):
+    """Run (or resume, or join) the job's study to its end, then pick, register and publish; see the module."""
+    from . import mlflow_study
+
+    plan = job.plan
+    stale = StaleTrialCallbacks()
+    study = open_study(plan, job.sampler(), job.pruner(), on_stale=stale)
+    run = run_of(study, plan.target)
+    tracker = _tracker(plan)
+    tracker.log_study_params(study, plan.study_params)
+    stale.add(tracked(tracker, run))  # a dead worker's fit gets its (failed) child run too
+    done_before = run.status()[0]
+    job.announce(study, done_before)
+    with mlflow_study.parent_run_ended(tracker, study, end=plan.finalize):
+        if done_before < plan.target:
+            _fit_all(job, study, run, tracker)
+        trials = run.fits()
+        if not plan.finalize:
+            return job.worker_done(study, trials)
+        track_missing(tracker, study, run, settle=2 * plan.heartbeat)  # fits whose worker died before logging
+        chosen = job.choose(study, tracker, trials)
+        version, before = mlflow_study.register_once(tracker, study, plan.model_name, chosen.trial.number,
+                                                     lambda: job.register(study, tracker, chosen))
+        job.registered(study, tracker, chosen, version, before)
+        tracker.finish(study)
+    links = mlflow_study.publish(tracker, study, chosen.trial, description=plan.description, ui_port=plan.ui_port,
+                                 refit_run_id=getattr(version, "run_id", None))
+    return job.report(study, chosen, version, before, links)
