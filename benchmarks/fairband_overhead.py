@@ -6,17 +6,23 @@ side is the two-objective (accuracy, fairness) study, measured twice: with the a
 through Optuna internals (the default inside the Optuna versions it was written for) and with public
 storage calls only (what any other Optuna version, or any storage, gets). Also measures parallel
 efficiency at n_jobs=4 with a sleeping objective (sleep proportional to the budget). With ``--repeats``,
-the three sides run back to back in each round and the table shows medians (ratios: the median of the
-rounds' ratios), so a change in the machine's load between rounds does not decide the ratio.
+the sides run back to back in each round and the table shows medians (ratios: the median of the rounds'
+ratios, the lowest and highest in brackets), so a change in the machine's load between rounds does not
+decide the ratio. Through the gRPC proxy the internals never apply, so its public-calls side is not run.
 
     python benchmarks/fairband_overhead.py            # 206 and 2060 trials; memory, SQLite, Journal
     python benchmarks/fairband_overhead.py --postgres postgresql+psycopg://...   # PostgreSQL too
     python benchmarks/fairband_overhead.py --storages sqlite,postgres --postgres URL --trials 206 --repeats 3
     python benchmarks/fairband_overhead.py --storages postgres,grpc --postgres URL --grpc grpc://host:port --trials 206
+    python benchmarks/fairband_overhead.py --storages grpc --grpc grpc://host:port --trials 206 --calls
     python benchmarks/fairband_overhead.py --quick    # 206 trials in memory (smoke test)
+
+``--calls`` also counts, on the gRPC proxy, the storage calls each side makes per trial (every call of
+Optuna's ``GrpcStorageProxy`` is one round trip to the proxy, ``get_all_trials`` included).
 """
 
 import argparse
+import collections
 import statistics
 import tempfile
 import time
@@ -31,6 +37,26 @@ from fairops.fairband import FairbandPruner, FairbandSampler, budget
 from fairops.fairband._optuna_internals import use_internals
 
 
+CALLS = collections.Counter()  # storage calls by method, while counting (--calls)
+_counting = [False]
+
+
+def _counted(storage):
+    """``storage`` with each of its proxy calls counted in :data:`CALLS` (one call, one round trip)."""
+    from optuna.storages import GrpcStorageProxy
+
+    def wrap(name, method):
+        def call(*args, **kwargs):
+            CALLS[name] += 1
+            return method(*args, **kwargs)
+        return call
+
+    for name, member in vars(GrpcStorageProxy).items():
+        if callable(member) and not name.startswith("_") and name not in ("wait_server_ready", "close"):
+            setattr(storage, name, wrap(name, getattr(storage, name)))
+    return storage
+
+
 def _storage(kind, folder, url=None):
     """A fresh storage of ``kind``; ``url``: the PostgreSQL URL, or the grpc:// URL of a `fairops grpc-proxy`."""
     if kind == "memory":
@@ -42,7 +68,8 @@ def _storage(kind, folder, url=None):
     if kind == "grpc":
         from fairops.jobs.running import open_storage
 
-        return open_storage(url)  # what `fairops tune --storage grpc://...` uses, heartbeats included
+        storage = open_storage(url)  # what `fairops tune --storage grpc://...` uses, heartbeats included
+        return _counted(storage) if _counting[0] else storage
     return JournalStorage(JournalFileBackend(str(folder / (uuid.uuid4().hex + ".journal"))))
 
 
@@ -89,6 +116,37 @@ def optuna_hyperband_ms(kind, n_trials, folder, url=None):
     return 1000 * elapsed / n_trials
 
 
+def _cells(rounds, sides):
+    """Median ms/trial of each side, and each Fairband side's median ratio to Optuna with its spread."""
+    cells = [f"{statistics.median(r[0] for r in rounds):.2f}"]
+    for side in range(1, 3):
+        if side >= sides:
+            cells += ["(same as the column before)", "-"]
+            continue
+        ratios = sorted(r[side] / r[0] for r in rounds)
+        spread = f" ({ratios[0]:.2f}-{ratios[-1]:.2f})" if len(ratios) > 1 else ""
+        cells += [f"{statistics.median(r[side] for r in rounds):.2f}", f"{statistics.median(ratios):.2f}{spread}"]
+    return cells
+
+
+def call_table(folder, url, n_trials):
+    """Storage calls per trial through the proxy, by method, for each side (one untimed run each)."""
+    lines = [f"\nstorage calls per trial through the gRPC proxy ({n_trials} trials):",
+             "| side | calls per trial | by method |", "|---|---|---|"]
+    _counting[0] = True
+    try:
+        for side, measure in (("Optuna Hyperband+Random", lambda: optuna_hyperband_ms("grpc", n_trials, folder, url)),
+                              ("Fairband", lambda: fairband_ms("grpc", n_trials, folder, url=url))):
+            CALLS.clear()
+            measure()
+            CALLS.pop("delete_study", None), CALLS.pop("create_new_study", None)  # once per study, not per trial
+            methods = ", ".join(f"{name} {count / n_trials:.2f}" for name, count in CALLS.most_common())
+            lines.append(f"| {side} | {sum(CALLS.values()) / n_trials:.2f} | {methods} |")
+    finally:
+        _counting[0] = False
+    return lines
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -97,6 +155,7 @@ def main(argv=None):
     parser.add_argument("--storages", help="comma-separated subset of memory,sqlite,journal,postgres,grpc")
     parser.add_argument("--trials", type=int, nargs="+", help="study sizes (default: 206 2060)")
     parser.add_argument("--repeats", type=int, help="best of this many runs per figure (default: 3 in memory, 1 else)")
+    parser.add_argument("--calls", action="store_true", help="also count storage calls per trial on the gRPC proxy")
     args = parser.parse_args(argv)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     sizes = args.trials or ([206] if args.quick else [206, 2060])
@@ -122,15 +181,15 @@ def main(argv=None):
                     continue  # a networked store at 2060 trials takes minutes per side; 206 shows the ratio
                 repeats = args.repeats or (3 if kind == "memory" else 1)
                 rounds = []
-                for _ in range(repeats):  # the three sides back to back, so a change of load hits all three
+                # On the proxy the internals never apply: the public-calls side would measure the same path.
+                sides = 2 if kind == "grpc" else 3
+                for _ in range(repeats):  # the sides back to back, so a change of load hits all of them
                     rounds.append((optuna_hyperband_ms(kind, n, folder, url),
-                                   fairband_ms(kind, n, folder, url=url),
-                                   fairband_ms(kind, n, folder, public=True, url=url)))
-                anchor, fast, public = (statistics.median(side) for side in zip(*rounds))
-                fast_ratio = statistics.median(f / a for a, f, _ in rounds)
-                public_ratio = statistics.median(p / a for a, _, p in rounds)
-                print(f"| {kind} | {n} | {anchor:.2f} | {fast:.2f} | {fast_ratio:.2f} | {public:.2f} "
-                      f"| {public_ratio:.2f} |", flush=True)
+                                   fairband_ms(kind, n, folder, url=url))
+                                  + ((fairband_ms(kind, n, folder, public=True, url=url),) if sides == 3 else ()))
+                print(f"| {kind} | {n} | " + " | ".join(_cells(rounds, sides)) + " |", flush=True)
+        if args.calls and "grpc" in kinds:
+            print("\n".join(call_table(folder, args.grpc, sizes[0])))
         sleep = 0.02 if args.quick else 0.2  # seconds at full budget
         serial = fairband_ms("memory", 206, folder, n_jobs=1, sleep=sleep)
         parallel = fairband_ms("memory", 206, folder, n_jobs=4, sleep=sleep)

@@ -72,7 +72,26 @@ def test_a_trial_that_stops_beating_is_failed_through_the_proxy_and_a_beating_on
         assert [t.state for t in trials] == [TrialState.FAIL, TrialState.RUNNING]
         assert failed == [silent.number]
         assert BEAT_ATTR in trials[beating.number].system_attrs
+
+        def last_beat():
+            return storage.get_trial(beating._trial_id).system_attrs[BEAT_ATTR]
+
+        time.sleep(0.6)  # past the window (half an interval) since the loop's last written beat
+        storage.record_heartbeat(beating._trial_id)
+        written = last_beat()
+        storage.record_heartbeat(beating._trial_id)  # moments later: the same beat, not written again
+        assert last_beat() == written
+        time.sleep(0.6)
+        storage.record_heartbeat(beating._trial_id)
+        assert last_beat() > written
+
+        # several attributes of one write go out at once on a proxy, all written; a finished trial refuses them
+        internals.write_trial_attrs(study, beating, user={"a": 1, "b": [2]}, system={"c": "3"})
+        attrs = storage.get_trial(beating._trial_id)
+        assert (attrs.user_attrs["a"], attrs.user_attrs["b"], attrs.system_attrs["c"]) == (1, [2], "3")
         study.tell(beating, 1.0)
+        with pytest.raises(optuna.exceptions.UpdateFinishedTrialError):
+            internals.write_trial_attrs(study, beating, user={"a": 5, "d": 6})
         storage.record_heartbeat(beating._trial_id)  # a late beat of a finished trial is ignored, not raised
         storage.close()
 

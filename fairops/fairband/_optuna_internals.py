@@ -18,7 +18,8 @@ Inside :data:`WRITTEN_FOR` two internals make the hot path cheaper:
 
 Outside the range, or after ``use_internals(False)``, each attribute is one public ``set_trial_*_attr``
 call and the bracket view filters the public ``get_trials``/``trials`` only. Any storage works on that
-path (in-memory, RDB, Journal, Optuna's gRPC storage proxy).
+path (in-memory, RDB, Journal, Optuna's gRPC storage proxy). On the gRPC proxy, where each call is a
+network round trip, the calls of one write are made at once from a few threads and waited for together.
 
 >>> import optuna
 >>> internals_known("5.0.0"), internals_known("6.0.0"), internals_known("4.5.0")
@@ -30,9 +31,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import threading
 import warnings
 from collections.abc import Callable, Container
+from concurrent.futures import ThreadPoolExecutor
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
@@ -130,10 +133,37 @@ def write_trial_attrs(study, trial, user: dict | None = None, system: dict | Non
     if fast_paths_on() and (_rdb_batch(storage, trial_id, user, system) or
                             _journal_batch(storage, trial_id, user, system)):
         return
-    for key, value in system.items():
-        storage.set_trial_system_attr(trial_id, key, value)
-    for key, value in user.items():
-        storage.set_trial_user_attr(trial_id, key, value)
+    calls = [(storage.set_trial_system_attr, key, value) for key, value in system.items()]
+    calls += [(storage.set_trial_user_attr, key, value) for key, value in user.items()]
+    if len(calls) > 1 and _round_trip_per_call(storage):
+        # Each call is a network round trip and none depends on another: wait for them together.
+        futures = [_writer_pool().submit(call, trial_id, key, value) for call, key, value in calls]
+        errors = [error for error in (future.exception() for future in futures) if error is not None]
+        if errors:
+            raise errors[0]
+        return
+    for call, key, value in calls:
+        call(trial_id, key, value)
+
+
+def _round_trip_per_call(storage) -> bool:
+    """True for Optuna's gRPC storage proxy, whose every write is one call to the proxy server."""
+    from optuna.storages import GrpcStorageProxy
+
+    return isinstance(storage, GrpcStorageProxy)
+
+
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+_pool_lock = threading.Lock()
+
+
+def _writer_pool() -> ThreadPoolExecutor:
+    """This process's threads for concurrent attribute writes (a forked child makes its own)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=8, thread_name_prefix="fairband-attrs"))
+        return _pool[1]
 
 
 def _rdb_batch(storage, trial_id: int, user: dict, system: dict) -> bool:

@@ -7,6 +7,10 @@ its ``wait_timeout``. :class:`HeartbeatGrpcStorage` gives the proxy the heartbea
 using only calls the proxy forwards: a beat writes the trial's system attribute ``fairops:heartbeat``,
 and a trial is stale once this process has seen that attribute unchanged for ``grace_period`` seconds.
 Staleness is judged on this process' own monotonic clock, never by comparing clocks of two machines.
+Each beat is one round trip, so two are left out: a trial's first beat (observers time a trial's silence
+from when they first see it, so a first beat tells them nothing) and a beat moments after the last one
+(the Fairband sampler beats when it claims a slot, Optuna's heartbeat thread right after). A fit shorter
+than the heartbeat interval then makes no heartbeat write at all.
 Optuna's heartbeat thread, :func:`optuna.storages.fail_stale_trials` and the Fairband sampler then
 work on it as on an RDB storage with ``heartbeat_interval``.
 
@@ -82,6 +86,10 @@ class HeartbeatGrpcStorage(GrpcStorageProxy, BaseHeartbeat):
         self.heartbeat_stale_trial_callback = heartbeat_stale_trial_callback
         self._beats_lock = threading.Lock()
         self._beats_seen: dict[int, tuple[object, float]] = {}  # trial id -> (last beat seen, since when)
+        # A beat within this many seconds of the last one is skipped: the next written beat then follows
+        # within heartbeat_interval + this, which stays below grace_period.
+        self._beat_window = min(heartbeat_interval, grace_period - heartbeat_interval) / 2
+        self._beats_written: dict[int, float] = {}  # trial id -> when this process last beat it
 
     def __getstate__(self):
         state = super().__getstate__()
@@ -91,8 +99,19 @@ class HeartbeatGrpcStorage(GrpcStorageProxy, BaseHeartbeat):
     def __setstate__(self, state):
         super().__setstate__(state)
         self._beats_lock = threading.Lock()
+        self._beats_written = {}  # another process has written no beat yet
 
     def record_heartbeat(self, trial_id: int) -> None:
+        now = time.monotonic()
+        with self._beats_lock:
+            last = self._beats_written.get(trial_id)
+            if last is not None and now - last < self._beat_window:
+                return
+            # forget trials not beaten for a while (finished ones), keeping the map small
+            self._beats_written = {t: w for t, w in self._beats_written.items() if now - w < self.grace_period}
+            self._beats_written[trial_id] = now
+            if last is None:  # the first beat: nothing an observer needs (see the module's text)
+                return
         try:
             self.set_trial_system_attr(trial_id, BEAT_ATTR, time.time())
         except UpdateFinishedTrialError:
