@@ -2,6 +2,7 @@
 
     python benchmarks/mlflow_tracking_overhead.py            # 100 trials per contender, 3 rounds
     python benchmarks/mlflow_tracking_overhead.py --quick    # 20 trials, 1 round (smoke test)
+    python benchmarks/mlflow_tracking_overhead.py --calls    # where the time goes: calls and commits per trial
 
 A two-objective study with a no-op objective (10 parameters, Fairband-like user attributes:
 budget, bracket, rung, configuration_id, alpha, auc_y, auc_s) runs once without a callback (the
@@ -16,11 +17,18 @@ of the same round; the median of the per-round ratios to MLflowCallback is repor
   with ``synchronous=False``); the time includes waiting for the queue at the end (``flush()``);
 - the same with ``fast_sql=True``: each run in one transaction through MLflow's table models (opt-in,
   for the MLflow versions it was written for).
+
+``--calls`` runs each synchronous contender once more and counts, per trial, the ``MlflowClient`` calls
+(by method, with the time spent in them; the fluent API MLflowCallback uses goes through the same client)
+and the SQL transactions that wrote something (counted with SQLAlchemy's public connection events). On
+SQLite every such transaction ends in a synced commit.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import os
 import statistics
 import tempfile
@@ -38,14 +46,21 @@ def objective(trial):
     return sum(values) / 10, 1 - values[0]
 
 
+_timed_part = [False]  # True while a study runs: what --calls counts (not the store's schema creation)
+
+
 def run(n_trials, callback=None, after=None):
     import optuna
 
     study = optuna.create_study(directions=["maximize"] * 2, sampler=optuna.samplers.RandomSampler(seed=0))
     start = time.perf_counter()
-    study.optimize(objective, n_trials=n_trials, callbacks=[callback] if callback else None)
-    if after is not None:
-        after()
+    _timed_part[0] = True
+    try:
+        study.optimize(objective, n_trials=n_trials, callbacks=[callback] if callback else None)
+        if after is not None:
+            after()
+    finally:
+        _timed_part[0] = False
     return time.perf_counter() - start
 
 
@@ -78,11 +93,76 @@ def contender_seconds(name, n_trials, folder, round_):
         del os.environ["MLFLOW_ENABLE_ASYNC_LOGGING"]
 
 
+@contextlib.contextmanager
+def counting():
+    """Count ``MlflowClient`` calls (outermost only, with their time) and SQL write transactions."""
+    from mlflow.tracking import MlflowClient
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    calls, seconds, writes, depth = collections.Counter(), collections.Counter(), collections.Counter(), [0]
+    dirty = set()
+
+    def on_execute(conn, cursor, statement, *args):
+        if _timed_part[0] and statement.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE"):
+            dirty.add(id(conn))
+
+    def on_commit(conn):
+        if id(conn) in dirty:
+            dirty.discard(id(conn))
+            writes["write transactions"] += 1
+
+    def timed(name, method):
+        def wrapper(*args, **kwargs):
+            depth[0] += 1
+            start = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+                if depth[0] == 0 and _timed_part[0]:
+                    calls[name] += 1
+                    seconds[name] += time.perf_counter() - start
+        return wrapper
+
+    names = ("create_run", "log_batch", "set_terminated", "update_run", "get_experiment_by_name", "get_run",
+             "search_runs", "set_tag", "log_param", "log_metric", "get_experiment")
+    originals = {name: getattr(MlflowClient, name) for name in names}
+    for name, method in originals.items():
+        setattr(MlflowClient, name, timed(name, method))
+    event.listen(Engine, "before_cursor_execute", on_execute)
+    event.listen(Engine, "commit", on_commit)
+    try:
+        yield calls, seconds, writes
+    finally:
+        event.remove(Engine, "commit", on_commit)
+        event.remove(Engine, "before_cursor_execute", on_execute)
+        for name, method in originals.items():
+            setattr(MlflowClient, name, method)
+
+
+def call_table(n_trials, folder):
+    """Per trial and synchronous contender: client calls, time in them, SQL write transactions."""
+    lines = ["| contender | MlflowClient calls per trial (ms per trial in them) | ms per trial in all calls "
+             "| SQL write transactions per trial |", "|---|---|---|---|"]
+    for name in CONTENDERS:
+        if name == "public, async logging":
+            continue
+        with counting() as (calls, seconds, writes):
+            contender_seconds(name, n_trials, folder, "calls")
+        listed = ", ".join(f"{method} {calls[method] / n_trials:.2f} ({1000 * seconds[method] / n_trials:.1f})"
+                           for method in sorted(calls, key=lambda m: -seconds[m]))
+        lines.append(f"| {name} | {listed or '-'} | {1000 * sum(seconds.values()) / n_trials:.1f} "
+                     f"| {writes['write transactions'] / n_trials:.2f} |")
+    return lines
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="20 trials, one round")
+    parser.add_argument("--calls", action="store_true", help="also count client calls and SQL write transactions")
     args = parser.parse_args(argv)
     n_trials, rounds = (20, 1) if args.quick else (args.trials, args.rounds)
 
@@ -95,13 +175,17 @@ def main(argv=None):
     warnings.filterwarnings("ignore")
     logging.getLogger("mlflow").setLevel(logging.WARNING)
 
-    rows = []
+    rows, calls = [], []
     with tempfile.TemporaryDirectory() as folder:
         run(n_trials)  # warm-up: imports and first-use costs stay out of every round
         for round_ in range(rounds):
             base = run(n_trials) / n_trials
+            # each round starts with another contender, so none always runs first after the base
+            order = CONTENDERS[round_ % len(CONTENDERS):] + CONTENDERS[:round_ % len(CONTENDERS)]
             rows.append({name: 1000 * (contender_seconds(name, n_trials, folder, round_) / n_trials - base)
-                         for name in CONTENDERS})
+                         for name in order})
+        if args.calls or args.quick:
+            calls = call_table(n_trials, folder)
 
     print(f"trials per contender and round: {n_trials}, rounds: {rounds}; overhead in ms per trial "
           "(ratio to MLflowCallback in brackets)")
@@ -113,8 +197,12 @@ def main(argv=None):
                  for name in CONTENDERS]
         print(f"| {i} | " + " | ".join(cells) + " |")
     for name in CONTENDERS[1:]:
-        ratio = statistics.median(row[name] / row["MLflowCallback"] for row in rows)
-        print(f"median ratio {name} / MLflowCallback: {ratio:.2f} (goal <= 0.5)")
+        ratios = sorted(row[name] / row["MLflowCallback"] for row in rows)
+        print(f"median ratio {name} / MLflowCallback: {statistics.median(ratios):.2f} "
+              f"(rounds {ratios[0]:.2f}-{ratios[-1]:.2f}; goal <= 0.5)")
+    if calls:
+        print(f"\nclient calls and SQL write transactions, {n_trials} trials per contender:")
+        print("\n".join(calls))
 
 
 if __name__ == "__main__":
