@@ -209,3 +209,22 @@ def test_optuna_and_mlflow_stay_in_their_packages(library, allowed):
     users = _third_party_users(library)
     assert users, f"no module imports {library}: the check reads nothing"
     assert sorted(users - allowed) == []
+
+
+def _long_functions(limit: int = 80) -> list[str]:
+    """Functions and methods in ``fairops/`` longer than ``limit`` lines (signature to last line)."""
+    found = []
+    for module, path in MODULES.items():
+        if path is None:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                if length > limit:
+                    found.append(f"{module}.{node.name}: {length} lines")
+    return found
+
+
+def test_no_function_is_over_80_lines():
+    assert _long_functions() == []
+    assert _long_functions(limit=40), "the check reads no function at all"
