@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from fairops.metrics import Task, binarize, fairness_ratio, group_rates
-from fairops.metrics.intervals import rate_counts, ratio_interval, wilson_interval
+from fairops.metrics import Task, binarize, fairness_ratio, group_rates, ratio_of
+from fairops.metrics.intervals import clopper_pearson, rate_counts, ratio_interval, wilson_interval
 
 DRAWS = 1000
 
@@ -63,6 +63,47 @@ def test_bad_counts_are_refused(counts, message):
         ratio_interval(counts)
     with pytest.raises(ValueError, match="level"):
         wilson_interval(1, 2, level=1.5)
+
+
+@pytest.mark.parametrize("method", ["katz", "exact"])
+@pytest.mark.parametrize("counts, message", [
+    ([], "counts holds no attribute"),
+    (([], []), "counts holds no groups"),
+    ([([1, 2], [3, 3]), 5], r"counts\[1\] must be an \(events, bases\) pair"),
+    (([1, 2], [3]), "need the same length, got 2 and 1"),
+    (([1, -1], [3, 3]), r"counts events must hold whole numbers >= 0, got \[1, -1\]"),
+    (([1.5, 1], [3, 3]), "counts events must hold whole numbers"),
+    (([1, 1], [3, np.nan]), "counts bases must hold whole-number counts"),
+    (([[1, 1]], [[3, 3]]), "must be a 1-D array"),
+    (([1, 4], [3, 3]), "group 1 has 4 events of 3"),
+])
+def test_malformed_counts_are_refused_by_name_by_both_methods(method, counts, message):
+    with pytest.raises(ValueError, match=message):
+        ratio_interval(counts, method=method)
+
+
+def test_katz_refuses_a_group_without_base_which_exact_leaves_out():
+    with pytest.raises(ValueError, match="group 0 has no base"):
+        ratio_interval(([0, 3], [0, 10]))
+    with pytest.raises(ValueError, match="holds 1 group; a ratio needs at least two"):
+        ratio_interval(([3], [10]))
+    # The exact method's rule, which monitoring windows rely on: no rate, no group; fewer than two, no interval.
+    assert ratio_interval(([0, 3, 4], [0, 10, 10]), method="exact") == ratio_interval(([3, 4], [10, 10]), method="exact")
+    assert np.isnan(ratio_interval(([3], [10]), method="exact")).all()
+    assert ratio_interval(([3.0, 4.0], [10.0, 10.0])) == ratio_interval(([3, 4], [10, 10]))  # whole floats pass
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: wilson_interval(2.5, 3), "successes must hold whole numbers"),
+    (lambda: wilson_interval(4, 3), "got 4 successes of 3"),
+    (lambda: clopper_pearson([1, 2], [3]), "need the same length"),
+    (lambda: clopper_pearson([0, 1], [0, 3]), "trials must be positive, group 0 has none"),
+    (lambda: clopper_pearson([], []), "holds no groups"),
+    (lambda: ratio_of([], "tpr"), "non-empty list"),
+])
+def test_other_count_functions_refuse_malformed_counts(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
 
 
 def _two_attribute_rows(seed=0, n=600):

@@ -71,7 +71,8 @@ class GroupRates:
 
     @property
     def ppr(self) -> np.ndarray:
-        return self.predicted_positive / self.count
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.count > 0, self.predicted_positive / np.maximum(self.count, 1), np.nan)
 
     def rate(self, name: str) -> np.ndarray:
         if name not in RATES:
@@ -154,13 +155,14 @@ def _ratio(rates: GroupRates, rate: str) -> float:
     values = rates.rate(rate)
     undefined = [group for group, value in zip(rates.groups, values) if np.isnan(value)]
     if undefined:
-        missing = "positive" if rate == "tpr" else "negative"
+        missing = {"tpr": "positive rows", "fpr": "negative rows", "ppr": "rows"}[rate]
         raise ValueError(
             f"{rate} is undefined for group(s) {undefined} of {rates.attribute!r}: "
-            f"they have no {missing} rows"
+            f"they have no {missing}"
         )
     if len(values) < 2:
-        raise ValueError(f"sensitive attribute {rates.attribute!r} has a single group: {rates.groups}")
+        held = f"a single group {list(rates.groups)}" if len(values) else "no groups"
+        raise ValueError(f"sensitive attribute {rates.attribute!r} has {held}; a ratio needs at least two")
     highest = values.max()
     # All groups at rate 0 are treated equally: the ratio is 1.
     return float(values.min() / highest) if highest > 0 else 1.0
@@ -194,4 +196,7 @@ def ratio_of(rates, rate="tpr") -> float:
         raise ValueError(f"rate must be one of {RATES}, got {rate!r}")
     if isinstance(rates, GroupRates):
         return _ratio(rates, rate)
+    rates = list(rates) if isinstance(rates, (list, tuple)) else [rates]
+    if not rates or not all(isinstance(per_column, GroupRates) for per_column in rates):
+        raise ValueError(f"rates must be a GroupRates or a non-empty list of them (one per attribute), got {rates!r}")
     return min(_ratio(per_column, rate) for per_column in rates)

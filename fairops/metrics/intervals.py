@@ -26,7 +26,10 @@ tests simulate it).
 at least ``level``; whenever they do, the ratio lies inside
 ``[min_g L_g / max_g U_g, min(1, min_g U_g / max_g L_g)]``: valid for any number of groups and any
 counts, and conservative. Groups whose rate does not exist (no base) are left out; with fewer than two
-left the interval is ``(nan, nan)``.
+left the interval is ``(nan, nan)`` (a monitoring window may hold one group, or none with the rate).
+
+Counts must be whole numbers with ``0 <= events <= bases`` per group; ``katz`` also needs at least two
+groups, each with a base (its 0.5 correction would give a group without one a rate of 1).
 """
 
 from __future__ import annotations
@@ -49,6 +52,61 @@ def _z(tail: float) -> float:
     return NormalDist().inv_cdf(1 - tail)
 
 
+def _whole_counts(values, name: str) -> np.ndarray:
+    """``values`` as a 1-D int64 array of counts; a ValueError names ``name`` and what is wrong."""
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of per-group counts, got shape {array.shape}")
+    if array.dtype.kind not in "iuf" or (array.dtype.kind == "f" and not np.all(np.isfinite(array))):
+        raise ValueError(f"{name} must hold whole-number counts, got {array.tolist()[:5]}")
+    if np.any(array != np.round(array)) or np.any(array < 0):
+        raise ValueError(f"{name} must hold whole numbers >= 0, got {array.tolist()[:5]}")
+    return array.astype(np.int64)
+
+
+def _check_counts(events, bases, where: str, names=("events", "bases")) -> tuple[np.ndarray, np.ndarray]:
+    """Per-group ``(events, bases)`` checked: whole numbers, same length, at least one group, events <= bases."""
+    events, bases = (_whole_counts(values, f"{where} {name}") for values, name in zip((events, bases), names))
+    if len(events) != len(bases):
+        raise ValueError(f"{where}: {names[0]} and {names[1]} need the same length, got {len(events)} and {len(bases)}")
+    if len(events) == 0:
+        raise ValueError(f"{where} holds no groups")
+    over = np.flatnonzero(events > bases)
+    if over.size:
+        group = int(over[0])
+        which = f"group {group} has" if len(events) > 1 else "got"
+        raise ValueError(f"{where}: {which} {events[group]} {names[0]} of {bases[group]}; "
+                         f"counts need 0 <= {names[0]} <= {names[1]} per group")
+    return events, bases
+
+
+def _attribute_counts(counts) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """``counts`` of :func:`ratio_interval` as ``(where, events, bases)`` per attribute, checked."""
+    single = not isinstance(counts, list)
+    pairs = [counts] if single else counts
+    if not pairs:
+        raise ValueError("counts holds no attribute: give an (events, bases) pair of per-group arrays or a list of them")
+    checked = []
+    for index, pair in enumerate(pairs):
+        where = "counts" if single else f"counts[{index}]"
+        try:
+            events, bases = pair
+        except (TypeError, ValueError):
+            raise ValueError(f"{where} must be an (events, bases) pair of per-group arrays") from None
+        checked.append((where, *_check_counts(events, bases, where)))
+    return checked
+
+
+def _check_katz(pairs) -> None:
+    """Katz needs two groups or more, each with a base: the 0.5 correction would give a group without one rate 1."""
+    for where, events, bases in pairs:
+        if len(events) < 2:
+            raise ValueError(f"{where} holds {len(events)} group; a ratio needs at least two groups")
+        if np.any(bases == 0):
+            raise ValueError(f"{where}: group {int(np.flatnonzero(bases == 0)[0])} has no base (bases 0), so its rate "
+                             "does not exist; leave it out (GroupRates.defined) or use method='exact', which does")
+
+
 def wilson_interval(successes: int, trials: int, *, level: float = LEVEL) -> tuple[float, float]:
     """Wilson's score interval of a proportion ``successes / trials``; ``(0.0, 1.0)`` without trials.
 
@@ -57,8 +115,8 @@ def wilson_interval(successes: int, trials: int, *, level: float = LEVEL) -> tup
     (0.808, 0.95)
     """
     level = _check_level(level)
-    if trials < 0 or not 0 <= successes <= max(trials, 0):
-        raise ValueError(f"successes must be in [0, trials], got {successes} of {trials}")
+    successes, trials = (int(value[0]) for value in _check_counts([successes], [trials], "wilson_interval",
+                                                                   ("successes", "trials")))
     if trials == 0:
         return 0.0, 1.0
     z = _z((1 - level) / 2)
@@ -98,17 +156,11 @@ def ratio_interval(counts, *, level: float = LEVEL, method: str = "katz") -> tup
     level = _check_level(level)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    pairs = [counts] if not isinstance(counts, list) else counts
+    pairs = _attribute_counts(counts)
     if method == "exact":
         return _exact_ratio_interval(pairs, level)
-    arrays = []
-    for events, bases in pairs:
-        events, bases = np.asarray(events, dtype=float), np.asarray(bases, dtype=float)
-        if events.shape != bases.shape or events.ndim != 1 or len(events) < 2:
-            raise ValueError("counts need events and bases of the same length, at least two groups")
-        if np.any(events < 0) or np.any(events > bases):
-            raise ValueError("counts need 0 <= events <= bases per group")
-        arrays.append((events, bases))
+    _check_katz(pairs)
+    arrays = [(events.astype(float), bases.astype(float)) for _, events, bases in pairs]
     tail = (1 - level) / 2
     n_pairs = sum(len(e) * (len(e) - 1) // 2 for e, _ in arrays)
     low, high = math.inf, math.inf
@@ -124,7 +176,7 @@ def ratio_interval(counts, *, level: float = LEVEL, method: str = "katz") -> tup
 
 
 def clopper_pearson(successes, trials, level: float = LEVEL) -> tuple[np.ndarray, np.ndarray]:
-    """Exact two-sided binomial intervals (arrays in, arrays out); ``trials`` must be positive.
+    """Exact two-sided binomial intervals (1-D arrays in, arrays out); every ``trials`` must be positive.
 
     >>> lower, upper = clopper_pearson([0, 5], [10, 10], 0.95)
     >>> round(float(lower[0]), 4), round(float(upper[0]), 4), round(float(lower[1]), 4)
@@ -132,8 +184,10 @@ def clopper_pearson(successes, trials, level: float = LEVEL) -> tuple[np.ndarray
     """
     from scipy.stats import beta
 
-    k = np.asarray(successes, dtype=np.float64)
-    n = np.asarray(trials, dtype=np.float64)
+    k, n = _check_counts(successes, trials, "clopper_pearson", ("successes", "trials"))
+    if np.any(n == 0):
+        raise ValueError(f"clopper_pearson: trials must be positive, group {int(np.flatnonzero(n == 0)[0])} has none")
+    k, n = k.astype(np.float64), n.astype(np.float64)
     tail = (1.0 - _check_level(level)) / 2.0
     with np.errstate(invalid="ignore"):
         lower = np.where(k > 0, beta.ppf(tail, k, n - k + 1), 0.0)
@@ -145,11 +199,8 @@ def _exact_ratio_interval(pairs, level: float) -> tuple[float, float]:
     """The ``exact`` method, Bonferroni over the attributes as over the groups within one."""
     per_attribute = 1.0 - (1.0 - level) / len(pairs)
     bounds = []
-    for events, bases in pairs:
-        k, n = np.asarray(events, dtype=np.int64), np.asarray(bases, dtype=np.int64)
-        if k.shape != n.shape or np.any(k < 0) or np.any(k > n):
-            raise ValueError("counts need events and bases of the same length, 0 <= events <= bases per group")
-        k, n = k[n > 0], n[n > 0]
+    for _, events, bases in pairs:
+        k, n = events[bases > 0], bases[bases > 0]
         if len(n) < 2:
             bounds.append((float("nan"), float("nan")))
             continue
