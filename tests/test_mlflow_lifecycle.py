@@ -1,6 +1,8 @@
 """The registry lifecycle on a real SQLite store: challenger, the promotion gate, fairness monitoring."""
 
 import json
+import os
+import socket
 
 import mlflow
 import pytest
@@ -9,6 +11,7 @@ from mlflow.tracking import MlflowClient
 import fairops.mlflow
 from fairops.cli import main
 from fairops.tracking.promotion import GATE_TAG
+from fairops.tracking.registry_lock import RegistryBusy, registry_lock
 from lifecycle_models import FEATURES, example, register, rows
 
 NAME = "lifecycle"
@@ -82,7 +85,18 @@ def test_open_gate_moves_the_champion_and_a_rerun_changes_nothing(store):
     again = fairops.tracking.promote(NAME, rows_[FEATURES], rows_["y"], rows_[["sex"]], tracking_uri=store["uri"])
     assert (again.passed, again.moved, again.run_id) == (True, False, None)
     assert len(_promotion_runs(client)) == runs_before and _champion(client) == "2"
-    assert client.search_registered_models(f"name = '{NAME}.promotion-lock'") == []
+    assert client.search_registered_models(f"name = '{NAME}.registry-lock'") == []
+
+
+def test_the_registry_lock_is_a_registered_model_named_for_what_it_guards(store):
+    client = store["client"]
+    with registry_lock(client, NAME):
+        held = client.get_registered_model(f"{NAME}.registry-lock")
+        assert held.description == f"registry change in progress: {socket.gethostname()} pid {os.getpid()}"
+        with pytest.raises(RegistryBusy, match=f"another promotion or registration of '{NAME}'"):
+            with registry_lock(client, NAME, wait=0):
+                pass
+    assert client.search_registered_models(f"name = '{NAME}.registry-lock'") == []
 
 
 def test_bad_input_is_exit_2_in_one_line(store, capsys):

@@ -62,7 +62,7 @@ def test_three_promotions_at_once_leave_one_winner_and_never_the_refused_version
     experiments = [e.experiment_id for e in client.search_experiments()]
     runs = client.search_runs(experiments, "tags.`fairops.role` = 'promotion'")
     assert sorted(run.data.tags["fairops.candidate_version"] for run in runs) == ["2", "3"]
-    assert client.search_registered_models(f"name = '{NAME}.promotion-lock'") == []
+    assert client.search_registered_models(f"name = '{NAME}.registry-lock'") == []
 
 
 def test_monitoring_logs_one_step_per_window_through_the_server(server):

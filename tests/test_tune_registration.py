@@ -16,7 +16,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from fairops.cli import main
-from fairops.tracking.promotion_lock import lock_name
+from fairops.tracking.registry_lock import lock_name
 
 FAST = ["--dataset", "german", "--method", "rs", "--families", "logistic_regression", "--max-train-rows", "300",
         "--selection", "paper", "--no-progress"]

@@ -121,7 +121,7 @@ def close_stale_selection_runs(client, experiment_id: str, study_name: str, mode
     """End as KILLED the study's selection runs for ``model_name`` still RUNNING and delete the versions
     registered from them; returns the runs' ids.
 
-    Called holding the model's lock (:func:`~fairops.tracking.promotion_lock.promotion_lock`), which
+    Called holding the model's lock (:func:`~fairops.tracking.registry_lock.registry_lock`), which
     every registration by a tuning job holds: a selection run RUNNING then was left by a process killed
     while registering, and a version it made never got its description, tags or intended alias.
     """
@@ -142,15 +142,15 @@ def register_once(tracker, study, model_name: str, trial_number: int, register):
     """``(version, registered before)``: ``register()``'s new version, or the one an earlier (or
     concurrent) run of the study registered for this pick.
 
-    Holds the model's lock (:func:`~fairops.tracking.promotion_lock.promotion_lock`, a process killed
+    Holds the model's lock (:func:`~fairops.tracking.registry_lock.registry_lock`, a process killed
     holding it on this host releases it), so two identical jobs finishing together register one
     version and only one of them places ``@champion`` / ``@challenger``; selection runs a killed job
     left RUNNING are closed first.
     """
-    from ..tracking.promotion_lock import promotion_lock
+    from ..tracking.registry_lock import registry_lock
 
     client = tracker.client
-    with promotion_lock(client, model_name):
+    with registry_lock(client, model_name):
         close_stale_selection_runs(client, tracker.experiment_id(study), study.study_name, model_name)
         earlier = registered_version(client, model_name, study.study_name, trial_number)
         return (earlier, True) if earlier is not None else (register(), False)

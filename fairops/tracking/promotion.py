@@ -13,8 +13,8 @@ one threshold at the task's target on these rows, or one per group), and decides
 
 The verdict is recorded first (the promotion run's metrics and tags, then ``fairops.gate = passed |
 refused`` with the reasons on the candidate version) and only then does ``@champion`` move, so a crash
-leaves the old champion. One promotion of a model runs at a time (:mod:`.promotion_lock`), so two at
-once leave one winner, and a refused version is never pointed at. A candidate that already is the
+leaves the old champion. One promotion or registration of a model runs at a time (:mod:`.registry_lock`),
+so two at once leave one winner, and a refused version is never pointed at. A candidate that already is the
 champion changes nothing.
 """
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._tracking_uri import tracking_uri
-from .promotion_lock import promotion_lock
+from .registry_lock import registry_lock
 from .registry import _alias_holder
 from .version_record import read_record
 
@@ -181,7 +181,7 @@ def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, m
             raise ValueError(f"{label} must be a number in [0, 1] or None, got {bound!r}")
     frame, groups = _frame(X, y, sensitive)
     client = MlflowClient(tracking_uri)
-    with promotion_lock(client, name, wait=lock_wait):
+    with registry_lock(client, name, wait=lock_wait):
         version = _resolve(client, name, candidate)
         champion = _alias_holder(client, name, CHAMPION)
         if version == champion:

@@ -1,8 +1,8 @@
-"""One promotion (or registration by ``fairops tune``) of a registered model at a time, across processes
-and machines sharing a registry.
+"""One change of a registered model's versions and aliases at a time (a promotion by the gate, a
+registration by a tuning job), across processes and machines sharing a registry.
 
 MLflow's registry has no compare-and-set for aliases, but creating a registered model is atomic in every
-backend (a unique name): the lock is a registered model ``<name>.promotion-lock``, created on entry and
+backend (a unique name): the lock is a registered model ``<name>.registry-lock``, created on entry and
 deleted on exit. While it exists it is visible in the registry, its description naming its holder (host
 and process id). A lock whose holder was a process of this host that no longer exists (killed) is broken
 at once; one held from another host is broken when older than ``stale_after`` seconds.
@@ -15,23 +15,23 @@ import socket
 import time
 from contextlib import contextmanager
 
-LOCK_SUFFIX = ".promotion-lock"
+LOCK_SUFFIX = ".registry-lock"
 
 
-class PromotionBusy(RuntimeError):
-    """Another promotion of the same model held the lock for longer than the wait allowed."""
+class RegistryBusy(RuntimeError):
+    """Another promotion or registration of the same model held the lock for longer than the wait allowed."""
 
 
 def lock_name(name: str) -> str:
     """The registered model that stands for the lock of ``name``.
 
     >>> lock_name("fairops-german")
-    'fairops-german.promotion-lock'
+    'fairops-german.registry-lock'
     """
     return f"{name}{LOCK_SUFFIX}"
 
 
-_HOLDER = "promotion in progress: {host} pid {pid}"
+_HOLDER = "registry change in progress: {host} pid {pid}"
 
 
 def holder_gone(description: str | None, host: str | None = None) -> bool:
@@ -80,14 +80,14 @@ def _break_if_stale(client, name: str, stale_after: float) -> None:
 
 
 @contextmanager
-def promotion_lock(client, name: str, *, wait: float = 600.0, stale_after: float = 1800.0, poll: float = 0.25):
-    """Hold the promotion lock of registered model ``name`` for the ``with`` block."""
+def registry_lock(client, name: str, *, wait: float = 600.0, stale_after: float = 1800.0, poll: float = 0.25):
+    """Hold the registry lock of registered model ``name`` for the ``with`` block."""
     lock = lock_name(name)
     deadline = time.monotonic() + wait
     while not _try_create(client, lock):
         _break_if_stale(client, lock, stale_after)
         if time.monotonic() > deadline:
-            raise PromotionBusy(f"another promotion of {name!r} holds {lock!r}; waited {wait:g} s")
+            raise RegistryBusy(f"another promotion or registration of {name!r} holds {lock!r}; waited {wait:g} s")
         time.sleep(poll)
     try:
         yield
