@@ -11,7 +11,7 @@ import importlib
 import re
 import sys
 
-COMMANDS = ("tune", "promote", "monitor", "outliers", "compare", "baseline", "grpc-proxy")
+COMMANDS = ("tune", "promote", "monitor", "serve", "outliers", "compare", "baseline", "grpc-proxy")
 
 
 def build_parser() -> argparse.ArgumentParser:

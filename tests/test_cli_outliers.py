@@ -4,6 +4,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import optuna
@@ -98,7 +99,7 @@ def test_auto_lambda_prints_the_table_and_logs_metrics_and_a_loadable_model(tmp_
     mlflow.set_tracking_uri(uri)
     model_uri = printed_model_uri(out)
     assert model_uri == "models:/fairops-outliers-credit_default/1"  # registered: a URI one can serve
-    assert "serve it: PATH=" in out and f"MLFLOW_TRACKING_URI={uri} mlflow models serve -m {model_uri} " in out
+    assert f"serve it: {Path(sys.executable).parent / 'fairops'} serve {model_uri} --tracking-uri {uri} --port " in out
     expected = FairLOF(n_neighbors=5, correction_strength=fitted, novelty=True).fit(data.features.to_numpy(),
                                                                        sensitive_features=data.sensitive)
     native = fairlof_flavor.load_model(model_uri)

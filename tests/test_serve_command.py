@@ -12,6 +12,8 @@ import os
 import re
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +66,7 @@ def _free(port: int) -> bool:
 
 def _readme_lines(port: int):
     blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), flags=re.S)
-    (serve,) = [b.strip() for b in blocks if "mlflow models serve" in b and "PATH=" in b]
+    (serve,) = [b.strip() for b in blocks if b.startswith(".venv/bin/fairops serve ")]
     (curl,) = [b.strip() for b in blocks if b.startswith("curl -s http://127.0.0.1:5001/invocations")]
     # as written; only when the README's port is taken on a shared machine, the same lines with another
     return serve.replace("--port 5001", f"--port {port}"), curl.replace("127.0.0.1:5001", f"127.0.0.1:{port}")
@@ -83,7 +85,7 @@ def served(checkout, tmp_path_factory):
         for process, port, log in started:
             wait_ready(f"http://127.0.0.1:{port}/ping", process, log)
         yield {"printed": printed, "elsewhere": elsewhere, "url": f"http://127.0.0.1:{checkout['port']}/invocations",
-               "curl": curl}
+               "curl": curl, "X": checkout["X"]}
     finally:
         for process, _, _ in started:
             stop(process)
@@ -94,7 +96,7 @@ def _as_text(frame):
 
 
 def test_the_printed_serve_command_works_from_any_folder(checkout, served):
-    assert "MLFLOW_TRACKING_URI=sqlite:////" in served["printed"] and "models:/fairops-adult/1" in served["printed"]
+    assert "--tracking-uri sqlite:////" in served["printed"] and " serve models:/fairops-adult/1 " in served["printed"]
     rows = _as_text(checkout["X"].head(3))
     status, answer = post_frame(served["url"], rows)
     assert status == 200 and len(answer["predictions"]) == 3
@@ -104,6 +106,21 @@ def test_the_printed_serve_command_works_from_any_folder(checkout, served):
     assert answer["message"] == "input lacks the required column(s) ['hours-per-week']"
     stray = [p.name for p in served["elsewhere"].iterdir() if not p.name.endswith(".log")]
     assert stray == []  # no store or mlruns/ left where the command was pasted
+
+
+def test_json_nested_too_deep_answers_400_in_one_line_before_mlflow_parses_it(served):
+    """MLflow's parser recurses per level: 1,000 levels would end in its RecursionError and a 500."""
+    for depth in (33, 1_000, 100_000):
+        body = '{"dataframe_records": ' + "[" * depth + "]" * depth + "}"
+        request = urllib.request.Request(served["url"], data=body.encode(), headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 400
+        answer = refused.value.read().decode()
+        assert "\n" not in answer.strip()
+        assert json.loads(answer)["message"] == f"JSON nested {depth + 1} levels deep; the limit is 32"
+    status, answer = post_frame(served["url"], _as_text(served["X"].head(2)))  # the server is still well
+    assert status == 200 and len(answer["predictions"]) == 2
 
 
 def test_the_readme_serve_and_curl_lines_work_as_written(served):

@@ -40,19 +40,13 @@ from concurrent.futures import ThreadPoolExecutor
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
+from .._versions import in_range
+
 # Optuna versions whose internals (RDB sessions, journal operations, Study._get_trials) this module knows.
 WRITTEN_FOR = ((5, 0), (6, 0))
 
 _switch = threading.local()
 _warned = set()
-
-
-def _version_tuple(version: str) -> tuple[int, int]:
-    parts = []
-    for piece in version.split(".")[:2]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts + [0] * (2 - len(parts)))
 
 
 def internals_known(version: str | None = None) -> bool:
@@ -62,8 +56,7 @@ def internals_known(version: str | None = None) -> bool:
 
 @functools.lru_cache(maxsize=8)
 def _in_range(version: str) -> bool:
-    low, high = WRITTEN_FOR
-    return low <= _version_tuple(version) < high
+    return in_range(version, WRITTEN_FOR)
 
 
 @contextlib.contextmanager

@@ -86,10 +86,11 @@ def _run(args) -> int:
     return verdict.exit_code
 
 
-def model_parser(subcommands, command: str, help: str, doc: str):
+def model_parser(subcommands, command: str, help: str, doc: str,
+                 model_help: str = "registered model name (e.g. fairops-german)"):
     """A subcommand on one registered model: ``MODEL`` and where its registry is (as ``fairops tune`` has it)."""
     parser = subcommands.add_parser(command, help=help, description=doc.split("\n\n")[0])
-    parser.add_argument("model", metavar="MODEL", help="registered model name (e.g. fairops-german)")
+    parser.add_argument("model", metavar="MODEL", help=model_help)
     where = parser.add_argument_group("registry")
     where.add_argument("--project-dir", default="fairops-project", help="the fairops tune project folder")
     where.add_argument("--tracking-uri", help="MLflow tracking URI (e.g. http://mlflow:5000)")

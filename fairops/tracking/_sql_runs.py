@@ -23,13 +23,10 @@ from __future__ import annotations
 import uuid
 import warnings
 
+from .._versions import in_range
+
 #: MLflow versions (lowest included, highest excluded) whose run tables this module was written for.
 WRITTEN_FOR = ((3, 17), (3, 18))
-
-
-def _release(version: str) -> tuple[int, int]:
-    major, minor = version.split(".")[:2]
-    return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
 
 
 class SqlRunWriter:
@@ -41,8 +38,7 @@ class SqlRunWriter:
 
     @staticmethod
     def version_supported(version: str) -> bool:
-        low, high = WRITTEN_FOR
-        return low <= _release(version) < high
+        return in_range(version, WRITTEN_FOR)
 
     def write(self, experiment_id, start, end, status, tags, params, metrics, history=()) -> str:
         """Insert one run (already in its final ``status``) and return its id."""

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import re
 
+from .._versions import in_range
+
 #: MLflow versions (lowest included, highest excluded) whose UI reads the views written here.
 WRITTEN_FOR = ((3, 17), (3, 18))
 TAG_PREFIX = "mlflow.sharedViewState."
@@ -26,10 +28,7 @@ _FACETS = {"searchFilter": "", "orderByKey": "attributes.start_time", "orderByAs
 
 
 def view_supported(version: str) -> bool:
-    major, minor = version.split(".")[:2]
-    release = (int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0))
-    low, high = WRITTEN_FOR
-    return low <= release < high
+    return in_range(version, WRITTEN_FOR)
 
 
 def column(kind: str, key: str) -> str:

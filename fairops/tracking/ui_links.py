@@ -65,22 +65,22 @@ def ui_command(tracking_uri: str, port: int = DEFAULT_UI_PORT) -> str | None:
 
 
 def serve_command(tracking_uri: str, model_uri: str, port: int = DEFAULT_UI_PORT + 1, bin_dir=None) -> str:
-    """``mlflow models serve`` of ``model_uri`` that works pasted into a shell in any folder.
+    """``fairops serve`` of ``model_uri`` that works pasted into a shell in any folder.
 
-    It names the tracking store (the registry a ``models:/`` URI is looked up in) and puts ``bin_dir``
-    (default: the folder of the running Python, where ``mlflow`` and the ``uvicorn`` it starts are)
-    first on ``PATH``; ``--env-manager local`` serves with the packages of that environment.
+    It names the ``fairops`` of ``bin_dir`` (default: the folder of the running Python) by its full path,
+    so the model is served with the packages of that environment, and the tracking store whose registry a
+    ``models:/`` URI is looked up in.
 
     >>> serve_command("sqlite:////p/mlflow.db", "models:/m@champion", bin_dir="/v/bin")
-    'PATH=/v/bin:$PATH MLFLOW_TRACKING_URI=sqlite:////p/mlflow.db mlflow models serve -m models:/m@champion --env-manager local --port 5001'
+    '/v/bin/fairops serve models:/m@champion --tracking-uri sqlite:////p/mlflow.db --port 5001'
     """
     import shlex
     import sys
     from pathlib import Path
 
-    folder = str(bin_dir) if bin_dir is not None else str(Path(sys.executable).parent)
-    return (f"PATH={shlex.quote(folder)}:$PATH MLFLOW_TRACKING_URI={shlex.quote(str(tracking_uri))} "
-            f"mlflow models serve -m {shlex.quote(model_uri)} --env-manager local --port {_port(port)}")
+    program = Path(bin_dir if bin_dir is not None else Path(sys.executable).parent) / "fairops"
+    return (f"{shlex.quote(str(program))} serve {shlex.quote(model_uri)} "
+            f"--tracking-uri {shlex.quote(str(tracking_uri))} --port {_port(port)}")
 
 
 def _port(port) -> int:
