@@ -43,6 +43,8 @@ from fairops.datasets import load_dataset
 from fairops.tuning import FairnessObjective
 from fairops.metrics import fairness_ratio, precision, recall
 
+from report_cells import mean_sd_percent
+
 FAIROPS = {"FB-auto": ("single", False), "FB-auto per-group": ("per-group", False),
            "FB-auto blind": ("single", True), "FB-auto blind per-group": ("per-group", True)}
 LIGHTGBM = {"LightGBM": ("single", False), "LightGBM per-group": ("per-group", False),
@@ -199,12 +201,6 @@ def run(datasets, seeds, methods, work_dir: Path, **options) -> None:
                       f"({row['seconds']:.0f} s)", flush=True)
 
 
-def _cell(values) -> str:
-    values = [100 * v for v in values]
-    sd = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{statistics.mean(values):.1f} ± {sd:.1f}"
-
-
 def report(work_dir: Path) -> str:
     """One Markdown table per data set: mean ± sd over seeds, in %."""
     rows = [json.loads(p.read_text()) for p in sorted(work_dir.glob("*.json"))]
@@ -219,10 +215,10 @@ def report(work_dir: Path) -> str:
             if not chosen:
                 continue
             rate = next((k[5:] for k in chosen[0] if k.startswith("test_") and k[5:] in ("tpr", "fpr", "ppr")), None)
-            note = f"its own operating point: test {rate.upper()} {_cell([r['test_' + rate] for r in chosen])}" \
+            cells = {key: mean_sd_percent([r[key] for r in chosen]) for key in ("test_acc", "test_fair", "val_fair")}
+            note = f"its own operating point: test {rate.upper()} {mean_sd_percent(r['test_' + rate] for r in chosen)}" \
                 if rate else ""
-            out.append(f"| {method} | {_cell([r['test_acc'] for r in chosen])} | "
-                       f"{_cell([r['test_fair'] for r in chosen])} | {_cell([r['val_fair'] for r in chosen])} | "
+            out.append(f"| {method} | {cells['test_acc']} | {cells['test_fair']} | {cells['val_fair']} | "
                        f"{len(chosen)} | {statistics.mean(r['seconds'] for r in chosen):.0f} | {note} |")
         out.append("")
     return "\n".join(out)

@@ -42,6 +42,8 @@ import pandas as pd
 from fairops.datasets import load_compas, load_dataset, train_validation_test_split
 from fairops.tuning import compare_tuners
 
+from report_cells import mean_sd_percent
+
 RULES = ("paper", "robust")
 DATASETS = ("compas", "compas-fpr2", "german", "bank", "adult", "credit_default")
 DRAWS = 20000
@@ -142,12 +144,6 @@ def run(names, seeds, work_dir: Path, *, families=None, max_train_rows=None, log
                     f"{row['test_fair']:.3f} dominated {row['dominated']} ({row['seconds']:.0f} s)")
 
 
-def _mean(values) -> str:
-    values = [100 * v for v in values]
-    spread = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{statistics.mean(values):.1f} ± {spread:.1f}"
-
-
 def report(work_dir: Path) -> str:
     rows = [json.loads(p.read_text()) for p in sorted(work_dir.glob("*.json"))]
     lines = ["| data | rule | runs | test accuracy | test fairness | val fairness | loss (pp) | dominated "
@@ -161,9 +157,10 @@ def report(work_dir: Path) -> str:
             dominated = sum(bool(r["dominated"]) for r in subset)
             val_ceiling = 100 * statistics.mean(r["ceiling"]["validation"] for r in subset)
             test_ceiling = 100 * statistics.mean(r["ceiling"]["test"] for r in subset)
+            cells = {key: mean_sd_percent([r[key] for r in subset]) for key in ("test_acc", "test_fair", "val_fair")}
             lines.append(
-                f"| {name} | {rule} | {len(subset)} | {_mean(r['test_acc'] for r in subset)} | "
-                f"{_mean(r['test_fair'] for r in subset)} | {_mean(r['val_fair'] for r in subset)} | {loss:.1f} | "
+                f"| {name} | {rule} | {len(subset)} | {cells['test_acc']} | {cells['test_fair']} | "
+                f"{cells['val_fair']} | {loss:.1f} | "
                 f"{dominated}/{len(subset)} | {val_ceiling:.1f} / {test_ceiling:.1f} | "
                 f"{statistics.mean(r['failed'] for r in subset):.1f} |")
     return "\n".join(lines)

@@ -1,6 +1,8 @@
 """Each benchmark script still runs at its smallest setting and prints a well-formed table (timings are not
 checked); where a benchmark times two implementations of the same computation, both give the same answer."""
 
+import importlib
+import json
 import math
 import re
 import subprocess
@@ -35,6 +37,21 @@ def markdown_tables(text: str) -> list[list[list[str]]]:
 def test_table_parser_reads_a_table():
     text = "title\n| a | b x |\n|---|---|\n| 1 | 2.5x |\n\nafter"
     assert markdown_tables(text) == [[["a", "b x"], ["---", "---"], ["1", "2.5x"]]]
+
+
+def test_reports_give_mean_and_sd_in_percent_through_one_helper(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # as running a script from benchmarks/ does
+    from report_cells import mean_sd_percent
+
+    assert (mean_sd_percent([0.5, 0.7]), mean_sd_percent(iter([0.25]))) == ("60.0 ± 14.1", "25.0 ± 0.0")
+    row = {"dataset": "german", "test_fair": 0.8, "val_fair": 0.9}
+    for index, accuracy in enumerate((0.5, 0.7)):
+        (tmp_path / f"r{index}.json").write_text(json.dumps({
+            **row, "test_acc": accuracy, "method": "FB-auto", "seconds": 1, "selection": "robust",
+            "dominated": False, "ceiling": {"validation": 0.9, "test": 0.85}, "failed": 0}))
+    cells = "| 60.0 ± 14.1 | 80.0 ± 0.0 | 90.0 ± 0.0 |"
+    assert f"| german | robust | 2 {cells}" in importlib.import_module("fairband_robust").report(tmp_path)
+    assert f"| FB-auto {cells} 2 |" in importlib.import_module("decisions").report(tmp_path)
 
 
 @pytest.mark.slow
