@@ -24,7 +24,7 @@ from fairops.cli import main
 from fairops.datasets import load_german
 from fairops.fairband import fits_of_run, schedule, select_best
 from fairops.fairband.claims import holds_slot, slot_of_trial
-from fairops.jobs import mlflow_study
+from fairops.jobs import mlflow_study, tune
 from fairops.sqlite_lock import sqlite_open_lock
 from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
 
@@ -149,7 +149,8 @@ def test_the_study_is_tidy_in_mlflow(finished_run):
     data = load_german()
     assert params["dataset"] == "german" and params["method"] == "FB-auto" and params["alpha_rule"] == "auto (FB-auto)"
     assert params["task"] == str(data.task) and params["task.positive_class"] == data.task.positive == "good credit"
-    assert params["data_sha256"] == mlflow_study.data_sha256(data) and params["rows"] == "1000"
+    # the hash the study's configuration holds (a worker on other data is refused by it)
+    assert params["data_sha256"] == tune.data_sha256(data) and params["rows"] == "1000"
     # the pick's refit with its interval and the refit comparison of the robust rule
     metrics = parent.data.metrics
     assert params["selection"] == "robust"

@@ -1,7 +1,8 @@
 """What a tuning job records about its study in MLflow beyond the per-fit runs, and what it prints of it.
 
 - :func:`artifact_root`: artifacts under the project folder unless a tracking server keeps them;
-- :func:`data_sha256`, :func:`task_params`: the parent run's params that say what was tuned on what;
+- :func:`task_params`: the parent run's params that say what task was tuned (the data's hash is
+  :func:`fairops.jobs.tune.data_sha256`, the one the study's configuration holds);
 - :func:`parent_run_ended`: the parent run ends FINISHED, KILLED (Ctrl-C) or FAILED with the job;
 - :func:`registered_version`: the model version an earlier run of the same study registered for the
   same pick (read through MLflow's public client), so a re-run registers nothing new;
@@ -13,7 +14,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -38,21 +38,6 @@ def artifact_root(project_dir, tracking_uri: str) -> str | None:
     folder = Path(project_dir).resolve() / "mlartifacts"
     folder.mkdir(parents=True, exist_ok=True)
     return folder.as_uri()
-
-
-def data_sha256(data) -> str:
-    """sha256 of a data set's content as loaded (features, label, sensitive columns), independent of file format.
-
-    >>> from fairops.datasets import load_german
-    >>> data_sha256(load_german()) == data_sha256(load_german()), len(data_sha256(load_german()))
-    (True, 64)
-    """
-    digest = hashlib.sha256()
-    for frame in (data.X, data.sensitive):
-        digest.update(",".join(map(str, frame.columns)).encode())
-        digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
-    digest.update(np.ascontiguousarray(data.y).tobytes())
-    return digest.hexdigest()
 
 
 def task_params(data) -> dict:

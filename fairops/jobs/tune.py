@@ -223,7 +223,15 @@ def study_configuration(settings: TuneSettings, data, families: list[str]) -> di
 
 
 def data_sha256(data) -> str:
-    """sha256 of a data set's values (features, label, sensitive columns), index and column names included."""
+    """sha256 of a data set's values (features, label, sensitive columns), index and column names included.
+
+    Both the study's configuration (a worker on other data is refused) and the parent run's
+    ``data_sha256`` param hold it; a study keeps its value, so the value of given data must never change.
+
+    >>> from fairops.datasets import load_german
+    >>> data_sha256(load_german())[:16]
+    '1d514ec9a66fdcd9'
+    """
     import hashlib
 
     import pandas as pd
@@ -432,7 +440,7 @@ def study_params(settings: TuneSettings, data, families, alpha) -> dict:
 
     return {
         "dataset": settings.source_name, "data_source": data.source or settings.source_name,
-        "data_sha256": mlflow_study.data_sha256(data), "rows": len(data.y), **mlflow_study.task_params(data),
+        "data_sha256": data_sha256(data), "rows": len(data.y), **mlflow_study.task_params(data),
         "method": settings.tuner, "alpha_rule": "auto (FB-auto)" if alpha == "auto" else f"{float(alpha):g}",
         "selection": settings.selection,
         "profile": settings.profile, "seed": settings.seed, "iterations": settings.iterations,
