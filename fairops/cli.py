@@ -61,12 +61,14 @@ def plain(text: str) -> str:
 
 def main(argv=None) -> int:
     from .jobs.options import options_in
+    from .jobs.running import artifact_bars_only_on_a_terminal
 
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     args.given = options_in(argv)  # what was spelled out, so a job can refuse options that do not apply
     try:
-        return args.run(args)
+        with artifact_bars_only_on_a_terminal():
+            return args.run(args)
     except (ValueError, FileNotFoundError) as error:
         print(f"fairops {args.command}: error: {error}", file=sys.stderr)
         return 2

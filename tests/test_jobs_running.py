@@ -1,11 +1,13 @@
 """The job loop every `fairops` tuning command shares: it works a run to its end, whatever dies on the way."""
 
+import io
 import os
 import signal
 import threading
 import time
 import uuid
 
+import mlflow
 import optuna
 import pytest
 from optuna.trial import TrialState
@@ -13,8 +15,8 @@ from optuna.trial import TrialState
 from fairops.fairband import FairbandSampler
 from fairops.fairband.claims import holds_slot, slot_of_trial
 from fairops.tuning.toy import ToyFitError
-from fairops.jobs.running import (SlotRun, StaleTrialCallbacks, open_storage, track_missing, tracked,
-                                  work_until_complete)
+from fairops.jobs.running import (ARTIFACTS_BAR, SlotRun, StaleTrialCallbacks, artifact_bars_only_on_a_terminal,
+                                  open_storage, track_missing, tracked, work_until_complete)
 from fairband_worker import spawn
 from test_fairband_sync import FAIL_BELOW, NAN_ABOVE, _objective, check_against_reference
 
@@ -54,6 +56,25 @@ def test_stale_trial_callbacks_report_and_never_raise(caplog):
     callbacks.add(lambda study, trial: 1 / 0)
     callbacks(None, "a trial")
     assert seen == ["a trial"] and "ZeroDivisionError" in caplog.text
+
+
+def test_mlflow_artifact_bar_is_off_without_a_terminal_and_the_environment_kept(tmp_path, capfd, monkeypatch):
+    monkeypatch.delenv(ARTIFACTS_BAR, raising=False)
+    stored = tmp_path / "stored"
+    stored.mkdir()
+    (stored / "table.json").write_text("{}")
+
+    def download() -> str:
+        mlflow.artifacts.download_artifacts(artifact_uri=stored.as_uri(), dst_path=str(tmp_path / uuid.uuid4().hex))
+        return capfd.readouterr().err
+
+    assert "Downloading artifacts" in download()  # MLflow's default, which a job's output should not carry
+    with artifact_bars_only_on_a_terminal(io.StringIO()):
+        assert os.environ[ARTIFACTS_BAR] == "false" and "Downloading artifacts" not in download()
+    assert ARTIFACTS_BAR not in os.environ
+    monkeypatch.setenv(ARTIFACTS_BAR, "true")  # the user's own setting wins
+    with artifact_bars_only_on_a_terminal(io.StringIO()):
+        assert "Downloading artifacts" in download()
 
 
 @pytest.mark.slow

@@ -8,7 +8,9 @@ fits in progress are waited for, and Ctrl-C stops it cleanly.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import signal
 import sys
 import threading
@@ -16,6 +18,8 @@ import time
 
 OVERFLOW_ATTR = "fairops:beyond_budget"
 HEARTBEAT_SECONDS = 10
+#: MLflow's public switch of its artifact upload/download progress bar (``mlflow.environment_variables``).
+ARTIFACTS_BAR = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
 
 _logger = logging.getLogger(__name__)
 
@@ -308,3 +312,25 @@ def quiet_libraries() -> None:
     for name in ("mlflow", "alembic"):
         logging.getLogger(name).setLevel(logging.WARNING)
 
+
+@contextlib.contextmanager
+def artifact_bars_only_on_a_terminal(stream=None):
+    """MLflow's artifact progress bar ("Downloading artifacts") off inside the block when ``stream``
+    (default: ``sys.stderr``, where the bar is drawn) is not a terminal, so logs and pipes carry no bars.
+
+    A value the user gave the variable wins; after the block the environment is as it was before.
+
+    >>> import io
+    >>> with artifact_bars_only_on_a_terminal(io.StringIO()):
+    ...     os.environ.get(ARTIFACTS_BAR) in ("false", os.environ.get(ARTIFACTS_BAR))
+    True
+    """
+    stream = sys.stderr if stream is None else stream
+    if ARTIFACTS_BAR in os.environ or getattr(stream, "isatty", lambda: False)():
+        yield
+        return
+    os.environ[ARTIFACTS_BAR] = "false"
+    try:
+        yield
+    finally:
+        os.environ.pop(ARTIFACTS_BAR, None)
