@@ -146,6 +146,44 @@ def test_the_guarded_app_is_mlflows_answer_for_everything_it_lets_through(saved_
     assert _asgi(guarded, method="GET", path="/ping")[0] == 200
 
 
+def _plant_loader(path, marker) -> None:
+    """Rewrite ``MLmodel`` as an attacker without the key would: its loader module is planted code."""
+    (path / "code").mkdir()
+    (path / "code" / "planted_serve_loader.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\nfrom fairops.mlflow.classifier import _load_pyfunc\n")
+    text = (path / "MLmodel").read_text()
+    assert "loader_module: fairops.mlflow.classifier\n" in text
+    (path / "MLmodel").write_text(text.replace("loader_module: fairops.mlflow.classifier\n",
+                                               "loader_module: planted_serve_loader\n    code: code\n"))
+
+
+def test_served_models_are_loaded_by_fairops_loader_never_by_the_module_mlmodel_names(saved_model, tmp_path,
+                                                                                      monkeypatch):
+    """mlflow.pyfunc.load_model imports MLmodel's loader_module before any fairops check, even with the key."""
+    import shutil
+
+    from fairops.mlflow.sealing import KEY_ENV, ModelFilesError, seal
+
+    source, model, X = saved_model
+    marker = tmp_path / "planted-code-ran"
+    resealed = tmp_path / "resealed"
+    shutil.copytree(source, resealed)
+    _plant_loader(resealed, marker)
+    seal(resealed)  # no key: the manifest proves nothing, the fixed flavor table still decides what runs
+    body = json.dumps({"dataframe_split": json.loads(X.head(3).to_json(orient="split", index=False))}).encode()
+    status, answer, _ = _asgi(serve.guarded_app(str(resealed)), body=body)
+    assert status == 200 and not marker.exists()
+    np.testing.assert_allclose([row["probability"] for row in json.loads(answer)["predictions"]],
+                               model.predict_proba(X.head(3))[:, 1], rtol=1e-6)
+    monkeypatch.setenv(KEY_ENV, "k" * 32)
+    signed = tmp_path / "signed"
+    classifier.save_model(model, signed, input_example=X.head(2), pip_requirements=[])
+    _plant_loader(signed, marker)
+    with pytest.raises(ModelFilesError, match="MLmodel|code/planted_serve_loader.py"):
+        serve.guarded_app(str(signed))
+    assert not marker.exists()
+
+
 def test_each_worker_builds_the_same_guarded_app_from_its_environment(saved_model, monkeypatch):
     path, _, _ = saved_model
     monkeypatch.setenv("FAIROPS_SERVE_MODEL_PATH", str(path))
@@ -187,4 +225,4 @@ def test_bad_serve_options_are_refused_in_one_line(capsys, saved_model, tmp_path
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         free = probe.getsockname()[1]
-    assert "cannot load the model at" in _refused(capsys, str(tmp_path / "broken"), "--port", str(free))
+    assert "has no fairops_manifest.json" in _refused(capsys, str(tmp_path / "broken"), "--port", str(free))

@@ -64,14 +64,18 @@ def local_model(model_uri: str, tracking_uri: str | None, folder: str) -> str:
 
 
 def guarded_app(model_path: str, max_depth: int = DEFAULT_MAX_DEPTH, max_bytes: int = DEFAULT_MAX_BYTES):
-    """MLflow's scoring app for the model at ``model_path``, behind the request limits."""
-    import mlflow
+    """MLflow's scoring app for the model at ``model_path``, behind the request limits.
+
+    The model is loaded by fairops' loader, not ``mlflow.pyfunc.load_model``: MLflow would import
+    whatever ``MLmodel``'s ``loader_module`` names before any signature is checked.
+    """
     from mlflow.exceptions import MlflowException
 
+    from ..mlflow import loader
     from ..mlflow._scoring_app import scoring_app
 
     try:
-        model = mlflow.pyfunc.load_model(model_path)
+        model = loader.load_model(model_path)
     except MlflowException as error:
         raise ValueError(f"cannot load the model at {model_path}: {error.message.splitlines()[0]}") from None
     return RequestGuard(scoring_app(model), max_depth=max_depth, max_bytes=max_bytes)
