@@ -85,7 +85,8 @@ def _attribute_counts(counts) -> list[tuple[str, np.ndarray, np.ndarray]]:
     single = not isinstance(counts, list)
     pairs = [counts] if single else counts
     if not pairs:
-        raise ValueError("counts holds no attribute: give an (events, bases) pair of per-group arrays or a list of them")
+        raise ValueError("counts holds no attribute: give an (events, bases) pair of per-group arrays "
+                         "or a list of them")
     checked = []
     for index, pair in enumerate(pairs):
         where = "counts" if single else f"counts[{index}]"
