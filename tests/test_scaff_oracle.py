@@ -152,7 +152,8 @@ def test_fairness_pressure_lowers_group_separation():
     from fairops.metrics import auc_s
 
     aucs = [
-        auc_s(SCAFFClassifier(n_estimators=20, theta=t).fit(X, y, sensitive_features=s).predict_proba(X)[:, 1], s)
+        auc_s(SCAFFClassifier(n_estimators=20, theta=t, random_state=0).fit(X, y, sensitive_features=s)
+              .predict_proba(X)[:, 1], s)
         for t in (0.0, 0.6)
     ]
     assert aucs[1] < aucs[0] - 0.05
@@ -162,6 +163,8 @@ def test_fairness_pressure_lowers_group_separation():
 def test_forest_matches_the_authors_fair_trees_on_test_aucs(theta):
     # fair-trees 3.1.9 (the authors' implementation) sorts exact thresholds and draws its own
     # bootstrap samples, so the forests differ tree by tree but must land on the same trade-off.
+    # Seeded: at theta 0.3 our AUC_S sits 0.002-0.020 below theirs over random_state 0-7 (60 trees), so an
+    # unseeded forest crossed the 0.02 tolerance now and then.
     from fair_trees import FairRandomForestClassifier
 
     from fairops.metrics import auc_s
@@ -176,7 +179,7 @@ def test_forest_matches_the_authors_fair_trees_on_test_aucs(theta):
 
     X, y, s = data(4000, 0)
     X_test, y_test, s_test = data(10000, 1)
-    ours = SCAFFClassifier(n_estimators=60, theta=theta).fit(X, y, sensitive_features=s)
+    ours = SCAFFClassifier(n_estimators=60, theta=theta, random_state=0).fit(X, y, sensitive_features=s)
     theirs = FairRandomForestClassifier(n_estimators=60, theta=theta, max_depth=4, random_state=0)
     theirs.fit(X, y, Z=s.reshape(-1, 1))
     a, b = ours.predict_proba(X_test)[:, 1], theirs.predict_proba(X_test)[:, 1]
