@@ -95,3 +95,58 @@ def test_lightgbm_text_is_checked_against_its_own_counts():
         check_model_text(text.replace("max_feature_idx=1", "max_feature_idx=-1"))
     with pytest.raises(ValueError, match="linear tree"):
         check_model_text(text.replace("is_linear=0", "is_linear=1", 1))
+
+
+
+@pytest.fixture(scope="module")
+def saved_booster(tmp_path_factory):
+    from lightgbm import LGBMClassifier
+
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(200, 2)), columns=["a", "b"])
+    model = LGBMClassifier(n_estimators=3, num_leaves=4, verbose=-1).fit(X, X["a"] > 0)
+    path = tmp_path_factory.mktemp("booster") / "m"
+    classifier.save_model(model, path, input_example=X.head(2), pip_requirements=[])
+    assert np.allclose(loader.load_native(str(path)).predict_proba(X)[:, 1], model.predict_proba(X)[:, 1])
+    return path
+
+
+def _booster_text_edited(base, path, old: str, new: str):
+    """A copy of ``base`` whose Booster's model text has ``old`` replaced by ``new``, re-sealed without a key."""
+    import json
+    import shutil
+
+    shutil.copytree(base, path)
+    model_file = path / "data" / classifier.MODEL_FILE
+    with zipfile.ZipFile(model_file) as archive:
+        entries = {info.filename: archive.read(info.filename) for info in archive.infolist()}
+    schema = json.loads(entries["schema.json"])
+    handle = schema["content"]["content"]["_Booster"]["content"]["content"]["_handle"]
+    text = json.loads(handle["content"])
+    assert text.count(old) == 1
+    handle["content"] = json.dumps(text.replace(old, new))
+    entries["schema.json"] = json.dumps(schema).encode()
+    with zipfile.ZipFile(model_file, "w") as archive:
+        for name, content in entries.items():
+            archive.writestr(name, content)
+    sealing.seal(path)
+    return path
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("objective=binary sigmoid:1", "objective=multiclass num_class:3", "objective 'multiclass num_class:3'"),
+    ("objective=binary sigmoid:1", "objective=multiclassova num_class:50 sigmoid:1", "objective 'multiclassova"),
+    ("objective=binary sigmoid:1", "objective=binary sigmoid:nan", "objective 'binary sigmoid:nan'"),
+    ("objective=binary sigmoid:1", "objective=lambdarank", "objective 'lambdarank'"),
+    ("objective=binary sigmoid:1\n", "", "objective 'None'"),
+    ("num_tree_per_iteration=1", "num_tree_per_iteration=3", "num_tree_per_iteration = 3 is outside"),
+    ("num_class=1", "num_class=3", "num_class = 3 is outside"),
+])
+def test_a_lightgbm_header_that_is_not_a_binary_classifiers_is_refused_before_lightgbm_parses_it(
+        saved_booster, tmp_path, monkeypatch, old, new, message):
+    """These headers made predict abort on a corrupted heap or crash, or answer NaN or raw scores as probabilities."""
+    monkeypatch.delenv(sealing.KEY_ENV, raising=False)
+    path = _booster_text_edited(saved_booster, tmp_path / "m", old, new)
+    for load in (loader.load_native, mlflow.pyfunc.load_model):
+        with pytest.raises(ModelFilesError, match=f"model.skops.*LightGBM model header: {message}"):
+            load(str(path))

@@ -6,11 +6,13 @@ out of range reads outside the tree, a cycle never ends. :func:`check_model_text
 ``ValueError`` naming the tree and field, a text whose trees are not well formed: lengths that
 disagree with ``num_leaves``, features beyond ``max_feature_idx``, thresholds or leaf values that
 are not finite, child indices out of range, a node reached twice or never, a cycle, categorical
-splits that point past their bitsets, linear trees (fairops never fits them), and ``tree_sizes``
-that do not match the trees.
+splits that point past their bitsets, linear trees (fairops never fits them), ``tree_sizes``
+that do not match the trees, and a header that is not a binary classifier's (one class, one tree per
+iteration, objective ``binary sigmoid:<positive number>``).
 
 >>> text = ("tree\\nversion=v4\\nnum_class=1\\nnum_tree_per_iteration=1\\nlabel_index=0\\nmax_feature_idx=0\\n"
-...         "feature_names=a\\nfeature_infos=none\\n\\nTree=0\\nnum_leaves=2\\nnum_cat=0\\nsplit_feature=0\\n"
+...         "objective=binary sigmoid:1\\nfeature_names=a\\nfeature_infos=none\\n\\nTree=0\\nnum_leaves=2\\n"
+...         "num_cat=0\\nsplit_feature=0\\n"
 ...         "threshold=0.5\\ndecision_type=2\\nleft_child=-1\\nright_child=-2\\nleaf_value=0.1 0.2\\n"
 ...         "is_linear=0\\nshrinkage=1\\n\\n\\nend of trees\\n")
 >>> check_model_text(text)
@@ -133,6 +135,23 @@ def check_tree(block: str, index: int, n_features: int) -> None:
         _check_structure(left, right, n_leaves, where)
 
 
+def _check_objective(objective) -> None:
+    """A binary classifier's objective, the one LightGBM writes for it: ``binary sigmoid:<positive number>``.
+
+    The objective line decides how many scores a row gets and how they become probabilities: a
+    multiclass one with more classes than the text has trees per iteration writes past LightGBM's
+    buffers (a crash), and others answer raw scores or NaN as if they were probabilities.
+    """
+    kind, _, sigmoid = (objective or "").partition(" sigmoid:")
+    try:
+        fits = kind == "binary" and 0 < float(sigmoid) < math.inf
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"LightGBM model header: objective {str(objective)[:80]!r} is not a binary classifier's "
+                         "('binary sigmoid:<positive number>'), the only LightGBM model fairops fits")
+
+
 def check_model_text(text: str) -> int:
     """Refuse a LightGBM model text whose trees are not well formed; return the number of trees."""
     if not isinstance(text, str):
@@ -140,8 +159,9 @@ def check_model_text(text: str) -> int:
     head, _, rest = text.partition("\nTree=")
     header = _fields(head, "LightGBM model header")
     n_features = _integer(header, "max_feature_idx", "LightGBM model header", 0, 1 << 24) + 1
-    per_iteration = _integer(header, "num_tree_per_iteration", "LightGBM model header", 1, 1 << 16)
-    _integer(header, "num_class", "LightGBM model header", 1, 1 << 16)
+    per_iteration = _integer(header, "num_tree_per_iteration", "LightGBM model header", 1, 1)
+    _integer(header, "num_class", "LightGBM model header", 1, 1)
+    _check_objective(header.get("objective"))
     if len(header.get("feature_names", "").split()) != n_features:
         raise ValueError(f"LightGBM model header: feature_names does not list max_feature_idx + 1 = {n_features}")
     trees_text, found, _ = ("Tree=" + rest).partition("end of trees") if rest else ("", "", "")
