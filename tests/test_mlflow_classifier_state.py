@@ -150,3 +150,20 @@ def test_a_lightgbm_header_that_is_not_a_binary_classifiers_is_refused_before_li
     for load in (loader.load_native, mlflow.pyfunc.load_model):
         with pytest.raises(ModelFilesError, match=f"model.skops.*LightGBM model header: {message}"):
             load(str(path))
+
+
+def test_weights_that_overflow_answer_a_refusal_not_nan(tmp_path, monkeypatch):
+    """Finite weights near the float limit pass the state checks but make predict_proba NaN."""
+    from sklearn.neural_network import MLPClassifier
+
+    monkeypatch.delenv(sealing.KEY_ENV, raising=False)
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(200, 4)), columns=list("abcd"))
+    model = MLPClassifier(hidden_layer_sizes=(5,), max_iter=50, random_state=0).fit(X, X["a"] + X["b"] > 0)
+    model.coefs_ = [weights * 1e308 for weights in model.coefs_]
+    assert np.isnan(model.predict_proba(X)[:, 1]).any()
+    path = tmp_path / "m"
+    classifier.save_model(model, path, input_example=X.head(2), pip_requirements=[])
+    served = mlflow.pyfunc.load_model(str(path))
+    with pytest.raises(ValueError, match=r"probability for row \d+ is nan, not a number in \[0, 1\]"):
+        served.predict(X)

@@ -120,6 +120,7 @@ class _ClassifierPyfunc:
             inputs = rows if self.decision is None or self.decision.model_inputs is None \
                 else rows[list(self.decision.model_inputs)]
             probability = self.model.predict_proba(inputs)[:, self._column]
+            _check_finite(probability)
             if self.decision is None:
                 return pd.DataFrame({OUTPUT: probability})
             decided = self.decision.decide(probability, rows)
@@ -127,6 +128,16 @@ class _ClassifierPyfunc:
             raise _flavor.input_refused(error) from None
         return pd.DataFrame({OUTPUT: probability, POSITIVE_OUTPUT: self.decision.positive_label,
                              DECISION_OUTPUT: decided.astype("int32")})
+
+
+def _check_finite(probability) -> None:
+    """Refuse an answer that is not a probability (weights edited to overflow give NaN, not an error)."""
+    import numpy as np
+
+    bad = np.flatnonzero(~np.isfinite(probability))
+    if bad.size:
+        raise ValueError(f"the model's probability for row {int(bad[0])} is {probability[bad[0]]}, not a number in "
+                         f"[0, 1] ({bad.size} such row(s)); its saved state overflows on these inputs")
 
 
 def _plain(value):
