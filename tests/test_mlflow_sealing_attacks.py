@@ -105,6 +105,18 @@ def test_a_named_pipe_is_refused_before_anything_is_hashed(trees, tmp_path, monk
         _model_files.verify(path / "data")
 
 
+
+@pytest.mark.parametrize("name", [sealing.MANIFEST_FILE, "MLmodel", "data/manifest.json"])
+def test_a_named_pipe_in_place_of_a_manifest_or_mlmodel_is_refused_unopened(trees, tmp_path, monkeypatch, name):
+    """The manifests and MLmodel are read before the listing is checked; a pipe there used to hang every loader."""
+    honest, _, X = trees
+    path = _save(honest, X, tmp_path / "m", monkeypatch)
+    (path / name).unlink()
+    os.mkfifo(path / name)
+    for load in (loader.load_native, scaff_flavor.load_model, sealing.verify):
+        with pytest.raises(ModelFilesError, match=f"'{name}', which is not a regular file"):
+            load(str(path))
+
 MALFORMED = {
     "a list": [], "a number": 3, "null": None, "files a list": {"files": []},
     "an entry a list": {"files": {"MLmodel": []}}, "an entry a number": {"files": {"MLmodel": 5}},

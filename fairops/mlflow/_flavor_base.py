@@ -16,7 +16,7 @@ import yaml
 
 import fairops
 
-from .sealing import DATA_FOLDER
+from .sealing import DATA_FOLDER, MLMODEL_FILE, refuse_irregular
 
 DATA_SUBPATH = DATA_FOLDER
 # Versions a served model pins to the ones that saved it; the rest of fairops' dependencies
@@ -274,6 +274,7 @@ def data_dir(local_path: str, flavor_name: str) -> str:
     """
     from mlflow.utils.model_utils import _get_flavor_configuration
 
+    refuse_irregular(local_path, MLMODEL_FILE)  # a named pipe would block the read below forever
     _get_flavor_configuration(model_path=local_path, flavor_name=flavor_name)  # the flavor must be there
     return os.path.join(local_path, DATA_SUBPATH)
 

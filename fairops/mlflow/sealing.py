@@ -136,6 +136,7 @@ def seal(model_dir) -> dict:
 
 def _read_manifest(model_dir: str) -> dict:
     path = os.path.join(model_dir, MANIFEST_FILE)
+    refuse_irregular(model_dir, MANIFEST_FILE)
     try:
         with open(path, encoding="utf-8") as handle:
             document = json.load(handle)
