@@ -1,5 +1,8 @@
 """The distributed mode: several `fairops tune` workers on one PostgreSQL study, logging to a real
-`mlflow server`. The Fairband schedule must stay exact, and a killed worker must not stop the others."""
+`mlflow server`. The Fairband schedule must stay exact, and a killed worker must not stop the others.
+
+The server and the one-worker run every distributed run must equal (``mlflow_server``, ``single``) are
+made once per test run in conftest.py: tests/test_grpc_proxy.py compares its workers with the same run."""
 
 import os
 import signal
@@ -18,17 +21,10 @@ from fairops.cli import main
 from fairops.fairband import fits_of_run, select_best
 from fairops.fairband.claims import claim_of, holds_slot, slot_of_trial, this_worker
 from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
-from services import mlflow_tracking_server
 
 pytestmark = pytest.mark.slow
 FAST = ["--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression", "--no-progress",
         "--method", "fb-auto", "--seed", "3"]
-
-
-@pytest.fixture(scope="module")
-def mlflow_server(tmp_path_factory):
-    with mlflow_tracking_server(tmp_path_factory.mktemp("mlflow-server")) as url:
-        yield url
 
 
 def _workers(count, postgres_url, server, study_name, tmp_path):
@@ -47,15 +43,6 @@ def _drop(postgres_url, study_name):
         optuna.delete_study(study_name=study_name, storage=postgres_url)
     except KeyError:
         pass
-
-
-@pytest.fixture(scope="module")
-def single(tmp_path_factory):
-    """The same run by one worker on SQLite: the schedule and pick every distributed run must equal."""
-    project = tmp_path_factory.mktemp("single")
-    assert main(["tune", *FAST, "--project-dir", str(project)]) == 0
-    study = optuna.load_study(study_name="german-fb-auto-fast-seed3", storage=f"sqlite:///{project / 'optuna.db'}")
-    return fits_of_run(study.get_trials(deepcopy=False), 206)
 
 
 def _same_as_single(fits, single):

@@ -21,8 +21,7 @@ from fairops.jobs.grpc_storage import BEAT_ATTR, HeartbeatGrpcStorage, open_grpc
 from fairops.jobs.running import open_storage
 from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
 from services import free_port, grpc_storage_proxy
-from test_distributed import (FAST, _child_runs, _drop, _kill_a_worker_in_a_fit, _same_as_single,  # noqa: F401
-                              _workers, mlflow_server, single)
+from test_distributed import FAST, _child_runs, _drop, _kill_a_worker_in_a_fit, _same_as_single, _workers
 
 pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning",
                                         "ignore:Heartbeat of storage")
@@ -99,7 +98,7 @@ def test_a_trial_that_stops_beating_is_failed_through_the_proxy_and_a_beating_on
 @pytest.mark.slow
 @pytest.mark.postgres
 def test_eight_workers_through_one_proxy_give_the_one_worker_schedule_and_survive_a_kill(
-        postgres_url, mlflow_server, tmp_path, single):  # noqa: F811 (fixtures)
+        postgres_url, mlflow_server, tmp_path, single):
     name = f"grpc-{uuid.uuid4().hex[:8]}"
     database = optuna.storages.RDBStorage(postgres_url)  # the test reads the database itself
     try:

@@ -11,7 +11,6 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from lifecycle_models import register, rows
-from services import mlflow_tracking_server
 
 pytestmark = pytest.mark.slow
 NAME = "served"
@@ -27,12 +26,11 @@ PROMOTE = textwrap.dedent("""
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("lifecycle-server")
-    with mlflow_tracking_server(folder) as url:
-        for seed, C in ((0, 1.0), (1, 0.5), (2, 0.2)):
-            register(url, NAME, C=C, seed=seed)
-        yield url, folder
+def server(mlflow_server, tmp_path_factory):
+    """The run's `mlflow server` (conftest.py) with three versions of a model no other test registers."""
+    for seed, C in ((0, 1.0), (1, 0.5), (2, 0.2)):
+        register(mlflow_server, NAME, C=C, seed=seed)
+    return mlflow_server, tmp_path_factory.mktemp("lifecycle-server")
 
 
 def test_three_promotions_at_once_leave_one_winner_and_never_the_refused_version(server):

@@ -12,8 +12,6 @@ import urllib.request
 import optuna
 import pytest
 
-from services import mlflow_tracking_server
-
 pytestmark = pytest.mark.slow
 N_WORKERS, TRIALS_PER_WORKER = 3, 4
 
@@ -35,7 +33,7 @@ WORKER = textwrap.dedent("""
         trial.set_user_attr("alpha", 0.5)
         return x, 1 - x
 
-    while time.time() < start_at:  # start together: every worker meets an empty store
+    while time.time() < start_at:  # start together: every worker meets a store without the experiment
         time.sleep(0.005)
     study.optimize(objective, n_trials=n_trials, callbacks=[callback])
 """)
@@ -68,10 +66,9 @@ def as_dict(entries):
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("server")
-    with mlflow_tracking_server(folder) as url:
-        yield url, folder
+def server(mlflow_server, tmp_path_factory):
+    """The run's `mlflow server` (conftest.py; this module's experiment is its own) and a folder for the study."""
+    return mlflow_server, tmp_path_factory.mktemp("server")
 
 
 @pytest.fixture(scope="module")
