@@ -167,11 +167,13 @@ def test_deeply_nested_json_raises_model_files_error(trees, tmp_path, monkeypatc
     path = _save(honest, X, tmp_path / "m", monkeypatch, key=None)
     monkeypatch.delenv(KEY_ENV, raising=False)
     deep = "[" * 100_000 + "]" * 100_000
+    long_number = '{"format_version": ' + "1" * 5000 + "}"  # past Python's 4,300 digits: a plain ValueError
     for file in (path / sealing.MANIFEST_FILE, path / "data" / _model_files.MANIFEST_FILE):
         original = file.read_text()
-        file.write_text(deep)
-        with pytest.raises(ModelFilesError, match="not valid JSON"):
-            (sealing.verify if file.parent == path else _model_files.verify)(file.parent)
+        for text in (deep, long_number):
+            file.write_text(text)
+            with pytest.raises(ModelFilesError, match="not valid JSON"):
+                (sealing.verify if file.parent == path else _model_files.verify)(file.parent)
         file.write_text(original)
     (path / "data" / "state.json").write_text(deep)
     _model_files.write_manifest(path / "data")

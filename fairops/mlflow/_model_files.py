@@ -127,7 +127,7 @@ def _read_json(path: str, name: str) -> dict:
             document = json.load(handle)
     except FileNotFoundError:
         raise ModelFilesError(f"model file {name!r} is missing from {os.path.dirname(path)}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+    except (ValueError, RecursionError) as error:  # ValueError: also an integer of over 4,300 digits
         raise ModelFilesError(f"model file {name!r} in {os.path.dirname(path)} is not valid JSON: "
                               f"{str(error)[:200]}") from None
     if not isinstance(document, dict):

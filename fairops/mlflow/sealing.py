@@ -143,8 +143,8 @@ def _read_manifest(model_dir: str) -> dict:
     except FileNotFoundError:
         raise ModelFilesError(f"model directory {model_dir} has no {MANIFEST_FILE}: it was not written by "
                               "fairops, or its manifest was removed") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
-        raise ModelFilesError(f"{MANIFEST_FILE} in {model_dir} is not valid JSON: {error}") from None
+    except (ValueError, RecursionError) as error:  # ValueError: also an integer of over 4,300 digits
+        raise ModelFilesError(f"{MANIFEST_FILE} in {model_dir} is not valid JSON: {str(error)[:200]}") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME \
             or document.get("format_version") != FORMAT_VERSION or not isinstance(document.get("files"), dict):
         raise ModelFilesError(f"{MANIFEST_FILE} in {model_dir} is not a {FORMAT_NAME!r} manifest of version "
