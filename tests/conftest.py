@@ -11,6 +11,7 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+MODEL_KEY = "champion-signing-key-of-32-bytes"  # FAIROPS_MODEL_KEY of the shared Adult tune (adult_tune)
 RAM_FOLDER = Path("/dev/shm")
 RAM_NEEDED = 4 * 2**30  # bytes free in RAM_FOLDER before the run's temporary folders go there
 
@@ -88,3 +89,26 @@ def single(tmp_path_factory):
     assert main(["tune", *FAST, "--project-dir", str(project)]) == 0
     study = optuna.load_study(study_name="german-fb-auto-fast-seed3", storage=f"sqlite:///{project / 'optuna.db'}")
     return fits_of_run(study.get_trials(deepcopy=False), 206)
+
+
+@pytest.fixture(scope="session")
+def adult_tune(tmp_path_factory) -> Path:
+    """The project folder of one `fairops tune` on Adult (1500 training rows, logistic regression and
+    LightGBM) run with FAIROPS_MODEL_KEY set to ``MODEL_KEY``, so its champion is signed. Made once for the
+    champion and Spark tests; each adds experiments and models, so each works on a ``copy_project``."""
+    from fairops.cli import main
+    from fairops.mlflow.sealing import KEY_ENV
+
+    project = tmp_path_factory.mktemp("adult-tune")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(KEY_ENV, MODEL_KEY)
+        assert main(["tune", "--dataset", "adult", "--max-train-rows", "1500", "--families",
+                     "logistic_regression,lightgbm", "--no-progress", "--project-dir", str(project)]) == 0
+    return project
+
+
+def copy_project(project: Path, target: Path) -> Path:
+    """A copy of a finished project's stores (``target`` must not exist yet) for a test to add to. Its
+    registered versions still point at the original's artifact files (absolute URIs): read them, never edit."""
+    shutil.copytree(project, target)
+    return target

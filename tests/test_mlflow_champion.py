@@ -23,7 +23,6 @@ import skops.io
 import yaml
 from mlflow.tracking import MlflowClient
 
-from fairops.cli import main
 from fairops.datasets import load_adult
 from fairops.fairlof import FairLOF
 from fairops.mlflow import fairlof as fairlof_flavor
@@ -31,22 +30,19 @@ from fairops.mlflow import loader, sealing
 from fairops.mlflow import scaff as scaff_flavor
 from fairops.mlflow.sealing import KEY_ENV, ModelFilesError
 from fairops.scaff import SCAFFClassifier
+from conftest import MODEL_KEY, copy_project
 from services import BIN, free_port, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow
-KEY = "champion-signing-key-of-32-bytes"
+KEY = MODEL_KEY
 NAME = "fairops-adult"
-TUNE = ["tune", "--dataset", "adult", "--max-train-rows", "1500", "--families", "logistic_regression,lightgbm",
-        "--no-progress"]
 
 
 @pytest.fixture(scope="module")
-def champion(tmp_path_factory):
-    """`fairops tune` on Adult with FAIROPS_MODEL_KEY set: the registered champion is signed."""
-    project = tmp_path_factory.mktemp("champion")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(KEY_ENV, KEY)
-        assert main([*TUNE, "--project-dir", str(project)]) == 0
+def champion(adult_tune, tmp_path_factory):
+    """`fairops tune` on Adult with FAIROPS_MODEL_KEY set (conftest.adult_tune): the registered champion is
+    signed. A copy of its project: the tests here register more models."""
+    project = copy_project(adult_tune, tmp_path_factory.mktemp("champion") / "project")
     uri = f"sqlite:///{project / 'mlflow.db'}"
     return {"project": project, "uri": uri, "client": MlflowClient(uri)}
 

@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
-from conftest import REPO
-from fairops.cli import main
+from conftest import MODEL_KEY, REPO, copy_project
 from fairops.datasets import load_adult
 from fairops.fairlof import FairLOF
 from fairops.fairlof.features import FeatureEncoder
 from fairops.mlflow import fairlof as fairlof_flavor
 from fairops.mlflow import scaff as scaff_flavor
+from fairops.mlflow.sealing import KEY_ENV
 from fairops.scaff import SCAFFClassifier
 
 pytestmark = pytest.mark.slow
@@ -41,11 +41,17 @@ def _raw_rows(X: pd.DataFrame) -> pd.DataFrame:
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory):
+def models(adult_tune, tmp_path_factory):
+    """The champion of `fairops tune` on Adult (a copy of conftest.adult_tune's project: this module logs
+    more models into it; its champion is signed, so the key is set for the module, Spark's workers included)
+    and a SCAFF forest and a FairLOF detector logged beside it, with a local Spark session."""
     _require_java()
-    project = tmp_path_factory.mktemp("spark")
-    assert main(["tune", "--dataset", "adult", "--max-train-rows", "1500", "--families",
-                 "logistic_regression,lightgbm", "--no-progress", "--project-dir", str(project)]) == 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(KEY_ENV, MODEL_KEY)  # before the Spark session starts: its Python workers inherit it
+        yield from _models(copy_project(adult_tune, tmp_path_factory.mktemp("spark") / "project"))
+
+
+def _models(project):
     uri = f"sqlite:///{project / 'mlflow.db'}"
     mlflow.set_tracking_uri(uri)
     data = load_adult(positive=">50K")
