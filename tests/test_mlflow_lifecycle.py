@@ -167,3 +167,32 @@ def test_the_example_gates_and_watches(store, capsys):
     assert watched.alerts and watched.alerts[0] == 6 and watched.exit_code == 3
     out = capsys.readouterr().out
     assert "registered credit version 2 as @challenger" in out and "credit@champion moved to version 2" in out
+
+
+@pytest.mark.slow
+def test_the_gate_never_runs_the_loader_module_a_rewritten_mlmodel_names(store, tmp_path):
+    """mlflow.models.evaluate given the URI imports MLmodel's loader_module first; the gate loads with fairops'."""
+    from urllib.parse import urlparse
+
+    from fairops.mlflow import sealing
+
+    name, marker = "planted", tmp_path / "planted-code-ran"
+    register(store["uri"], name, C=1.0, seed=0)
+    register(store["uri"], name, C=0.5, seed=1)
+    client = store["client"]
+    model_id = client.get_model_version(name, "2").source.removeprefix("models:/")
+    folder = urlparse(client.get_logged_model(model_id).artifact_location).path  # the store's own copy
+    os.makedirs(os.path.join(folder, "code"))
+    with open(os.path.join(folder, "code", "planted_gate_loader.py"), "w") as handle:
+        handle.write(f"open({str(marker)!r}, 'w').close()\nfrom fairops.mlflow.classifier import _load_pyfunc\n")
+    mlmodel = os.path.join(folder, "MLmodel")
+    with open(mlmodel) as handle:
+        text = handle.read()
+    assert "loader_module: fairops.mlflow.classifier\n" in text
+    with open(mlmodel, "w") as handle:
+        handle.write(text.replace("loader_module: fairops.mlflow.classifier\n",
+                                  "loader_module: planted_gate_loader\n    code: code\n"))
+    sealing.seal(folder)  # as whoever can write the store re-hashes it
+    code = main(["promote", name, "--data", _gate_csv(store["folder"]), "--target", "y", "--sensitive", "sex",
+                 "--tracking-uri", store["uri"]])
+    assert code in (0, 1) and not marker.exists()  # the gate ran, on fairops' loader

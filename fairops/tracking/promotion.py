@@ -85,8 +85,12 @@ def _resolve(client, name: str, candidate) -> str:
 def _evaluate(name: str, version: str, role: str, frame, config: dict) -> dict:
     import mlflow
 
+    from ..mlflow.loader import load_model
+
+    # loaded by fairops' loader: given the URI, MLflow would import MLmodel's loader_module before any check
+    model = load_model(f"models:/{name}/{version}")
     with mlflow.start_run(nested=True, run_name=f"{role}: version {version}", tags={"fairops.role": role}):
-        result = mlflow.models.evaluate(f"models:/{name}/{version}", frame, targets=LABEL,
+        result = mlflow.models.evaluate(model, frame, targets=LABEL,
                                         model_type="classifier", evaluators="fairops",
                                         evaluator_config=config)
     return {key: float(value) for key, value in result.metrics.items()}
