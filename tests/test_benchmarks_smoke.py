@@ -4,6 +4,7 @@ checked); where a benchmark times two implementations of the same computation, b
 import importlib
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -56,9 +57,10 @@ def test_reports_give_mean_and_sd_in_percent_through_one_helper(tmp_path, monkey
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", QUICK_RUNS)
-def test_benchmark_quick_setting_runs(script):
-    result = subprocess.run([sys.executable, str(BENCHMARKS / script), "--quick"],
-                            capture_output=True, text=True, timeout=900)
+def test_benchmark_quick_setting_runs(script, tmp_path):
+    # the scripts' scratch stores (tempfile) in the test's folder, in RAM where conftest.py put it
+    result = subprocess.run([sys.executable, str(BENCHMARKS / script), "--quick"], capture_output=True, text=True,
+                            timeout=900, env={**os.environ, "TMPDIR": str(tmp_path)})
     assert result.returncode == 0, result.stderr[-3000:]
     tables = markdown_tables(result.stdout)
     assert tables, f"{script} printed no table:\n{result.stdout[-2000:]}"
