@@ -39,7 +39,9 @@ def _study(storage, s_max=2, **sampler_options):
                                sampler=FairbandSampler(seed=7, s_max=s_max, iterations=1, **sampler_options))
 
 
-def _wait_until(condition, timeout=60.0, what="condition"):
+def _wait_until(condition, timeout=180.0, what="condition"):
+    # Generous: a spawned worker imports fairops, Optuna and its driver before it claims a slot, which took
+    # over 60 s on a loaded 2-core machine; the wait ends as soon as the condition holds.
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
