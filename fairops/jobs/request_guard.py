@@ -77,8 +77,8 @@ class RequestGuard:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
             return await self.app(scope, receive, send)
-        declared = _header(scope, b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+        declared = _header(scope, b"content-length").strip()
+        if declared.isdigit() and int(declared) > self.max_bytes:
             return await _refuse(send, 413, f"request body of {int(declared)} bytes is over the limit of "
                                             f"{self.max_bytes} bytes")
         body = bytearray()
@@ -91,18 +91,19 @@ class RequestGuard:
                 return await _refuse(send, 413, f"request body is over the limit of {self.max_bytes} bytes")
             if not message.get("more_body", False):
                 break
-        if b"json" in (_header(scope, b"content-type") or b"").lower():
+        if b"json" in _header(scope, b"content-type").lower():
             depth = json_depth(bytes(body))
             if depth > self.max_depth:
                 return await _refuse(send, 400, f"JSON nested {depth} levels deep; the limit is {self.max_depth}")
         return await self.app(scope, _replay(bytes(body), receive), send)
 
 
-def _header(scope, name: bytes):
+def _header(scope, name: bytes) -> bytes:
+    """The value of header ``name`` (lower case), or empty."""
     for key, value in scope.get("headers", ()):
         if key.lower() == name:
-            return value.decode("latin-1").strip() if name == b"content-length" else value
-    return None
+            return value
+    return b""
 
 
 def _replay(body: bytes, receive):

@@ -116,7 +116,6 @@ def _run(args) -> int:
     model_uri = model_uri_of(args.model)
     check_port(args.host, args.port)
     quiet_libraries()
-    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # a server's log is not a terminal
     tracking_uri = None if Path(model_uri).is_dir() else tracking_uri_of(args.project_dir, args.tracking_uri)
     with tempfile.TemporaryDirectory(prefix="fairops-serve-") as folder:
         path = local_model(model_uri, tracking_uri, folder)
