@@ -156,7 +156,7 @@ def test_no_import_cycles():
 FLOORS = (
     ("fairops", "fairops._param_checks", "fairops._state_checks", "fairops._versions", "fairops.sqlite_lock"),
     ("fairops.metrics",),
-    ("fairops.datasets", "fairops.fairband", "fairops.scaff", "fairops.fairlof"),
+    ("fairops.datasets", "fairops.fairband", "fairops.scaff", "fairops.fairlof", "fairops.reductions"),
     ("fairops.models",),
     ("fairops.tuning", "fairops.mlflow"),
     ("fairops.tracking",),

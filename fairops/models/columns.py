@@ -35,7 +35,7 @@ class SCAFFOnColumns(ClassifierMixin, BaseEstimator):
         self.max_features = max_features
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         columns = list(self.sensitive_columns)
         missing = [c for c in columns if c not in getattr(X, "columns", ())]
         if missing:
@@ -43,7 +43,7 @@ class SCAFFOnColumns(ClassifierMixin, BaseEstimator):
         self.forest_ = SCAFFClassifier(
             n_estimators=self.n_estimators, theta=self.theta, max_depth=self.max_depth,
             max_features=self.max_features, random_state=self.random_state, n_jobs=1,
-        ).fit(X, y, sensitive_features=X[columns])
+        ).fit(X, y, sensitive_features=X[columns], sample_weight=sample_weight)
         self.classes_ = self.forest_.classes_
         return self
 

@@ -33,7 +33,7 @@ class WeightDecayMLP(ClassifierMixin, BaseEstimator):
         self.beta_2 = beta_2
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         import warnings
 
         from sklearn.exceptions import ConvergenceWarning
@@ -51,7 +51,7 @@ class WeightDecayMLP(ClassifierMixin, BaseEstimator):
         with warnings.catch_warnings():
             # a fixed number of epochs, as in the paper: stopping before convergence is the setting
             warnings.simplefilter("ignore", ConvergenceWarning)
-            self.network_.fit(X, y)
+            self.network_.fit(X, y, sample_weight=sample_weight)
         self.classes_ = self.network_.classes_
         return self
 

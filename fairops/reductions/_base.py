@@ -1,0 +1,196 @@
+"""What both reductions share: parameters, inputs, the best-response fit, and the deterministic score.
+
+A fitted reduction is a weight vector ``weights_`` over fitted predictors ``predictors_`` (each trained on
+the cost-sensitive relabelling of one Lagrange multiplier vector). Agarwal et al.'s classifier is the
+randomized one: for each row, draw a predictor by its weight and apply it. A task thresholds a score
+instead, so a reduction answers a deterministic one, a weighted mean over its predictors of (``mix``):
+
+- ``"probabilities"``: their probabilities of the positive class;
+- ``"decisions"``: their 0/1 decisions, i.e. the randomized classifier's chance of
+  deciding positive (what fairlearn's ``_pmf_predict`` gives; at most ``2^k`` distinct values for ``k``
+  predictors).
+
+Either way the same rows give the same scores, always; ``predict`` is the score at 0.5.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.dummy import DummyClassifier
+from sklearn.utils import check_random_state, get_tags
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, column_or_1d, has_fit_parameter, validate_data
+
+from .._param_checks import RANDOM_STATE, Interval, Options, Satisfies, checked_params
+from ..metrics import encode_sensitive
+from . import _state_checks
+from .constraints import CONSTRAINTS, ErrorObjective, ParityConstraint
+
+GROUPINGS = ("lowest", "intersectional")
+MIXES = ("probabilities", "decisions")
+DEFAULT_DIFFERENCE_BOUND = 0.01
+
+
+def _is_costs(value) -> bool:
+    return (isinstance(value, dict) and set(value) == {"fp", "fn"}
+            and all(isinstance(v, numbers.Real) and np.isfinite(v) and v >= 0 for v in value.values())
+            and value["fp"] + value["fn"] > 0)
+
+
+def _is_classifier_like(value) -> bool:
+    return hasattr(value, "fit") and hasattr(value, "predict") and hasattr(value, "get_params")
+
+
+def _n_rows(X) -> int:
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+def positive_probability(predictor, X) -> np.ndarray:
+    """A predictor's probability of label 1 (one it never saw: probability 0)."""
+    classes = list(np.asarray(predictor.classes_).tolist())
+    if 1 not in classes:
+        return np.zeros(_n_rows(X))
+    return np.asarray(predictor.predict_proba(X), dtype=np.float64)[:, classes.index(1)]
+
+
+class ReductionBase(ClassifierMixin, BaseEstimator):
+    """Common machinery of :class:`~fairops.reductions.ExponentiatedGradient` and
+    :class:`~fairops.reductions.GridSearch` (see :mod:`fairops.reductions`)."""
+
+    _param_constraints = {
+        "estimator": [None, Satisfies(_is_classifier_like, "an estimator with fit, predict and get_params")],
+        "constraint": [Options(*CONSTRAINTS)],
+        "difference_bound": [None, Interval("real", 0, None)],
+        "ratio_bound": [None, Interval("real", 0, 1, "right")],
+        "ratio_bound_slack": [Interval("real", 0, None)],
+        "groups": [Options(*GROUPINGS)],
+        "costs": [None, Satisfies(_is_costs, "a dict {'fp': cost, 'fn': cost} of finite costs >= 0, not both 0")],
+        "mix": [Options(*MIXES)],
+        "sample_weight_name": [str],
+        "random_state": RANDOM_STATE,
+    }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        base = self._base_estimator()
+        tags.input_tags.allow_nan = get_tags(base).input_tags.allow_nan
+        tags.input_tags.categorical = get_tags(base).input_tags.categorical
+        return tags
+
+    # ----------------------------------------------------------------- setup
+    def _base_estimator(self):
+        from sklearn.tree import DecisionTreeClassifier
+
+        return DecisionTreeClassifier(random_state=0) if self.estimator is None else self.estimator
+
+    def _check_params(self) -> tuple[float, float]:
+        """Every parameter checked; ``(ratio r, bound)`` of the constraint."""
+        params = checked_params(self)
+        if params["difference_bound"] is not None and params["ratio_bound"] is not None:
+            raise ValueError("give difference_bound or ratio_bound, not both")
+        base = self._base_estimator()
+        if self.sample_weight_name == "sample_weight" and not has_fit_parameter(base, "sample_weight"):
+            raise TypeError(f"estimator {type(base).__name__} takes no sample_weight in fit: a reduction fits it "
+                            "to reweighted rows (set sample_weight_name to the argument that takes them)")
+        if params["ratio_bound"] is not None:
+            return float(params["ratio_bound"]), float(params["ratio_bound_slack"])
+        bound = DEFAULT_DIFFERENCE_BOUND if params["difference_bound"] is None else params["difference_bound"]
+        return 1.0, float(bound)
+
+    def _prepare(self, X, y, sensitive_features):
+        """``(X, y as 0/1, parity constraint, error objective)``, inputs checked, fitted names recorded."""
+        ratio, bound = self._check_params()
+        X = self._checked_X(X, reset=True)
+        y = column_or_1d(np.asarray(y), warn=True)
+        check_classification_targets(y)
+        if len(y) != _n_rows(X):
+            raise ValueError(f"X has {_n_rows(X)} rows and y {len(y)}")
+        kind = type_of_target(y, input_name="y")
+        if kind != "binary":
+            raise ValueError(f"Only binary classification is supported. The type of the target is {kind}.")
+        self.classes_, y01 = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(f"y holds one class ({self.classes_[0]!r}); a classifier needs two")
+        if sensitive_features is None:
+            raise ValueError(f"{type(self).__name__}.fit needs sensitive_features: the groups its constraint "
+                             "compares (they are not needed to predict)")
+        groups = encode_sensitive(sensitive_features, len(y01))
+        if self.groups == "intersectional":
+            groups = groups.intersection()
+        self.sensitive_columns_ = list(groups.names)
+        constraint = ParityConstraint(self.constraint, y01, groups.codes, ratio=ratio, bound=bound)
+        return X, y01, constraint, ErrorObjective(y01, self.costs), groups
+
+    def _checked_X(self, X, *, reset: bool):
+        """A DataFrame goes to the base estimator as it is (LightGBM reads its categories); anything else
+        as a finite (NaN where the base estimator takes it) 2-D numeric array."""
+        if hasattr(X, "columns") and hasattr(X, "iloc"):
+            validate_data(self, X, reset=reset, skip_check_array=True)
+            return X
+        nan = get_tags(self._base_estimator()).input_tags.allow_nan
+        return validate_data(self, X, reset=reset, dtype="numeric", ensure_all_finite="allow-nan" if nan else True)
+
+    def _best_response_fitter(self):
+        """``fit(X, labels, weights)`` for the game: the base estimator cloned, with the reduction's seed."""
+        base = self._base_estimator()
+        seed = None
+        if self.random_state is not None and "random_state" in base.get_params(deep=False):
+            seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+
+        def fit(X, labels, weights):
+            if np.all(labels == labels[0]):  # every row is cheaper with one answer
+                return DummyClassifier(strategy="constant", constant=int(labels[0])).fit(X, labels)
+            model = clone(base)
+            if seed is not None:
+                model.set_params(random_state=seed)
+            return model.fit(X, labels, **{self.sample_weight_name: weights})
+
+        return fit
+
+    @staticmethod
+    def _decide(predictor, X) -> np.ndarray:
+        return np.asarray(predictor.predict(X))
+
+    def _set_fitted(self, predictors, weights) -> None:
+        weights = np.clip(np.asarray(weights, dtype=np.float64), 0.0, None)
+        self.predictors_ = list(predictors)
+        self.weights_ = weights / weights.sum()
+
+    # ----------------------------------------------------------------- predict
+    def _score(self, X) -> np.ndarray:
+        check_is_fitted(self, "weights_")
+        X = self._checked_X(X, reset=False)
+        score = np.zeros(_n_rows(X))
+        for predictor, weight in zip(self.predictors_, self.weights_):
+            if weight > 0:
+                answer = positive_probability(predictor, X) if self.mix == "probabilities" \
+                    else np.asarray(predictor.predict(X), dtype=np.float64)
+                score += weight * answer
+        return np.clip(score, 0.0, 1.0)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """``[1 - score, score]`` per row, the score as ``mix`` says (see :mod:`fairops.reductions._base`)."""
+        score = self._score(X)
+        return np.column_stack([1.0 - score, score])
+
+    def predict(self, X) -> np.ndarray:
+        """The class whose score is at least 0.5 (deterministic)."""
+        positive = self._score(X) >= 0.5
+        return self.classes_[positive.astype(np.intp)]
+
+    @property
+    def n_predictors_(self) -> int:
+        """How many predictors carry weight."""
+        check_is_fitted(self, "weights_")
+        return int(np.count_nonzero(self.weights_))
+
+    def __setstate__(self, state):
+        # Unpickling and skops rebuild a reduction through here: its weights and predictors are checked
+        # before anything predicts with them.
+        super().__setstate__(state)
+        if "weights_" in self.__dict__:
+            _state_checks.check_reduction(self)
