@@ -16,7 +16,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
 from fairops.datasets import load_adult
-from fairops.tuning.search_space import make_model
+from fairops.tuning.search_space import fit_model, make_model
 from fairops.mlflow import classifier, loader
 from fairops.mlflow.sealing import ModelFilesError
 from fairops.models import InputSchema, RestoreCategories
@@ -36,7 +36,9 @@ def adult():
 def _served(family, adult, seed=0):
     X, y = adult
     trial = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed)).ask()
-    model = make_model(trial, profile="fast", families=[family], X_example=X, sensitive_columns=["sex"]).fit(X, y)
+    model = make_model(trial, profile="fast", families=[family], X_example=X, sensitive_columns=["sex"],
+                       task=load_adult().task)
+    model = fit_model(model, X, y, X[["sex"]])
     return Pipeline([("restore_categories", RestoreCategories().fit(X)), ("model", model)])
 
 

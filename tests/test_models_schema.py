@@ -7,7 +7,7 @@ import pytest
 from sklearn.pipeline import Pipeline
 
 from fairops.datasets import load_adult
-from fairops.tuning.search_space import make_model
+from fairops.tuning.search_space import fit_model, make_model
 from fairops.models import Column, InputSchema, RestoreCategories, columns_taking_missing_values, takes_unseen_categories
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -101,7 +101,9 @@ def test_what_a_model_takes_decides_what_is_refused(adult):
 def _fitted(family, adult, seed=0):
     X, y = adult
     trial = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed)).ask()
-    model = make_model(trial, profile="fast", families=[family], X_example=X, sensitive_columns=["sex"]).fit(X, y)
+    model = make_model(trial, profile="fast", families=[family], X_example=X, sensitive_columns=["sex"],
+                       task=load_adult().task)
+    model = fit_model(model, X, y, X[["sex"]])
     return Pipeline([("restore_categories", RestoreCategories().fit(X)), ("model", model)])
 
 

@@ -37,7 +37,10 @@ TASK_HELP = ("with --data: METRIC@TARGET=VALUE,ratio=RATE, where METRIC is preci
              "fairness; e.g. 'precision@tpr=0.5,ratio=tpr' (the default: precision at 50%% TPR, equal "
              "opportunity) or 'recall@fpr=0.05,ratio=fpr' (recall at 5%% FPR, predictive equality)")
 FAMILIES_HELP = ("comma-separated model families from logistic_regression, decision_tree, random_forest, "
-                 "lightgbm, mlp (the paper's) and scaff_forest (SCAFF's fair forest) (default: all six)")
+                 "lightgbm, mlp (the paper's), scaff_forest (SCAFF's fair forest), exponentiated_gradient and "
+                 "grid_search (bias reductions over a tree, a logistic regression or LightGBM, holding the task's "
+                 "fairness ratio; they read the groups to fit, never to decide) (default: all eight; with "
+                 "--blind all but scaff_forest)")
 
 
 @dataclass

@@ -23,14 +23,30 @@ scikit-learn's L2 term with the same gradient. What has no counterpart there is 
 sampled: dropout is off (the weight decay is the only regulariser), there is no batch norm on hidden
 layers (the pipeline standardises the inputs), and Adam runs without the AMSGrad variant.
 
-A family's ``suggest(trial, profile, seed)`` (with ``reads_sensitive``: ``suggest(trial, profile, seed,
-sensitive_columns)``) calls ``trial.suggest_*`` and returns an unfitted estimator; nothing here imports
-Optuna, so a served model importing :mod:`fairops.models` does not either.
+Two more families are bias reductions (Agarwal et al. 2018; the Fairband paper's section 5.4 puts the
+exponentiated gradient one in its search space): ``exponentiated_gradient`` and ``grid_search``
+(:mod:`fairops.reductions`) over a base family's model (``eg_base`` / ``gs_base``: a decision tree, as in
+the paper, a logistic regression or LightGBM), constraining the task's fairness ratio over its groups
+with a ratio bound. They read the groups when they fit and never when they decide, so a group-blind run
+tunes them too. The paper's ranges, read off its published logs (FB and FB-auto runs on AOF, 1,839 fits of
+``FairLearnClassifier`` over ``DecisionTreeClassifier`` with ``FalsePositiveRateParity``): ``eps`` from
+0.025 to 1 (log-uniform), ``max_iter`` 10 to 49, ``ratio_bound`` 0.80 to 0.99, ``ratio_bound_slack`` 0.01
+or 0.02, the tree's own ranges. The random forest and the network also take sample weights
+(:mod:`fairops.reductions` fits them), but as bases they are not searched: each of a reduction's ~20 base
+fits costs a whole forest or network (``benchmarks/fairband_fit_times.py``).
 
->>> sorted(FAMILIES)
-['decision_tree', 'lightgbm', 'logistic_regression', 'mlp', 'random_forest', 'scaff_forest']
+A family's ``suggest(trial, profile, seed)`` (with ``reads_sensitive``: ``suggest(trial, profile, seed,
+sensitive_columns)``; a reduction: ``suggest(trial, profile, seed, base, task)``, ``base`` the unfitted
+model of its base family) calls ``trial.suggest_*`` and returns an unfitted estimator; nothing here
+imports Optuna, so a served model importing :mod:`fairops.models` does not either.
+
+>>> sorted(FAMILIES)  # doctest: +NORMALIZE_WHITESPACE
+['decision_tree', 'exponentiated_gradient', 'grid_search', 'lightgbm', 'logistic_regression', 'mlp',
+ 'random_forest', 'scaff_forest']
 >>> [name for name, family in FAMILIES.items() if family.reads_sensitive]
 ['scaff_forest']
+>>> [name for name, family in FAMILIES.items() if family.bases]
+['exponentiated_gradient', 'grid_search']
 """
 
 from __future__ import annotations
@@ -48,7 +64,9 @@ class Family:
 
     ``needs_encoding``: the family takes one-hot categories and scaled numbers (a pipeline adds them);
     ``reads_sensitive``: ``suggest`` also takes the sensitive column names (the model reads them);
-    ``trusted_types``: the types beyond skops' defaults its fitted model is made of.
+    ``trusted_types``: the types beyond skops' defaults its fitted model is made of;
+    ``bases``: a reduction's base families (the parameter ``base_param`` chooses one; the base family
+    decides the encoding), empty for every other family.
     """
 
     name: str
@@ -56,6 +74,8 @@ class Family:
     needs_encoding: bool = True
     reads_sensitive: bool = False
     trusted_types: tuple[str, ...] = ()
+    bases: tuple[str, ...] = ()
+    base_param: str | None = None
 
 
 # Types every served classifier pipeline holds, whatever its family (see fairops.tuning.make_model).
@@ -148,15 +168,47 @@ def _scaff_forest(trial, profile, seed, sensitive_columns):
         random_state=seed)
 
 
+def _ratio_bound(trial, prefix, task):
+    """The constraint a reduction holds: the task's fairness ratio over its groups, as a ratio bound."""
+    return {"constraint": task.fairness, "groups": task.groups,
+            "ratio_bound": trial.suggest_float(f"{prefix}_ratio_bound", 0.8, 0.99),
+            "ratio_bound_slack": trial.suggest_categorical(f"{prefix}_ratio_bound_slack", [0.01, 0.02])}
+
+
+def _exponentiated_gradient(trial, profile, seed, base, task):
+    from ..reductions import ExponentiatedGradient
+
+    return ExponentiatedGradient(
+        base, **_ratio_bound(trial, "eg", task),
+        eps=trial.suggest_float("eg_eps", 0.025, 1.0, log=True),
+        max_iter=trial.suggest_int("eg_max_iter", 10, _cap(profile, 49, 20), log=True),
+        random_state=seed)
+
+
+def _grid_search(trial, profile, seed, base, task):
+    from ..reductions import GridSearch
+
+    return GridSearch(
+        base, **_ratio_bound(trial, "gs", task),
+        grid_size=trial.suggest_int("gs_grid_size", 5, _cap(profile, 40, 15), log=True),
+        grid_limit=trial.suggest_float("gs_grid_limit", 0.5, 10.0, log=True),
+        constraint_weight=trial.suggest_float("gs_constraint_weight", 0.0, 1.0),
+        random_state=seed)
+
+
 _TREE = ("sklearn.tree._tree.Tree",)
+_LIGHTGBM = ("lightgbm.basic.Booster", "lightgbm.sklearn.LGBMClassifier")
+_REDUCTION_BASES = ("decision_tree", "logistic_regression", "lightgbm")
+# A reduction's model holds its own type and its base family's (a tree, a logistic regression, LightGBM).
+_REDUCTION_TYPES = ("fairops.reductions.exponentiated_gradient.ExponentiatedGradient",
+                    "fairops.reductions.grid_search.GridSearch", *_TREE, *_LIGHTGBM)
 
 #: The built-in families; :func:`fairops.tuning.register_family` adds to :data:`FAMILIES` only.
 BUILT_IN = (
     Family("logistic_regression", _logistic_regression),
     Family("decision_tree", _decision_tree, trusted_types=_TREE),
     Family("random_forest", _random_forest, trusted_types=_TREE),
-    Family("lightgbm", _lightgbm, needs_encoding=False,
-           trusted_types=("lightgbm.basic.Booster", "lightgbm.sklearn.LGBMClassifier")),
+    Family("lightgbm", _lightgbm, needs_encoding=False, trusted_types=_LIGHTGBM),
     Family("mlp", _mlp, trusted_types=(
         "fairops.models.network.WeightDecayMLP",
         "sklearn.neural_network._stochastic_optimizers.AdamOptimizer",
@@ -167,6 +219,9 @@ BUILT_IN = (
         "fairops.scaff.forest.SCAFFClassifier",
         "fairops.scaff.tree.SCAFFTreeClassifier",
     )),
+    Family("exponentiated_gradient", _exponentiated_gradient, trusted_types=_REDUCTION_TYPES,
+           bases=_REDUCTION_BASES, base_param="eg_base"),
+    Family("grid_search", _grid_search, trusted_types=_REDUCTION_TYPES, bases=_REDUCTION_BASES, base_param="gs_base"),
 )
 FAMILIES: dict[str, Family] = {family.name: family for family in BUILT_IN}
 PAPER_FAMILIES = ("logistic_regression", "decision_tree", "random_forest", "lightgbm", "mlp")
@@ -182,10 +237,10 @@ def built_in_trusted_types() -> tuple[str, ...]:
 
 
 def families_for(*, blind: bool = False) -> list[str]:
-    """The built-in families a run tunes by default: all six, or without those reading the sensitive
-    columns when ``blind``.
+    """The built-in families a run tunes by default: all eight, or without those reading the sensitive
+    columns when ``blind`` (the reductions read them only to fit, so they stay).
 
-    >>> families_for()[-1], families_for(blind=True)[-1]
-    ('scaff_forest', 'mlp')
+    >>> len(families_for()), "scaff_forest" in families_for(blind=True), families_for(blind=True)[-1]
+    (8, False, 'grid_search')
     """
     return [family.name for family in BUILT_IN if not (blind and family.reads_sensitive)]

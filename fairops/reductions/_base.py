@@ -79,6 +79,7 @@ class ReductionBase(ClassifierMixin, BaseEstimator):
         base = self._base_estimator()
         tags.input_tags.allow_nan = get_tags(base).input_tags.allow_nan
         tags.input_tags.categorical = get_tags(base).input_tags.categorical
+        tags.input_tags.sparse = get_tags(base).input_tags.sparse
         return tags
 
     # ----------------------------------------------------------------- setup
@@ -127,12 +128,13 @@ class ReductionBase(ClassifierMixin, BaseEstimator):
 
     def _checked_X(self, X, *, reset: bool):
         """A DataFrame goes to the base estimator as it is (LightGBM reads its categories); anything else
-        as a finite (NaN where the base estimator takes it) 2-D numeric array."""
+        as a finite (NaN where the base estimator takes it) 2-D numeric array, sparse where it takes that."""
         if hasattr(X, "columns") and hasattr(X, "iloc"):
             validate_data(self, X, reset=reset, skip_check_array=True)
             return X
-        nan = get_tags(self._base_estimator()).input_tags.allow_nan
-        return validate_data(self, X, reset=reset, dtype="numeric", ensure_all_finite="allow-nan" if nan else True)
+        takes = get_tags(self._base_estimator()).input_tags
+        return validate_data(self, X, reset=reset, dtype="numeric", accept_sparse=["csr", "csc"] if takes.sparse else False,
+                             ensure_all_finite="allow-nan" if takes.allow_nan else True)
 
     def _best_response_fitter(self):
         """``fit(X, labels, weights)`` for the game: the base estimator cloned, with the reduction's seed."""

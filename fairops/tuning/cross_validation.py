@@ -39,6 +39,7 @@ def cross_validated(objective, frozen_trial, folds: int = 5) -> dict:
     from sklearn.model_selection import StratifiedKFold
 
     from .objective import ConstantScoresError
+    from .search_space import fit_model
 
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise ValueError(f"folds must be an integer >= 2, got {folds!r}")
@@ -53,8 +54,8 @@ def cross_validated(objective, frozen_trial, folds: int = 5) -> dict:
         warnings.simplefilter("ignore", UserWarning)  # a cell smaller than the number of folds
         splits = list(splitter.split(np.zeros(len(y)), cells))
     for fit_rows, held_out in splits:
-        model = objective.unfitted(frozen_trial)
-        model.fit(X.iloc[fit_rows], y[fit_rows])
+        model = fit_model(objective.unfitted(frozen_trial), X.iloc[fit_rows], y[fit_rows],
+                          objective.task.select_sensitive(sensitive.iloc[fit_rows]))
         scores[held_out] = model.predict_proba(X.iloc[held_out])[:, 1]
     if np.ptp(scores) == 0:
         raise ConstantScoresError(f"the configuration scores all {len(scores)} rows {scores[0]:.6g}")

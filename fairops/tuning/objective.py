@@ -30,7 +30,7 @@ from optuna.trial import FixedTrial
 from fairops.fairband.sampler import budget as trial_budget
 from fairops.fairband.selection import INTERVALS_ATTR
 from ._split_checks import cell_sizes, check_split
-from .search_space import make_model
+from .search_space import fit_model, make_model
 
 FAILURE_ATTR = "failure"
 CONSTANT_SCORES = "constant validation scores"
@@ -164,13 +164,12 @@ class FairnessObjective:
 
     def _fit(self, trial, fraction):
         model = make_model(trial, profile=self.profile, families=self.families, seed=self.seed,
-                           X_example=self._X, sensitive_columns=self.task.sensitive)
+                           X_example=self._X, sensitive_columns=self.task.sensitive, task=self.task)
         rows = self._train[self._slicer.indices(self.fraction(fraction))]
-        X, y, _ = self._rows(rows)
+        X, y, sensitive = self._rows(rows)
         if len(np.unique(y)) < 2:
             raise ValueError(f"budget slice {fraction:.4f} holds a single class")
-        model.fit(X, y)
-        return model
+        return fit_model(model, X, y, self.task.select_sensitive(sensitive))
 
     def _scores(self, model, rows) -> np.ndarray:
         X, _, _ = self._rows(rows)
@@ -231,7 +230,7 @@ class FairnessObjective:
         """A new, unfitted model of a finished trial's configuration."""
         return make_model(FixedTrial(frozen_trial.params, number=frozen_trial.number), profile=self.profile,
                           families=self.families, seed=self.seed, X_example=self._X,
-                          sensitive_columns=self.task.sensitive)
+                          sensitive_columns=self.task.sensitive, task=self.task)
 
     def refit(self, frozen_trial, fraction: float = 1.0):
         """The trial's configuration fitted on ``fraction`` of the training rows (all of them by default)."""

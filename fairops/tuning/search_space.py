@@ -101,12 +101,15 @@ def _encoder(X):
 
 
 def make_model(trial, *, profile: str = "fast", families: Sequence[str] | None = None, seed: int = 0,
-               X_example=None, sensitive_columns: Sequence[str] | None = None):
+               X_example=None, sensitive_columns: Sequence[str] | None = None, task=None):
     """Suggest a family and its hyperparameters; return an unfitted scikit-learn pipeline.
 
     Families that need it get one-hot encoding of categorical columns and scaling of numeric ones
     (``X_example`` decides which columns are which; pandas category/object/bool = categorical).
-    A family that reads the sensitive columns (the SCAFF forest) needs ``sensitive_columns``.
+    A family that reads the sensitive columns (the SCAFF forest) needs ``sensitive_columns``; a
+    reduction needs the ``task`` (a :class:`~fairops.metrics.Task`) whose fairness ratio it constrains,
+    and its base family's parameters are suggested with it. Fit the pipeline with :func:`fit_model`,
+    which hands a reduction its groups.
     """
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
@@ -118,14 +121,52 @@ def make_model(trial, *, profile: str = "fast", families: Sequence[str] | None =
 
     name = trial.suggest_categorical("model", names) if len(names) > 1 else names[0]
     family = FAMILIES[name]
-    if family.reads_sensitive:
-        if not sensitive_columns:
-            raise ValueError(f"family {name!r} reads the sensitive columns: pass sensitive_columns")
-        estimator = family.suggest(trial, profile, seed, list(sensitive_columns))
+    if family.bases:
+        if task is None:
+            raise ValueError(f"family {name!r} constrains the task's fairness ratio: pass task")
+        base = FAMILIES[trial.suggest_categorical(family.base_param, list(family.bases))]
+        estimator = family.suggest(trial, profile, seed, _suggested(base, trial, profile, seed, sensitive_columns),
+                                   task)
+        needs_encoding = base.needs_encoding
     else:
-        estimator = family.suggest(trial, profile, seed)
+        estimator = _suggested(family, trial, profile, seed, sensitive_columns)
+        needs_encoding = family.needs_encoding
     steps = []
-    if family.needs_encoding and X_example is not None:
+    if needs_encoding and X_example is not None:
         steps.append(("encode", _encoder(X_example)))
     steps.append((name, estimator))
     return Pipeline(steps)
+
+
+def _suggested(family, trial, profile, seed, sensitive_columns):
+    if family.reads_sensitive:
+        if not sensitive_columns:
+            raise ValueError(f"family {family.name!r} reads the sensitive columns: pass sensitive_columns")
+        return family.suggest(trial, profile, seed, list(sensitive_columns))
+    return family.suggest(trial, profile, seed)
+
+
+def fit_model(model, X, y, sensitive=None):
+    """Fit a pipeline of :func:`make_model` (or any estimator); a last step whose ``fit`` takes
+    ``sensitive_features`` (a reduction) gets ``sensitive``, the groups it is fair over.
+
+    >>> import optuna, pandas as pd
+    >>> from fairops.datasets import load_german
+    >>> data = load_german()
+    >>> trial = optuna.trial.FixedTrial({"eg_base": "decision_tree", "eg_ratio_bound": 0.9, "eg_ratio_bound_slack":
+    ...     0.01, "eg_eps": 0.1, "eg_max_iter": 10, "dt_criterion": "gini", "dt_max_depth": 4, "dt_min_samples_leaf": 5,
+    ...     "dt_min_samples_split": 10})
+    >>> model = make_model(trial, families=["exponentiated_gradient"], X_example=data.X, task=data.task)
+    >>> fitted = fit_model(model, data.X, data.y, data.sensitive[list(data.task.sensitive)])
+    >>> fitted[-1].n_predictors_ >= 1
+    True
+    """
+    from sklearn.utils.validation import has_fit_parameter
+
+    steps = getattr(model, "steps", None)
+    name, last = steps[-1] if steps else (None, model)
+    if not has_fit_parameter(last, "sensitive_features"):
+        return model.fit(X, y)
+    if sensitive is None:
+        raise ValueError(f"{type(last).__name__} fits with the sensitive groups: pass sensitive")
+    return model.fit(X, y, **{f"{name}__sensitive_features" if name else "sensitive_features": sensitive})
