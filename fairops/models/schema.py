@@ -180,11 +180,11 @@ class InputSchema:
 
         if not isinstance(data, pd.DataFrame):
             raise TypeError(f"input must be a table of rows (a pandas DataFrame), got {type(data).__name__}")
+        lacking = [c.name for c in self.columns if c.name not in data.columns]
+        if lacking:  # first: a served body of none of the columns reaches the model as an empty frame
+            raise ValueError(f"input lacks the required column(s) {lacking}")
         if len(data) == 0:
             raise ValueError("input has no rows; send at least one row")
-        lacking = [c.name for c in self.columns if c.name not in data.columns]
-        if lacking:
-            raise ValueError(f"input lacks the required column(s) {lacking}")
         checked = {c.name: pd.Series(self._column(c, data[c.name].reset_index(drop=True)))
                    for c in self.columns}
         return pd.DataFrame(checked)
