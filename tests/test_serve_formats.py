@@ -42,6 +42,8 @@ MALFORMED = [
     ("dataframe_split", b'{"dataframe_split": {"columns": ["age", "hours", "job"], "data": [[30.5, 1.5, "a"]]}}',
      JSON, "column 'age' must hold whole numbers; row 0 has 30.5"),
     ("dataframe_split", b'{"dataframe_split": ', JSON, "Ensure that input is a valid JSON formatted string"),
+    ("dataframe_split", b'{"dataframe_split": {"columns": ["age", " age", "hours", "job"], "data": [[30, 31, 1.5, '
+                        b'"a"]]}}', JSON, "input has columns 'age' and ' age', which differ only by surrounding spaces"),
     ("dataframe_records", b'{"dataframe_records": 5}', JSON, "must be a list of records"),
     ("dataframe_records", b'{"dataframe_records": [{"age": 30, "hours": 1.5, "job": "a"}, 3]}', JSON,
      "not a valid dataframe representation in 'records' format"),
@@ -67,6 +69,8 @@ MALFORMED = [
      "column 'job' has the category 'unseen' in row 0, unseen in training"),
     ("csv", b"\xff\xfe\x00garbage", CSV, "the CSV body is not UTF-8 text"),
     ("csv", b"age,hours,job\n30.5,1.5,a\n", CSV, "column 'age' must hold whole numbers; row 0 has 30.5"),
+    ("csv", b"age, hours,job\n30,1.5,a\n", CSV,
+     "input lacks the required column 'hours'; it has ' hours', which differs only by surrounding spaces"),
 ]
 
 

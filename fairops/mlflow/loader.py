@@ -22,6 +22,8 @@ reads ``MLmodel`` (and ``requirements.txt``) itself before fairops' checks. See 
 
 from __future__ import annotations
 
+import functools
+
 from . import _flavor_base as _flavor
 from .flavors import FLAVORS
 from .sealing import ModelFilesError, read_model
@@ -52,10 +54,48 @@ def load_model(model_uri, dst_path=None):
     >>> load_model(path).predict(X).columns.tolist()
     ['probability']
     """
+    meta, flavor, data = _open(model_uri, dst_path)
+    return _checked_pyfunc_class()(model_meta=meta, model_impl=flavor.FLAVOR.read_pyfunc(data))
+
+
+def _names(data):
+    """The column names of pyfunc input (a DataFrame's columns, a dict's keys), None for unnamed input."""
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return list(data.columns)
+    return list(data) if isinstance(data, dict) else None
+
+
+@functools.cache
+def _checked_pyfunc_class():
+    """``PyFuncModel`` checking a request's column names against the model's input schema first.
+
+    MLflow's signature check drops every column the signature does not name before the model sees the
+    input, so `` x1 `` sent beside (or instead of) the model's ``x1`` would be ignored without a word;
+    :meth:`fairops.models.InputSchema.check_names` refuses it before that, as a one-line 400 when served.
+    """
     from mlflow.pyfunc import PyFuncModel
 
-    meta, flavor, data = _open(model_uri, dst_path)
-    return PyFuncModel(model_meta=meta, model_impl=flavor.FLAVOR.read_pyfunc(data))
+    from ..models import InputSchema
+
+    class CheckedPyFuncModel(PyFuncModel):
+        def __init__(self, model_meta, model_impl):
+            super().__init__(model_meta=model_meta, model_impl=model_impl)
+            document = (model_meta.metadata or {}).get("fairops_input_schema")
+            self.fairops_schema = None if document is None else InputSchema.from_dict(document)
+
+        def predict(self, data, params=None):
+            names = _names(data)
+            if self.fairops_schema is not None and names is not None:
+                try:
+                    self.fairops_schema.check_names(names)
+                except ValueError as error:
+                    raise _flavor.input_refused(error) from None
+            return super().predict(data, params=params)
+
+    CheckedPyFuncModel.__qualname__ = "CheckedPyFuncModel"  # made on first use: importing MLflow takes seconds
+    return CheckedPyFuncModel
 
 
 def load_native(model_uri, dst_path=None):
