@@ -77,9 +77,9 @@ def test_the_size_limit_counts_every_entry_of_the_skops_file(saved_tree, monkeyp
     sizes = [info.file_size for info in zipfile.ZipFile(io.BytesIO(data)).infolist()]
     monkeypatch.setenv(_model_files.MAX_ARRAY_BYTES_ENV, str(sum(sizes) // 2))
     with pytest.raises(ModelFilesError, match="left of the model's limit"):
-        classifier._read_skops(str(saved_tree[0] / "data"))
+        classifier._read_skops(data, str(saved_tree[0] / "data"))
     monkeypatch.setenv(_model_files.MAX_ARRAY_BYTES_ENV, str(sum(sizes)))
-    assert classifier._read_skops(str(saved_tree[0] / "data")).tree_.node_count > 1
+    assert classifier._read_skops(data, str(saved_tree[0] / "data")).tree_.node_count > 1
 
 
 def test_lightgbm_text_is_checked_against_its_own_counts():

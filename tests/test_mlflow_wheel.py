@@ -58,3 +58,69 @@ def test_the_requirement_names_the_wheel_by_its_digest(wheel, tmp_path):
     assert line == f"wheels/{sha256_file(str(wheel))[:16]}/{wheel.name}"
     _wheel.ship(tmp_path, line)
     assert sha256_file(str(tmp_path / line)) == sha256_file(str(wheel))
+
+
+SHIPPER = r"""
+import sys
+import numpy as np, pandas as pd
+from sklearn.linear_model import LogisticRegression
+from fairops.mlflow import _wheel, classifier
+
+X = pd.DataFrame({"x": np.arange(20.0)})
+model = LogisticRegression().fit(X, X["x"] > 9)
+first, second = sys.argv[1:3]
+classifier.save_model(model, first, input_example=X.head(2))
+print("saved", _wheel.requirement(), flush=True)
+sys.stdin.readline()  # the other process prunes the cache meanwhile
+classifier.save_model(model, second, input_example=X.head(2))
+print("saved", _wheel.requirement(), flush=True)
+print("rebuilt", _wheel.fairops_wheel(), flush=True)
+"""
+
+PRUNER = r"""
+import shutil, sys, time
+from pathlib import Path
+from fairops.mlflow import _wheel
+
+root, wheel = Path(sys.argv[1]), Path(sys.argv[2])
+time.sleep(0.05)  # newer than the shipper's entry
+for i in range(_wheel.KEEP):  # the wheels of other source states, as other checkouts leave them
+    (root / f"source-other-{i}").mkdir()
+    shutil.copyfile(wheel, root / f"source-other-{i}" / wheel.name)
+_wheel._prune(root)
+"""
+
+
+def test_a_wheel_another_process_prunes_is_still_shipped_and_then_rebuilt(wheel, tmp_path):
+    import hashlib
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    shutil.copytree(wheel.parent, cache / wheel.parent.name)
+    for work in wheel.parent.parent.glob("checkout-*"):  # the compiled kernels of the checkout: a rebuild is quick
+        shutil.copytree(work, cache / work.name, symlinks=True)
+    env = {**os.environ, _wheel.CACHE_ENV: str(cache)}
+    models = [tmp_path / "first", tmp_path / "second"]
+    shipper = subprocess.Popen([sys.executable, "-c", SHIPPER, *map(str, models)], env=env, text=True,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = shipper.stdout.readline().split()
+        assert line[0] == "saved", shipper.stderr.read()
+        requirement = line[1]
+        subprocess.run([sys.executable, "-c", PRUNER, str(cache), str(wheel)], env=env, check=True)
+        assert not (cache / wheel.parent.name).exists()  # the shipper's wheel is gone from the cache
+        out, err = shipper.communicate("go\n", timeout=600)
+    finally:
+        if shipper.poll() is None:
+            shipper.kill()
+    assert shipper.returncode == 0, err
+    lines = out.splitlines()
+    assert lines[0] == f"saved {requirement}"  # the second save: the same wheel, from the bytes read once
+    shipped = [(model / requirement).read_bytes() for model in models]
+    assert shipped[0] == shipped[1] and hashlib.sha256(shipped[0]).hexdigest()[:16] == requirement.split("/")[1]
+    rebuilt = Path(lines[1].split(" ", 1)[1])
+    assert rebuilt.is_file() and rebuilt.parent == cache / wheel.parent.name  # built again, in the same entry

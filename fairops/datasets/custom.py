@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._column_names import describe, near_misses, space_clashes
 from ..metrics import Task
 from .bundled import Dataset, _finish
 
@@ -61,6 +62,22 @@ def _duplicate_columns(path: Path, frame: pd.DataFrame) -> list[str]:
     return sorted({str(name) for name in header if header.count(name) > 1})
 
 
+def _check_names(path: Path, frame: pd.DataFrame) -> None:
+    """Refuse a file repeating a column name, or naming two that differ only by surrounding spaces.
+
+    Names are compared exactly, never stripped (see :mod:`fairops._column_names`): ``x1`` and `` x1 ``
+    would train as two columns, and a served request could not tell them apart.
+    """
+    repeated = _duplicate_columns(path, frame)
+    if repeated:
+        raise ValueError(f"{path.name} names column(s) {repeated} more than once; rename them")
+    clashes = space_clashes(list(frame.columns))
+    if clashes:
+        shown = "; ".join(describe(group) for group in clashes)
+        raise ValueError(f"{path.name} has columns that differ only by surrounding spaces: {shown}; rename them "
+                         "(column names are compared exactly)")
+
+
 def check_features(frame: pd.DataFrame) -> None:
     """Refuse feature columns no model can learn from: all missing, or holding an infinite value.
 
@@ -108,8 +125,9 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
     task's fairness ratio counts every one of them (the lowest of their ratios, or their
     intersectional groups with ``,groups=intersectional`` in ``task``). Rows with a missing value in
     the target or a sensitive column are refused with an error, not dropped silently.
-    So are repeated column names, feature columns that are all missing or hold an infinite value, and
-    a top-k task asking for more rows than the file has. ``positive`` names the target value that is
+    So are repeated column names, names that differ only by surrounding spaces (``x1`` and `` x1 ``:
+    names are compared exactly, never stripped), feature columns that are all missing or hold an
+    infinite value, and a top-k task asking for more rows than the file has. ``positive`` names the target value that is
     label 1 (default: the larger value).
 
     >>> import tempfile, pandas as pd
@@ -126,13 +144,14 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
     if not path.is_file():
         raise ValueError(f"data file {str(path)!r} does not exist")
     frame = _read(reader, path)
-    repeated = _duplicate_columns(path, frame)
-    if repeated:
-        raise ValueError(f"{path.name} names column(s) {repeated} more than once; rename them")
+    _check_names(path, frame)
     columns = [c.strip() for c in sensitive.split(",")] if isinstance(sensitive, str) else list(sensitive)
     missing = [c for c in [target, *columns] if c not in frame.columns]
     if missing:
-        raise ValueError(f"column(s) {missing} not in {path.name}; it has {list(frame.columns)}")
+        similar = "".join(f"; {describe(names)} differ(s) from {name!r} only by surrounding spaces (rename the "
+                          "column: names are compared exactly)"
+                          for name, names in near_misses(missing, list(frame.columns)).items())
+        raise ValueError(f"column(s) {missing} not in {path.name}; it has {list(frame.columns)}{similar}")
     if not columns:
         raise ValueError("name at least one sensitive column")
     if target in columns:

@@ -3,8 +3,9 @@
 MLflow's scoring server reads ``POST /invocations`` whole and hands JSON to ``json.loads``, which recurses
 once per level of nesting: a 2 KB body of arrays about 1,000 deep raises ``RecursionError`` there, before any
 model code runs, and the server answers 500. :class:`RequestGuard` is an ASGI middleware that reads the
-body first and answers a body larger than ``max_bytes`` with 413 and JSON nested deeper than ``max_depth``
-with 400 (one line, in MLflow's error format); anything else reaches the wrapped app unchanged.
+body first and answers a body larger than ``max_bytes`` with 413, JSON nested deeper than ``max_depth``
+with 400, and a body MLflow would read into the wrong rows (:mod:`fairops.jobs.request_shapes`) with 400
+(one line, in MLflow's error format); anything else reaches the wrapped app unchanged.
 
 >>> json_depth(b'{"dataframe_split": {"columns": ["a"], "data": [[1], [2]]}}')
 4
@@ -14,10 +15,12 @@ with 400 (one line, in MLflow's error format); anything else reaches the wrapped
 
 from __future__ import annotations
 
-import json
 import re
 
 import numpy as np
+
+from .._asgi import BodyTooLarge, answer_json, header, read_body, replay
+from .request_shapes import shape_problem
 
 DEFAULT_MAX_DEPTH = 32
 DEFAULT_MAX_BYTES = 64 * 2**20
@@ -77,48 +80,27 @@ class RequestGuard:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] not in self.paths:
             return await self.app(scope, receive, send)
-        declared = _header(scope, b"content-length").strip()
+        declared = header(scope, b"content-length").strip()
         if declared.isdigit() and int(declared) > self.max_bytes:
             return await _refuse(send, 413, f"request body of {int(declared)} bytes is over the limit of "
                                             f"{self.max_bytes} bytes")
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            body += message.get("body", b"")
-            if len(body) > self.max_bytes:
-                return await _refuse(send, 413, f"request body is over the limit of {self.max_bytes} bytes")
-            if not message.get("more_body", False):
-                break
-        if b"json" in _header(scope, b"content-type").lower():
-            depth = json_depth(bytes(body))
+        try:
+            body = await read_body(receive, self.max_bytes)
+        except BodyTooLarge:
+            return await _refuse(send, 413, f"request body is over the limit of {self.max_bytes} bytes")
+        if body is None:
+            return None
+        content_type = header(scope, b"content-type").lower()
+        if b"json" in content_type:
+            depth = json_depth(body)
             if depth > self.max_depth:
                 return await _refuse(send, 400, f"JSON nested {depth} levels deep; the limit is {self.max_depth}")
-        return await self.app(scope, _replay(bytes(body), receive), send)
-
-
-def _header(scope, name: bytes) -> bytes:
-    """The value of header ``name`` (lower case), or empty."""
-    for key, value in scope.get("headers", ()):
-        if key.lower() == name:
-            return value
-    return b""
-
-
-def _replay(body: bytes, receive):
-    """A ``receive`` that hands the app the body already read, then whatever the client sends next."""
-    pending = [{"type": "http.request", "body": body, "more_body": False}]
-
-    async def replayed():
-        return pending.pop() if pending else await receive()
-
-    return replayed
+        problem = shape_problem(content_type.decode("latin-1"), body)
+        if problem is not None:
+            return await _refuse(send, 400, problem)
+        return await self.app(scope, replay(body, receive), send)
 
 
 async def _refuse(send, status: int, message: str):
     code = "BAD_REQUEST" if status == 400 else "REQUEST_LIMIT_EXCEEDED"
-    content = json.dumps({"error_code": code, "message": message}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode())]})
-    await send({"type": "http.response.body", "body": content})
+    await answer_json(send, status, {"error_code": code, "message": message})

@@ -5,7 +5,9 @@ serve``: ``POST /invocations``, ``GET /ping``, ``/health``, ``/version``) run in
 :class:`~fairops.jobs.request_guard.RequestGuard` in front: a body over ``--max-request-mb`` answers 413
 and JSON nested deeper than ``--max-json-depth`` answers 400, before MLflow parses it (its parser
 recurses per level, so deep nesting would otherwise end in a 500). Signed models are verified on load
-as everywhere else (``FAIROPS_MODEL_KEY``).
+as everywhere else (``FAIROPS_MODEL_KEY``). The server serves a copy of the model in a folder of its
+own, written from the bytes it verified (a model folder is read once, a registered model downloaded
+once), so every worker loads the model the server checked, whatever happens to the source meanwhile.
 
 ``MODEL`` is a registered name (served at ``@champion``), ``NAME@ALIAS``, ``NAME/VERSION``, an MLflow
 model URI (``models:/...``, ``runs:/...``) or a local model folder.
@@ -50,12 +52,15 @@ def model_uri_of(model: str) -> str:
 
 
 def local_model(model_uri: str, tracking_uri: str | None, folder: str) -> str:
-    """A local folder holding the model: the folder itself, or the model downloaded into ``folder``."""
+    """The model in the private ``folder``: a model folder copied from the bytes its seal was checked on,
+    anything else downloaded."""
     import mlflow
     from mlflow.exceptions import MlflowException
 
+    from ..mlflow.sealing import copy_verified
+
     if Path(model_uri).is_dir():
-        return model_uri
+        return copy_verified(model_uri, os.path.join(folder, "model"))
     mlflow.set_tracking_uri(tracking_uri)  # a models:/ URI is looked up in the registry of this store
     try:
         return mlflow.artifacts.download_artifacts(artifact_uri=model_uri, dst_path=folder)

@@ -16,7 +16,7 @@ import yaml
 
 import fairops
 
-from .sealing import DATA_FOLDER, MLMODEL_FILE, refuse_irregular
+from .sealing import DATA_FOLDER, ModelFilesError, read_model, verify_enclosing
 
 DATA_SUBPATH = DATA_FOLDER
 # Versions a served model pins to the ones that saved it; the rest of fairops' dependencies
@@ -88,8 +88,9 @@ class Flavor:
 
     - ``name``: the flavor's key in ``MLmodel``; ``module``: the module MLflow imports to load it;
     - ``model_argument``: the name ``save_model`` gives the model (``Model.log`` passes it by name);
-    - ``read_native(folder)``: the fitted model from the model's data folder (files verified);
-    - ``read_pyfunc(folder)``: the pyfunc view from the same folder.
+    - ``read_native(data)``: the fitted model from the model's data files
+      (:class:`~fairops.mlflow.sealing.ModelData`: each file read once, the bytes checked against the seal);
+    - ``read_pyfunc(data)``: the pyfunc view from the same files.
 
     >>> flavor = Flavor("demo", "fairops.mlflow.scaff", "sk_model", read_native=str, read_pyfunc=str)
     >>> flavor.get_default_pip_requirements()[0].startswith("wheels/")
@@ -126,12 +127,19 @@ class Flavor:
 
     def load_model(self, model_uri, dst_path=None):
         """The fitted model from a model URI (``runs:/``, ``models:/name@alias``, a local path ...)."""
-        local = local_model_dir(str(model_uri), dst_path)
-        return self.read_native(data_dir(local, self.name))
+        return self.read_native(self.read_data(local_model_dir(str(model_uri), dst_path)))
+
+    def read_data(self, local_path: str):
+        """The verified data files of a local model directory that holds this flavor."""
+        data = read_model(local_path)
+        if self.name not in data.mlmodel["flavors"]:
+            raise ModelFilesError(f"the model at {local_path} has no {self.name!r} flavor; its MLmodel names "
+                                  f"{sorted(data.mlmodel['flavors'])}")
+        return data
 
     def load_pyfunc(self, path, model_config=None):
-        """MLflow's pyfunc loader hook: ``path`` is the model's data folder."""
-        return self.read_pyfunc(path)
+        """MLflow's pyfunc loader hook: ``path`` is the model's data folder (verified, then read once)."""
+        return self.read_pyfunc(verify_enclosing(path))
 
 
 def save_flavor_model(
@@ -265,18 +273,6 @@ def local_model_dir(model_uri: str, dst_path=None) -> str:
     from mlflow.tracking.artifact_utils import _download_artifact_from_uri
 
     return _download_artifact_from_uri(artifact_uri=model_uri, output_path=dst_path)
-
-
-def data_dir(local_path: str, flavor_name: str) -> str:
-    """The model-files folder of a downloaded flavor directory: always its ``data`` folder.
-
-    ``MLmodel``'s ``data:`` is not followed; the flavor's reader verifies that it names that folder.
-    """
-    from mlflow.utils.model_utils import _get_flavor_configuration
-
-    refuse_irregular(local_path, MLMODEL_FILE)  # a named pipe would block the read below forever
-    _get_flavor_configuration(model_path=local_path, flavor_name=flavor_name)  # the flavor must be there
-    return os.path.join(local_path, DATA_SUBPATH)
 
 
 def as_frame(data):

@@ -26,6 +26,7 @@ NumPy arrays of a non-object dtype.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .sealing import ModelFilesError, check_file, refuse_irregular, sha256_file, verify_enclosing
+from .sealing import ModelData, ModelFilesError, check_bytes, read_file, sha256_file, verify_enclosing
 
 FORMAT_NAME = "fairops-model"
 FORMAT_VERSION = 1
@@ -119,40 +120,39 @@ def write_manifest(path) -> None:
         json.dump(manifest, handle, sort_keys=True, indent=1)
 
 
-def _read_json(path: str, name: str) -> dict:
-    """The JSON object in ``path``; anything else (missing, not JSON, too deep, not an object) is refused."""
-    refuse_irregular(os.path.dirname(path), name)
+def _parse_json(data: bytes, folder: str, name: str) -> dict:
+    """The JSON object in the bytes of ``folder/name``; anything else (not JSON, too deep, not an object) is refused."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except FileNotFoundError:
-        raise ModelFilesError(f"model file {name!r} is missing from {os.path.dirname(path)}") from None
-    except (ValueError, RecursionError) as error:  # ValueError: also an integer of over 4,300 digits
-        raise ModelFilesError(f"model file {name!r} in {os.path.dirname(path)} is not valid JSON: "
-                              f"{str(error)[:200]}") from None
+        document = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError) as error:  # ValueError: also an integer of over 4,300 digits, not UTF-8
+        raise ModelFilesError(f"model file {name!r} in {folder} is not valid JSON: {str(error)[:200]}") from None
     if not isinstance(document, dict):
-        raise ModelFilesError(f"model file {name!r} in {os.path.dirname(path)} holds a {type(document).__name__}, "
-                              "not a JSON object")
+        raise ModelFilesError(f"model file {name!r} in {folder} holds a {type(document).__name__}, not a JSON object")
     return document
 
 
-def verify(path) -> dict:
-    """Check the manifest's sizes and sha256 sums; return the manifest or raise :class:`ModelFilesError`."""
-    path = os.fspath(path)
-    if not os.path.isdir(path):
-        raise ModelFilesError(f"model directory {path!r} does not exist")
-    manifest = _read_json(os.path.join(path, MANIFEST_FILE), MANIFEST_FILE)
+def check_data(data: ModelData) -> dict:
+    """Check the data folder's own manifest against the bytes of its files; return it or raise."""
+    if not data.sealed and not os.path.isdir(data.folder):
+        raise ModelFilesError(f"model directory {data.folder!r} does not exist")
+    manifest = _parse_json(data.read(MANIFEST_FILE), data.folder, MANIFEST_FILE)
     if manifest.get("format") != FORMAT_NAME or manifest.get("format_version") != FORMAT_VERSION:
         raise ModelFilesError(
-            f"model file {MANIFEST_FILE!r} in {path} has format {manifest.get('format')!r} version "
+            f"model file {MANIFEST_FILE!r} in {data.folder} has format {manifest.get('format')!r} version "
             f"{manifest.get('format_version')!r}; this fairops reads {FORMAT_NAME!r} version {FORMAT_VERSION}"
         )
     files = manifest.get("files")
     if not isinstance(files, dict) or set(files) != {STATE_FILE, ARRAYS_FILE}:
-        raise ModelFilesError(f"model file {MANIFEST_FILE!r} in {path} must list {STATE_FILE!r} and {ARRAYS_FILE!r}")
+        raise ModelFilesError(f"model file {MANIFEST_FILE!r} in {data.folder} must list {STATE_FILE!r} and "
+                              f"{ARRAYS_FILE!r}")
     for name, expected in files.items():
-        check_file(path, name, expected)
+        check_bytes(data.folder, name, data.read(name), expected)
     return manifest
+
+
+def verify(path) -> dict:
+    """Check the manifest's sizes and sha256 sums; return the manifest or raise :class:`ModelFilesError`."""
+    return check_data(ModelData(os.fspath(path)))
 
 
 def max_array_bytes() -> int:
@@ -218,8 +218,9 @@ def entry_size(archive: zipfile.ZipFile, info: zipfile.ZipInfo, left: int, refus
     return member, shape, fortran_order, dtype, n_bytes
 
 
-def read_arrays(file_path) -> dict:
-    """The arrays of an ``.npz`` file, each size checked against :func:`max_array_bytes` before it is read.
+def read_arrays(source, where: str | None = None) -> dict:
+    """The arrays of an ``.npz`` file (a path, or its bytes as read), each size checked against
+    :func:`max_array_bytes` before it is read. ``where`` names the file in errors.
 
     >>> import tempfile
     >>> file_path = os.path.join(tempfile.mkdtemp(), "a.npz")
@@ -235,14 +236,15 @@ def read_arrays(file_path) -> dict:
     ...     del os.environ[MAX_ARRAY_BYTES_ENV]
     entry 'w.npy' declares 8128 bytes, above the 4096 bytes left of the model's limit (FAIROPS_MAX_ARRAY_BYTES)
     """
-    file_path = os.fspath(file_path)
+    if not isinstance(source, (bytes, bytearray)):
+        folder, name = os.path.split(os.fspath(source))
+        source, where = read_file(folder, name), f"model file {name!r} in {folder}"
     arrays, left = {}, max_array_bytes()
-    where = f"model file {os.path.basename(file_path)!r} in {os.path.dirname(file_path)}"
 
     def refuse(problem: str):
-        return ModelFilesError(f"{where}: {problem}")
+        return ModelFilesError(f"{where or 'model arrays'}: {problem}")
 
-    with zipfile.ZipFile(file_path) as archive:
+    with zipfile.ZipFile(io.BytesIO(source)) as archive:
         for info in archive.infolist():
             name = info.filename[:-4]
             if not info.filename.endswith(".npy") or name in arrays:
@@ -259,28 +261,31 @@ def read_arrays(file_path) -> dict:
 
 
 def read_state(path, classes: dict) -> LoadedState:
-    """Verify the folder ``path`` and rebuild the estimator; its class must be a key of ``classes``.
+    """Verify the data folder ``path`` (or the :class:`~fairops.mlflow.sealing.ModelData` read from it) and
+    rebuild the estimator; its class must be a key of ``classes``.
 
-    When ``path`` is the data folder of an MLflow model directory (its parent holds ``MLmodel``),
-    the seal of that whole directory is verified first (:func:`fairops.mlflow.sealing.verify`).
+    When ``path`` is the data folder of an MLflow model directory (its parent holds ``MLmodel``), the
+    seal of that whole directory is verified first (:func:`fairops.mlflow.sealing.verify_enclosing`).
+    Each file is read once: the bytes checked against the manifests are the bytes parsed.
     """
-    path = os.fspath(path)
-    verify_enclosing(path)
-    verify(path)
-    document = _read_json(os.path.join(path, STATE_FILE), STATE_FILE)
+    data = path if isinstance(path, ModelData) else verify_enclosing(os.fspath(path))
+    check_data(data)
+    document = _parse_json(data.read(STATE_FILE), data.folder, STATE_FILE)
     class_name = document.get("estimator")
     if class_name not in classes:
         raise ModelFilesError(
-            f"model file {STATE_FILE!r} in {path} holds a {class_name!r}; this flavor loads {sorted(classes)}"
+            f"model file {STATE_FILE!r} in {data.folder} holds a {class_name!r}; this flavor loads {sorted(classes)}"
         )
+    where = f"model file {ARRAYS_FILE!r} in {data.folder}"
     try:
-        arrays = read_arrays(os.path.join(path, ARRAYS_FILE))
+        arrays = read_arrays(data.read(ARRAYS_FILE), where)
     except ModelFilesError:
         raise
     except Exception as error:  # zipfile.BadZipFile, OSError, EOFError ...
-        raise ModelFilesError(f"model file {ARRAYS_FILE!r} in {path} is not a readable .npz: {error}") from None
+        raise ModelFilesError(f"{where} is not a readable .npz: {error}") from None
     cls, meta, extra = classes[class_name], document.get("meta"), document.get("extra", {})
     if not isinstance(meta, dict) or not isinstance(extra, dict):
-        raise ModelFilesError(f"model file {STATE_FILE!r} in {path} must hold 'meta' and 'extra' as JSON objects")
+        raise ModelFilesError(f"model file {STATE_FILE!r} in {data.folder} must hold 'meta' and 'extra' as JSON "
+                              "objects")
     estimator = cls._from_state(meta, arrays)
     return LoadedState(estimator, extra)

@@ -18,7 +18,10 @@ Where the wheel comes from:
   package index (an ordinary ``pip install -e .`` leaves Cython out of the environment).
 
 Either way the wheel is built once per source state and kept in ``$FAIROPS_WHEEL_CACHE`` (default
-``~/.cache/fairops/wheels``), in a folder named by a digest of what goes into it.
+``~/.cache/fairops/wheels``), in a folder named by a digest of what goes into it; the cache keeps the
+:data:`KEEP` most recently used. A process reads the wheel once and ships those bytes into every model
+it saves, so another process pruning the cache meanwhile cannot take the wheel away from it; a wheel
+pruned before it was read is built again.
 """
 
 from __future__ import annotations
@@ -200,13 +203,24 @@ def _record_digest(dist) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def fairops_wheel() -> Path:
-    """Path of the wheel of the running fairops (built or repacked once, then cached)."""
+def _cache_key() -> tuple:
+    """``(distribution, checkout or None, cache folder name)`` of the running fairops (its source state, once)."""
     dist = _distribution()
     source = _editable_source(dist)
     key = f"source-{_source_digest(source)}" if source else f"installed-{dist.version}-{_record_digest(dist)}"
+    return dist, source, key
+
+
+def fairops_wheel() -> Path:
+    """Path of the wheel of the running fairops in the cache, built or repacked when it is not there.
+
+    Not there includes pruned by another process (which keeps the :data:`KEEP` newest): it is then
+    built again. Each use marks the entry as recent, so the wheels in use are the last pruned.
+    """
+    dist, source, key = _cache_key()
     cached = _cache_root() / key
-    if not (cached.is_dir() and any(cached.glob(f"{DISTRIBUTION}-*.whl"))):
+    wheels = sorted(cached.glob(f"{DISTRIBUTION}-*.whl"))
+    if not wheels:
         cached.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cached.parent))
         try:
@@ -219,7 +233,29 @@ def fairops_wheel() -> Path:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         _prune(cached.parent)
-    return sorted(cached.glob(f"{DISTRIBUTION}-*.whl"))[0]
+        wheels = sorted(cached.glob(f"{DISTRIBUTION}-*.whl"))
+    if not wheels:  # pruned again at once: only if more than KEEP source states are saved at the same moment
+        raise RuntimeError(f"the {DISTRIBUTION} wheel in {cached} was removed as soon as it was built; another process "
+                           f"is pruning the cache ({CACHE_ENV}): give each a cache of its own")
+    with contextlib.suppress(OSError):
+        os.utime(cached)
+    return wheels[0]
+
+
+@functools.lru_cache(maxsize=None)
+def _wheel_file() -> tuple[str, bytes]:
+    """``(file name, bytes)`` of the running fairops' wheel, read once per process.
+
+    Models saved later ship these bytes, so a wheel another process prunes from the cache meanwhile
+    changes nothing here; one pruned between being found and being read is built again.
+    """
+    for _ in range(3):
+        wheel = fairops_wheel()
+        try:
+            return wheel.name, wheel.read_bytes()
+        except FileNotFoundError:
+            continue
+    raise RuntimeError(f"the {DISTRIBUTION} wheel kept being removed from {_cache_root()} before it could be read")
 
 
 def _prune(root: Path) -> None:
@@ -233,14 +269,12 @@ def _prune(root: Path) -> None:
 @functools.lru_cache(maxsize=None)
 def requirement() -> str:
     """The ``requirements.txt`` line of the shipped wheel: ``wheels/<sha256 prefix>/<wheel file>``."""
-    from .sealing import sha256_file
-
-    wheel = fairops_wheel()
-    return f"{WHEELS_FOLDER}/{sha256_file(str(wheel))[:16]}/{wheel.name}"
+    name, data = _wheel_file()
+    return f"{WHEELS_FOLDER}/{hashlib.sha256(data).hexdigest()[:16]}/{name}"
 
 
 def ship(model_dir, line: str) -> None:
-    """Copy the wheel into ``model_dir`` at the path ``line`` (from :func:`requirement`) names."""
+    """Write the wheel into ``model_dir`` at the path ``line`` (from :func:`requirement`) names."""
     target = Path(model_dir) / line
     target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(fairops_wheel(), target)
+    target.write_bytes(_wheel_file()[1])

@@ -51,7 +51,7 @@ import os
 
 from ..models.families import built_in_trusted_types
 from . import _flavor_base as _flavor
-from .sealing import ModelFilesError, refuse_irregular, verify_enclosing
+from .sealing import ModelFilesError
 
 FLAVOR_NAME = "fairops_classifier"
 _LOADER_MODULE = "fairops.mlflow.classifier"
@@ -222,15 +222,16 @@ def log_model(sk_model, name="model", *, input_schema=None, positive_class=None,
                             decision=decision, **kwargs)
 
 
-def _read(folder: str):
-    """(model, schema, positive class, decision) from a data folder, trusting only :data:`TRUSTED_TYPES`."""
+def _read(data):
+    """(model, schema, positive class, decision) from a model's data files (a
+    :class:`~fairops.mlflow.sealing.ModelData`: the bytes checked against the seal), trusting only
+    :data:`TRUSTED_TYPES`."""
     from ..models import InputSchema, ServedDecision
 
-    refuse_irregular(folder, DOCUMENT_FILE)
+    folder = data.folder
     try:
-        with open(os.path.join(folder, DOCUMENT_FILE), encoding="utf-8") as handle:
-            document = json.load(handle)
-    except (OSError, ValueError, RecursionError) as error:
+        document = json.loads(data.read(DOCUMENT_FILE).decode("utf-8"))
+    except (ValueError, RecursionError) as error:
         raise ModelFilesError(f"model file {DOCUMENT_FILE!r} in {folder} cannot be read: {error}") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME \
             or document.get("format_version") != FORMAT_VERSION:
@@ -245,12 +246,13 @@ def _read(folder: str):
         decision = None if document.get("decision") is None else ServedDecision.from_dict(document["decision"])
     except (TypeError, ValueError) as error:
         raise ModelFilesError(f"model file {DOCUMENT_FILE!r} in {folder} has a malformed decision: {error}") from None
-    model = _read_skops(folder)
+    model = _read_skops(data.read(MODEL_FILE), folder)
     return model, schema, document.get("positive_class"), decision
 
 
-def _read_skops(folder: str):
-    """The skops model of a data folder: sizes, trusted types and fitted state checked (see _skops_checks)."""
+def _read_skops(model_bytes: bytes, folder: str):
+    """The skops model from the bytes of ``folder``'s model file: sizes, trusted types and fitted state
+    checked (see _skops_checks)."""
     import skops.io
 
     from . import _skops_checks
@@ -258,12 +260,6 @@ def _read_skops(folder: str):
     def refuse(problem):
         return ModelFilesError(f"model file {MODEL_FILE!r} in {folder}: {problem}")
 
-    refuse_irregular(folder, MODEL_FILE)
-    try:
-        with open(os.path.join(folder, MODEL_FILE), "rb") as handle:
-            model_bytes = handle.read()
-    except OSError as error:
-        raise refuse(f"cannot be read: {error}") from None
     schema = _skops_checks.check_archive(model_bytes, refuse)
     try:
         extra = untrusted_types(model_bytes)
@@ -286,14 +282,12 @@ def _read_skops(folder: str):
     return model
 
 
-def _read_classifier(folder: str):
-    verify_enclosing(folder)
-    return _read(folder)[0]
+def _read_classifier(data):
+    return _read(data)[0]
 
 
-def _read_pyfunc(folder: str):
-    verify_enclosing(folder)
-    return _ClassifierPyfunc(*_read(folder))
+def _read_pyfunc(data):
+    return _ClassifierPyfunc(*_read(data))
 
 
 FLAVOR = _flavor.Flavor(FLAVOR_NAME, _LOADER_MODULE, "sk_model", read_native=_read_classifier,

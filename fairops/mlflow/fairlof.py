@@ -180,12 +180,13 @@ def log_model(detector, name="model", *, feature_names=None, preprocessing=None,
     return FLAVOR.log_model(detector, name, feature_names=feature_names, preprocessing=preprocessing, **kwargs)
 
 
-def _read_detector(folder: str):
-    return _model_files.read_state(folder, _classes()).estimator
+def _read_detector(data):
+    """The estimator from the data files (a ``ModelData``, or a data folder's path)."""
+    return _model_files.read_state(data, _classes()).estimator
 
 
-def _read_pyfunc(folder: str):
-    loaded = _model_files.read_state(folder, _classes())
+def _read_pyfunc(data):
+    loaded = _model_files.read_state(data, _classes())
     return _FairLOFPyfunc(loaded.estimator, loaded.extra)
 
 

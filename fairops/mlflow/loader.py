@@ -5,7 +5,9 @@ fitted estimator or pipeline):
 
 1. download the model directory (any MLflow model URI: ``models:/name@alias``, ``runs:/``, a path);
 2. verify its seal (:mod:`fairops.mlflow.sealing`): the manifest over every file, ``MLmodel``
-   included, and its HMAC-SHA256 when ``FAIROPS_MODEL_KEY`` is set;
+   included, and its HMAC-SHA256 when ``FAIROPS_MODEL_KEY`` is set. Each file is opened once, and
+   the bytes whose sha256 was checked are the bytes parsed in steps 3 and 4: a file swapped after it
+   was checked is never read;
 3. pick the loader from :data:`fairops.mlflow.flavors.FLAVORS`, a table fixed in code, by the fairops
    flavor the directory names; ``MLmodel``'s ``loader_module``, code paths and any list of trusted types are
    never used;
@@ -13,31 +15,31 @@ fitted estimator or pipeline):
    (SCAFF, FairLOF) or skops with :data:`fairops.mlflow.classifier.TRUSTED_TYPES`.
 
 ``mlflow.pyfunc.load_model`` of a fairops model also runs fairops' loader (steps 2 and 4), but only
-because ``MLmodel`` says so: whoever can rewrite ``MLmodel`` chooses what MLflow runs. See
-docs/mlflow.md, "Threat model".
+because ``MLmodel`` says so: whoever can rewrite ``MLmodel`` chooses what MLflow runs, and MLflow
+reads ``MLmodel`` (and ``requirements.txt``) itself before fairops' checks. See docs/mlflow.md,
+"Threat model".
 """
 
 from __future__ import annotations
 
-import os
+import functools
 
 from . import _flavor_base as _flavor
 from .flavors import FLAVORS
-from .sealing import ModelFilesError, verify
+from .sealing import ModelFilesError, read_model
 
 
 def _open(model_uri, dst_path):
+    """(MLmodel as a ``Model``, the flavor module, the data files): everything read once, as verified."""
     from mlflow.models import Model
-    from mlflow.models.model import MLMODEL_FILE_NAME
 
-    local = _flavor.local_model_dir(str(model_uri), dst_path)
-    verify(local)
-    meta = Model.load(os.path.join(local, MLMODEL_FILE_NAME))
+    data = read_model(_flavor.local_model_dir(str(model_uri), dst_path))
+    meta = Model.from_dict(data.mlmodel)  # the MLmodel bytes the seal covered, not the file read again
     names = [name for name in meta.flavors if name in FLAVORS]
     if len(names) != 1:
         raise ModelFilesError(f"{model_uri} is not a model fairops wrote: its MLmodel names the flavors "
                               f"{sorted(meta.flavors)}, fairops loads exactly one of {sorted(FLAVORS)}")
-    return local, meta, FLAVORS[names[0]]
+    return meta, FLAVORS[names[0]], data
 
 
 def load_model(model_uri, dst_path=None):
@@ -52,13 +54,51 @@ def load_model(model_uri, dst_path=None):
     >>> load_model(path).predict(X).columns.tolist()
     ['probability']
     """
+    meta, flavor, data = _open(model_uri, dst_path)
+    return _checked_pyfunc_class()(model_meta=meta, model_impl=flavor.FLAVOR.read_pyfunc(data))
+
+
+def _names(data):
+    """The column names of pyfunc input (a DataFrame's columns, a dict's keys), None for unnamed input."""
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return list(data.columns)
+    return list(data) if isinstance(data, dict) else None
+
+
+@functools.cache
+def _checked_pyfunc_class():
+    """``PyFuncModel`` checking a request's column names against the model's input schema first.
+
+    MLflow's signature check drops every column the signature does not name before the model sees the
+    input, so `` x1 `` sent beside (or instead of) the model's ``x1`` would be ignored without a word;
+    :meth:`fairops.models.InputSchema.check_names` refuses it before that, as a one-line 400 when served.
+    """
     from mlflow.pyfunc import PyFuncModel
 
-    local, meta, flavor = _open(model_uri, dst_path)
-    return PyFuncModel(model_meta=meta, model_impl=flavor._load_pyfunc(os.path.join(local, _flavor.DATA_SUBPATH)))
+    from ..models import InputSchema
+
+    class CheckedPyFuncModel(PyFuncModel):
+        def __init__(self, model_meta, model_impl):
+            super().__init__(model_meta=model_meta, model_impl=model_impl)
+            document = (model_meta.metadata or {}).get("fairops_input_schema")
+            self.fairops_schema = None if document is None else InputSchema.from_dict(document)
+
+        def predict(self, data, params=None):
+            names = _names(data)
+            if self.fairops_schema is not None and names is not None:
+                try:
+                    self.fairops_schema.check_names(names)
+                except ValueError as error:
+                    raise _flavor.input_refused(error) from None
+            return super().predict(data, params=params)
+
+    CheckedPyFuncModel.__qualname__ = "CheckedPyFuncModel"  # made on first use: importing MLflow takes seconds
+    return CheckedPyFuncModel
 
 
 def load_native(model_uri, dst_path=None):
     """The verified fitted estimator (SCAFF, FairLOF) or pipeline (other classifiers)."""
-    local, _, flavor = _open(model_uri, dst_path)
-    return flavor.load_model(local)
+    _, flavor, data = _open(model_uri, dst_path)
+    return flavor.FLAVOR.read_native(data)

@@ -113,12 +113,13 @@ def log_model(sk_model, name="model", *, threshold=None, **kwargs):
     return FLAVOR.log_model(sk_model, name, threshold=threshold, **kwargs)
 
 
-def _read_estimator(folder: str):
-    return _model_files.read_state(folder, _classes()).estimator
+def _read_estimator(data):
+    """The estimator from the data files (a ``ModelData``, or a data folder's path)."""
+    return _model_files.read_state(data, _classes()).estimator
 
 
-def _read_pyfunc(folder: str):
-    loaded = _model_files.read_state(folder, _classes())
+def _read_pyfunc(data):
+    loaded = _model_files.read_state(data, _classes())
     return _ScaffPyfunc(loaded.estimator, loaded.extra)
 
 

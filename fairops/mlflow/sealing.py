@@ -8,7 +8,10 @@ manifest that verifies.
 
 :func:`verify` runs before fairops reads anything else from a model directory. A file added,
 removed, truncated or changed, a symbolic link, and, with the key set, an unsigned manifest or a
-wrong signature raise :class:`ModelFilesError` (a ``ValueError``) naming the problem. Without the
+wrong signature raise :class:`ModelFilesError` (a ``ValueError``) naming the problem. Each file is
+opened once: its bytes are hashed and checked, and those same bytes are what the loaders parse
+(:func:`read_model` hands them on as :class:`ModelData`), so a file swapped after it was checked
+is never read. Without the
 key the manifest proves only that the files are the ones it lists: whoever can write the files can
 rewrite the manifest too. A signed model read without the key loads with a warning that its
 signature went unchecked. The one file allowed beside the listed ones is ``registered_model_meta``,
@@ -33,12 +36,15 @@ model file 'MLmodel' ... the manifest says 12 (truncated or modified)
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
+import io
 import json
 import os
 import stat
 import warnings
+from typing import NamedTuple
 
 MANIFEST_FILE = "fairops_manifest.json"
 KEY_ENV = "FAIROPS_MODEL_KEY"
@@ -49,6 +55,9 @@ ADDED_BY_MLFLOW = frozenset({"registered_model_meta"})
 SIGNATURE_FIELD = "hmac_sha256"
 MLMODEL_FILE = "MLmodel"
 DATA_FOLDER = "data"
+# Never follow a link, never wait on a pipe; the open file itself is then checked to be a regular file.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_BLOCK = 1 << 20
 
 
 class ModelFilesError(ValueError):
@@ -82,6 +91,11 @@ def model_key() -> bytes | None:
     return key
 
 
+def _irregular(folder: str, relative: str) -> ModelFilesError:
+    return ModelFilesError(f"model directory {folder} holds {relative!r}, which is not a regular file (a pipe, "
+                           "socket or device); nothing of it was read")
+
+
 def refuse_irregular(folder: str, relative: str) -> None:
     """Refuse ``folder/relative`` unless it is a regular file or a folder (never followed, never opened).
 
@@ -95,8 +109,99 @@ def refuse_irregular(folder: str, relative: str) -> None:
     if stat.S_ISLNK(mode):
         raise ModelFilesError(f"model directory {folder} holds a symbolic link: {relative!r}")
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        raise ModelFilesError(f"model directory {folder} holds {relative!r}, which is not a regular file (a pipe, "
-                              "socket or device); nothing of it was read")
+        raise _irregular(folder, relative)
+
+
+def _open_regular(folder: str, name: str, missing: str | None = None) -> io.FileIO:
+    """``folder/name`` open for reading, refused unless it is a regular file.
+
+    The check is made on the open file itself, so a link, pipe or device put in the file's place after
+    the folder was listed is refused too: never followed, never waited on.
+    """
+    refuse_irregular(folder, name)  # a device seen here is never opened at all
+    try:
+        descriptor = os.open(os.path.join(folder, name), _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise ModelFilesError(missing or f"model file {name!r} is missing from {folder}") from None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise ModelFilesError(f"model directory {folder} holds a symbolic link: {name!r}") from None
+        if error.errno == errno.ENXIO:  # a socket
+            raise _irregular(folder, name) from None
+        raise ModelFilesError(f"model file {name!r} in {folder} cannot be opened: {error.strerror}") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise _irregular(folder, name)
+    return io.FileIO(descriptor, "rb", closefd=True)
+
+
+def read_file(folder, name: str, missing: str | None = None) -> bytes:
+    """The bytes of ``folder/name``, read through one open regular file (``missing``: the message if absent).
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> os.mkfifo(os.path.join(folder, "pipe"))
+    >>> try:
+    ...     read_file(folder, "pipe")
+    ... except ModelFilesError as error:
+    ...     print(str(error).split(" holds ")[1])
+    'pipe', which is not a regular file (a pipe, socket or device); nothing of it was read
+    """
+    folder = os.fspath(folder)
+    with _open_regular(folder, name, missing) as handle:
+        try:
+            return handle.readall()
+        except OSError as error:
+            raise ModelFilesError(f"model file {name!r} in {folder} cannot be read: {error.strerror}") from None
+
+
+def _check_entry(folder: str, name: str, expected) -> None:
+    if not isinstance(expected, dict) or not isinstance(expected.get("sha256"), str) \
+            or type(expected.get("bytes")) is not int:
+        raise ModelFilesError(f"the manifest entry of {name!r} in {folder} is not {{'bytes': int, 'sha256': str}}: "
+                              f"{str(expected)[:100]}")
+
+
+def _check_digest(folder: str, name: str, size: int, digest: str | None, expected: dict) -> None:
+    if size != expected["bytes"]:
+        raise ModelFilesError(f"model file {name!r} in {folder} has {size} bytes, the manifest says "
+                              f"{expected['bytes']} (truncated or modified)")
+    if digest != expected["sha256"]:
+        raise ModelFilesError(f"model file {name!r} in {folder} does not match its sha256 in the manifest "
+                              "(modified)")
+
+
+def check_bytes(folder: str, name: str, data: bytes, expected) -> None:
+    """Refuse the bytes read from ``folder/name`` unless they have the size and sha256 a manifest entry gives."""
+    _check_entry(folder, name, expected)
+    _check_digest(folder, name, len(data), hashlib.sha256(data).hexdigest(), expected)
+
+
+def _read_listed(folder: str, name: str, expected, keep: bool) -> bytes | None:
+    """Read ``folder/name`` once and check it against its manifest entry; its bytes when ``keep``.
+
+    At most one byte past the entry's size is read, so a file grown after sealing is refused without
+    being read whole; a file not kept is hashed block by block.
+    """
+    _check_entry(folder, name, expected)
+    size, digest, kept, done = expected["bytes"], hashlib.sha256(), [], 0
+    with _open_regular(folder, name) as handle:
+        on_disk = os.fstat(handle.fileno()).st_size
+        if on_disk != size:
+            _check_digest(folder, name, on_disk, None, expected)
+        try:
+            while done <= size:
+                block = handle.read(min(size + 1 if keep else _BLOCK, size + 1 - done))
+                if not block:
+                    break
+                digest.update(block)
+                done += len(block)
+                if keep:
+                    kept.append(block)
+        except OSError as error:
+            raise ModelFilesError(f"model file {name!r} in {folder} cannot be read: {error.strerror}") from None
+    _check_digest(folder, name, done, digest.hexdigest(), expected)
+    return b"".join(kept) if keep else None
 
 
 def _listing(model_dir: str) -> list[str]:
@@ -134,22 +239,20 @@ def seal(model_dir) -> dict:
     return document
 
 
-def _read_manifest(model_dir: str) -> dict:
-    path = os.path.join(model_dir, MANIFEST_FILE)
-    refuse_irregular(model_dir, MANIFEST_FILE)
+
+def _read_manifest(model_dir: str) -> tuple[dict, bytes]:
+    """The manifest of ``model_dir`` and its bytes as read."""
+    raw = read_file(model_dir, MANIFEST_FILE, missing=f"model directory {model_dir} has no {MANIFEST_FILE}: it was "
+                                                      "not written by fairops, or its manifest was removed")
     try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except FileNotFoundError:
-        raise ModelFilesError(f"model directory {model_dir} has no {MANIFEST_FILE}: it was not written by "
-                              "fairops, or its manifest was removed") from None
-    except (ValueError, RecursionError) as error:  # ValueError: also an integer of over 4,300 digits
+        document = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as error:  # ValueError: also an integer of over 4,300 digits, not UTF-8
         raise ModelFilesError(f"{MANIFEST_FILE} in {model_dir} is not valid JSON: {str(error)[:200]}") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME \
             or document.get("format_version") != FORMAT_VERSION or not isinstance(document.get("files"), dict):
         raise ModelFilesError(f"{MANIFEST_FILE} in {model_dir} is not a {FORMAT_NAME!r} manifest of version "
                               f"{FORMAT_VERSION}")
-    return document
+    return document, raw
 
 
 def _check_signature(model_dir: str, document: dict) -> None:
@@ -168,12 +271,18 @@ def _check_signature(model_dir: str, document: dict) -> None:
                               f"{KEY_ENV}: the model was changed after it was signed, or signed with another key")
 
 
-def verify(model_dir) -> dict:
-    """Check the seal of ``model_dir`` (see the module docstring); return the manifest."""
-    model_dir = os.fspath(model_dir)
+
+class _Verified(NamedTuple):
+    manifest: dict
+    manifest_bytes: bytes
+    files: dict  # name -> the bytes read and checked, for the names kept
+
+
+def _verified(model_dir: str, keep) -> _Verified:
+    """Check the seal of ``model_dir``, reading each file once; keep the bytes of the names ``keep`` accepts."""
     if not os.path.isdir(model_dir):
         raise ModelFilesError(f"model directory {model_dir!r} does not exist")
-    document = _read_manifest(model_dir)
+    document, raw = _read_manifest(model_dir)
     _check_signature(model_dir, document)
     listed = {name: entry for name, entry in document["files"].items() if name not in ADDED_BY_MLFLOW}
     present = set(_listing(model_dir)) - ADDED_BY_MLFLOW
@@ -183,27 +292,52 @@ def verify(model_dir) -> dict:
                               f"(added after sealing): {added}")
     if lost:
         raise ModelFilesError(f"model file(s) {lost} listed in the manifest are missing from {model_dir}")
+    files = {}
     for name, expected in listed.items():
-        check_file(model_dir, name, expected)
-    return document
+        data = _read_listed(model_dir, name, expected, keep(name))
+        if data is not None:
+            files[name] = data
+    return _Verified(document, raw, files)
 
 
-def check_file(folder: str, name: str, expected) -> None:
-    """Refuse ``folder/name`` unless it is a regular file of the size and sha256 a manifest entry gives."""
-    if not isinstance(expected, dict) or not isinstance(expected.get("sha256"), str) \
-            or type(expected.get("bytes")) is not int:
-        raise ModelFilesError(f"the manifest entry of {name!r} in {folder} is not {{'bytes': int, 'sha256': str}}: "
-                              f"{str(expected)[:100]}")
-    refuse_irregular(folder, name)
-    path = os.path.join(folder, name)
-    if not os.path.isfile(path):
-        raise ModelFilesError(f"model file {name!r} is missing from {folder}")
-    if os.path.getsize(path) != expected["bytes"]:
-        raise ModelFilesError(f"model file {name!r} in {folder} has {os.path.getsize(path)} bytes, the "
-                              f"manifest says {expected['bytes']} (truncated or modified)")
-    if sha256_file(path) != expected["sha256"]:
-        raise ModelFilesError(f"model file {name!r} in {folder} does not match its sha256 in the manifest "
-                              "(modified)")
+def verify(model_dir) -> dict:
+    """Check the seal of ``model_dir`` (see the module docstring), each file read once; return the manifest."""
+    return _verified(os.fspath(model_dir), lambda name: False).manifest
+
+
+def _used_by_loaders(name: str) -> bool:
+    return name == MLMODEL_FILE or name.startswith(f"{DATA_FOLDER}/")
+
+
+class ModelData:
+    """The files of a model's data folder as the flavors parse them: each read once.
+
+    From :func:`read_model` (a model directory), ``files`` holds every data file's bytes exactly as
+    they were checked against the seal, and ``mlmodel`` the ``MLmodel`` parsed from the bytes checked;
+    nothing is read again. A bare data folder (``files`` None: no ``MLmodel`` above it, no key set)
+    reads each file on first use, once.
+
+    >>> data = ModelData("/models/m/data", {"state.json": b"{}"}, {"flavors": {}})
+    >>> data.read("state.json")
+    b'{}'
+    >>> try:
+    ...     data.read("arrays.npz")
+    ... except ModelFilesError as error:
+    ...     print(error)
+    model file 'arrays.npz' is missing from /models/m/data
+    """
+
+    def __init__(self, folder: str, files: dict | None = None, mlmodel: dict | None = None):
+        self.folder, self.mlmodel, self.sealed = folder, mlmodel, files is not None
+        self._files = dict(files or {})
+
+    def read(self, name: str) -> bytes:
+        """The bytes of the data file ``name``."""
+        if name not in self._files:
+            if self.sealed:
+                raise ModelFilesError(f"model file {name!r} is missing from {self.folder}")
+            self._files[name] = read_file(self.folder, name)
+        return self._files[name]
 
 
 def _model_root(folder: str) -> str | None:
@@ -217,14 +351,15 @@ def _model_root(folder: str) -> str | None:
         folder = parent
 
 
-def _check_layout(root: str) -> None:
-    """Refuse an ``MLmodel`` whose sections point ``data:`` anywhere but the model's own ``data`` folder."""
+def _layout(root: str, mlmodel: bytes | None) -> dict:
+    """``MLmodel`` parsed, refused when a section points ``data:`` anywhere but the model's own ``data`` folder."""
     import yaml
 
+    if mlmodel is None:
+        raise ModelFilesError(f"model directory {root} has no {MLMODEL_FILE} file")
     try:
-        with open(os.path.join(root, MLMODEL_FILE), encoding="utf-8") as handle:
-            document = yaml.safe_load(handle)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError) as error:
+        document = yaml.safe_load(mlmodel.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as error:
         raise ModelFilesError(f"{MLMODEL_FILE} in {root} is not readable YAML: {str(error)[:200]}") from None
     flavors = document.get("flavors") if isinstance(document, dict) else None
     if not isinstance(flavors, dict):
@@ -233,17 +368,33 @@ def _check_layout(root: str) -> None:
         if isinstance(section, dict) and "data" in section and section["data"] != DATA_FOLDER:
             raise ModelFilesError(f"{MLMODEL_FILE} in {root} points flavor {name!r} at data {section['data']!r}; "
                                   f"fairops models keep their data in the folder {DATA_FOLDER!r} beside it")
+    return document
 
 
-def verify_enclosing(data_path) -> None:
+def read_model(model_dir) -> ModelData:
+    """Verify ``model_dir`` whole (:func:`verify`) and hand on its data files and ``MLmodel`` as read.
+
+    Every file is opened once; the bytes returned are the bytes whose sha256 was checked, so what is
+    verified is what the flavor parses, whatever happens to the folder meanwhile.
+    """
+    root = os.path.abspath(os.fspath(model_dir))
+    verified = _verified(root, _used_by_loaders)
+    mlmodel = _layout(root, verified.files.get(MLMODEL_FILE))
+    prefix = f"{DATA_FOLDER}/"
+    data = {name[len(prefix):]: blob for name, blob in verified.files.items() if name.startswith(prefix)}
+    return ModelData(os.path.join(root, DATA_FOLDER), data, mlmodel)
+
+
+def verify_enclosing(data_path) -> ModelData:
     """Verify the model directory around a flavor's data folder, and that the folder is its ``data``.
 
     MLflow hands a pyfunc loader ``<model>/<data: of MLmodel>``. The nearest folder at or above it
-    that holds ``MLmodel`` is verified whole (:func:`verify`), its ``MLmodel`` must name
+    that holds ``MLmodel`` is verified whole (:func:`read_model`), its ``MLmodel`` must name
     ``data`` as every flavor's data, and the folder handed over must be exactly ``<model>/data``, so
     an edited ``data:`` cannot send the loader to files the seal does not cover. A bare data folder
     (no ``MLmodel`` at or above it) is left to the data folder's own checks, but only without a key:
-    with ``FAIROPS_MODEL_KEY`` set, only a signed model directory loads.
+    with ``FAIROPS_MODEL_KEY`` set, only a signed model directory loads. Returns the data files to
+    parse (:class:`ModelData`).
     """
     raw = os.fspath(data_path)
     if ".." in raw.replace(os.sep, "/").split("/"):
@@ -255,9 +406,27 @@ def verify_enclosing(data_path) -> None:
         if model_key() is not None:
             raise ModelFilesError(f"model data folder {folder} lies outside a model directory (no MLmodel at or "
                                   f"above it), and {KEY_ENV} is set: only signed model directories load")
-        return
-    verify(root)
-    _check_layout(root)
-    if folder != os.path.join(root, DATA_FOLDER):
+        return ModelData(folder)
+    data = read_model(root)
+    if folder != data.folder:
         raise ModelFilesError(f"model data folder {folder} is not the data folder of the model directory {root} "
                               f"(its {DATA_FOLDER!r} folder beside MLmodel)")
+    return data
+
+
+def copy_verified(model_dir, target) -> str:
+    """Write the model directory ``model_dir`` into the new folder ``target`` from the bytes its seal was checked on.
+
+    ``fairops serve`` serves such a copy in a folder of its own: the folder it was given may change
+    while the worker processes start, the copy does not, so every worker loads the model the server
+    checked (and checks it again).
+    """
+    verified = _verified(os.fspath(model_dir), lambda name: True)
+    target = os.fspath(target)
+    os.makedirs(target)
+    for name, data in {**verified.files, MANIFEST_FILE: verified.manifest_bytes}.items():
+        path = os.path.join(target, *name.split("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(data)
+    return target

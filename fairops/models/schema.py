@@ -6,6 +6,9 @@ whether the model takes missing values and categories it never saw. :meth:`Input
 refuses, with a one-line ``ValueError`` naming the column, the row and the value:
 
 - an input with no rows, or without a column the schema requires;
+- an input with two columns whose names differ only by surrounding spaces (``x1`` and `` x1 ``), one of
+  them the model's, or with a required column named with spaces around it: names are compared exactly
+  (:mod:`fairops._column_names`);
 - a fractional value (``40.5``) or text in an ``integer`` column, text or an infinite value in a
   ``number`` column, anything but ``true``/``false`` in a ``boolean`` column;
 - a category not seen in training, unless the model takes unseen categories;
@@ -45,6 +48,8 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+
+from .._column_names import describe, near_misses, space_clashes
 
 KINDS = ("integer", "number", "boolean", "category")
 _SHOWN = 8  # categories named in a message
@@ -114,6 +119,10 @@ class InputSchema:
         names = [c.name for c in columns]
         if len(set(names)) != len(names):
             raise ValueError(f"an input schema names each column once, got {names}")
+        clashes = space_clashes(names)
+        if clashes:
+            raise ValueError(f"columns {describe(clashes[0])} differ only by surrounding spaces; rename them "
+                             "(column names are compared exactly)")
         object.__setattr__(self, "columns", columns)
 
     @classmethod
@@ -180,14 +189,40 @@ class InputSchema:
 
         if not isinstance(data, pd.DataFrame):
             raise TypeError(f"input must be a table of rows (a pandas DataFrame), got {type(data).__name__}")
+        self.check_names(list(data.columns))
+        lacking = [c.name for c in self.columns if c.name not in data.columns]
+        if lacking:  # first: a served body of none of the columns reaches the model as an empty frame
+            raise ValueError(f"input lacks the required column(s) {lacking}")
         if len(data) == 0:
             raise ValueError("input has no rows; send at least one row")
-        lacking = [c.name for c in self.columns if c.name not in data.columns]
-        if lacking:
-            raise ValueError(f"input lacks the required column(s) {lacking}")
         checked = {c.name: pd.Series(self._column(c, data[c.name].reset_index(drop=True)))
                    for c in self.columns}
         return pd.DataFrame(checked)
+
+    def check_names(self, names) -> None:
+        """Refuse request column ``names`` a reader would take for the model's own: two names equal once
+        stripped of surrounding spaces where one is (or strips to) a model column, or a model column sent
+        only with spaces around its name. Names are compared exactly, never stripped.
+
+        >>> schema = InputSchema((Column("x1", "number"),))
+        >>> schema.check_names(["x1", "other", " other"])
+        >>> schema.check_names(["x1", " x1 "])
+        Traceback (most recent call last):
+        ...
+        ValueError: input has columns 'x1' and ' x1 ', which differ only by surrounding spaces; send each column once, named exactly as the model's
+        >>> schema.check_names([" x1 "])
+        Traceback (most recent call last):
+        ...
+        ValueError: input lacks the required column 'x1'; it has ' x1 ', which differs only by surrounding spaces (names are compared exactly)
+        """
+        own = {c.name.strip() for c in self.columns}
+        for group in space_clashes(names):
+            if group[0].strip() in own:
+                raise ValueError(f"input has columns {describe(group)}, which differ only by surrounding spaces; "
+                                 "send each column once, named exactly as the model's")
+        for name, similar in near_misses([c.name for c in self.columns], list(names)).items():
+            raise ValueError(f"input lacks the required column {name!r}; it has {describe(similar)}, which differs "
+                             "only by surrounding spaces (names are compared exactly)")
 
     def _column(self, column: Column, values):
         import pandas as pd
