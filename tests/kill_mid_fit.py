@@ -13,7 +13,7 @@ def study_trials(storage: str, study_name: str) -> list:
     """The study's trials, or none while the worker has not made its store and study yet."""
     from pathlib import Path
 
-    from fairops.sqlite_lock import sqlite_file, sqlite_open_lock
+    from fairops.store_lock import sqlite_file, sqlite_open_lock
 
     if not Path(sqlite_file(storage)).exists():
         return []

@@ -155,7 +155,7 @@ def test_no_import_cycles():
 # its floor), so each floor can be read, tested and replaced without the ones above it.
 FLOORS = (
     ("fairops", "fairops._asgi", "fairops._column_names", "fairops._param_checks", "fairops._state_checks",
-     "fairops._versions", "fairops.sqlite_lock"),
+     "fairops._versions", "fairops.store_lock"),
     ("fairops.metrics",),
     ("fairops.datasets", "fairops.fairband", "fairops.scaff", "fairops.fairlof", "fairops.reductions"),
     ("fairops.models",),

@@ -25,7 +25,7 @@ from fairops.datasets import load_german
 from fairops.fairband import fits_of_run, schedule, select_best
 from fairops.fairband.claims import holds_slot, slot_of_trial
 from fairops.jobs import mlflow_study, tune
-from fairops.sqlite_lock import sqlite_open_lock
+from fairops.store_lock import sqlite_open_lock
 from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
 
 from kill_mid_fit import kill_mid_fit

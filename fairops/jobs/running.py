@@ -42,12 +42,12 @@ def open_storage(url: str, heartbeat: float = HEARTBEAT_SECONDS, on_stale=None):
         from .grpc_storage import open_grpc_storage
 
         return open_grpc_storage(url, heartbeat, on_stale)
-    from ..sqlite_lock import sqlite_open_lock
+    from ..store_lock import store_open_lock
 
     try:
         # Heartbeats let a restarted or surviving worker fail the trials of a killed one. Workers
-        # started together open a fresh SQLite file one at a time, so only one creates the schema.
-        with sqlite_open_lock(url):
+        # started together open a fresh store one at a time, so only one creates the schema.
+        with store_open_lock(url):
             return optuna.storages.RDBStorage(url, heartbeat_interval=max(1, round(heartbeat)),
                                               grace_period=max(2, round(3 * heartbeat)),
                                               heartbeat_stale_trial_callback=on_stale)

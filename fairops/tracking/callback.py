@@ -64,7 +64,7 @@ from pathlib import Path
 
 import fairops
 
-from ..sqlite_lock import sqlite_open_lock
+from ..store_lock import store_open_lock
 from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG, elect_parent_run, now_ms
 
 #: The parent run's metric: fits' budgets summed so far, in full-data fits (the anytime curve's x axis).
@@ -213,7 +213,7 @@ class FairnessTrackingCallback:
             if value is not None and (not isinstance(value, str) or not value):
                 raise TypeError(f"{name} must be None or a non-empty string, got {value!r}")
         self.tracking_uri = _resolve_tracking_uri(tracking_uri)
-        with sqlite_open_lock(self.tracking_uri):  # a fresh SQLite store gets its schema from one process only
+        with store_open_lock(self.tracking_uri):  # a fresh store gets its schema from one process only
             self.client = MlflowClient(self.tracking_uri)
             self.client.search_experiments(max_results=1)
         self.experiment_name = experiment_name

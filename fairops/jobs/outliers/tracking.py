@@ -84,11 +84,11 @@ def ensure_experiment(client, name: str, artifact_location=None) -> str:
 def _client(tracking_uri: str):
     from mlflow.tracking import MlflowClient
 
-    from ...sqlite_lock import sqlite_open_lock
+    from ...store_lock import store_open_lock
 
     logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)  # no table-creation chatter
     try:
-        with sqlite_open_lock(tracking_uri):  # a fresh SQLite store gets its schema from one process only
+        with store_open_lock(tracking_uri):  # a fresh store gets its schema from one process only
             client = MlflowClient(tracking_uri)
             client.search_experiments(max_results=1)
     except Exception as error:  # noqa: BLE001 - any store failure is the user's URL or server
