@@ -74,15 +74,50 @@ def test_a_ratio_bound_holds_the_ratio(compas):
     assert not (_rates(unbounded, X, y, groups[["race"]], "fpr")[1]["race"] / overall).between(0.89, 1.12).all()
 
 
-def test_scores_are_deterministic_and_predict_thresholds_them(compas):
+@pytest.mark.parametrize("mix", ["decisions", "probabilities"])
+def test_scores_are_deterministic_and_predict_thresholds_them(compas, mix):
     X, y, groups = compas
-    model = ExponentiatedGradient(random_state=0).fit(X, y, sensitive_features=groups["race"])
-    again = ExponentiatedGradient(random_state=0).fit(X, y, sensitive_features=groups["race"])
+    model = ExponentiatedGradient(mix=mix, random_state=0).fit(X, y, sensitive_features=groups["race"])
+    again = ExponentiatedGradient(mix=mix, random_state=0).fit(X, y, sensitive_features=groups["race"])
     first = model.predict_proba(X)[:, 1]
     np.testing.assert_array_equal(first, model.predict_proba(X)[:, 1])
     np.testing.assert_array_equal(first, again.predict_proba(X)[:, 1])
     np.testing.assert_array_equal(model.predict(X), (first >= 0.5).astype(int))
-    assert len(np.unique(first)) > 2 ** model.n_predictors_  # finer than a vote of the predictors
+    # a row scores the same alone, in another batch, in another order
+    order = np.random.default_rng(0).permutation(len(X))[:200]
+    np.testing.assert_array_equal(model.predict_proba(X.iloc[order])[:, 1], first[order])
+    np.testing.assert_array_equal([model.predict_proba(X.iloc[[i]])[0, 1] for i in order[:20]], first[order[:20]])
+
+
+def test_the_decisions_score_is_the_randomized_classifiers_chance_with_rows_untied(compas):
+    X, y, groups = compas
+    model = ExponentiatedGradient(random_state=0).fit(X, y, sensitive_features=groups["race"])
+    score = model.predict_proba(X)[:, 1]
+    chance = sum(w * p.predict(X) for p, w in zip(model.predictors_, model.weights_))
+    assert np.abs(score - chance).max() <= 1e-9
+    assert len(np.unique(chance)) <= 2 ** model.n_predictors_ < len(np.unique(score))
+    assert len(np.unique(score[~X.duplicated().to_numpy()])) == (~X.duplicated()).sum()  # distinct rows never tie
+
+
+def test_a_threshold_inside_a_tie_decides_served_rows_as_the_evaluation_did(compas):
+    """The task's evaluation breaks ties at random, a served row cannot: with the row-hash tie-break there
+    are no ties left, so both decide the same rows and measure the same fairness."""
+    from fairops.metrics import fairness_ratio, operating_point
+    from fairops.metrics.decisions import served_decision
+
+    X, y, groups = compas
+    half = np.arange(len(y)) % 2 == 0
+    model = ExponentiatedGradient(constraint="fpr", ratio_bound=0.9, random_state=0).fit(
+        X[half], y[half], sensitive_features=groups["race"][half])
+    rest, labels, race = X[~half], y[~half], groups[["race"]][~half]
+    score = model.predict_proba(rest)[:, 1]
+    point = operating_point(score, labels, fpr=0.1)
+    evaluated, served = point.apply(score), served_decision(point, score)
+    np.testing.assert_array_equal(evaluated, served)
+    assert fairness_ratio(labels, served, race, rate="fpr") == fairness_ratio(labels, evaluated, race, rate="fpr")
+    raw = sum(w * p.predict(rest) for p, w in zip(model.predictors_, model.weights_))
+    point = operating_point(raw, labels, fpr=0.1)
+    assert (point.apply(raw) != served_decision(point, raw)).sum() > 10  # the raw chance ties at the threshold
 
 
 @pytest.mark.parametrize("family", ["logistic_regression", "decision_tree", "random_forest", "lightgbm", "mlp",

@@ -66,7 +66,8 @@ def test_grid_search_matches_fairlearn(compas, kind, learner):
         warnings.simplefilter("ignore")  # the unscaled logistic regression's ConvergenceWarning, in both
         theirs = fairlearn.GridSearch(estimator, getattr(fairlearn, MOMENTS[kind])(), grid_size=12).fit(
             X, y, sensitive_features=groups["race"])
-        ours = GridSearch(estimator, constraint=kind, grid_size=12).fit(X, y, sensitive_features=groups["race"])
+        ours = GridSearch(estimator, constraint=kind, grid_size=12, mix="probabilities").fit(
+            X, y, sensitive_features=groups["race"])
     np.testing.assert_allclose(ours.lambdas_, theirs.lambda_vecs_.to_numpy().T, atol=1e-12)
     assert ours.best_index_ == theirs.best_idx_
     np.testing.assert_allclose(ours.predict_proba(X)[:, 1], theirs.predict_proba(X)[:, 1], atol=1e-6)

@@ -17,7 +17,9 @@ What differs from fairlearn 0.15's ``ExponentiatedGradient`` / ``GridSearch``, w
 the oracle (same base estimator, data and settings: the same predictors and weights):
 
 - ``predict`` is deterministic and ``predict_proba`` exists for both (fairlearn's ``predict`` draws at
-  random and its only score, ``_pmf_predict``, is private and takes at most ``2^k`` values).
+  random and its only score, ``_pmf_predict``, is private and takes at most ``2^k`` values): the
+  default score is ``_pmf_predict``'s, its ties broken by a hash of each row (it moves a score by less
+  than 1e-10), so a threshold inside a tie decides the same rows in evaluation and in serving.
 - Several attributes are constrained each on its own (``groups="lowest"``, every attribute's ratio held)
   or as combined groups (``"intersectional"``, fairlearn's only way: it joins the columns into one).
 - ``nu``, ``eps`` and every other parameter stay as given (fairlearn writes the automatic ``nu`` back into

@@ -65,7 +65,7 @@ class ExponentiatedGradient(ReductionBase):
 
     def __init__(self, estimator=None, *, constraint="tpr", difference_bound=None, ratio_bound=None,
                  ratio_bound_slack=0.0, groups="lowest", costs=None, eps=0.01, max_iter=50, nu=None, eta0=2.0,
-                 run_linprog_step=True, mix="probabilities", sample_weight_name="sample_weight", random_state=None):
+                 run_linprog_step=True, mix="decisions", sample_weight_name="sample_weight", random_state=None):
         self.estimator = estimator
         self.constraint = constraint
         self.difference_bound = difference_bound

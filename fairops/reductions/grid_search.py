@@ -28,8 +28,9 @@ class GridSearch(ReductionBase):
 
     Parameters as :class:`~fairops.reductions.ExponentiatedGradient`'s for the constraint; ``grid_size``,
     ``grid_limit`` (the multipliers' L1 bound) and ``constraint_weight`` (the weight of the largest moment
-    against the error when the predictor is chosen) for the grid. Its score is the chosen predictor's
-    probability (``mix="probabilities"``) or its 0/1 decision (``mix="decisions"``).
+    against the error when the predictor is chosen) for the grid. Its score is the chosen predictor's 0/1
+    decision, ties broken by a hash of the row (``mix="decisions"``, the default), or its probability
+    (``mix="probabilities"``); see :mod:`fairops.reductions._base`.
 
     Fitted: ``predictors_`` (one per grid point), ``weights_`` (1 on the chosen one), ``best_index_``,
     ``lambdas_`` (the grid, one row per point), ``errors_`` and ``gammas_`` (each predictor's error and
@@ -53,7 +54,7 @@ class GridSearch(ReductionBase):
 
     def __init__(self, estimator=None, *, constraint="tpr", difference_bound=None, ratio_bound=None,
                  ratio_bound_slack=0.0, groups="lowest", costs=None, grid_size=10, grid_limit=2.0,
-                 constraint_weight=0.5, mix="probabilities", sample_weight_name="sample_weight", random_state=None):
+                 constraint_weight=0.5, mix="decisions", sample_weight_name="sample_weight", random_state=None):
         self.estimator = estimator
         self.constraint = constraint
         self.difference_bound = difference_bound

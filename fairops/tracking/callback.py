@@ -6,14 +6,15 @@ run through MLflow's public client (``create_run`` with its tags, one ``log_batc
 - name: what the fit is, ``t186 lightgbm 33%`` (trial number, model family, budget);
 - params: the trial's hyperparameters;
 - metrics: the objective values (``accuracy`` and ``fairness`` for a two-objective study), the trial
-  user attributes ``auc_y``, ``auc_s``, ``alpha``, ``budget``, ``weighted_score`` and, for outlier
-  work, ``jaccard``, ``preservation``, ``outlier_fraction``, ``euclidean_disparity``,
-  ``wasserstein_disparity`` (when present), the interval bounds ``accuracy_low`` / ``accuracy_high`` /
-  ``fairness_low`` / ``fairness_high`` and each attribute's ratio ``fairness.<attribute>`` (from the
-  attributes ``intervals`` and ``fairness_by_attribute``); ``weighted_score = alpha*accuracy + (1-alpha)*fairness``
-  is computed when alpha is known and the attribute is absent; the per-rung values an asynchronous
-  Fairband trial reports (attributes ``rung<i>_accuracy``, ``rung<i>_fairness``) become the metric
-  histories ``rung_accuracy`` and ``rung_fairness`` with step ``i``;
+  user attributes ``auc_y``, ``auc_s``, ``alpha``, ``budget``, ``weighted_score``, for outlier work
+  ``jaccard``, ``preservation``, ``outlier_fraction``, ``euclidean_disparity``, ``wasserstein_disparity``,
+  for a bias reduction ``n_predictors`` and ``duality_gap`` (each when present), the interval bounds
+  ``accuracy_low`` / ``accuracy_high`` / ``fairness_low`` / ``fairness_high`` and each attribute's ratio
+  ``fairness.<attribute>`` (from the attributes ``intervals`` and ``fairness_by_attribute``);
+  ``weighted_score = alpha*accuracy + (1-alpha)*fairness`` is computed when alpha is known and the
+  attribute is absent; the per-rung values an asynchronous Fairband trial reports (attributes
+  ``rung<i>_accuracy``, ``rung<i>_fairness``) become the metric histories ``rung_accuracy`` and
+  ``rung_fairness`` with step ``i``;
 - tags: ``family``, ``bracket``, ``rung``, ``budget`` (as in the name), ``configuration_id``,
   ``iteration`` (Fairband attributes), the trial state and number, the study name, the fairops version.
 
@@ -80,6 +81,8 @@ METRIC_ATTRS = (
     "outlier_fraction",
     "euclidean_disparity",
     "wasserstein_disparity",
+    "n_predictors",
+    "duality_gap",
 )
 TAG_ATTRS = ("bracket", "rung", "configuration_id", "iteration")
 _RUNG_ATTR = re.compile(r"^rung(\d+)_(accuracy|fairness)$")

@@ -36,6 +36,9 @@ FAILURE_ATTR = "failure"
 CONSTANT_SCORES = "constant validation scores"
 BY_ATTRIBUTE_ATTR = "fairness_by_attribute"
 COUNTS_ATTR = "counts"
+#: What a bias-reduction fit adds to its trial: predictors carrying weight and, for exponentiated gradient,
+#: the duality gap of its result (how far from the game's saddle point it stopped).
+REDUCTION_ATTRS = ("n_predictors", "duality_gap")
 # The floor on small data: a fit gets at least this many training rows and positives (when the training
 # set has them). At 1.2% of 1,200 training rows a fit would see 15 rows and 3 positives; the search
 # space's trees need up to 404 rows to split once (min_samples_split) and 2 x 183 (min_samples_leaf).
@@ -76,6 +79,27 @@ def blind_features(dataset):
     """
     dropped = [c for c in dataset.sensitive.columns if c in dataset.X.columns]
     return dataset.X.drop(columns=dropped)
+
+
+def reduction_record(model) -> dict:
+    """``{"n_predictors": ..., "duality_gap": ...}`` of a fitted pipeline whose last step is a reduction
+    (exponentiated gradient has both, grid search only the first); empty for any other model.
+
+    >>> import numpy as np
+    >>> from fairops.reductions import ExponentiatedGradient
+    >>> X = np.random.default_rng(0).normal(size=(300, 2)); s = (X[:, 1] > 0).astype(int); y = (X[:, 0] > 0).astype(int)
+    >>> sorted(reduction_record(ExponentiatedGradient(max_iter=5).fit(X, y, sensitive_features=s)))
+    ['duality_gap', 'n_predictors']
+    """
+    from fairops.reductions import ExponentiatedGradient, GridSearch
+
+    last = model.steps[-1][1] if hasattr(model, "steps") else model
+    if not isinstance(last, (ExponentiatedGradient, GridSearch)):
+        return {}
+    record = {"n_predictors": int(last.n_predictors_)}
+    if isinstance(last, ExponentiatedGradient):
+        record["duality_gap"] = float(last.best_gap_)
+    return record
 
 
 class ConstantScoresError(ValueError):
@@ -198,6 +222,8 @@ class FairnessObjective:
 
     def __call__(self, trial):
         model = self._fit(trial, trial_budget(trial))
+        for name, value in reduction_record(model).items():
+            trial.set_user_attr(name, value)
         counts = {}
         try:
             result, point = self._validation_metrics(model, counts)
