@@ -1,11 +1,13 @@
 """Edited copies of saved classifiers of every tuning family, for tests/test_model_fuzz.py.
 
 Each family of the tuning table (logistic regression, decision tree, random forest, LightGBM, MLP,
-SCAFF forest on columns) is fitted small, saved with the classifier flavor, then edited where its
+SCAFF forest on columns, and the two bias reductions, over a tree and over LightGBM) is fitted small, saved with the classifier flavor, then edited where its
 compiled or numeric code reads it: scikit-learn tree nodes (children pointing at themselves, the
 root, their parent, out of range; features out of range; thresholds and values not finite),
 LightGBM's model text (children, features, thresholds, leaf counts, tree sizes), MLP and linear
-weights (wrong shapes, NaN), SCAFF node arrays. The edited model is written back with skops, as
+weights (wrong shapes, NaN), SCAFF node arrays, a reduction's predictor weights (not summing to 1,
+negative, NaN, one short) and predictors (replaced by a non-classifier, dropped); the edits of a tree or
+LightGBM reach a reduction's predictors too. The edited model is written back with skops, as
 a holder of the files could, and the directory re-sealed.
 """
 
@@ -16,6 +18,7 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import skops.io
 
 from fair_data import biased_rows
@@ -34,13 +37,20 @@ SMALL = {
     "mlp": {"mlp_hidden_layers": "20-10", "mlp_betas": "0.9-0.999", "mlp_weight_decay": 0.0, "mlp_max_epochs": 10,
             "mlp_lr": 1e-3},
 }
+_RATIO = {"ratio_bound": 0.9, "ratio_bound_slack": 0.01}
+REDUCTIONS = {
+    "exponentiated_gradient": {"eg_base": "decision_tree", **{f"eg_{k}": v for k, v in _RATIO.items()}, "eg_eps": 0.1,
+                               "eg_max_iter": 10, **SMALL["decision_tree"]},
+    "grid_search": {"gs_base": "lightgbm", **{f"gs_{k}": v for k, v in _RATIO.items()}, "gs_grid_size": 5,
+                    "gs_grid_limit": 2.0, "gs_constraint_weight": 0.5, **SMALL["lightgbm"]},
+}
 
 
 def fit_families():
     """``{family: (fitted pipeline, X)}`` for every family of the tuning table."""
     import optuna
 
-    from fairops.tuning.search_space import make_model
+    from fairops.tuning.search_space import fit_model, make_model
 
     X, y, s = biased_rows(3, n_rows=240, n_features=3)
     X = X.assign(sex=(s == "m").astype(float))
@@ -50,8 +60,17 @@ def fit_families():
         fitted[family] = (make_model(trial, families=[family], X_example=X, sensitive_columns=["sex"]).fit(X, y), X)
     scaff = SCAFFOnColumns(sensitive_columns=("sex",), n_estimators=3, max_depth=3, theta=0.3, random_state=0)
     fitted["scaff_forest"] = (scaff.fit(X, y), X)
-    assert set(fitted) >= set(SMALL) and all(name in FAMILIES for name in SMALL)
+    for family, params in REDUCTIONS.items():
+        model = make_model(optuna.trial.FixedTrial(params), families=[family], X_example=X, task=_task())
+        fitted[family] = (fit_model(model, X, y, pd.DataFrame({"sex": s})), X)
+    assert set(fitted) == set(FAMILIES), sorted(set(FAMILIES) - set(fitted))
     return fitted
+
+
+def _task():
+    from fairops.metrics import Task
+
+    return Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
 
 
 def _tree_edits(tree):
@@ -105,6 +124,7 @@ def object_edits(model_bytes: bytes):
     from sklearn.neural_network import MLPClassifier
     from sklearn.tree import DecisionTreeClassifier
 
+    from fairops.reductions._base import ReductionBase
     from fairops.scaff import SCAFFClassifier
 
     def fresh():
@@ -135,6 +155,17 @@ def object_edits(model_bytes: bytes):
     if _find(probe, SCAFFClassifier) is not None:
         edits += [("scaff: child points at itself", SCAFFClassifier, lambda m: m.node_left_.__setitem__(0, 0)),
                   ("scaff: feature out of range", SCAFFClassifier, lambda m: m.node_feature_.__setitem__(0, 99))]
+    reduction = _find(probe, ReductionBase)
+    if reduction is not None:
+        edits += [("reduction: weights sum to 2", ReductionBase, lambda m: setattr(m, "weights_", 2 * m.weights_)),
+                  ("reduction: a weight negative", ReductionBase, lambda m: m.weights_.__setitem__(0, -1.0)),
+                  ("reduction: a weight nan", ReductionBase, lambda m: m.weights_.__setitem__(0, np.nan)),
+                  ("reduction: weights one short", ReductionBase, lambda m: setattr(m, "weights_", m.weights_[:-1])),
+                  ("reduction: no predictors", ReductionBase,
+                   lambda m: (setattr(m, "predictors_", []), setattr(m, "weights_", np.zeros(0)))),
+                  ("reduction: a predictor replaced by its classes", ReductionBase,
+                   lambda m: m.predictors_.__setitem__(0, m.classes_.copy())),
+                  ("reduction: classes equal", ReductionBase, lambda m: setattr(m, "classes_", np.array([1, 1])))]
     for label, kind, edit in edits:
         model = fresh()
         edit(_find(model, kind))

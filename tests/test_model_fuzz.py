@@ -290,7 +290,7 @@ def test_every_edit_is_refused_cleanly_or_answered(models, kind, tmp_path):
 
 
 def test_every_tuning_family_refuses_edited_state_cleanly(tmp_path):
-    """One child runs the cases of all six families (its MLflow import is paid once)."""
+    """One child runs the cases of every family of the tuning table (its MLflow import is paid once)."""
     os.environ.pop(sealing.KEY_ENV, None)
     cases, rows = [], None
     for family, (model, X) in fit_families().items():
