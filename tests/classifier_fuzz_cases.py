@@ -37,7 +37,7 @@ SMALL = {
     "mlp": {"mlp_hidden_layers": "20-10", "mlp_betas": "0.9-0.999", "mlp_weight_decay": 0.0, "mlp_max_epochs": 10,
             "mlp_lr": 1e-3},
 }
-_RATIO = {"ratio_bound": 0.9, "ratio_bound_slack": 0.01}
+_RATIO = {"ratio_bound": 0.9, "ratio_bound_slack": 0.01, "fp_cost": 0.6}
 REDUCTIONS = {
     "exponentiated_gradient": {"eg_base": "decision_tree", **{f"eg_{k}": v for k, v in _RATIO.items()}, "eg_eps": 0.1,
                                "eg_max_iter": 10, **SMALL["decision_tree"]},

@@ -31,7 +31,12 @@ with a ratio bound. They read the groups when they fit and never when they decid
 tunes them too. The paper's ranges, read off its published logs (FB and FB-auto runs on AOF, 1,839 fits of
 ``FairLearnClassifier`` over ``DecisionTreeClassifier`` with ``FalsePositiveRateParity``): ``eps`` from
 0.025 to 1 (log-uniform), ``max_iter`` 10 to 49, ``ratio_bound`` 0.80 to 0.99, ``ratio_bound_slack`` 0.01
-or 0.02, the tree's own ranges. The random forest and the network also take sample weights
+or 0.02, the tree's own ranges. The ``"fast"`` profile (fairops' default) also searches the error's cost of
+a false positive (``eg_fp_cost`` / ``gs_fp_cost``, its share of the two costs, from 0.5 to 0.95): a
+reduction holds its constraint at its own decisions, and the cost moves them to the task's operating
+point (a 10% FPR, half of the positives), where the task measures fairness; fairops' tasks select no
+more rows than a cost-neutral classifier would, hence no share below 0.5 (``benchmarks/reductions_scores.py``
+measures what it changes). The random forest and the network also take sample weights
 (:mod:`fairops.reductions` fits them), but as bases they are not searched: each of a reduction's ~20 base
 fits costs a whole forest or network (``benchmarks/fairband_fit_times.py``).
 
@@ -168,18 +173,23 @@ def _scaff_forest(trial, profile, seed, sensitive_columns):
         random_state=seed)
 
 
-def _ratio_bound(trial, prefix, task):
-    """The constraint a reduction holds: the task's fairness ratio over its groups, as a ratio bound."""
-    return {"constraint": task.fairness, "groups": task.groups,
+def _game(trial, prefix, profile, task):
+    """What a reduction's game holds: the task's fairness ratio over its groups as a ratio bound, and (but
+    in the paper's profile) the error's cost of a false positive, as a share of both costs."""
+    game = {"constraint": task.fairness, "groups": task.groups,
             "ratio_bound": trial.suggest_float(f"{prefix}_ratio_bound", 0.8, 0.99),
             "ratio_bound_slack": trial.suggest_categorical(f"{prefix}_ratio_bound_slack", [0.01, 0.02])}
+    if profile != "paper":
+        fp_cost = trial.suggest_float(f"{prefix}_fp_cost", 0.5, 0.95)
+        game["costs"] = {"fp": fp_cost, "fn": 1.0 - fp_cost}
+    return game
 
 
 def _exponentiated_gradient(trial, profile, seed, base, task):
     from ..reductions import ExponentiatedGradient
 
     return ExponentiatedGradient(
-        base, **_ratio_bound(trial, "eg", task),
+        base, **_game(trial, "eg", profile, task),
         eps=trial.suggest_float("eg_eps", 0.025, 1.0, log=True),
         max_iter=trial.suggest_int("eg_max_iter", 10, _cap(profile, 49, 20), log=True),
         random_state=seed)
@@ -189,7 +199,7 @@ def _grid_search(trial, profile, seed, base, task):
     from ..reductions import GridSearch
 
     return GridSearch(
-        base, **_ratio_bound(trial, "gs", task),
+        base, **_game(trial, "gs", profile, task),
         grid_size=trial.suggest_int("gs_grid_size", 5, _cap(profile, 40, 15), log=True),
         grid_limit=trial.suggest_float("gs_grid_limit", 0.5, 10.0, log=True),
         constraint_weight=trial.suggest_float("gs_constraint_weight", 0.0, 1.0),

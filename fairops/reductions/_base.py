@@ -144,7 +144,8 @@ class ReductionBase(ClassifierMixin, BaseEstimator):
             validate_data(self, X, reset=reset, skip_check_array=True)
             return X
         takes = get_tags(self._base_estimator()).input_tags
-        return validate_data(self, X, reset=reset, dtype="numeric", accept_sparse=["csr", "csc"] if takes.sparse else False,
+        return validate_data(self, X, reset=reset, dtype="numeric",
+                             accept_sparse=["csr", "csc"] if takes.sparse else False,
                              ensure_all_finite="allow-nan" if takes.allow_nan else True)
 
     def _best_response_fitter(self):
