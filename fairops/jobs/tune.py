@@ -2,7 +2,8 @@
 
 The job splits the data train / validation / test (stratified by label x group), gives each fit a
 nested stratified slice of the training rows as its budget, tunes the paper's model families plus
-the SCAFF forest (so fair training competes with fair tuning), logs every fit as a child run, then
+the SCAFF forest and the bias reductions (so fair training competes with fair tuning), logs every fit as
+a child run, then
 refits the pick on all training rows, scores it on the test rows and registers it with an alias.
 
 Storage is embedded by default: ``<project>/optuna.db`` and ``<project>/mlflow.db`` (SQLite). Give
