@@ -180,13 +180,37 @@ class FairbandSampler(BaseSampler):
         if self._starts:  # absent when unset, as min_fairness
             self._configuration["start_configurations"] = [dict(start) for start in self._starts]
         self._configuration_hash = configuration_hash(self._configuration)
+        self._assignments: dict[tuple[str, int], _Assignment] = {}
+        self._start_process_state()
+
+    def _start_process_state(self) -> None:
+        """The lock and the caches of storage reads, which belong to one process and one storage object."""
         self._lock = threading.Lock()
         self._claimed = threading.Condition(self._lock)  # notified whenever a trial of this process claims
-        self._assignments: dict[tuple[str, int], _Assignment] = {}
+        # keyed by id(storage): an id means nothing once the storage is copied, so these start empty again
         self._boards: dict[tuple, SlotBoard] = {}
         self._rankings: dict[tuple, tuple[float, list[FrozenTrial]]] = {}
         self._checked_studies: set[tuple] = set()
         self._recorded_studies: set[tuple] = set()
+
+    def __getstate__(self) -> dict:
+        """What ``pickle``, ``copy.deepcopy`` and ``joblib.dump(study)`` keep: the settings and the live trials'
+        assignments. The lock and the caches of storage reads are started again on load.
+
+        >>> import copy
+        >>> copy.deepcopy(FairbandSampler(seed=0)).configuration == FairbandSampler(seed=0).configuration
+        True
+        """
+        state = self.__dict__.copy()
+        for name in ("_lock", "_claimed", "_boards", "_rankings", "_checked_studies", "_recorded_studies"):
+            del state[name]
+        with self._lock:
+            state["_assignments"] = dict(self._assignments)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._start_process_state()
 
     # -- public read-only settings -------------------------------------------------------------
     @property

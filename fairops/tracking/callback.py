@@ -202,7 +202,6 @@ class FairnessTrackingCallback:
     def __init__(self, tracking_uri=None, experiment_name=None, *, metric_names=None, alpha=None,
                  log_models=False, model_pip_requirements=None, settle_seconds=1.0, artifact_location=None,
                  fast_sql=False, family_param="model", family=None):
-        from mlflow.tracking import MlflowClient
         from mlflow.tracking._tracking_service.utils import _resolve_tracking_uri
 
         if alpha is not None and alpha != "auto" and (_finite(alpha) is None or not 0 <= alpha <= 1):
@@ -216,9 +215,6 @@ class FairnessTrackingCallback:
             if value is not None and (not isinstance(value, str) or not value):
                 raise TypeError(f"{name} must be None or a non-empty string, got {value!r}")
         self.tracking_uri = _resolve_tracking_uri(tracking_uri)
-        with store_open_lock(self.tracking_uri):  # a fresh store gets its schema from one process only
-            self.client = MlflowClient(self.tracking_uri)
-            self.client.search_experiments(max_results=1)
         self.experiment_name = experiment_name
         self.metric_names = None if metric_names is None else tuple(metric_names)
         self.alpha = alpha
@@ -229,16 +225,46 @@ class FairnessTrackingCallback:
             artifacts_beside(self.tracking_uri)
         self.family_param = family_param
         self.family = family
+        self._fast_sql = bool(fast_sql)
+        self._experiments: dict[str, str] = {}
+        self._parents: dict[str, str] = {}
+        self._picks: dict[str, tuple] = {}
+        self._connect()
+
+    def _connect(self) -> None:
+        """The MLflow client, the lock and the optional one-transaction writer: what one process holds."""
+        from mlflow.tracking import MlflowClient
+
+        with store_open_lock(self.tracking_uri):  # a fresh store gets its schema from one process only
+            self.client = MlflowClient(self.tracking_uri)
+            self.client.search_experiments(max_results=1)
         self._sql = None
-        if fast_sql:
+        if self._fast_sql:
             from ._sql_runs import sql_run_writer
 
             self._sql = sql_run_writer(self.client)
         self._lock = threading.Lock()
-        self._experiments: dict[str, str] = {}
-        self._parents: dict[str, str] = {}
         self._pending: list = []
-        self._picks: dict[str, tuple] = {}
+
+    def __getstate__(self) -> dict:
+        """What ``pickle`` and ``copy.deepcopy`` keep: the settings and which experiment, parent run and pick
+        each study has. The client, the lock and the batches MLflow still queues stay with this object (a
+        copy starts with none queued); the copy opens its own client on load.
+
+        >>> import copy, tempfile
+        >>> callback = FairnessTrackingCallback(f"sqlite:///{tempfile.mkdtemp()}/mlflow.db")
+        >>> copied = copy.deepcopy(callback)
+        >>> copied.tracking_uri == callback.tracking_uri and copied.client is not callback.client
+        True
+        """
+        state = self.__dict__.copy()
+        for name in ("client", "_sql", "_lock", "_pending"):
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._connect()
 
     # ---------------------------------------------------------------- experiment and parent run
     def experiment_id(self, study) -> str:
@@ -420,7 +446,7 @@ class FairnessTrackingCallback:
                 self._sql.write(experiment_id, start, end, status, tags, params, metrics, history)
                 written = True
             except Exception as error:  # noqa: BLE001 - the transaction rolled back; nothing was written
-                self._sql = None
+                self._sql, self._fast_sql = None, False
                 warnings.warn(f"one-transaction run writes disabled ({error!r}); using MlflowClient calls",
                               RuntimeWarning, stacklevel=2)
         if not written:
