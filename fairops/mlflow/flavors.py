@@ -54,7 +54,8 @@ def log_estimator(model, *, run_id, tracking_uri=None, name="model", pip_require
 
     ``pip_requirements`` defaults to the flavor's (the shipped fairops wheel and pins; nothing is
     inferred: requirement inference costs seconds per model). MLflow's ``Model.log`` reads the
-    process-wide tracking URI, so ``tracking_uri`` is switched to under a lock for the call.
+    process-wide tracking URI, so ``tracking_uri`` is switched to under a lock for the call. A model the
+    flavor fails to save leaves its logged model FAILED (not PENDING) and the error is raised.
     """
     import mlflow
     from mlflow.tracking import MlflowClient
@@ -66,6 +67,10 @@ def log_estimator(model, *, run_id, tracking_uri=None, name="model", pip_require
     with _uri_lock, _use_tracking_uri(tracking_uri or mlflow.get_tracking_uri()):
         experiment_id = MlflowClient().get_run(run_id).info.experiment_id
         entity = mlflow.initialize_logged_model(name=name, source_run_id=run_id, experiment_id=experiment_id)
-        return flavor.log_model(model, name=name, pip_requirements=pip_requirements, input_example=input_example,
-                                registered_model_name=registered_model_name, run_id=run_id,
-                                model_id=entity.model_id, **kwargs)
+        try:
+            return flavor.log_model(model, name=name, pip_requirements=pip_requirements,
+                                    input_example=input_example, registered_model_name=registered_model_name,
+                                    run_id=run_id, model_id=entity.model_id, **kwargs)
+        except BaseException:
+            mlflow.finalize_logged_model(entity.model_id, "FAILED")
+            raise

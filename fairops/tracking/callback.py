@@ -35,7 +35,9 @@ batches are queued and :meth:`~FairnessTrackingCallback.flush` (called by ``fini
 ``fast_sql=True`` opts into writing each run in one transaction of a SQL store used directly (see
 :mod:`fairops.tracking._sql_runs`: faster, but through MLflow's table models, for the versions it was
 written for). Fitted models are logged only on request: call :func:`keep_model` in the objective and
-create the callback with ``log_models=True``.
+create the callback with ``log_models=True``. A model that cannot be saved does not end the study: its
+run gets the tag ``fairops.model_error`` (the reason) and the artifact ``model_error.txt`` (the
+traceback), and a ``RuntimeWarning`` says so.
 
 >>> import optuna, tempfile
 >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -89,6 +91,10 @@ _RUNG_ATTR = re.compile(r"^rung(\d+)_(accuracy|fairness)$")
 TRIAL_TAG = "fairops.trial_number"
 PICK_TAG = "fairops.pick"
 TRIALS_TABLE = "fairops_trials.json"
+#: A trial run's tag when ``log_models=True`` could not save the trial's model: the error, type first.
+MODEL_ERROR_TAG = "fairops.model_error"
+MODEL_ERROR_FILE = "model_error.txt"  # the artifact with the error's traceback
+MODEL_ERROR_LENGTH = 5000  # characters of the reason kept in the tag (MLflow's limit on a tag is 8000)
 
 _kept_models: dict = {}
 _kept_lock = threading.Lock()
@@ -453,13 +459,28 @@ class FairnessTrackingCallback:
             run_id = self.client.create_run(experiment_id, start_time=start, tags=tags, run_name=name).info.run_id
             self._log_values(run_id, params, metrics, history, end)
             if self.log_models and model is not None:
-                from ..mlflow.flavors import log_estimator
-
-                log_estimator(model, run_id=run_id, tracking_uri=self.tracking_uri,
-                              pip_requirements=self.model_pip_requirements)
+                self._log_model(run_id, trial.number, model)
             self.client.set_terminated(run_id, status, end_time=end)
         if self.alpha is not None and len(study.directions) == 2:
             self._log_running_pick(study, parent)
+
+    def _log_model(self, run_id: str, number: int, model) -> None:
+        """Log a trial's model into its run; one that cannot be saved is recorded there instead (the tag
+        :data:`MODEL_ERROR_TAG` with the reason, ``model_error.txt`` with the traceback) and warned about,
+        since an error raised in a callback would end ``study.optimize``."""
+        import traceback
+
+        from ..mlflow.flavors import log_estimator
+
+        try:
+            log_estimator(model, run_id=run_id, tracking_uri=self.tracking_uri,
+                          pip_requirements=self.model_pip_requirements)
+        except Exception as error:  # noqa: BLE001 - whatever the flavor raises, the study goes on
+            reason = f"{type(error).__name__}: {error}"
+            warnings.warn(f"trial {number}'s model was not logged ({reason}); the run records why in its tag "
+                          f"{MODEL_ERROR_TAG}", RuntimeWarning, stacklevel=3)
+            self.client.set_tag(run_id, MODEL_ERROR_TAG, reason[:MODEL_ERROR_LENGTH])
+            self.client.log_text(run_id, traceback.format_exc(), MODEL_ERROR_FILE)
 
     def _log_values(self, run_id: str, params: dict, metrics: dict, history: list, end: int) -> None:
         from mlflow.entities import Metric, Param
