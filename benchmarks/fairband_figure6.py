@@ -142,8 +142,9 @@ def main(argv=None) -> None:
         return
     if args.command == "run":
         run("adult", _seeds(args.seeds), args.profile, args.work_dir)
-    report(args.work_dir, args.figure, f"Adult, FB-auto with the exponentiated gradient reduction ({args.profile} "
-                                       "profile for the other families)")
+    report(args.work_dir, args.figure, f"Adult: {len(_seeds(args.seeds))} FB-auto runs with the exponentiated "
+                                       f"gradient reduction\n(the paper's reduction; {args.profile} profile for the "
+                                       "other families)")
 
 
 if __name__ == "__main__":
