@@ -319,6 +319,44 @@ def test_own_csv_data(tmp_path, capsys):
     assert len(study.trials) == 24  # random search gets one Fairband iteration's budget in full fits
 
 
+def _german_csv(tmp_path) -> Path:
+    data = load_german()
+    path = tmp_path / "credit.csv"
+    data.X.assign(good=np.where(data.y == 1, "good", "bad")).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.slow
+def test_a_fixed_threshold_task_is_tuned_registered_and_served_at_that_cut(tmp_path, capsys):
+    path = _german_csv(tmp_path)
+    assert main(["tune", "--data", str(path), "--target", "good", "--sensitive", "sex", "--positive", "good",
+                 "--task", "precision@threshold=0.5,ratio=tpr", "--families", "logistic_regression", "--method",
+                 "rs-bal", "--max-train-rows", "300", "--no-progress", "--project-dir", str(tmp_path / "p")]) == 0
+    out = capsys.readouterr().out
+    assert "accuracy: precision at scores >= 0.5; fairness: TPR ratio" in out
+    assert "one threshold for everyone, the task's fixed 0.5" in out
+    assert "the test rows are scored at the task's fixed threshold" in out
+    uri = f"sqlite:///{tmp_path / 'p' / 'mlflow.db'}"
+    version = MlflowClient(uri).get_model_version_by_alias("fairops-credit", "champion")
+    assert {key: version.tags[f"fairops.{key}"] for key in ("task", "threshold", "tie_share")} == {
+        "task": "precision@threshold=0.5,ratio=tpr", "threshold": "0.5", "tie_share": "1.0"}
+    mlflow.set_tracking_uri(uri)
+    try:
+        answer = mlflow.pyfunc.load_model("models:/fairops-credit@champion").predict(load_german().X)
+    finally:
+        mlflow.set_tracking_uri(None)
+    # (the pick may call most rows positive: at a fixed cut that is precision at the base rate, TPR ratio near 1)
+    assert np.array_equal(answer["decision"], answer["probability"] >= 0.5)
+
+
+def test_per_group_decisions_with_a_fixed_threshold_are_refused_before_anything_runs(tmp_path, capsys):
+    path = _german_csv(tmp_path)
+    assert main(["tune", "--data", str(path), "--target", "good", "--sensitive", "sex", "--decision", "per-group",
+                 "--task", "recall@threshold=0.3,ratio=tpr", "--project-dir", str(tmp_path / "p")]) == 2
+    assert "per-group decisions need a target each group meets" in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [

@@ -62,8 +62,8 @@ def test_top_k_takes_k_rows():
     [
         ({}, "exactly one"),
         ({"tpr": 0.5, "fpr": 0.1}, "exactly one"),
-        ({"tpr": 0.0}, "tpr must be in"),
-        ({"fpr": 1.5}, "fpr must be in"),
+        ({"tpr": 0.0}, r"tpr must be a number in \(0, 1\], got 0.0"),
+        ({"fpr": 1.5}, r"fpr must be a number in \[0, 1\], got 1.5"),
         ({"top_k": 11}, "unreachable"),
         ({"top_k": -1}, "top_k"),
     ],
@@ -122,3 +122,43 @@ def test_operating_point_edges_and_bad_values():
         OperatingPoint(math.nan, 0.5)
     with pytest.raises(ValueError, match="y_score contains NaN"):
         OperatingPoint(0.5, 0.5).apply([0.1, math.nan])
+
+
+def test_a_fixed_threshold_decides_positive_at_or_above_it_on_any_rows():
+    from fairops.metrics.decisions import served_decision
+
+    scores, y = _data(2)  # scores rounded to 0.01: many rows sit exactly at 0.5
+    assert (scores == 0.5).any()
+    assert np.array_equal(binarize(scores, y, threshold=0.5), (scores >= 0.5).astype(int))
+    point = operating_point(scores, y, threshold=0.5, seed=4)
+    # the rule does not depend on the rows it was "set" on: it is the cut itself, ties included
+    assert point == OperatingPoint(0.5, 1.0) == operating_point(scores[:10], y[:10], threshold=0.5)
+    other = np.random.default_rng(1).random(200)
+    assert np.array_equal(point.apply(other, seed=9), (other >= 0.5).astype(int))
+    assert np.array_equal(served_decision(point, scores), (scores >= 0.5).astype(int))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"threshold": "0.5"}, "threshold must be a finite number, got '0.5'"),
+    ({"threshold": math.nan}, "threshold must be a finite number, got nan"),
+    ({"tpr": "half"}, "tpr must be a number in \\(0, 1\\], got 'half'"),
+    ({"fpr": None, "top_k": 2.0}, "top_k must be a non-negative integer, got 2.0"),
+    ({"tpr": 0.5, "threshold": 0.5}, "give exactly one of tpr, fpr, top_k, threshold; got \\['tpr', 'threshold'\\]"),
+])
+def test_a_target_of_the_wrong_type_is_refused_by_name(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        binarize(np.arange(10.0) / 10, np.tile([0, 1], 5), **kwargs)
+
+
+@pytest.mark.parametrize("target, message", [
+    ({"cutoff": 0.5}, r"target key 'cutoff' is not one of \('tpr', 'fpr', 'top_k', 'threshold'\)"),
+    ({"threshold": "high"}, "threshold must be a finite number, got 'high'"),
+    ({"tpr": 0.5, "fpr": 0.1}, "target must hold exactly one key"),
+    ([("tpr", 0.5)], "target must hold exactly one key"),
+])
+def test_checked_target_names_the_bad_key(target, message):
+    from fairops.metrics.thresholds import checked_target
+
+    with pytest.raises(ValueError, match=message):
+        checked_target(target)
+    assert checked_target({"threshold": 0.25}) == {"threshold": 0.25}

@@ -164,6 +164,18 @@ def test_per_group_decision_meets_the_target_in_every_group(tracking, data, mode
     assert metrics["fairops_tpr_ratio"] > 0.95  # each group at TPR 0.5, up to one positive's rounding
 
 
+def test_a_fixed_threshold_target_decides_at_or_above_it(tracking, data, model_uri):
+    uri, model = model_uri
+    config = {"fairops": {"sensitive_features": ["sex"], "target": {"threshold": 0.5}}}
+    with mlflow.start_run():
+        metrics = mlflow.models.evaluate(uri, data, targets="y", model_type="classifier", evaluators=["fairops"],
+                                         evaluator_config=config).metrics
+    y_pred = (model.predict_proba(data.drop(columns="y"))[:, 1] >= 0.5).astype(int)
+    y = data["y"].to_numpy()
+    assert metrics["fairops_precision"] == pytest.approx(y[y_pred == 1].mean())
+    assert metrics["fairops_fpr_ratio"] == pytest.approx(_oracle_ratio(y, y_pred, data["sex"].to_numpy(), "fpr"))
+
+
 def test_opts_in_only_when_configured(tracking, data, model_uri):
     with mlflow.start_run():
         result = mlflow.models.evaluate(model_uri[0], data, targets="y", model_type="classifier")
@@ -178,6 +190,14 @@ def test_opts_in_only_when_configured(tracking, data, model_uri):
         ({"sensitive_features": []}, "names no column"),
         ({"sensitive_features": "sex", "thresh": 1}, r"unknown fairops evaluator_config key\(s\) \['thresh'\]"),
         ({"sensitive_features": "sex", "decision": "each"}, r"decision must be one of \('single', 'per-group'\)"),
+        ({"sensitive_features": "sex", "target": {"cutoff": 0.5}},
+         r"evaluator_config\['target'\]: target key 'cutoff' is not one of \('tpr', 'fpr', 'top_k', 'threshold'\)"),
+        ({"sensitive_features": "sex", "target": {"threshold": "0.5"}},
+         r"evaluator_config\['target'\]: threshold must be a finite number, got '0.5'"),
+        ({"sensitive_features": "sex", "target": {"tpr": "half"}}, r"tpr must be a number in \(0, 1\], got 'half'"),
+        ({"sensitive_features": "sex", "target": {"top_k": 10.5}}, "top_k must be a non-negative integer, got 10.5"),
+        ({"sensitive_features": "sex", "target": {"threshold": 0.5}, "decision": "per-group"},
+         "per-group decisions need a target each group meets"),
         ({"sensitive_features": "sex", "groups": "pairs"}, r"groups'\] must be one of \('lowest', 'intersectional'\)"),
     ],
 )

@@ -61,3 +61,50 @@ def test_evaluate_at_a_threshold_set_elsewhere():
     assert not np.array_equal(pred, binarize(test_scores, y_test, tpr=0.5, seed=4))
     with pytest.raises(TypeError, match="OperatingPoint"):
         task.evaluate(y_test, test_scores, s_test, at=0.5)
+
+
+def test_a_fixed_threshold_task_decides_the_same_way_on_validation_and_test_rows():
+    from fairops.metrics import OperatingPoint
+
+    task = Task.from_string("precision@threshold=0.5,ratio=fpr", sensitive=["sex"])
+    assert str(task) == "precision@threshold=0.5,ratio=fpr" and task.threshold == {"threshold": 0.5}
+    assert task.accuracy_name == "precision at scores >= 0.5"
+    assert task.as_params()["task.target"] == "threshold=0.5"
+    rng = np.random.default_rng(5)
+    y_val, y_test = rng.integers(0, 2, 300), rng.integers(0, 2, 200)
+    s_val, s_test = {"sex": rng.choice(["F", "M"], 300)}, {"sex": rng.choice(["F", "M"], 200)}
+    val_scores, test_scores = np.round(rng.random(300), 1), np.round(rng.random(200), 1)  # many rows at 0.5
+    point = task.decision_rule(y_val, val_scores, s_val, seed=2)
+    assert point == OperatingPoint(0.5, 1.0)
+    for y, scores, s in ((y_val, val_scores, s_val), (y_test, test_scores, s_test)):
+        pred = (scores >= 0.5).astype(int)
+        measured = task.evaluate(y, scores, s, seed=2, at=point)
+        assert measured == task.evaluate(y, scores, s, seed=7)  # no target re-met, no tie broken: the cut itself
+        assert measured["accuracy"] == pytest.approx(precision(y, pred))
+        assert measured["fairness"] == pytest.approx(fairness_ratio(y, pred, pd.DataFrame(s), rate="fpr"))
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("precision@threshold=1.5,ratio=tpr", r"task threshold target must be a probability in \[0, 1\], got 1.5"),
+    ("precision@cutoff=0.5,ratio=tpr", r"task target must be one of \('tpr', 'fpr', 'top_k', 'threshold'\)"),
+])
+def test_a_bad_threshold_task_is_refused_by_name(spec, message):
+    with pytest.raises(ValueError, match=message):
+        Task.from_string(spec, sensitive=["sex"])
+
+
+def test_per_group_decisions_refuse_a_fixed_threshold():
+    task = Task.from_string("recall@threshold=0.3,ratio=tpr", sensitive=["sex"])
+    with pytest.raises(ValueError, match="per-group decisions need a target each group meets"):
+        task.evaluate([0, 1, 1, 0], [0.1, 0.9, 0.4, 0.2], {"sex": list("FFMM")}, decision="per-group")
+
+
+def test_a_threshold_version_records_the_cut_itself():
+    from fairops.tracking.version_record import VersionRecord, validation_tags
+
+    task = Task.from_string("precision@threshold=0.5,ratio=tpr", sensitive=["g"])
+    y = np.array([1, 0, 1, 0] * 25)
+    tags = validation_tags(task, y, np.linspace(0, 1, 100), {"g": np.array(["a"] * 50 + ["b"] * 50)})
+    assert (tags["fairops.threshold"], tags["fairops.tie_share"]) == ("0.5", "1.0")
+    record = VersionRecord.from_tags(tags)
+    assert str(record.task) == str(task) and record.point.apply([0.5, 0.49]).tolist() == [1, 0]

@@ -33,10 +33,12 @@ SELECTION_HELP = ("robust (default): every fit gets at least 500 training rows a
                   "(1-alpha)*fairness over the fits' values")
 #: The ``--task`` help: its grammar and two examples.
 TASK_HELP = ("with --data: METRIC@TARGET=VALUE,ratio=RATE, where METRIC is precision or recall, TARGET is tpr, "
-             "fpr (a rate in [0, 1]) or top_k (a row count) setting the threshold on the validation rows, and "
+             "fpr (a rate in [0, 1]) or top_k (a row count) setting the threshold on the validation rows, or "
+             "threshold (a fixed probability cut-off in [0, 1]: positive at or above it on every row), and "
              "RATE is tpr, fpr or ppr (positive rate), whose lowest / highest ratio over the groups is the "
              "fairness; e.g. 'precision@tpr=0.5,ratio=tpr' (the default: precision at 50%% TPR, equal "
-             "opportunity) or 'recall@fpr=0.05,ratio=fpr' (recall at 5%% FPR, predictive equality)")
+             "opportunity), 'recall@fpr=0.05,ratio=fpr' (recall at 5%% FPR, predictive equality) or "
+             "'precision@threshold=0.5,ratio=fpr' (precision of the decisions at probability >= 0.5)")
 FAMILIES_HELP = ("comma-separated model families from logistic_regression, decision_tree, random_forest, "
                  "lightgbm, mlp (the paper's), scaff_forest (SCAFF's fair forest), exponentiated_gradient and "
                  "grid_search (bias reductions over a tree, a logistic regression or LightGBM, holding the task's "
@@ -105,8 +107,12 @@ class TuneSettings:
             raise ValueError(f"min-fairness must be in [0, 1], got {self.min_fairness}")
         if self.data is not None:
             from ..metrics import Task
+            from ..metrics.decisions import check_per_group_target
 
-            Task.from_string(self.task, sensitive=[self.sensitive])  # an impossible task is refused before any fit
+            # an impossible task, or per-group decisions at a fixed threshold, is refused before any fit
+            task = Task.from_string(self.task, sensitive=[self.sensitive])
+            if self.decision == "per-group":
+                check_per_group_target(task.target)
 
     @property
     def tuner(self) -> str:
@@ -496,10 +502,21 @@ def _description(settings, study, objective, pick, scores, accurate, accurate_sc
         row("most accurate fit", accurate.trial, accurate_scores),
         "",
         f"Serves `probability` (of the positive class), `positive_class` and `decision` (1 at or above "
-        f"{'its group' if settings.decision == 'per-group' else 'the'} threshold set on the validation rows"
+        f"{'its group' if settings.decision == 'per-group' else 'the'} {threshold_origin(task)}"
         f"{'; the groups columns are required inputs' if settings.decision == 'per-group' else ''}); rows that "
         "break the input schema get HTTP 400 with the reason.",
     ])
+
+
+def threshold_origin(task) -> str:
+    """Where a single decision's threshold comes from, in words.
+
+    >>> from fairops.metrics import Task
+    >>> threshold_origin(Task.from_string("recall@threshold=0.3,ratio=tpr", sensitive=["sex"]))
+    "task's fixed threshold (0.3)"
+    """
+    fixed = None if task is None else task.fixed_threshold
+    return "threshold set on the validation rows" if fixed is None else f"task's fixed threshold ({fixed:g})"
 
 
 def lifecycle_tags(objective, model, seed: int) -> dict:
@@ -627,9 +644,9 @@ def print_summary(result: TuneResult, *, out=None) -> None:
     if task is not None:
         print(f"({accuracy} = {task.accuracy_name}; {fairness} = lowest / highest over "
               f"{task.over}; positive class: {task.positive or 'label 1'})", file=out)
-    where = "thresholds per group" if result.settings.decision == "per-group" else "threshold"
+    where = "thresholds per group" if result.settings.decision == "per-group" else threshold_origin(task)
     print("(models refit on all training rows; validation: value [90% confidence interval]; the test rows are "
-          f"scored at the {where} set on the validation rows)", file=out)
+          f"scored at the {where})", file=out)
     if result.choice is not None:
         print(_refit_note(result.choice), file=out)
     if result.failures:
@@ -714,9 +731,10 @@ def decision_words(decision: str, blind: bool, data) -> str:
     >>> decision_words("per-group", True, load_german())
     "one threshold per group of sex, each at the task's target on validation; models do not see sex"
     """
-    columns = ", ".join(data.task.sensitive)
+    columns, fixed = ", ".join(data.task.sensitive), data.task.fixed_threshold
     rule = (f"one threshold per group of {columns}, each at the task's target on validation"
-            if decision == "per-group" else "one threshold for everyone, set on validation")
+            if decision == "per-group" else "one threshold for everyone, set on validation" if fixed is None
+            else f"one threshold for everyone, the task's fixed {fixed:g}")
     unseen = [c for c in data.sensitive.columns if c in data.X.columns]
     inputs = f"models do not see {', '.join(unseen)}" if blind else "sensitive columns are model inputs"
     return f"{rule}; {inputs}"

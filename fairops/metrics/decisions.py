@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._inputs import _column_values, as_scores, encode_sensitive
-from .thresholds import OperatingPoint, binarize, operating_point
+from .thresholds import OperatingPoint, binarize, given_target, operating_point
 
 DECISIONS = ("single", "per-group")
 
@@ -71,13 +71,26 @@ def _shares(sizes: np.ndarray, k: int) -> np.ndarray:
     return np.minimum(shares, sizes)
 
 
-def _targets(target: dict, codes: np.ndarray, n_groups: int) -> list[dict]:
+def check_per_group_target(target: str) -> str:
+    """``target`` if each group can be held to it; a fixed threshold cannot (it is one cut for everyone).
+
+    >>> check_per_group_target("threshold")
+    Traceback (most recent call last):
+    ...
+    ValueError: per-group decisions need a target each group meets (tpr, fpr or top_k), not a fixed threshold
+    """
+    if target == "threshold":
+        raise ValueError("per-group decisions need a target each group meets (tpr, fpr or top_k), not a fixed "
+                         "threshold")
+    return target
+
+
+def _targets(name: str, value, codes: np.ndarray, n_groups: int) -> list[dict]:
     """The target each group must meet: the task's own rate, or its share of top-k."""
-    ((name, value),) = target.items()
     if name != "top_k":
         return [{name: value}] * n_groups
     sizes = np.bincount(codes, minlength=n_groups)
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 0 <= value <= sizes.sum():
+    if not value <= sizes.sum():
         raise ValueError(f"top_k must be an integer in [0, {sizes.sum()}], got {value!r}")
     return [{"top_k": int(share)} for share in _shares(sizes, int(value))]
 
@@ -149,20 +162,21 @@ class GroupThresholds:
         return cls(columns, groups, points)
 
 
-def _per_group(y_score, y_true, sensitive_features, tpr, fpr, top_k):
+def _per_group(y_score, y_true, sensitive_features, targets: dict):
     """(scores, labels, column names, group keys, each row's group, each group's target)."""
+    name, value = given_target(**targets)
+    check_per_group_target(name)
     y_score = as_scores(y_score, "y_score")
     columns, keys, codes = _keys(sensitive_features, len(y_score))
-    target = {name: value for name, value in {"tpr": tpr, "fpr": fpr, "top_k": top_k}.items() if value is not None}
-    if len(target) != 1:
-        raise ValueError(f"give exactly one of tpr, fpr, top_k; got {sorted(target) or 'none'}")
-    return y_score, np.asarray(y_true), columns, keys, codes, _targets(target, codes, len(keys))
+    return y_score, np.asarray(y_true), columns, keys, codes, _targets(name, value, codes, len(keys))
 
 
-def group_thresholds(y_score, y_true, sensitive_features, *, tpr=None, fpr=None, top_k=None,
+def group_thresholds(y_score, y_true, sensitive_features, *, tpr=None, fpr=None, top_k=None, threshold=None,
                      seed: int = 0) -> GroupThresholds:
-    """One :class:`OperatingPoint` per group, set so each group meets the target exactly on these rows."""
-    y_score, y_true, columns, keys, codes, targets = _per_group(y_score, y_true, sensitive_features, tpr, fpr, top_k)
+    """One :class:`OperatingPoint` per group, set so each group meets the target exactly on these rows
+    (a fixed ``threshold`` is refused: see :func:`check_per_group_target`)."""
+    y_score, y_true, columns, keys, codes, targets = _per_group(
+        y_score, y_true, sensitive_features, {"tpr": tpr, "fpr": fpr, "top_k": top_k, "threshold": threshold})
     points = []
     for i, group_target in enumerate(targets):
         rows = np.flatnonzero(codes == i)
@@ -174,14 +188,15 @@ def group_thresholds(y_score, y_true, sensitive_features, *, tpr=None, fpr=None,
     return GroupThresholds(columns, tuple(keys), tuple(points))
 
 
-def group_decisions(y_score, y_true, sensitive_features, *, tpr=None, fpr=None, top_k=None,
+def group_decisions(y_score, y_true, sensitive_features, *, tpr=None, fpr=None, top_k=None, threshold=None,
                     seed: int = 0) -> np.ndarray:
     """0/1 decisions meeting the target exactly in every group (ties broken with ``seed`` per group).
 
     >>> group_decisions([0.9, 0.1, 0.8, 0.2], [1, 1, 1, 1], ["a", "a", "b", "b"], tpr=0.5).tolist()
     [1, 0, 1, 0]
     """
-    y_score, y_true, _, _, codes, targets = _per_group(y_score, y_true, sensitive_features, tpr, fpr, top_k)
+    y_score, y_true, _, _, codes, targets = _per_group(
+        y_score, y_true, sensitive_features, {"tpr": tpr, "fpr": fpr, "top_k": top_k, "threshold": threshold})
     y_pred = np.zeros(len(y_score), dtype=np.int8)
     for i, group_target in enumerate(targets):
         rows = np.flatnonzero(codes == i)

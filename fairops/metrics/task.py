@@ -1,5 +1,9 @@
 """A fairness task: which class is positive, which accuracy metric at which operating point, and which
-fairness ratio over which sensitive attribute."""
+fairness ratio over which sensitive attribute.
+
+The operating point is a target met on the rows the threshold is set on (a TPR, an FPR, a top-k) or a fixed
+probability cut-off (``threshold``: positive at or above it, on every row alike).
+"""
 
 from __future__ import annotations
 
@@ -14,10 +18,9 @@ from .classification import RATES, group_rates, precision, ratio_of, recall
 from .decisions import GroupThresholds, check_decision, group_decisions, group_thresholds
 from .intervals import LEVEL, rate_counts, ratio_interval, wilson_interval
 from .auc import auc_s, auc_y
-from .thresholds import OperatingPoint, binarize, operating_point
+from .thresholds import TARGETS, OperatingPoint, binarize, operating_point
 
 ACCURACY_METRICS = {"precision": precision, "recall": recall}
-TARGETS = ("tpr", "fpr", "top_k")
 GROUPINGS = ("lowest", "intersectional")
 _RATE_NAMES = {"tpr": "TPR", "fpr": "FPR", "ppr": "positive rate"}
 _SPEC = re.compile(r"^(?P<metric>\w+)@(?P<target>\w+)=(?P<value>[0-9.eE+-]+),ratio=(?P<rate>\w+)"
@@ -88,10 +91,12 @@ class Task:
 
     @classmethod
     def from_string(cls, spec: str, *, sensitive, positive: str | None = None) -> "Task":
-        """Parse ``"<precision|recall>@<tpr|fpr|top_k>=<value>,ratio=<tpr|fpr|ppr>[,groups=intersectional]"``.
+        """Parse ``"<precision|recall>@<tpr|fpr|top_k|threshold>=<value>,ratio=<tpr|fpr|ppr>[,groups=intersectional]"``.
 
         >>> str(Task.from_string("recall@fpr=0.05,ratio=fpr,groups=intersectional", sensitive=["sex", "race"]))
         'recall@fpr=0.05,ratio=fpr,groups=intersectional'
+        >>> Task.from_string("precision@threshold=0.5,ratio=fpr", sensitive=["sex"]).accuracy_name
+        'precision at scores >= 0.5'
         """
         match = _SPEC.match(spec.replace(" ", ""))
         if not match:
@@ -112,6 +117,8 @@ class Task:
         """The accuracy metric in words, e.g. ``"precision at 50% TPR"``."""
         if self.target == "top_k":
             return f"{self.metric} at top {self.target_value}"
+        if self.target == "threshold":
+            return f"{self.metric} at scores >= {self.target_value:g}"
         return f"{self.metric} at {100 * self.target_value:g}% {_RATE_NAMES[self.target]}"
 
     @property
@@ -158,6 +165,16 @@ class Task:
             "task.sensitive": ",".join(self.sensitive),
             "task.groups": self.groups,
         }
+
+    @property
+    def fixed_threshold(self) -> float | None:
+        """The cut-off of a ``threshold`` task (the same on every row), else None (the cut is set where the
+        task's target is met).
+
+        >>> Task("precision", "threshold", 0.5, "fpr", ("sex",)).fixed_threshold
+        0.5
+        """
+        return float(self.target_value) if self.target == "threshold" else None
 
     @property
     def threshold(self) -> dict:
@@ -271,11 +288,15 @@ def _group_key(group) -> str:
 
 
 def _check_target(target: str, value) -> None:
-    """A rate target in (0, 1] (FPR may be 0), a top-k target a whole number >= 1."""
+    """A rate target in (0, 1] (FPR may be 0), a top-k target a whole number >= 1, a threshold a probability."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value:
         raise ValueError(f"task {target} target must be a number, got {value!r}")
     if target == "top_k" and (value != int(value) or value < 1):
         raise ValueError(f"task top_k must be a whole number of rows >= 1, got {value:g}")
+    if target == "threshold":
+        if not 0 <= value <= 1:  # the task's scores are the model's probabilities of the positive class
+            raise ValueError(f"task threshold target must be a probability in [0, 1], got {value:g}")
+        return
     low_ok = value >= 0 if target == "fpr" else value > 0
     if target != "top_k" and not (low_ok and value <= 1):
         interval = "[0, 1]" if target == "fpr" else "(0, 1]"

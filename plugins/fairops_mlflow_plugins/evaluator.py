@@ -20,7 +20,8 @@ logs, next to the default evaluator's metrics:
 
 Config keys: ``sensitive_features`` (a column name or list of columns of ``data``, or
 ``{name: values}`` when the sensitive columns are not model inputs, e.g. with ``feature_names=``),
-``target`` (``{"tpr": t}``, ``{"fpr": f}`` or ``{"top_k": k}``), ``pos_label`` (default 1),
+``target`` (``{"tpr": t}``, ``{"fpr": f}``, ``{"top_k": k}``, or ``{"threshold": c}``: positive at a score
+of ``c`` or more, a fixed cut; each key and value checked by name), ``pos_label`` (default 1),
 ``seed`` (default 0), ``interval_level`` (default 0.95), ``groups`` (``"lowest"``, the default: the
 overall ratios are the lowest of the columns'; ``"intersectional"``: they are the ratios over the
 columns' intersections, e.g. female x Black, also logged as ``fairops_tpr_ratio_sex_x_race``).
@@ -49,6 +50,7 @@ from mlflow.models.evaluation.artifacts import CsvEvaluationArtifact, ImageEvalu
 from fairops.metrics import auc_s, auc_y, binarize, group_decisions, group_rates, precision, ratio_of, recall
 from fairops.metrics.decisions import check_decision
 from fairops.metrics.intervals import rate_counts, ratio_interval
+from fairops.metrics.thresholds import checked_target
 
 RATES = ("tpr", "fpr", "ppr")
 CONFIG_KEYS = {"sensitive_features", "target", "pos_label", "seed", "interval_level", "groups", "decision"}
@@ -165,9 +167,10 @@ class FairnessEvaluator(ModelEvaluator):
         sensitive = _sensitive_frame(config, features)
         names = list(sensitive.columns)
         y = _binary_labels(labels, config.get("pos_label", 1))
-        target = config.get("target", {"tpr": 0.5})
-        if not isinstance(target, dict) or len(target) != 1:
-            raise ValueError(f"evaluator_config['target'] must be one of {{'tpr': t}}, {{'fpr': f}}, {{'top_k': k}}; got {target!r}")
+        try:
+            target = checked_target(config.get("target", {"tpr": 0.5}))
+        except ValueError as error:
+            raise ValueError(f"evaluator_config['target']: {error}") from None
         seed = int(config.get("seed", 0))
         if check_decision(config.get("decision", "single")) == "per-group":
             y_pred = group_decisions(score, y, sensitive, seed=seed, **target)
