@@ -80,3 +80,29 @@ def test_a_collapsed_window_alerts_and_reports_its_counts():
         rows = (groups["g"] == group) & (y == 1)
         assert (hits, positives) == (int((score[rows] > 0.5).sum()), int(rows.sum()))
     assert window.accuracy_lower <= window.accuracy <= window.accuracy_upper
+
+
+def _decided(rng, n_per_group: int, tprs: dict):
+    """Positive rows only, decided positive at each (attribute, group)'s TPR; every row has a sex and a race."""
+    sex = np.repeat(["f", "m"], n_per_group * 2)
+    race = np.tile(np.repeat(["a", "b"], n_per_group), 2)
+    chance = np.array([tprs["sex"][s] * tprs["race"][r] for s, r in zip(sex, race)])
+    return np.ones(len(sex), dtype=int), (rng.random(len(sex)) < chance).astype(int), {"sex": sex, "race": race}
+
+
+def test_the_lowest_ratio_hides_a_drift_in_another_attribute_that_its_own_baseline_shows():
+    """Race's ratio is the lowest (0.6) before and after; sex's falls from 1.0 to 0.75: the task's ratio stays
+    0.6, within its baseline, while sex's own ratio is significantly below its baseline."""
+    from fairops.metrics.windows import fairness_ratios
+
+    task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex", "race"])
+    rng = np.random.default_rng(4)
+    before = {"sex": {"f": 1.0, "m": 1.0}, "race": {"a": 0.9, "b": 0.54}}
+    after = {"sex": {"f": 0.75, "m": 1.0}, "race": before["race"]}
+    baseline, by_attribute = fairness_ratios(task, *_decided(rng, 5000, before))
+    y, decided, groups = _decided(rng, 5000, after)
+    window = score_window(task, y, decided.astype(float), groups, OperatingPoint(0.5, 0.0))
+    assert window.fairness == pytest.approx(0.6, abs=0.03) and not window.alerts(baseline.value, baseline.lower)
+    baselines = {name: (score.value, score.lower) for name, score in by_attribute.items()}
+    assert window.alerting_attributes(baselines) == ["sex"]
+    assert window.attributes["sex"].value == pytest.approx(0.75, abs=0.03)

@@ -12,7 +12,7 @@ import fairops.mlflow
 from fairops.cli import main
 from fairops.tracking.promotion import GATE_TAG
 from fairops.tracking.registry_lock import RegistryBusy, registry_lock
-from lifecycle_models import FEATURES, example, register, rows
+from lifecycle_models import FEATURES, example, register, register_sex_and_race, rows, sex_and_race_rows
 
 NAME = "lifecycle"
 
@@ -151,6 +151,65 @@ def test_a_stream_without_drift_exits_0(watched, capsys):
     code, lines = _monitor(watched, _stream(watched["folder"], "steady"), capsys)
     assert code == 0 and not any(line.startswith("ALERT") for line in lines)
     assert sum(line.startswith("window ") for line in lines) == 10
+
+
+@pytest.fixture(scope="module")
+def two_attributes(store):
+    """A version whose task is the TPR ratio over sex and race (the lowest), one registered before the versions
+    recorded each attribute's baseline, and the issue's stream: from window 6 the positives of sex F take the
+    features of negatives."""
+    import pandas as pd
+
+    register_sex_and_race(store["uri"], "sex-and-race")
+    register_sex_and_race(store["uri"], "sex-and-race-old", attribute_baselines=False)
+    paths = {name: store["folder"] / f"sex-{name}.csv" for name in ("drift", "steady")}
+    for name, path in paths.items():
+        pd.concat([sex_and_race_rows(50 + k, WINDOW, drift=name == "drift" and k + 1 >= 6) for k in range(10)],
+                  ignore_index=True).to_csv(path, index=False)
+    return {**store, **{name: str(path) for name, path in paths.items()}}
+
+
+def _watch(store, model, sensitive, capsys, stream="drift"):
+    code = main(["monitor", model, "--data", store[stream], "--target", "y", "--sensitive", sensitive,
+                 "--window", str(WINDOW), "--tracking-uri", store["uri"]])
+    captured = capsys.readouterr()
+    return code, captured.out.splitlines(), captured.err
+
+
+@pytest.mark.parametrize("model", ["sex-and-race", "sex-and-race-old"])
+def test_a_drift_in_one_attribute_alerts_at_its_window_naming_it(two_attributes, model, capsys):
+    code, lines, _ = _watch(two_attributes, model, "sex,race", capsys)
+    alerts = [line for line in lines if line.startswith("ALERT")]
+    assert code == 3 and alerts and alerts[0].startswith("ALERT window 6: TPR ratio over sex ")
+    assert all(line.startswith("window ") and "(sex " in line and ", race " in line for line in lines[:5])
+    assert "race" not in " ".join(alerts)  # race's ratio did not move
+    assert lines[-1].startswith("10 windows, ") and "(first: window 6, sex)" in lines[-1]
+    client = two_attributes["client"]
+    run = client.search_runs([e.experiment_id for e in client.search_experiments()],
+                             "tags.`fairops.role` = 'monitoring'", order_by=["attributes.start_time DESC"])[0]
+    by_step = {m.step: m.value for m in client.get_metric_history(run.info.run_id, "alert.sex")}
+    assert min(step for step, value in by_step.items() if value) == 6
+    assert not any(m.value for m in client.get_metric_history(run.info.run_id, "alert.race"))
+    assert len(client.get_metric_history(run.info.run_id, "fairness_upper.race")) == 10
+
+
+def test_a_steady_stream_over_two_attributes_exits_0(two_attributes, capsys):
+    code, lines, _ = _watch(two_attributes, "sex-and-race", "sex,race", capsys, stream="steady")
+    assert code == 0 and not any(line.startswith("ALERT") for line in lines)
+
+
+def test_one_attribute_of_the_task_is_watched_against_its_own_baseline(two_attributes, capsys):
+    code, lines, _ = _watch(two_attributes, "sex-and-race", "sex", capsys)
+    assert lines[0].startswith("watching sex only, each against its own baseline")
+    alerts = [line for line in lines if line.startswith("ALERT")]
+    assert code == 3 and alerts[0].startswith("ALERT window 6: TPR ratio over sex ")
+    assert lines[1].startswith("window 1: ") and ", TPR ratio over sex " in lines[1]
+
+
+def test_a_sensitive_column_outside_the_task_is_refused_by_name(two_attributes, capsys):
+    code, _, err = _watch(two_attributes, "sex-and-race", "sex,age", capsys)
+    assert code == 2 and "sensitive column(s) ['age'] are not attributes of the task" in err
+    assert "(sex, race): it records no baseline for them" in err
 
 
 def test_monitor_refuses_labels_that_are_not_0_1_without_positive(watched, tmp_path, capsys):

@@ -4,8 +4,11 @@ Rows are scored in windows of ``--window N`` (file order, or the order of ``--ti
 threshold the model was registered with; every window's accuracy and fairness, with intervals, become
 step metrics of one monitoring run in the model's experiment (step = window number, from 1), and a line
 is printed per window, ``ALERT window K: ...`` for a window whose fairness is significantly below the
-baseline (the champion's validation fairness unless ``--baseline`` is given). Exit status 3 when any
-window alerts, 0 otherwise, 2 on a usage or data error.
+baseline (the champion's validation fairness unless ``--baseline`` is given), naming what fell: each
+sensitive attribute is held to its own validation baseline, and the task's ratio (the lowest over its
+attributes, or over their combined groups) to the overall one. ``--sensitive`` may name some of the task's
+attributes only (a file without the others): those are watched, each against its own baseline. Exit status
+3 when any window alerts, 0 otherwise, 2 on a usage or data error.
 
 Files are read in chunks and one window is held at a time, so a file of any length streams in bounded
 memory; a ``--time-column`` the file is not sorted by makes the whole file be read and sorted first.
@@ -142,8 +145,10 @@ def _run(args) -> int:
     quiet_libraries()
     result = monitor(args.model, windows, version=args.version, baseline=args.baseline,
                      tracking_uri=tracking_uri_of(args.project_dir, args.tracking_uri),
-                     params={"window": args.window, "source": args.data or args.dataset})
-    first = f" (first: window {result.alerts[0]})" if result.alerts else ""
+                     params={"window": args.window, "source": args.data or args.dataset},
+                     sensitive=None if args.dataset is not None else columns)
+    first = (f" (first: window {result.alerts[0]}, {', '.join(result.alerted[result.alerts[0]])})"
+             if result.alerts else "")
     print(f"{len(result.windows)} windows, {len(result.alerts)} alert(s){first}; model {args.model} version "
           f"{result.version}; monitoring run {result.run_id}")
     return result.exit_code
@@ -159,7 +164,8 @@ def add_parser(subcommands) -> None:
     source.add_argument("--dataset", choices=sorted(LOADERS), help="a bundled data set's rows, in order")
     source.add_argument("--target", help="with --data: the label column")
     source.add_argument("--positive", help="with --data: the label value that is class 1 (labels not 0/1)")
-    source.add_argument("--sensitive", help="with --data: sensitive column(s), comma-separated")
+    source.add_argument("--sensitive", help="with --data: sensitive column(s), comma-separated: the task's, or "
+                        "some of them to watch only those")
     source.add_argument("--time-column", help="with --data: order the rows by this column")
     source.add_argument("--window", type=int, required=True, help="rows per window")
     model = parser.add_argument_group("model")

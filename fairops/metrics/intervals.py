@@ -196,8 +196,18 @@ def clopper_pearson(successes, trials, level: float = LEVEL) -> tuple[np.ndarray
     return lower, upper
 
 
-def _exact_ratio_interval(pairs, level: float) -> tuple[float, float]:
-    """The ``exact`` method, Bonferroni over the attributes as over the groups within one."""
+def exact_attribute_intervals(counts, *, level: float = LEVEL) -> list[tuple[float, float]]:
+    """Each attribute's ``exact`` interval, the level split over the attributes (Bonferroni), so that every
+    attribute's ratio lies inside its interval together with probability at least ``level``; ``(nan, nan)``
+    for an attribute with fewer than two groups holding the rate. ``counts`` as in :func:`ratio_interval`.
+
+    >>> [(round(low, 3), high) for low, high in exact_attribute_intervals([([25, 42], [256, 416]), ([3], [9])])]
+    [(0.409, 1.0), (nan, nan)]
+    """
+    return _exact_bounds(_attribute_counts(counts), _check_level(level))
+
+
+def _exact_bounds(pairs, level: float) -> list[tuple[float, float]]:
     per_attribute = 1.0 - (1.0 - level) / len(pairs)
     bounds = []
     for _, events, bases in pairs:
@@ -209,6 +219,15 @@ def _exact_ratio_interval(pairs, level: float) -> tuple[float, float]:
         top_upper, top_lower = upper.max(), lower.max()
         bounds.append((float(lower.min() / top_upper) if top_upper > 0 else 0.0,
                        float(min(1.0, upper.min() / top_lower)) if top_lower > 0 else 1.0))
+    return bounds
+
+
+def _exact_ratio_interval(pairs, level: float) -> tuple[float, float]:
+    """The ``exact`` method, Bonferroni over the attributes as over the groups within one; attributes
+    without a ratio (fewer than two groups with the rate) are left out."""
+    bounds = [bound for bound in _exact_bounds(pairs, level) if not math.isnan(bound[0])]
+    if not bounds:
+        return float("nan"), float("nan")
     return min(low for low, _ in bounds), min(high for _, high in bounds)
 
 

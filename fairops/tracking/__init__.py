@@ -9,7 +9,8 @@
   ``fairops.tracking.promote``), the fairness gate that moves ``@champion`` to a challenger only if it
   passes, the verdict recorded first.
 - :mod:`fairops.tracking.monitoring`: fairness of the champion over windows of labelled rows, as step
-  metrics of a monitoring run, with an alert when a window falls significantly below the baseline.
+  metrics of a monitoring run, with an alert when a window falls significantly below the baseline;
+  :mod:`fairops.tracking.window_alerts` holds each attribute to its own baseline and names what fell.
 - :mod:`fairops.tracking.version_record`: what a registered version records of its validation figures.
 - :mod:`fairops.tracking.ui_links`, :mod:`fairops.tracking.study_views`: links that open MLflow's UI on a
   study's trials, on its Pareto front and pick, and on its anytime curve.
@@ -25,7 +26,7 @@ Submodules are imported on use so ``import fairops.tracking`` stays cheap.
 import importlib
 
 __all__ = ["callback", "monitoring", "parent_run", "promotion", "registry", "study_views", "ui_links",
-           "version_record"]
+           "version_record", "window_alerts"]
 
 
 def promote(*args, **kwargs):

@@ -12,7 +12,11 @@
   group of the sensitive columns, each at the task's target; the model serves those decisions, and the
   gate and the validation baseline measure them);
 - ``fairops.validation_fairness`` and its interval ``fairops.validation_fairness_lower`` /
-  ``_upper`` at ``fairops.interval_level``: the baseline a monitored window is compared with.
+  ``_upper`` at ``fairops.interval_level``: the baseline a monitored window is compared with;
+- ``fairops.validation_fairness_by_attribute``: each sensitive attribute's ratio there as JSON
+  ``{attribute: [value, lower, upper]}``, the baseline of that attribute's own ratio (versions registered
+  before it have none: their attributes are compared with the overall baseline, which is never above any
+  attribute's ratio).
 
 >>> from fairops.metrics import OperatingPoint, Task
 >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
@@ -24,20 +28,26 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import math
+from dataclasses import dataclass, field
 
 from fairops.metrics import OperatingPoint, Task
 from fairops.metrics.decisions import check_decision
 
 PREFIX = "fairops."
 REQUIRED = ("task", "sensitive", "threshold", "tie_share")
+BY_ATTRIBUTE = "validation_fairness_by_attribute"
 
 
 def record_tags(task: Task, point: OperatingPoint, *, seed: int, fairness: tuple, level: float,
-                decision: str = "single") -> dict:
-    """The version tags for a task, its validation operating point and ``fairness = (value, lower, upper)``."""
+                decision: str = "single", by_attribute: dict | None = None) -> dict:
+    """The version tags for a task, its validation operating point and ``fairness = (value, lower, upper)``;
+    ``by_attribute`` maps each sensitive attribute to its own ``(value, lower, upper)``."""
     value, lower, upper = (float(x) for x in fairness)
-    return {f"{PREFIX}{key}": str(value) for key, value in {
+    extra = {} if by_attribute is None else {f"{PREFIX}{BY_ATTRIBUTE}": json.dumps(
+        {str(name): [_finite_or_none(x) for x in bounds] for name, bounds in by_attribute.items()})}
+    return extra | {f"{PREFIX}{key}": str(value) for key, value in {
         "task": str(task), "sensitive": ",".join(task.sensitive), "positive_class": task.positive or "label 1",
         "decision": check_decision(decision),
         "threshold": repr(float(point.threshold)), "tie_share": repr(float(point.tie_share)), "seed": int(seed),
@@ -58,9 +68,8 @@ def validation_tags(task: Task, y, scores, sensitive, *, seed: int = 0, decision
     >>> tags["fairops.threshold"], tags["fairops.validation_fairness"]
     ('0.5050505050505051', '0.0')
     """
-    from fairops.metrics import group_decisions, group_rates, ratio_of
-    from fairops.metrics.intervals import rate_counts, ratio_interval
-    from fairops.metrics.windows import ALERT_LEVEL
+    from fairops.metrics import group_decisions
+    from fairops.metrics.windows import ALERT_LEVEL, fairness_ratios
 
     point = task.operating_point(y, scores, seed=seed)
     groups = task.select_sensitive(sensitive)
@@ -68,10 +77,14 @@ def validation_tags(task: Task, y, scores, sensitive, *, seed: int = 0, decision
         decided = group_decisions(scores, y, groups, seed=seed, **task.threshold)
     else:
         decided = point.apply(scores, seed=seed)
-    rates = group_rates(y, decided, groups)
-    fairness = (ratio_of(rates, task.fairness), *ratio_interval(rate_counts(rates, task.fairness), level=ALERT_LEVEL,
-                                                                method="exact"))
-    return record_tags(task, point, seed=seed, fairness=fairness, level=ALERT_LEVEL, decision=decision)
+    overall, attributes = fairness_ratios(task, y, decided, groups, level=ALERT_LEVEL)
+    return record_tags(task, point, seed=seed, fairness=(overall.value, overall.lower, overall.upper),
+                       level=ALERT_LEVEL, decision=decision,
+                       by_attribute={name: (a.value, a.lower, a.upper) for name, a in attributes.items()})
+
+
+def _finite_or_none(value) -> float | None:
+    return float(value) if math.isfinite(value) else None
 
 
 @dataclass(frozen=True)
@@ -84,6 +97,8 @@ class VersionRecord:
     baseline: float | None
     baseline_lower: float | None
     decision: str = "single"
+    #: attribute -> (its validation ratio, the ratio's lower bound); empty for versions registered without them
+    attribute_baselines: dict = field(default_factory=dict)
 
     @classmethod
     def from_tags(cls, tags: dict, *, where: str = "the model version") -> "VersionRecord":
@@ -102,7 +117,20 @@ class VersionRecord:
             return None if text is None else float(text)
 
         return cls(task, point, int(get(f"{PREFIX}seed", "0")), number("validation_fairness"),
-                   number("validation_fairness_lower"), check_decision(get(f"{PREFIX}decision", "single")))
+                   number("validation_fairness_lower"), check_decision(get(f"{PREFIX}decision", "single")),
+                   _attribute_baselines(get(f"{PREFIX}{BY_ATTRIBUTE}"), where))
+
+
+def _attribute_baselines(text: str | None, where: str) -> dict:
+    """``{attribute: (value, lower)}`` from the tag's JSON; a ValueError names a malformed tag."""
+    if text is None:
+        return {}
+    try:
+        document = json.loads(text)
+        return {str(name): (float(bounds[0]), None if bounds[1] is None else float(bounds[1]))
+                for name, bounds in document.items() if bounds[0] is not None}
+    except (AttributeError, IndexError, TypeError, ValueError) as error:
+        raise ValueError(f"{where} has a malformed tag {PREFIX}{BY_ATTRIBUTE} ({error}): {text[:200]!r}") from None
 
 
 def read_record(client, name: str, version: str) -> VersionRecord:
