@@ -102,3 +102,19 @@ def test_a_report_half_written_by_another_worker_is_not_counted_yet():
     study.optimize(_async_objective, n_trials=3)
     first = study.trials[2]  # the first trial with its whole report; alone at its rung, it stops
     assert first.user_attrs["rung"] == 0 and "rung0_fairness" in first.user_attrs
+
+
+@pytest.mark.parametrize("pruner", [optuna.pruners.HyperbandPruner(), optuna.pruners.MedianPruner(n_startup_trials=9)])
+def test_a_pruner_of_the_users_own_is_refused_not_replaced(pruner):
+    study = optuna.create_study(directions=["maximize", "maximize"], pruner=pruner,
+                                sampler=FairbandSampler(mode="async", seed=0))
+    with pytest.raises(ValueError, match=f"the study's pruner is {type(pruner).__name__}, which RungProgress"):
+        RungProgress(study.ask())
+
+
+@pytest.mark.parametrize("pruner", [None, optuna.pruners.NopPruner()])
+def test_a_study_without_a_pruner_of_its_own_runs_under_fairbands(pruner):
+    study = optuna.create_study(directions=["maximize", "maximize"], pruner=pruner,
+                                sampler=FairbandSampler(mode="async", seed=0))
+    study.optimize(_async_objective, n_trials=30)
+    assert max(t.user_attrs["rung"] for t in study.trials) >= 1  # Fairband's pruner let some trials go on

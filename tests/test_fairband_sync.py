@@ -279,3 +279,16 @@ def test_bad_arguments():
         FairbandSampler(wait_timeout=0)
     with pytest.raises(TypeError, match="base_sampler"):
         FairbandSampler(base_sampler="tpe")
+
+
+def test_an_objective_that_never_asks_its_budget_is_warned_about_once():
+    import warnings
+
+    study = optuna.create_study(directions=["maximize"] * 2, sampler=FairbandSampler(seed=0, eta=2, s_max=1))
+    with pytest.warns(UserWarning, match=r"trial 0 finished without asking budget\(trial\)") as caught:
+        study.optimize(lambda trial: (trial.suggest_float("x", 0, 1), 0.5), n_trials=3)
+    assert sum("without asking" in str(w.message) for w in caught) == 1
+    asking = optuna.create_study(directions=["maximize"] * 2, sampler=FairbandSampler(seed=0, eta=2, s_max=1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        asking.optimize(lambda trial: (trial.suggest_float("x", 0, 1) * budget(trial), 0.5), n_trials=3)

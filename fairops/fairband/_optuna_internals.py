@@ -267,6 +267,17 @@ def fail_stale_trials(study) -> None:
 
 
 # -- a study seen through one bracket, for base samplers -----------------------------------------------
+def is_optuna_default_pruner(pruner) -> bool:
+    """True for the pruner ``optuna.create_study`` gives a study created without one (a ``MedianPruner`` with
+    its default settings, compared through its attributes, which Optuna does not publish).
+
+    >>> is_optuna_default_pruner(optuna.create_study().pruner), is_optuna_default_pruner(optuna.pruners.NopPruner())
+    (True, False)
+    """
+    default = optuna.pruners.MedianPruner
+    return type(pruner) is default and vars(pruner) == vars(default())
+
+
 class BracketView:
     """A read-only stand-in for a study that shows base samplers only the trials ``keep`` accepts.
 

@@ -22,6 +22,7 @@ import optuna
 from optuna.pruners import BasePruner
 from optuna.trial import FrozenTrial
 
+from . import _optuna_internals as internals
 from . import ranking, schedule
 from .settings import FairbandSettings, agreeing, settings_of
 
@@ -100,20 +101,35 @@ class FairbandPruner(BasePruner):
         return number not in ranking.top_k(entries, keep, alpha)
 
 
+def _rung_pruner(pruner) -> "FairbandPruner":
+    """The pruner RungProgress asks: the study's Fairband pruner, a new one for a study created without its
+    own, else a ValueError naming the study's pruner."""
+    if isinstance(pruner, FairbandPruner):
+        return pruner
+    if isinstance(pruner, optuna.pruners.NopPruner) or internals.is_optuna_default_pruner(pruner):
+        return FairbandPruner()
+    raise ValueError(f"the study's pruner is {type(pruner).__name__}, which RungProgress would not ask (a "
+                     "multi-objective trial cannot report to it): create the study with pruner=FairbandPruner(...) "
+                     "or without a pruner")
+
+
 class RungProgress:
     """Iterate over a trial's rung budgets in asynchronous mode and report each rung's values.
 
     ``for fraction in progress`` yields the budgets of the trial's bracket from its first rung up; after
     each :meth:`report` the pruner decides whether the next rung runs. :attr:`values` is the last
     reported (accuracy, fairness), the natural return value of the objective.
+
+    The study's :class:`FairbandPruner` decides; a study created without a pruner (Optuna's default, or
+    ``NopPruner``) gets one with the paper's settings. Any other pruner is refused: a multi-objective trial
+    cannot report to it, so it would never be asked.
     """
 
     def __init__(self, trial: optuna.Trial) -> None:
         self._trial = trial
         study = trial.study
-        pruner = study.pruner if isinstance(study.pruner, FairbandPruner) else FairbandPruner()
-        self._pruner = pruner
-        self._eta, self._s_max, _, mode = pruner.settings(study)
+        self._pruner = _rung_pruner(study.pruner)
+        self._eta, self._s_max, _, mode = self._pruner.settings(study)
         if mode != "async":
             raise ValueError("RungProgress is for asynchronous mode; with FairbandSampler() (sync) use "
                              "budget(trial) and one fit per trial")

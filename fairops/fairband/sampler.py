@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +68,7 @@ class _Assignment:
     alpha: float | None = None
     own_sampler: BaseSampler | None = None
     reason: str | None = None
+    asked: bool = False  # whether the objective asked for the fit's budget (budget(), or RungProgress's slot)
 
 
 def _checked_starts(starts, s_max) -> tuple[dict, ...]:
@@ -192,6 +194,7 @@ class FairbandSampler(BaseSampler):
         self._rankings: dict[tuple, tuple[float, list[FrozenTrial]]] = {}
         self._checked_studies: set[tuple] = set()
         self._recorded_studies: set[tuple] = set()
+        self._budget_warned: set[str] = set()
 
     def __getstate__(self) -> dict:
         """What ``pickle``, ``copy.deepcopy`` and ``joblib.dump(study)`` keep: the settings and the live trials'
@@ -202,7 +205,8 @@ class FairbandSampler(BaseSampler):
         True
         """
         state = self.__dict__.copy()
-        for name in ("_lock", "_claimed", "_boards", "_rankings", "_checked_studies", "_recorded_studies"):
+        for name in ("_lock", "_claimed", "_boards", "_rankings", "_checked_studies", "_recorded_studies",
+                     "_budget_warned"):
             del state[name]
         with self._lock:
             state["_assignments"] = dict(self._assignments)
@@ -384,6 +388,8 @@ class FairbandSampler(BaseSampler):
             assignment = self._assignments.pop(self._key(study, trial), None)
         if assignment is None:
             return
+        if assignment.status == HELD and state == TrialState.COMPLETE and not assignment.asked:
+            self._warn_budget_unasked(study, trial)
         if assignment.status == HELD and state != TrialState.COMPLETE:
             # The fit's own result (its objective failed or pruned it), not a dead worker: the slot is done.
             try:
@@ -392,6 +398,18 @@ class FairbandSampler(BaseSampler):
                 pass  # another worker failed it as stale meanwhile; its slot will be redone
         if self._base_sampler is not None and assignment.slot is not None:
             self._base_sampler.after_trial(self._view(study, assignment.slot), trial, state, values)
+
+    def _warn_budget_unasked(self, study, trial) -> None:
+        """Warn, once per study and process, that a fit ran without asking its budget: the schedule's budgets
+        then change nothing (every fit sees all rows) while its promotions still rank them."""
+        with self._lock:
+            if study.study_name in self._budget_warned:
+                return
+            self._budget_warned.add(study.study_name)
+        how = "budget(trial)" if self.mode == "sync" else "RungProgress(trial)"
+        warnings.warn(f"trial {trial.number} finished without asking {how}, so its fit did not use the share of "
+                      "the training rows the schedule gave it; an objective that trains on all rows makes every "
+                      "rung's budget the same (warned once per study)", UserWarning, stacklevel=2)
 
     def abandon(self, trial) -> None:
         """Declare the fit of a live trial aborted (e.g. by Ctrl-C): however the trial ends, that is not
@@ -408,6 +426,7 @@ class FairbandSampler(BaseSampler):
         if study is not None:
             assignment = self._assignment(study, trial)
             if assignment is not None:
+                assignment.asked = True  # RungProgress reads its budgets from the slot
                 return assignment.slot
         claim = claim_of(trial) if isinstance(trial, FrozenTrial) else None
         return None if claim is None or claim.slot is None else self.slot(claim.slot)
@@ -419,6 +438,7 @@ class FairbandSampler(BaseSampler):
             raise FairbandScheduleError(f"trial {trial.number} was not prepared by FairbandSampler.before_trial")
         if assignment.status != HELD:
             raise optuna.TrialPruned(assignment.reason)
+        assignment.asked = True
         return assignment.slot.budget
 
     # -- internals -----------------------------------------------------------------------------
