@@ -124,3 +124,18 @@ def test_objective_per_group_blind_scores_each_fit_at_group_thresholds():
 def test_bad_decision_is_refused_by_name():
     with pytest.raises(ValueError, match="decision must be one of"):
         FairnessObjective(load_german(), families=["logistic_regression"], decision="per-person")
+
+
+def test_an_objective_with_a_fixed_cut_refuses_per_group_decisions_before_any_fit():
+    import dataclasses
+
+    from fairops.datasets import load_german
+    from fairops.metrics import Task
+    from fairops.tuning import FairnessObjective
+
+    data = load_german()
+    fixed = dataclasses.replace(data, task=Task.from_string("precision@threshold=0.5,ratio=tpr",
+                                                            sensitive=list(data.task.sensitive)))
+    with pytest.raises(ValueError, match="not a fixed threshold"):
+        FairnessObjective(fixed, decision="per-group")
+    assert FairnessObjective(fixed).decision == "single"

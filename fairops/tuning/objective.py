@@ -144,10 +144,12 @@ class FairnessObjective:
                  split_seed: int | None = None, score_test: bool = False, min_rows: int | None = None,
                  min_positives: int | None = None, decision: str = "single", blind: bool = False) -> None:
         from fairops.datasets import BudgetSlicer, train_validation_test_split
-        from fairops.metrics.decisions import check_decision
+        from fairops.metrics.decisions import check_decision, check_per_group_target
 
         self.dataset = dataset
         self.decision = check_decision(decision)
+        if self.decision == "per-group":
+            check_per_group_target(dataset.task.target)  # one refusal up front, not one per fit
         self.blind = bool(blind)
         self._X = blind_features(dataset) if self.blind else dataset.X
         self.task = dataset.task
