@@ -48,12 +48,15 @@ def training_rows(name: str):
 
 
 def best_of(repeats: int, fit):
-    times, model = [], None
+    """The shortest of ``repeats`` fits: ``(seconds, its model)``."""
+    best = None
     for _ in range(repeats):
         start = time.perf_counter()
         model = fit()
-        times.append(time.perf_counter() - start)
-    return min(times), model
+        seconds = time.perf_counter() - start
+        if best is None or seconds < best[0]:
+            best = (seconds, model)
+    return best
 
 
 def measure(name: str, learner_name: str, learner, repeats: int) -> dict:
