@@ -4,9 +4,9 @@ Every method sees the rows of ``fairops compare`` (seed s: the split of seed s, 
 label x group) and is scored with fairops' own :class:`~fairops.metrics.Task` on the test rows, at the
 rule set on the validation rows:
 
-- fairops FB-auto (one Fairband iteration, the paper's families + SCAFF, the robust rule as ``fairops
-  compare`` runs it) with ``--decision single`` or ``per-group``, with and without ``--blind`` (no SCAFF
-  when blind: it reads the sensitive columns);
+- fairops FB-auto (one Fairband iteration, every default family: the paper's, SCAFF and the bias
+  reductions, the robust rule as ``fairops compare`` runs it) with ``--decision single`` or ``per-group``,
+  with and without ``--blind`` (no SCAFF when blind: it reads the sensitive columns);
 - LightGBM with its default settings, scored the same four ways (a two-second baseline);
 - fairlearn's ExponentiatedGradient (LightGBM inside, TPR or FPR parity as the task's ratio), trained
   group-blind (the sensitive columns only as ``sensitive_features``), its probability thresholded at the
