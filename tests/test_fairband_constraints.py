@@ -114,3 +114,76 @@ def test_random_search_writes_the_same_constraint():
 def test_cli_refuses_a_floor_outside_0_1(tmp_path, capsys):
     assert main(["tune", "--dataset", "german", "--min-fairness", "1.5", "--project-dir", str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip() == "fairops tune: error: min-fairness must be in [0, 1], got 1.5"
+
+
+X_MIN = 0.2  # a constraint of the user's own, beside the floor (x <= 0.5): x >= X_MIN
+
+
+def _objective_with_own_constraint(trial):
+    values = _objective(trial)
+    trial.set_constraint("x_min", X_MIN - trial.params["x"])  # Optuna 5's API for constraints_func
+    return values
+
+
+def _both_ways_oracle(fits, *, own_in_list: bool):
+    """The fits told to NSGA-II: the floor through constraints_func, the own constraint either in the same
+    list (a constraints_func returning both) or through trial.set_constraint, as the Fairband study had it."""
+    def constraints(t):
+        own = (X_MIN - t.params["x"],) if own_in_list else ()
+        return (*own, FLOOR - t.user_attrs["fairness"])
+
+    with pytest.warns(FutureWarning, match="constraints_func"):
+        sampler = optuna.samplers.NSGAIISampler(seed=0, constraints_func=constraints)
+    oracle = optuna.create_study(directions=["maximize", "maximize"], sampler=sampler)
+    for fit in fits:
+        oracle.enqueue_trial(fit.params)
+        trial = oracle.ask({"x": fit.distributions["x"]})
+        trial.set_user_attr("fairness", fit.values[1])
+        if not own_in_list:
+            trial.set_constraint("x_min", X_MIN - trial.params["x"])
+        oracle.tell(trial, fit.values)
+    return oracle
+
+
+def _agrees_with(study, oracle):
+    fits = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    for ours, theirs in zip(fits, oracle.trials, strict=True):
+        assert ours.params == theirs.params and ours.constraints == pytest.approx(theirs.constraints)
+    feasible = [t for t in fits if t.values[1] >= FLOOR and t.params["x"] >= X_MIN]
+    assert 0 < len(feasible) < len(fits) and any(t.values[1] >= FLOOR for t in fits if t not in feasible)
+    assert [fits[t.number].number for t in oracle.best_trials] == [t.number for t in study.best_trials]
+    assert {t.number for t in pareto_front(study)} == {t.number for t in study.best_trials}
+    pick = select_best(study, alpha=1.0)  # the most accurate fit both constraints allow
+    assert pick.trial == max(feasible, key=lambda t: (t.values[0], -t.number))
+
+
+@pytest.mark.parametrize("storage", [None, "sqlite"])
+def test_set_constraint_in_the_objective_counts_beside_the_floor(storage, tmp_path):
+    url = None if storage is None else f"sqlite:///{tmp_path / 'optuna.db'}"
+    sampler = FairbandSampler(seed=3, eta=3, s_max=2, iterations=1, min_fairness=FLOOR)
+    study = optuna.create_study(directions=["maximize", "maximize"], sampler=sampler, storage=url)
+    study.optimize(_objective_with_own_constraint)
+    fits = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    assert all(set(t.constraints) == {"0", "x_min"} for t in fits)  # the floor's list and the objective's name
+    _agrees_with(study, _both_ways_oracle(fits, own_in_list=False))
+
+
+def test_a_base_samplers_constraints_func_keeps_the_floor():
+    # The base sampler's constraints_func writes the same 'constraints' list as the floor: its values come
+    # first and the floor is appended, where the sampler used to overwrite the floor with its own list.
+    with pytest.warns(FutureWarning, match="constraints_func"):
+        base = optuna.samplers.TPESampler(seed=0, n_startup_trials=4,
+                                          constraints_func=lambda t: (X_MIN - t.params["x"],))
+    sampler = FairbandSampler(seed=3, eta=3, s_max=2, iterations=1, min_fairness=FLOOR, base_sampler=base)
+    study = optuna.create_study(directions=["maximize", "maximize"], sampler=sampler)
+    study.optimize(_objective)
+    fits = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    assert all(len(t.system_attrs["constraints"]) == 2 for t in fits)
+    _agrees_with(study, _both_ways_oracle(fits, own_in_list=True))
+
+
+def test_no_feasible_fit_names_the_constraints_it_breaks():
+    study = optuna.create_study(directions=["maximize", "maximize"])
+    study.add_trial(optuna.trial.create_trial(values=[0.9, 0.9], constraints={"latency_ms": 12.0, "memory": -1.0}))
+    with pytest.raises(ValueError, match=r"broken: 'latency_ms'; .* trial.set_constraint"):
+        select_best(study, alpha=0.5)

@@ -9,6 +9,12 @@ way, so those tools mark the fits below the floor infeasible. (Optuna 5 deprecat
 for ``Trial.set_constraint``, which stores one ``constraints:<name>`` attribute per constraint; Optuna
 reads both formats, but optuna-dashboard 0.21 reads only the ``constraints`` list.)
 
+Constraints of the user's own are honoured beside the floor, whichever way they are given: names set with
+``trial.set_constraint`` inside the objective live in their own attributes, and a base sampler's
+``constraints_func`` result (e.g. ``FairbandSampler(base_sampler=TPESampler(constraints_func=...))``) comes
+first in the ``constraints`` list with the floor appended after it, as one ``constraints_func`` returning both
+would write them. Feasibility reads :attr:`FrozenTrial.constraints`, Optuna's merge of both formats.
+
 >>> constraint_values(0.75, min_fairness=0.5)
 (-0.25,)
 >>> import optuna
@@ -56,21 +62,30 @@ def _reported_fairness(trial: FrozenTrial, state: TrialState, values: Sequence[f
     return None
 
 
+def _stored_constraints(study, trial: FrozenTrial) -> tuple:
+    """The ``constraints`` list in the storage now (the trial handed to ``after_trial`` predates other writers)."""
+    stored = internals.storage_of(study).get_trial(internals.trial_id_of(study, trial)).system_attrs
+    return tuple(stored.get(CONSTRAINTS_ATTR) or ())
+
+
 def record_constraint(study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None,
-                      min_fairness: float | None) -> None:
+                      min_fairness: float | None, *, after_others: bool = False) -> None:
     """From a sampler's ``after_trial``: store the floor's constraint as Optuna's ``constraints_func`` would.
 
     A trial without a finite fairness (failed, or refused by the schedule before any fit) gets none, as a
-    failed trial gets none from Optuna.
+    failed trial gets none from Optuna. ``after_others``: another ``constraints_func`` (a base sampler's)
+    may have written the list for this trial already; the floor is appended to its values, not written over them.
     """
     if min_fairness is None or state not in (TrialState.COMPLETE, TrialState.PRUNED):
         return
     fairness = _reported_fairness(trial, state, values)
     if fairness is None or not math.isfinite(fairness):
         return
+    written = constraint_values(fairness, min_fairness=min_fairness)
     try:
-        internals.write_trial_attrs(study, trial, system={
-            CONSTRAINTS_ATTR: constraint_values(fairness, min_fairness=min_fairness)})
+        if after_others:
+            written = (*_stored_constraints(study, trial), *written)
+        internals.write_trial_attrs(study, trial, system={CONSTRAINTS_ATTR: written})
     except UpdateFinishedTrialError:
         pass  # another worker failed it as stale meanwhile: not a fit of the run, nothing to constrain
 
@@ -81,16 +96,19 @@ def is_feasible(trial: FrozenTrial) -> bool:
 
 
 def feasible_fits(fits: list[FrozenTrial]) -> list[FrozenTrial]:
-    """The fits Optuna deems feasible; refuses, naming the reason, when constraints leave none.
+    """The fits Optuna deems feasible; refuses, naming the constraints broken, when they leave none.
 
     >>> import optuna
-    >>> feasible_fits([optuna.trial.create_trial(values=[0.9, 0.5], system_attrs={"constraints": [0.3]})])
+    >>> feasible_fits([optuna.trial.create_trial(values=[0.9, 0.5], constraints={"latency": 0.3})])
     Traceback (most recent call last):
     ...
-    ValueError: no fit is feasible: all 1 fits violate the study's constraints (Optuna's 'constraints' attribute, e.g. fairness below --min-fairness)
+    ValueError: no fit is feasible: all 1 fits violate the study's constraints (broken: 'latency'; '0', '1', ... are the 'constraints' list of a constraints_func or a fairness floor such as min_fairness, other names come from trial.set_constraint)
     """
     feasible = [t for t in fits if is_feasible(t)]
     if fits and not feasible:
-        raise ValueError(f"no fit is feasible: all {len(fits)} fits violate the study's constraints (Optuna's "
-                         f"'constraints' attribute, e.g. fairness below --min-fairness)")
+        broken = sorted({name for t in fits for name, value in t.constraints.items() if value > 0.0})
+        raise ValueError(f"no fit is feasible: all {len(fits)} fits violate the study's constraints (broken: "
+                         f"{', '.join(map(repr, broken))}; '0', '1', ... are the 'constraints' list of a "
+                         "constraints_func or a fairness floor such as min_fairness, other names come from "
+                         "trial.set_constraint)")
     return feasible

@@ -130,7 +130,9 @@ class FairbandSampler(BaseSampler):
         ``(min_fairness - fairness,)``, as a ``constraints_func`` would give it, so ``study.best_trials``,
         ``plot_pareto_front``, optuna-dashboard and :func:`~fairops.fairband.select_best` treat fits below
         the floor as infeasible. Rung promotion still ranks by ``o``, as in the paper. Part of the
-        study's configuration: every worker must use the same floor.
+        study's configuration: every worker must use the same floor. Constraints of one's own count beside
+        it, set either way: ``trial.set_constraint(name, value)`` in the objective (Optuna 5's API), or a
+        base sampler's ``constraints_func``, whose values come first in the list, the floor after them.
     start_configurations : parameter values (one dict per configuration, e.g. a library's defaults) that
         the first configurations of bracket 0 of the first iteration take instead of random draws: bracket
         0 fits every configuration on the full budget, so the run always compares its draws with these.
@@ -383,9 +385,12 @@ class FairbandSampler(BaseSampler):
             self._view(study, assignment.slot), trial, param_name, param_distribution)
 
     def after_trial(self, study, trial, state, values) -> None:
-        record_constraint(study, trial, state, values, self._min_fairness)
         with self._lock:
             assignment = self._assignments.pop(self._key(study, trial), None)
+        base_sees_it = self._base_sampler is not None and assignment is not None and assignment.slot is not None
+        if base_sees_it:  # first, so the floor joins (not overwrites) what its constraints_func writes
+            self._base_sampler.after_trial(self._view(study, assignment.slot), trial, state, values)
+        record_constraint(study, trial, state, values, self._min_fairness, after_others=base_sees_it)
         if assignment is None:
             return
         if assignment.status == HELD and state == TrialState.COMPLETE and not assignment.asked:
@@ -396,8 +401,6 @@ class FairbandSampler(BaseSampler):
                 internals.write_trial_attrs(study, trial, system={OUTCOME_ATTR: state.name})
             except optuna.exceptions.UpdateFinishedTrialError:
                 pass  # another worker failed it as stale meanwhile; its slot will be redone
-        if self._base_sampler is not None and assignment.slot is not None:
-            self._base_sampler.after_trial(self._view(study, assignment.slot), trial, state, values)
 
     def _warn_budget_unasked(self, study, trial) -> None:
         """Warn, once per study and process, that a fit ran without asking its budget: the schedule's budgets
