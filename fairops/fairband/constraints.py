@@ -100,9 +100,10 @@ def feasible_fits(fits: list[FrozenTrial]) -> list[FrozenTrial]:
 
     >>> import optuna
     >>> feasible_fits([optuna.trial.create_trial(values=[0.9, 0.5], constraints={"latency": 0.3})])
+    ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: no fit is feasible: all 1 fits violate the study's constraints (broken: 'latency'; '0', '1', ... are the 'constraints' list of a constraints_func or a fairness floor such as min_fairness, other names come from trial.set_constraint)
+    ValueError: no fit is feasible: all 1 fits violate the study's constraints (broken: 'latency'; '0', '1', ...
     """
     feasible = [t for t in fits if is_feasible(t)]
     if fits and not feasible:
