@@ -266,6 +266,34 @@ def fail_stale_trials(study) -> None:
         optuna.storages.fail_stale_trials(study)
 
 
+# -- Trial.report / Trial.should_prune of a two-objective study ----------------------------------------
+def refuse_pruning_calls(trial, message: str) -> None:
+    """Shadow the live ``trial``'s ``report`` and ``should_prune`` (on that object only) with methods raising
+    ``NotImplementedError(message)``.
+
+    Optuna 5 raises its own NotImplementedError from both in a multi-objective study before asking the
+    pruner, so this changes only the message. It relies on :class:`optuna.trial.Trial` taking instance
+    attributes and on the objective holding the same object; outside :data:`WRITTEN_FOR` Optuna's own error
+    is left as it is.
+
+    >>> study = optuna.create_study(directions=["maximize", "maximize"])
+    >>> trial = study.ask()
+    >>> refuse_pruning_calls(trial, "use RungProgress")
+    >>> trial.should_prune()
+    Traceback (most recent call last):
+    ...
+    NotImplementedError: use RungProgress
+    """
+    if not internals_known():
+        return
+
+    def refuse(*args, **kwargs):
+        raise NotImplementedError(message)
+
+    trial.report = refuse
+    trial.should_prune = refuse
+
+
 # -- a study seen through one bracket, for base samplers -----------------------------------------------
 def is_optuna_default_pruner(pruner) -> bool:
     """True for the pruner ``optuna.create_study`` gives a study created without one (a ``MedianPruner`` with

@@ -24,6 +24,7 @@ from optuna.trial import FrozenTrial
 
 from . import _optuna_internals as internals
 from . import ranking, schedule
+from .pruning_calls import name_the_way
 from .settings import FairbandSettings, agreeing, settings_of
 
 
@@ -36,6 +37,13 @@ class FairbandPruner(BasePruner):
 
     Parameters ``eta``, ``s_max`` and ``alpha`` default to the study's FairbandSampler settings, else to
     the paper's (3, 4, "auto").
+
+    The objective does not call ``trial.report`` / ``trial.should_prune``: Optuna refuses both in a study with
+    two objectives before asking any pruner. In asynchronous mode it reports through :class:`RungProgress`
+    (``progress.report(accuracy, fairness)``; the loop over ``progress`` ends when this pruner stops the
+    trial); in synchronous mode it needs nothing, as each trial is one fit. A trial handed to ``RungProgress``
+    or ``budget`` raises a ``NotImplementedError`` that says so from both calls
+    (:mod:`fairops.fairband.pruning_calls`).
 
     >>> import optuna
     >>> from fairops.fairband import FairbandPruner, FairbandSampler, RungProgress
@@ -145,6 +153,7 @@ class RungProgress:
         self._rung = -1
         self._stopped = False
         self.values: tuple[float, float] | None = None
+        name_the_way(trial, "async")
 
     @property
     def rung(self) -> int:

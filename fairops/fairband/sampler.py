@@ -34,6 +34,7 @@ from . import _optuna_internals as internals
 from . import ranking, schedule
 from .claims import CLAIM_ATTR, HELD, OUTCOME_ATTR, REFUSED, RELEASED, Claim, SlotBoard, claim_of, this_worker
 from .constraints import check_min_fairness, record_constraint
+from .pruning_calls import name_the_way
 from .settings import (CONFIGURATION_ATTR_PREFIX, SETTINGS_ATTR, FairbandSettings, validated_configuration,
                        configuration_hash, first_difference)
 
@@ -140,6 +141,13 @@ class FairbandSampler(BaseSampler):
         0); part of the study's configuration. Default: none, every configuration drawn, as in the paper.
 
     The study must have two maximized objectives, (accuracy, fairness).
+
+    Pruning inside the objective: nothing to call. Each trial is one fit on ``budget(trial)`` of the training
+    rows, and the schedule stops configurations between rungs, never a fit half-way. Optuna's
+    ``trial.report`` / ``trial.should_prune`` do not support two objectives (Optuna raises before any pruner is
+    asked); after ``budget(trial)`` they raise a ``NotImplementedError`` saying so and naming
+    :class:`~fairops.fairband.RungProgress` (``mode="async"``), the way to stop a trial between its rungs
+    (:mod:`fairops.fairband.pruning_calls`).
 
     >>> import optuna
     >>> from fairops.fairband import FairbandSampler, budget
@@ -442,6 +450,7 @@ class FairbandSampler(BaseSampler):
         if assignment.status != HELD:
             raise optuna.TrialPruned(assignment.reason)
         assignment.asked = True
+        name_the_way(trial, self.mode)
         return assignment.slot.budget
 
     # -- internals -----------------------------------------------------------------------------
