@@ -12,7 +12,8 @@ only the feasible ones are ranked, and FB-auto's alpha comes from their means.
 
 Two ranking rules: ``rule="paper"`` ranks the point values, as the paper and its published logs do;
 ``rule="robust"`` ranks the lower confidence bounds of accuracy and fairness (the user attribute
-``intervals`` that :class:`fairops.tuning.FairnessObjective` records per fit), so a fit that looks fair
+``intervals`` that :class:`fairops.tuning.FairnessObjective`, or an own objective through
+:func:`fairops.tuning.record_outcome`, records per fit), so a fit that looks fair
 only because few rows stand behind its ratio ranks lower, and also returns the next best fits as
 ``candidates``: a fit on a small budget changes when refit on all training rows, so the caller refits the
 candidates and chooses among the refits (:func:`fairops.tuning.refit_choice`).
@@ -120,7 +121,9 @@ def lower_bounds(trial: FrozenTrial) -> tuple[float, float]:
         return float(intervals["accuracy"][0]), float(intervals["fairness"][0])
     except (TypeError, KeyError, IndexError, ValueError):
         raise ValueError(f"rule='robust' ranks confidence intervals, but trial {trial.number} has no user "
-                         f"attribute {INTERVALS_ATTR!r} (FairnessObjective records it); use rule='paper'") from None
+                         f"attribute {INTERVALS_ATTR!r}: an own objective records it with "
+                         "fairops.tuning.record_outcome(trial, task, y_val, scores, sensitive) and returns its "
+                         "(accuracy, fairness) (FairnessObjective records it itself); or use rule='paper'") from None
 
 
 def _robust(fits: list[FrozenTrial], alpha, candidates: int) -> Selection:

@@ -4,6 +4,9 @@
 
 - ``"fairband"`` (default): the Fairband pick, argmax of ``alpha*accuracy + (1-alpha)*fairness`` over
   every fit (``alpha`` from the argument or the study's FairbandSampler settings; ``"auto"`` = FB-auto);
+- ``"robust"``: the same argmax over the fits' lower confidence bounds (``select_best(rule="robust")``; the
+  fits need the ``intervals`` that FairnessObjective, or an own objective through
+  :func:`fairops.tuning.record_outcome`, records);
 - ``"fairness>=0.8"``: best accuracy among fits with fairness >= 0.8 (``"accuracy>=0.7"``: best fairness
   among fits with accuracy >= 0.7);
 - ``{"trial": 12}`` or ``{"run_id": "..."}``: a trial chosen by hand (by number or by its child run);
@@ -50,6 +53,7 @@ from .callback import PARENT_ATTR, ROLE_TAG, STUDY_TAG, TRIAL_TAG
 MODEL_TAG = "fairops.registered_model"
 _CONSTRAINT = re.compile(r"^\s*(accuracy|fairness)\s*>=\s*([0-9]*\.?[0-9]+)\s*$")
 _BY_HAND = " chosen by hand"
+_LOWER_BOUNDS = "argmax lower-bound"  # how select_best(rule="robust") names its rule
 
 
 @dataclass
@@ -104,11 +108,11 @@ def select(study, rule="fairband", *, alpha=None, tracking_uri=None) -> Selectio
     if not isinstance(rule, str):
         raise TypeError(f"rule must be 'fairband', a constraint like 'fairness>=0.8', a dict or a Selection; "
                         f"got {rule!r}")
-    if rule == "fairband":
-        return select_best(study, alpha=alpha)
+    if rule in ("fairband", "robust"):
+        return select_best(study, alpha=alpha, rule="paper" if rule == "fairband" else "robust")
     match = _CONSTRAINT.match(rule)
     if not match:
-        raise ValueError(f"rule {rule!r} is not 'fairband', 'fairness>=<x>', 'accuracy>=<x>' or a dict")
+        raise ValueError(f"rule {rule!r} is not 'fairband', 'robust', 'fairness>=<x>', 'accuracy>=<x>' or a dict")
     bound = float(match[2])
     keyword = {"min_fairness": bound} if match[1] == "fairness" else {"min_accuracy": bound}
     return select_best(study, **keyword)
@@ -130,8 +134,12 @@ def describe(selection: Selection, study_or_trials) -> str:
         setting = selection.alpha_rule
         how = ("alpha rule auto (0.5*(mean fairness - mean accuracy) + 0.5 over all fits)" if setting == "auto"
                else f"alpha fixed at {setting:g}" if isinstance(setting, (int, float)) else f"alpha {setting}")
-        return (f"Fairband: argmax alpha*accuracy + (1-alpha)*fairness over {len(successful_fits(study_or_trials))} "
-                f"fits, {how} = {selection.alpha:.4g}")
+        n_fits = len(successful_fits(study_or_trials))
+        if selection.rule.startswith(_LOWER_BOUNDS):  # select_best(rule="robust")'s pick
+            return (f"robust: argmax alpha*accuracy_low + (1-alpha)*fairness_low over {n_fits} fits (lower "
+                    f"confidence bounds), {how} = {selection.alpha:.4g}")
+        return (f"Fairband: argmax alpha*accuracy + (1-alpha)*fairness over {n_fits} fits, {how} = "
+                f"{selection.alpha:.4g}")
     return f"constraint: {selection.rule}" if kind == "constraint" else selection.rule
 
 

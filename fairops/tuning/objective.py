@@ -28,14 +28,10 @@ import numpy as np
 from optuna.trial import FixedTrial
 
 from fairops.fairband.sampler import budget as trial_budget
-from fairops.fairband.selection import INTERVALS_ATTR
 from ._split_checks import cell_sizes, check_split
+from .outcome import CONSTANT_SCORES, FAILURE_ATTR, outcome_values, record_measures  # shared with own objectives
 from .search_space import fit_model, make_model
 
-FAILURE_ATTR = "failure"
-CONSTANT_SCORES = "constant validation scores"
-BY_ATTRIBUTE_ATTR = "fairness_by_attribute"
-COUNTS_ATTR = "counts"
 #: What a bias-reduction fit adds to its trial: predictors carrying weight and, for exponentiated gradient,
 #: the duality gap of its result (how far from the game's saddle point it stopped).
 REDUCTION_ATTRS = ("n_predictors", "duality_gap")
@@ -44,15 +40,6 @@ REDUCTION_ATTRS = ("n_predictors", "duality_gap")
 # space's trees need up to 404 rows to split once (min_samples_split) and 2 x 183 (min_samples_leaf).
 # Measured on a 2,000-row Adult sample: at 300 rows 27 of 206 fits were constant, at 500 rows 11.
 SMALL_DATA_FLOOR = {"min_rows": 500, "min_positives": 50}
-
-
-def interval_record(metrics: dict) -> dict:
-    """``{"accuracy": [low, high], "fairness": [low, high]}`` from :meth:`~fairops.metrics.Task.evaluate`'s metrics.
-
-    >>> interval_record({"accuracy_low": 0.6, "accuracy_high": 0.7, "fairness_low": 0.8, "fairness_high": 1.0})
-    {'accuracy': [0.6, 0.7], 'fairness': [0.8, 1.0]}
-    """
-    return {name: [float(metrics[f"{name}_low"]), float(metrics[f"{name}_high"])] for name in ("accuracy", "fairness")}
 
 
 def _floor_fraction(min_rows, min_positives, n_train: int, n_positives: int) -> float:
@@ -217,10 +204,7 @@ class FairnessObjective:
         _, y, sensitive = self._rows(self._test)
         return self.task.evaluate(y, self._scores(model, self._test), sensitive, seed=self.seed, at=point)
 
-    @staticmethod
-    def _pair(result) -> tuple[float, float]:
-        fairness = float(result["fairness"])
-        return float(result["accuracy"]), (fairness if math.isfinite(fairness) else float("nan"))
+    _pair = staticmethod(outcome_values)
 
     def __call__(self, trial):
         model = self._fit(trial, trial_budget(trial))
@@ -232,14 +216,7 @@ class FairnessObjective:
         except ConstantScoresError:
             trial.set_user_attr(FAILURE_ATTR, CONSTANT_SCORES)
             return math.nan, math.nan  # Optuna marks the trial FAIL; it ranks last
-        # AUC_Y, AUC_S, the intervals, each attribute's ratio and the counts behind them travel with the
-        # trial, so trackers can log them and selection can rank by the intervals.
-        for name in ("auc_y", "auc_s"):
-            trial.set_user_attr(name, float(result[name]))
-        trial.set_user_attr(INTERVALS_ATTR, interval_record(result))
-        trial.set_user_attr(BY_ATTRIBUTE_ATTR, {name.split(".", 1)[1]: value for name, value in result.items()
-                                                if name.startswith("fairness.")})
-        trial.set_user_attr(COUNTS_ATTR, counts)
+        record_measures(trial, result, counts)
         if self.score_test:
             test_accuracy, test_fairness = self._pair(self._test_metrics(model, point))
             trial.set_user_attr("test_accuracy", test_accuracy)
