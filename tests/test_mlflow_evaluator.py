@@ -1,5 +1,6 @@
 """The ``fairops`` MLflow evaluator, found through its ``mlflow.model_evaluator`` entry point."""
 
+import json
 from importlib.metadata import entry_points
 
 import mlflow
@@ -220,3 +221,81 @@ def test_model_without_predict_proba(tracking, data):
         with pytest.raises(ValueError, match="has no predict_proba"):
             mlflow.models.evaluate(uri, data, targets="y", model_type="classifier",
                                    evaluators="fairops", evaluator_config={"sensitive_features": "sex"})
+
+
+@pytest.fixture(scope="module")
+def compas(tracking):
+    """COMPAS rows with the data set's category columns, a one-hot pipeline fitted on all of them, and that model
+    logged twice: with MLflow's sklearn flavor (its pyfunc answers labels) and with fairops' classifier flavor
+    (its pyfunc answers the probability of the positive class)."""
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    from fairops.datasets import load_compas
+    from fairops.mlflow.flavors import log_estimator
+
+    data = load_compas()
+    frame = data.X.assign(y=data.y)
+    categories = data.X.select_dtypes("category").columns.tolist()
+    encode = make_column_transformer((OneHotEncoder(handle_unknown="ignore"), categories),
+                                     (StandardScaler(), [c for c in data.X.columns if c not in categories]))
+    model = make_pipeline(encode, LogisticRegression(max_iter=1000)).fit(data.X, data.y)
+    with mlflow.start_run() as run:
+        fairops_uri = log_estimator(model, run_id=run.info.run_id, name="fairops_model", input_example=data.X.head(3),
+                                    pip_requirements=[]).model_uri
+    return frame, model, fairops_uri
+
+
+def _as_objects(frame):
+    return frame.astype({c: object for c in frame.select_dtypes("category").columns})
+
+
+@pytest.mark.parametrize("dtype", ["category", "object"])
+def test_beside_default_with_a_fairops_classifier_model(tracking, compas, dtype):
+    # MLflow's classifier evaluator cannot read a pyfunc answering probabilities ("all the input arrays must have
+    # same number of dimensions"): the rows are scored first and evaluated as data, in one call of both evaluators.
+    frame, model, fairops_uri = compas
+    rows = frame.iloc[:600] if dtype == "category" else _as_objects(frame.iloc[:600])
+    scored = rows.join(mlflow.pyfunc.load_model(fairops_uri).predict(rows.drop(columns="y")))
+    scored["label"] = (scored["probability"] >= 0.5).astype(int)
+    config = {"fairops": {"sensitive_features": ["sex", "race"], "target": {"fpr": 0.1}, "scores": "probability"}}
+    if dtype == "category":  # MLflow 3.17's SHAP step (part of "default") fails on category columns
+        config["default"] = {"log_model_explainability": False}
+    with mlflow.start_run():
+        metrics = mlflow.models.evaluate(data=scored, targets="y", predictions="label", model_type="classifier",
+                                         evaluators=["default", "fairops"], evaluator_config=config).metrics
+    y = rows["y"].to_numpy()
+    assert metrics["accuracy_score"] == pytest.approx((scored["label"].to_numpy() == y).mean())  # the default ran
+    y_pred = binarize(model.predict_proba(rows.drop(columns="y"))[:, 1], y, fpr=0.1)
+    for column in ("sex", "race"):
+        groups = rows[column].astype(str).to_numpy()
+        assert metrics[f"fairops_fpr_ratio_{column}"] == pytest.approx(_oracle_ratio(y, y_pred, groups, "fpr"))
+
+
+def test_scored_data_without_a_scores_column_is_refused_by_name(tracking, compas):
+    frame = compas[0].iloc[:200].assign(label=1)
+    for config, message in (({"sensitive_features": "race"}, r"needs a model .* or evaluator_config\['scores'\]"),
+                            ({"sensitive_features": "race", "scores": "p"}, r"names 'p', which is not a column")):
+        with mlflow.start_run(), pytest.raises(ValueError, match=message):
+            mlflow.models.evaluate(data=frame, targets="y", predictions="label", model_type="classifier",
+                                   evaluators=["fairops"], evaluator_config={"fairops": config})
+
+
+def test_a_group_without_positive_rows_is_left_out_of_the_tpr_ratio_with_a_note(tracking, compas, caplog):
+    frame, model, _ = compas
+    rows = _as_objects(frame.iloc[600:1200])  # MLflow's SHAP step reads object columns, not category ones
+    race, y = rows["race"].to_numpy(), rows["y"].to_numpy()
+    without = sorted(set(race) - set(race[y == 1]))  # groups with no positive row here
+    assert "Native American" in without and len(without) < len(set(race)) - 1
+    uri = _log_sklearn(model, rows.drop(columns="y").head(3), "compas_sklearn")
+    with mlflow.start_run() as run, caplog.at_level("WARNING", logger="fairops_mlflow_plugins.evaluator"):
+        metrics = mlflow.models.evaluate(uri, rows, targets="y", model_type="classifier",
+                                         evaluators=["default", "fairops"],
+                                         evaluator_config={"fairops": {"sensitive_features": ["race"]}}).metrics
+    assert "roc_auc" in metrics
+    y_pred = binarize(model.predict_proba(rows.drop(columns="y"))[:, 1], y, tpr=0.5)
+    kept = ~np.isin(race, without)
+    assert metrics["fairops_tpr_ratio_race"] == pytest.approx(_oracle_ratio(y[kept], y_pred[kept], race[kept], "tpr"))
+    assert metrics["fairops_ppr_ratio_race"] == pytest.approx(_oracle_ratio(y, y_pred, race, "ppr"))  # all groups
+    assert f"tpr is undefined for group(s) {without} of 'race' (no positive rows" in caplog.text
+    tag = MlflowClient().get_run(run.info.run_id).data.tags["fairops.left_out_groups"]
+    assert json.loads(tag) == {"tpr": {"race": without}}

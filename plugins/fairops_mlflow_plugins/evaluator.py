@@ -18,12 +18,34 @@ logs, next to the default evaluator's metrics:
 - artifacts ``fairops_group_rates.csv`` (counts and rates per group) and ``fairops_group_roc.png``
   (one ROC curve per group, the operating point marked).
 
+A group whose rate does not exist among the evaluation rows (a TPR with no positive rows, as COMPAS's
+'Native American' often has in a sample; an FPR with no negative rows) is left out of that rate's ratio
+and interval, as tuning leaves it out: a warning names it, the run's tag ``fairops.left_out_groups``
+records it as JSON (``{"tpr": {"race": ["Native American"]}}``) and the rates table keeps its row. With
+fewer than two groups left the ratio is refused, naming them.
+
+Beside MLflow's ``"default"`` evaluator in one call: the default classifier metrics need a model whose
+pyfunc answers class labels (MLflow's sklearn flavor, for one); fairops' classifier flavor answers the
+probability of the positive class, which MLflow's classifier evaluator cannot read ("all the input arrays
+must have same number of dimensions"). For such a model score the rows first and evaluate them as data,
+the labels as ``predictions`` and the probabilities named by ``scores``::
+
+    scored = data.join(mlflow.pyfunc.load_model(uri).predict(data.drop(columns="y")))
+    scored["label"] = scored["decision"]   # or (scored["probability"] >= cut).astype(int)
+    mlflow.models.evaluate(data=scored, targets="y", predictions="label", model_type="classifier",
+                           evaluators=["default", "fairops"],
+                           evaluator_config={"fairops": {"sensitive_features": ["race"], "scores": "probability"}})
+
+(MLflow's SHAP step, part of ``"default"``, fails on pandas ``category`` columns in MLflow 3.17; with such
+inputs pass ``evaluator_config={"default": {"log_model_explainability": False}, ...}``.)
+
 Config keys: ``sensitive_features`` (a column name or list of columns of ``data``, or
 ``{name: values}`` when the sensitive columns are not model inputs, e.g. with ``feature_names=``),
 ``target`` (``{"tpr": t}``, ``{"fpr": f}``, ``{"top_k": k}``, or ``{"threshold": c}``: positive at a score
 of ``c`` or more, a fixed cut; each key and value checked by name), ``pos_label`` (default 1),
-``seed`` (default 0), ``interval_level`` (default 0.95), ``groups`` (``"lowest"``, the default: the
-overall ratios are the lowest of the columns'; ``"intersectional"``: they are the ratios over the
+``seed`` (default 0), ``interval_level`` (default 0.95), ``scores`` (a column of ``data`` holding the
+probability of ``pos_label``, read instead of the model's, e.g. with no model), ``groups`` (``"lowest"``, the
+default: the overall ratios are the lowest of the columns'; ``"intersectional"``: they are the ratios over the
 columns' intersections, e.g. female x Black, also logged as ``fairops_tpr_ratio_sex_x_race``).
 ``decision`` (``"single"``, the default: one threshold for every row; ``"per-group"``: one threshold per
 group of the sensitive columns' combinations, each at the target, as ``fairops tune --decision
@@ -39,6 +61,8 @@ False
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import tempfile
 
@@ -53,10 +77,14 @@ from fairops.metrics.intervals import rate_counts, ratio_interval
 from fairops.metrics.thresholds import checked_target
 
 RATES = ("tpr", "fpr", "ppr")
-CONFIG_KEYS = {"sensitive_features", "target", "pos_label", "seed", "interval_level", "groups", "decision"}
+CONFIG_KEYS = {"sensitive_features", "target", "pos_label", "seed", "interval_level", "groups", "decision", "scores"}
 GROUPINGS = ("lowest", "intersectional")
 RATES_FILE = "fairops_group_rates.csv"
 ROC_FILE = "fairops_group_roc.png"
+LEFT_OUT_TAG = "fairops.left_out_groups"
+_BASE_OF = {"tpr": "positive rows", "fpr": "negative rows", "ppr": "rows"}
+
+_logger = logging.getLogger(__name__)
 
 
 def _sensitive_frame(config: dict, features: pd.DataFrame) -> pd.DataFrame:
@@ -107,9 +135,23 @@ def _input_columns(model, features: pd.DataFrame) -> pd.DataFrame:
     return features[[name for name in schema.input_names() if name in features.columns]]
 
 
-def _scores(model, features: pd.DataFrame, pos_label) -> np.ndarray:
+def _given_scores(column, features: pd.DataFrame) -> np.ndarray:
+    if column not in features.columns:
+        raise ValueError(f"evaluator_config['scores'] names {column!r}, which is not a column of data; "
+                         f"it has {list(features.columns)}")
+    scores = pd.to_numeric(features[column], errors="coerce").to_numpy(dtype=np.float64)
+    if not np.all((scores >= 0) & (scores <= 1)):
+        raise ValueError(f"evaluator_config['scores']: column {column!r} must hold probabilities in [0, 1]")
+    return scores
+
+
+def _scores(model, features: pd.DataFrame, config: dict) -> np.ndarray:
+    if config.get("scores") is not None:
+        return _given_scores(config["scores"], features)
     if model is None:
-        raise ValueError("the fairops evaluator needs a model to score the rows")
+        raise ValueError("the fairops evaluator needs a model to score the rows, or evaluator_config['scores'] "
+                         "naming the column of data that holds them (evaluating scored data without a model)")
+    pos_label = config.get("pos_label", 1)
     loader = getattr(getattr(model, "metadata", None), "flavors", {}).get("python_function", {}).get("loader_module")
     if loader == "fairops.mlflow.scaff":
         output = model.predict(features)
@@ -124,6 +166,22 @@ def _scores(model, features: pd.DataFrame, pos_label) -> np.ndarray:
     classes = list(getattr(raw, "classes_", [0, 1]))
     column = classes.index(pos_label) if pos_label in classes else probabilities.shape[1] - 1
     return probabilities[:, column]
+
+
+def _ratio_and_interval(rates, rate: str, level: float):
+    """The ``rate`` ratio of one attribute's groups and its interval, without the groups that have no such rate
+    (their names are returned), as :meth:`fairops.metrics.Task.measure` leaves them out in tuning."""
+    defined = rates.defined(rate)
+    left_out = [str(group) for group in rates.groups if group not in defined.groups]
+    return ratio_of(defined, rate), ratio_interval(rate_counts(defined, rate), level=level, method="exact"), left_out
+
+
+def _say_left_out(left_out: dict) -> None:
+    for rate, by_attribute in left_out.items():
+        for name, groups in by_attribute.items():
+            _logger.warning("fairops evaluator: %s is undefined for group(s) %s of %r (no %s among the evaluation "
+                            "rows); the %s ratio and its interval leave them out, as tuning does", rate, groups, name,
+                            _BASE_OF[rate], rate)
 
 
 def _roc_picture(path: str, y: np.ndarray, score: np.ndarray, y_pred: np.ndarray, sensitive: pd.DataFrame):
@@ -160,7 +218,8 @@ class FairnessEvaluator(ModelEvaluator):
         return model_type == "classifier" and "sensitive_features" in (evaluator_config or {})
 
     def compute(self, *, features: pd.DataFrame, labels, score, config: dict):
-        """``(metrics, rate_table, y, y_pred, sensitive)`` without logging anything."""
+        """``(metrics, rate_table, y, y_pred, sensitive, left_out)`` without logging anything; ``left_out`` is
+        ``{rate: {attribute: [groups]}}``, the groups each rate's ratio leaves out."""
         unknown = sorted(set(config) - CONFIG_KEYS)
         if unknown:
             raise ValueError(f"unknown fairops evaluator_config key(s) {unknown}; known: {sorted(CONFIG_KEYS)}")
@@ -188,22 +247,24 @@ class FairnessEvaluator(ModelEvaluator):
         attributes = {name: sensitive[name] for name in names}
         if grouping == "intersectional" and len(names) > 1:
             attributes["_x_".join(names)] = sensitive[names].astype(str).agg(" x ".join, axis=1)
-        records = []
+        records, left_out = [], {}
         level = 1.0 - (1.0 - float(config.get("interval_level", 0.95))) / len(attributes)
         for name, columns in attributes.items():
             rates = group_rates(y, y_pred, columns)
             records.extend({**record, "attribute": name} for record in rates.to_records())
             metrics[f"fairops_auc_s_{name}"] = auc_s(score, columns)
             for rate in RATES:
-                metrics[f"fairops_{rate}_ratio_{name}"] = ratio_of(rates, rate)
-                bounds = ratio_interval(rate_counts(rates, rate), level=level, method="exact")
+                ratio, bounds, groups = _ratio_and_interval(rates, rate, level)
+                metrics[f"fairops_{rate}_ratio_{name}"] = ratio
                 metrics[f"fairops_{rate}_ratio_lower_{name}"], metrics[f"fairops_{rate}_ratio_upper_{name}"] = bounds
+                if groups:
+                    left_out.setdefault(rate, {})[name] = groups
         overall = ["_x_".join(names)] if grouping == "intersectional" and len(names) > 1 else names
         for rate in RATES:
             for part in ("", "_lower", "_upper"):
                 metrics[f"fairops_{rate}_ratio{part}"] = min(metrics[f"fairops_{rate}_ratio{part}_{name}"]
                                                              for name in overall)
-        return metrics, pd.DataFrame.from_records(records), y, y_pred, sensitive
+        return metrics, pd.DataFrame.from_records(records), y, y_pred, sensitive, left_out
 
     def evaluate(self, *, model_type, dataset, run_id, evaluator_config, model=None, extra_metrics=None,
                  custom_artifacts=None, predictions=None, **kwargs):
@@ -216,11 +277,14 @@ class FairnessEvaluator(ModelEvaluator):
             features = pd.DataFrame(features, columns=dataset.feature_names)
         _sensitive_frame(config, features)
         _binary_labels(dataset.labels_data, config.get("pos_label", 1))
-        score = _scores(model, features, config.get("pos_label", 1))
-        metrics, table, y, y_pred, sensitive = self.compute(
+        score = _scores(model, features, config)
+        metrics, table, y, y_pred, sensitive, left_out = self.compute(
             features=features, labels=dataset.labels_data, score=score, config=config
         )
+        _say_left_out(left_out)
         client = MlflowClient()
+        if left_out:
+            client.set_tag(run_id, LEFT_OUT_TAG, json.dumps(left_out, sort_keys=True))
         stamp = int(pd.Timestamp.now().timestamp() * 1000)
         client.log_batch(run_id, metrics=[Metric(k, float(v), stamp, 0) for k, v in metrics.items()])
         artifact_uri = client.get_run(run_id).info.artifact_uri
