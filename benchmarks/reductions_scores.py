@@ -21,7 +21,13 @@ split (``fairband_robust.ceilings``).
 
     nice python benchmarks/reductions_scores.py run --datasets adult compas --seeds 0-4
     python benchmarks/reductions_scores.py report
+    python benchmarks/reductions_scores.py null --datasets compas --seeds 0-19
     python benchmarks/reductions_scores.py --quick     # smoke: German, one seed, the tree, 400 training rows
+
+``null`` is the same fit with the groups permuted among the training rows (the constraint then holds over
+groups that mean nothing): what is left of the fairness then is the chance score's own randomness, the
+rest is the constraint's. Two settings: fairlearn's defaults over LightGBM's (the tightest ratio bound,
+eps 0.025) and the tree at a false-positive cost of 0.7, each with the default score.
 """
 
 from __future__ import annotations
@@ -97,6 +103,41 @@ def run_one(name: str, seed: int, base: str, fp_cost: float, *, max_train_rows=N
     return row
 
 
+NULL_SETTINGS = {
+    "fairlearn's defaults over LightGBM": {**BASES["lightgbm"], "eg_ratio_bound": 0.99, "eg_eps": 0.025,
+                                           "eg_fp_cost": 0.5},
+    "tree, fp cost 0.7": {**BASES["tree"], "eg_fp_cost": 0.7},
+}
+
+
+def null_rows(name: str, seed: int) -> list[dict]:
+    """Each null setting fitted with the true groups and with the groups permuted (test figures)."""
+    objective = FairnessObjective(load_dataset(name), seed=seed, families=["exponentiated_gradient"])
+    X, y, sensitive = objective.rows("train")
+    groups = objective.task.select_sensitive(sensitive)
+    shuffled = groups.sample(frac=1.0, random_state=seed).set_axis(groups.index)
+    rows = []
+    for setting, params in NULL_SETTINGS.items():
+        for label, fitted_groups in (("true groups", groups), ("permuted groups", shuffled)):
+            model = objective.unfitted(SimpleNamespace(params={**REDUCTION, **params}, number=0))
+            fit_model(model, X, y, fitted_groups)
+            test = objective.evaluate(model, "test")
+            rows.append({"setting": setting, "groups": label, "test_acc": test["accuracy"],
+                         "test_fair": test["fairness"]})
+    return rows
+
+
+def null_table(name: str, seeds) -> str:
+    rows = [row for seed in seeds for row in null_rows(name, seed)]
+    lines = ["| setting | fitted with | test accuracy | test fairness | seeds |", "|---|---|---|---|---|"]
+    for setting in NULL_SETTINGS:
+        for label in ("true groups", "permuted groups"):
+            chosen = [r for r in rows if (r["setting"], r["groups"]) == (setting, label)]
+            lines.append(f"| {setting} | {label} | {mean_sd_percent([r['test_acc'] for r in chosen])} | "
+                         f"{mean_sd_percent([r['test_fair'] for r in chosen])} | {len(chosen)} |")
+    return "\n".join(lines)
+
+
 def run(datasets, seeds, bases, work_dir: Path, **options) -> None:
     work_dir.mkdir(parents=True, exist_ok=True)
     for name in datasets:
@@ -135,7 +176,7 @@ def _seeds(text: str) -> list[int]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", nargs="?", choices=["run", "report"], default="run")
+    parser.add_argument("command", nargs="?", choices=["run", "report", "null"], default="run")
     parser.add_argument("--datasets", nargs="+", default=["adult", "compas"], choices=sorted(FP_COSTS))
     parser.add_argument("--seeds", default="0-4")
     parser.add_argument("--bases", nargs="+", default=sorted(BASES), choices=sorted(BASES))
@@ -146,6 +187,11 @@ def main(argv=None) -> None:
         with tempfile.TemporaryDirectory() as scratch:
             run(["german"], [0], ["tree"], Path(scratch), max_train_rows=400)
             print(report(Path(scratch)))
+        print(null_table("german", [0]))
+        return
+    if args.command == "null":
+        for name in args.datasets:
+            print(f"**{name}**\n\n{null_table(name, _seeds(args.seeds))}\n")
         return
     if args.command == "run":
         run(args.datasets, _seeds(args.seeds), args.bases, args.work_dir)
