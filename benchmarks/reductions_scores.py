@@ -187,7 +187,7 @@ def main(argv=None) -> None:
         with tempfile.TemporaryDirectory() as scratch:
             run(["german"], [0], ["tree"], Path(scratch), max_train_rows=400)
             print(report(Path(scratch)))
-        print(null_table("german", [0]))
+        print(f"\n{null_table('german', [0])}")
         return
     if args.command == "null":
         for name in args.datasets:

@@ -28,7 +28,9 @@ def study_trials(storage: str, study_name: str) -> list:
 def kill_mid_fit(command, storage: str, study_name: str, *, after: int, step: int = 5):
     """Start ``command``, SIGKILL it while a fit is running once ``after`` fits are done; the killed trial.
 
-    When the fit ends between the look and the kill, the command is run and killed again, ``step`` fits later.
+    When the fit ends between the look and the kill, the command is run and killed again, ``step`` fits later;
+    a trial caught before its parameters were drawn (the next one, asked between the look and the kill) is not a
+    fit in progress and does not count.
     """
     for _ in range(5):
         worker = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -45,7 +47,7 @@ def kill_mid_fit(command, storage: str, study_name: str, *, after: int, step: in
         finally:
             worker.kill()
             worker.wait()
-        killed = [t for t in study_trials(storage, study_name) if t.state == TrialState.RUNNING]
+        killed = [t for t in study_trials(storage, study_name) if t.state == TrialState.RUNNING and t.params]
         if killed:
             return killed[0]
         after += step
