@@ -17,7 +17,7 @@ import pandas as pd
 
 from fairops.datasets import load_student
 from fairops.fairlof import FairLOF
-from fairops.fairlof.features import FeatureEncoder
+from fairops.fairlof import FeatureEncoder
 
 
 def make_data():

@@ -22,9 +22,9 @@ from sklearn.linear_model import LogisticRegression
 
 import fairops.mlflow
 from fairops.metrics import Task
-from fairops.tracking.monitoring import monitor
-from fairops.tracking.registry import register_best
-from fairops.tracking.version_record import validation_tags
+from fairops.tracking import monitor
+from fairops.tracking import register_best
+from fairops.tracking import validation_tags
 from fairops.models import InputSchema
 
 TASK = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])

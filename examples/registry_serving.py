@@ -29,8 +29,8 @@ import pandas as pd
 
 from fairops.fairband import FairbandSampler, budget
 from fairops.metrics import binarize, fairness_ratio, precision
-from fairops.tracking.registry import describe, register_best
-from fairops.tracking.callback import FairnessTrackingCallback
+from fairops.tracking import describe, register_best
+from fairops.tracking import FairnessTrackingCallback
 from fairops.scaff import SCAFFTreeClassifier
 
 

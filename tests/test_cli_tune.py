@@ -22,7 +22,8 @@ from optuna.trial import TrialState
 
 from fairops.cli import main
 from fairops.datasets import load_german
-from fairops.fairband import fits_of_run, schedule, select_best
+from fairops.fairband import schedule, select_best
+from fairops.fairband.claims import fits_of_run
 from fairops.fairband.claims import holds_slot, slot_of_trial
 from fairops.jobs import mlflow_study, tune
 from fairops.store_lock import sqlite_open_lock

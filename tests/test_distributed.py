@@ -18,7 +18,8 @@ from mlflow.tracking import MlflowClient
 from optuna.trial import TrialState
 
 from fairops.cli import main
-from fairops.fairband import fits_of_run, select_best
+from fairops.fairband import select_best
+from fairops.fairband.claims import fits_of_run
 from fairops.fairband.claims import claim_of, holds_slot, slot_of_trial, this_worker
 from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
 

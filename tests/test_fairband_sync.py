@@ -16,9 +16,9 @@ from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
 from fairops.fairband import schedule
-from fairops.fairband import (FairbandSampler, FairbandScheduleError, FairbandWaitTimeout, budget, fits_of_run,
-                              select_best, slot_of)
-from fairops.fairband.claims import claim_of, holds_slot
+from fairops.fairband import (FairbandSampler, FairbandScheduleError, FairbandWaitTimeout, budget, select_best,
+                              slot_of)
+from fairops.fairband.claims import claim_of, fits_of_run, holds_slot
 from fairband_reference import reference_run
 from fairops.tuning.toy import ToyFitError, make_toy_objective, toy_values
 from fairband_worker import spawn

@@ -15,7 +15,7 @@ from optuna.trial import TrialState
 
 from fairops.cli import main
 from fairops.fairband import _optuna_internals as internals
-from fairops.fairband import fits_of_run
+from fairops.fairband.claims import fits_of_run
 from fairops.fairband.claims import claim_of, holds_slot
 from fairops.jobs.grpc_storage import BEAT_ATTR, HeartbeatGrpcStorage, open_grpc_storage
 from fairops.jobs.running import open_storage

@@ -22,7 +22,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
 from fairops.datasets import load_dataset
-from fairops.metrics import encode_sensitive
+from fairops.metrics.inputs import encode_sensitive
 from fairops.reductions import ExponentiatedGradient, GridSearch
 from fairops.reductions.constraints import ErrorObjective, ParityConstraint
 from fairops.tuning import FairnessObjective

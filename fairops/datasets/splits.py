@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..metrics._inputs import as_binary_labels, encode_sensitive
+from ..metrics.inputs import as_binary_labels, encode_sensitive
 
 
 def strata(y, sensitive_features) -> np.ndarray:

@@ -8,7 +8,6 @@ The algorithm only: the paper's objective, model families and baseline tuners ar
 0.5
 """
 
-from .claims import SlotBoard, fits_of_run
 from .pruner import FairbandPruner, RungProgress
 from .sampler import (FairbandConfigurationError, FairbandSampler, FairbandScheduleError, FairbandWaitTimeout,
                       budget)
@@ -17,7 +16,6 @@ from .schedule import Slot, iteration_size, rung_budget, rung_sizes, slot_of
 from .selection import Selection, pareto_front, select_best
 
 __all__ = [
-    "SlotBoard", "fits_of_run",
     "FairbandPruner", "RungProgress", "FairbandSampler", "FairbandScheduleError", "FairbandWaitTimeout", "budget",
     "FairbandConfigurationError", "FairbandSettings",
     "Slot", "iteration_size", "rung_budget", "rung_sizes", "slot_of",

@@ -14,12 +14,14 @@ from .corrections import GroupStatistics, group_statistics, paper_coefficients, 
 from .detector import DEFAULT_FLOOR, FairLOF
 from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, guide_lambda, top_outliers
 from .null import permuted_label_paths
+from .features import FeatureEncoder
 from .quota import group_quotas, partial_quota_outliers, quota_outliers
 
 __all__ = [
     "DEFAULT_FLOOR",
     "DEFAULT_LAMBDAS",
     "FairLOF",
+    "FeatureEncoder",
     "GroupStatistics",
     "PATH_COLUMNS",
     "group_quotas",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairops.metrics import encode_sensitive
+from fairops.metrics.inputs import encode_sensitive
 
 
 # Neighbour distances square and sum the features (in float32 on the fast kernels): beyond this size

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairops.metrics import encode_sensitive
-from fairops.metrics._inputs import as_scores
+from fairops.metrics.inputs import encode_sensitive
+from fairops.metrics.inputs import as_scores
 
 
 def group_quotas(counts: np.ndarray, t: int) -> np.ndarray:

@@ -137,7 +137,7 @@ class SlotRun:
 
     def fits(self) -> list:
         """The finished fit of every slot, in slot order."""
-        from ..fairband import fits_of_run
+        from ..fairband.claims import fits_of_run
 
         return fits_of_run(self.study.get_trials(deepcopy=False), self.n_fits)
 

@@ -5,7 +5,6 @@
 1.0
 """
 
-from ._inputs import EncodedGroups, encode_sensitive
 from .classification import GroupRates, fairness_ratio, group_rates, precision, ratio_of, recall
 from .decisions import GroupThresholds, group_decisions, group_thresholds
 from .outliers import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
@@ -15,7 +14,6 @@ from .task import Task
 from .thresholds import OperatingPoint, binarize, operating_point
 
 __all__ = [
-    "EncodedGroups",
     "GroupRates",
     "GroupThresholds",
     "OperatingPoint",
@@ -23,7 +21,6 @@ __all__ = [
     "auc_s",
     "auc_y",
     "binarize",
-    "encode_sensitive",
     "euclidean_disparity",
     "fairness_ratio",
     "group_aucs",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._ranks import average_ranks
-from ._inputs import as_binary_labels, as_scores, check_same_length, encode_sensitive
+from .inputs import as_binary_labels, as_scores, check_same_length, encode_sensitive
 
 
 def _ranks(y_score: np.ndarray) -> np.ndarray:

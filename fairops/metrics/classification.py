@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._inputs import EncodedGroups, as_binary_labels, check_same_length, encode_sensitive
+from .inputs import EncodedGroups, as_binary_labels, check_same_length, encode_sensitive
 
 RATES = ("tpr", "fpr", "ppr")
 

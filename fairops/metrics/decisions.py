@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._inputs import _column_values, as_scores, encode_sensitive
+from .inputs import _column_values, as_scores, encode_sensitive
 from .thresholds import OperatingPoint, binarize, given_target, operating_point
 
 DECISIONS = ("single", "per-group")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._inputs import as_scores, encode_sensitive
+from .inputs import as_scores, encode_sensitive
 
 
 def _as_index_set(indices, name: str, n: int | None = None) -> np.ndarray:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._inputs import as_binary_labels, as_scores, check_same_length
+from .inputs import as_binary_labels, as_scores, check_same_length
 
 #: The targets a cut can be set by: three met exactly on the rows given, and a fixed score.
 TARGETS = ("tpr", "fpr", "top_k", "threshold")

@@ -33,7 +33,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, column_or_1d, has_fit_parameter, validate_data
 
 from .._param_checks import RANDOM_STATE, Interval, Options, Satisfies, checked_params
-from ..metrics import encode_sensitive
+from ..metrics.inputs import encode_sensitive
 from . import _state_checks
 from ._row_hash import row_uniforms
 from .constraints import CONSTRAINTS, ErrorObjective, ParityConstraint

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairops.metrics import auc_s, auc_y
-from fairops.metrics import encode_sensitive
+from fairops.metrics.inputs import encode_sensitive
 
 from .forest import SCAFFClassifier
 

@@ -1,42 +1,55 @@
 """Tracking Optuna studies in MLflow, and the registry lifecycle of what they pick.
 
-- :mod:`fairops.tracking.callback`: :class:`~fairops.tracking.callback.FairnessTrackingCallback`, one
-  parent run per Optuna study (its settings, anytime curve and trials table) and one child run per trial;
-  :mod:`fairops.tracking.parent_run` elects the study's parent run among concurrent workers.
-- :mod:`fairops.tracking.registry`: :func:`~fairops.tracking.registry.register_best`, pick a trial by a
-  rule, log and register its model, set an alias, attach a model card and a Pareto-front picture.
-- :mod:`fairops.tracking.promotion`: :func:`~fairops.tracking.promotion.promote` (also
-  ``fairops.tracking.promote``), the fairness gate that moves ``@champion`` to a challenger only if it
-  passes, the verdict recorded first.
-- :mod:`fairops.tracking.monitoring`: fairness of the champion over windows of labelled rows, as step
-  metrics of a monitoring run, with an alert when a window falls significantly below the baseline;
-  :mod:`fairops.tracking.window_alerts` holds each attribute to its own baseline and names what fell.
-- :mod:`fairops.tracking.version_record`: what a registered version records of its validation figures.
-- :mod:`fairops.tracking.ui_links`, :mod:`fairops.tracking.study_views`: links that open MLflow's UI on a
-  study's trials, on its Pareto front and pick, and on its anytime curve.
+What an integrator calls is named here (``from fairops.tracking import ...``):
 
-Models are saved and loaded by :mod:`fairops.mlflow`; this package only logs and registers them.
-Submodules are imported on use so ``import fairops.tracking`` stays cheap.
+- :class:`FairnessTrackingCallback`: one parent run per Optuna study (its settings, anytime curve and
+  trials table) and one child run per trial, the fairness metrics of each fit included. It takes the place
+  of Optuna's ``MLflowCallback`` (deprecated in Optuna 4.9) for a fairness study: the same one-run-per-trial
+  record, with both objectives named, the group counts and intervals, and the fitted model when the
+  objective keeps it (:func:`keep_model`).
+- :func:`register_best` (returning a :class:`RegisteredBest`): pick a trial by a rule, log and register its
+  model, set an alias, attach a model card and a Pareto-front picture; :func:`describe` says what a pick is.
+- :func:`promote` (returning a :class:`Verdict`): the fairness gate that moves ``@champion`` to a
+  challenger only if it passes, the verdict recorded first.
+- :func:`monitor` (returning a :class:`MonitorResult`): fairness of the champion over windows of labelled
+  rows, as step metrics of a monitoring run, with an alert when a window falls significantly below the
+  baseline; :func:`validation_tags` is what a registered version records of its validation figures.
+
+The modules behind them (``callback``, ``registry``, ``promotion``, ``monitoring``, ...) are the
+implementation. Models are saved and loaded by :mod:`fairops.mlflow`; this package only logs and
+registers them. Names are imported on first use so ``import fairops.tracking`` stays cheap.
 
 >>> import fairops.tracking
 >>> sorted(fairops.tracking.__all__)[:3]
-['callback', 'monitoring', 'parent_run']
+['FairnessTrackingCallback', 'MonitorResult', 'RegisteredBest']
+>>> fairops.tracking.register_best.__module__
+'fairops.tracking.registry'
 """
 
 import importlib
 
-__all__ = ["callback", "monitoring", "parent_run", "promotion", "registry", "study_views", "ui_links",
-           "version_record", "window_alerts"]
+# public name -> the module defining it
+_PUBLIC = {
+    "FairnessTrackingCallback": "callback",
+    "keep_model": "callback",
+    "RegisteredBest": "registry",
+    "describe": "registry",
+    "register_best": "registry",
+    "Verdict": "promotion",
+    "promote": "promotion",
+    "MonitorResult": "monitoring",
+    "monitor": "monitoring",
+    "validation_tags": "version_record",
+}
 
-
-def promote(*args, **kwargs):
-    """:func:`fairops.tracking.promotion.promote`: gate a challenger, move ``@champion`` only if it passes."""
-    from .promotion import promote as gate
-
-    return gate(*args, **kwargs)
+__all__ = sorted(_PUBLIC)
 
 
 def __getattr__(name):
-    if name in __all__:
-        return importlib.import_module(f"{__name__}.{name}")
+    if name in _PUBLIC:
+        return getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})

@@ -14,13 +14,14 @@ from .baselines import TUNERS, TunerResult, make_study, pick_alpha, run_tuner, t
 from .comparison import compare_tuners, markdown_table, summary
 from .objective import FairnessObjective
 from .outcome import record_outcome
+from .quiet import quiet_trials
 from .refit_choice import RefitChoice, refit_choice
 from .search_space import FAMILIES, PAPER_FAMILIES, PROFILES, Family, check_families, families_for, fit_model, make_model, register_family
 
 __all__ = [
     "TUNERS", "TunerResult", "make_study", "pick_alpha", "run_tuner", "trials_per_iteration",
     "compare_tuners", "markdown_table", "summary",
-    "FairnessObjective", "record_outcome", "RefitChoice", "refit_choice",
+    "FairnessObjective", "quiet_trials", "record_outcome", "RefitChoice", "refit_choice",
     "FAMILIES", "PAPER_FAMILIES", "PROFILES", "Family", "check_families", "families_for", "fit_model", "make_model",
     "register_family",
 ]
