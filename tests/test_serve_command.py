@@ -96,7 +96,7 @@ def _as_text(frame):
 
 
 def test_the_printed_serve_command_works_from_any_folder(checkout, served):
-    assert "--tracking-uri sqlite:////" in served["printed"] and " serve models:/fairops-adult/1 " in served["printed"]
+    assert "--tracking-uri sqlite:////" in served["printed"] and " serve models:/fairops-adult@champion " in served["printed"]
     rows = _as_text(checkout["X"].head(3))
     status, answer = post_frame(served["url"], rows)
     assert status == 200 and len(answer["predictions"]) == 3

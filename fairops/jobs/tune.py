@@ -659,7 +659,7 @@ def print_summary(result: TuneResult, *, out=None) -> None:
     elif result.registered is not None:
         _print_registered(result, out)
     if result.registered is not None:
-        print(serving_text(settings, result.registered.version), file=out)
+        print(serving_text(settings), file=out)
     if result.links is not None:
         print(result.links.text(), file=out)
 
@@ -677,12 +677,14 @@ def _refit_note(choice) -> str:
     return note + ")"
 
 
-def serving_text(settings: TuneSettings, version) -> str:
-    """The command serving the registered model (pasted verbatim from any folder) and a request to try."""
+def serving_text(settings: TuneSettings) -> str:
+    """The command serving the registered model's ``@champion`` (pasted verbatim from any folder) and a request
+    to try."""
     from ..tracking.ui_links import serve_command
 
     port = settings.ui_port + 1
-    command = serve_command(settings.tracking_uri, f"models:/{settings.model_name}/{version}", port)
+    # @champion, not the version number: after a promotion the same command serves the promoted model
+    command = serve_command(settings.tracking_uri, f"models:/{settings.model_name}@champion", port)
     return (f"serve it: {command}\n"
             f"  then POST rows to http://127.0.0.1:{port}/invocations as "
             '{"dataframe_records": [{"<column>": <value>, ...}, ...]} (one object per row, every input column)')

@@ -50,18 +50,34 @@ def ui_base_url(tracking_uri: str, port: int = DEFAULT_UI_PORT) -> str:
     return str(tracking_uri).rstrip("/") if is_server(tracking_uri) else f"http://127.0.0.1:{_port(port)}"
 
 
-def ui_command(tracking_uri: str, port: int = DEFAULT_UI_PORT) -> str | None:
+def program(name: str, bin_dir=None) -> str:
+    """The shell-quoted full path of the command ``name`` of ``bin_dir`` (default: the folder of the running
+    Python), so a printed command runs with this environment's packages when pasted into any shell.
+
+    >>> program("mlflow", bin_dir="/v/bin")
+    '/v/bin/mlflow'
+    """
+    import shlex
+    import sys
+    from pathlib import Path
+
+    return shlex.quote(str(Path(bin_dir if bin_dir is not None else Path(sys.executable).parent) / name))
+
+
+def ui_command(tracking_uri: str, port: int = DEFAULT_UI_PORT, bin_dir=None) -> str | None:
     """The command serving the UI over a database store (None for a tracking server, which is its own UI).
 
-    >>> ui_command("sqlite:////p/mlflow.db")
-    'mlflow ui --backend-store-uri sqlite:////p/mlflow.db'
-    >>> ui_command("sqlite:////p/mlflow.db", 8080)
-    'mlflow ui --backend-store-uri sqlite:////p/mlflow.db --port 8080'
+    >>> ui_command("sqlite:////p/mlflow.db", bin_dir="/v/bin")
+    '/v/bin/mlflow ui --backend-store-uri sqlite:////p/mlflow.db'
+    >>> ui_command("sqlite:////p/mlflow.db", 8080, bin_dir="/v/bin")
+    '/v/bin/mlflow ui --backend-store-uri sqlite:////p/mlflow.db --port 8080'
     """
+    import shlex
+
     if is_server(tracking_uri):
         return None
     port_part = "" if _port(port) == DEFAULT_UI_PORT else f" --port {port}"
-    return f"mlflow ui --backend-store-uri {tracking_uri}{port_part}"
+    return f"{program('mlflow', bin_dir)} ui --backend-store-uri {shlex.quote(str(tracking_uri))}{port_part}"
 
 
 def serve_command(tracking_uri: str, model_uri: str, port: int = DEFAULT_UI_PORT + 1, bin_dir=None) -> str:
@@ -75,11 +91,8 @@ def serve_command(tracking_uri: str, model_uri: str, port: int = DEFAULT_UI_PORT
     '/v/bin/fairops serve models:/m@champion --tracking-uri sqlite:////p/mlflow.db --port 5001'
     """
     import shlex
-    import sys
-    from pathlib import Path
 
-    program = Path(bin_dir if bin_dir is not None else Path(sys.executable).parent) / "fairops"
-    return (f"{shlex.quote(str(program))} serve {shlex.quote(model_uri)} "
+    return (f"{program('fairops', bin_dir)} serve {shlex.quote(model_uri)} "
             f"--tracking-uri {shlex.quote(str(tracking_uri))} --port {_port(port)}")
 
 
