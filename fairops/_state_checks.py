@@ -40,6 +40,24 @@ def first_false(ok: np.ndarray) -> int | None:
     return int(np.flatnonzero(~ok.ravel())[0])
 
 
+def reached_from(roots: np.ndarray, left: np.ndarray, right: np.ndarray, inner: np.ndarray) -> np.ndarray:
+    """Which nodes a walk from ``roots`` down the children of inner nodes meets (indices already in range).
+
+    Call it once every node but a root has exactly one parent: the walk then meets each node at most once,
+    and a node it never meets lies on a cycle apart from the roots.
+
+    >>> reached_from(np.array([0]), np.array([1, -1, -1, 4, 3]), np.array([2, -1, -1, 4, 3]),
+    ...              np.array([True, False, False, True, True])).tolist()
+    [True, True, True, False, False]
+    """
+    reached, level = np.zeros(len(inner), dtype=bool), roots
+    while level.size:
+        reached[level] = True
+        level = level[inner[level]]
+        level = np.concatenate([left[level], right[level]])
+    return reached
+
+
 def integers(name: str, value, *, shape: tuple, low=None, high=None, dtype=np.int64, what: str = "") -> np.ndarray:
     """``value`` as a C-contiguous ``dtype`` array of ``shape`` with every entry in ``[low, high)``."""
     array = np.asarray(value)

@@ -64,7 +64,8 @@ POSITIVE_OUTPUT = "positive_class"
 DECISION_OUTPUT = "decision"
 
 # Types beyond skops' defaults (scikit-learn's estimators, NumPy, builtins) that the built-in model families
-# are made of, read from the family table; tests parametrised over the table check each family's list.
+# and one's own scikit-learn models (HistGradientBoosting's trees) are made of, read from the family table;
+# tests parametrised over the table check each family's list.
 TRUSTED_TYPES = built_in_trusted_types()
 
 # MLflow column types of the schema's kinds (see the module docstring for why some are "any").

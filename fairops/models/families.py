@@ -2,8 +2,9 @@
 
 One table, :data:`FAMILIES`, read by tuning (:func:`fairops.tuning.make_model` suggests a family and its
 hyperparameters from it) and by the classifier flavor (:data:`fairops.mlflow.classifier.TRUSTED_TYPES`
-is :data:`SHARED_TRUSTED_TYPES` plus every built-in family's ``trusted_types``), so a family added here
-is tuned and loads, and tests parametrised over the table check both.
+is :data:`SHARED_TRUSTED_TYPES` plus every built-in family's ``trusted_types`` plus
+:data:`OWN_MODEL_TRUSTED_TYPES`, the parts of scikit-learn models a user fits that no family holds), so a
+family added here is tuned and loads, and tests parametrised over the table check both.
 
 The paper's five families follow its published search space (the ``hyperparameters/*.yaml`` files of
 the authors' repository) and logs: logistic regression, decision tree, random forest, LightGBM and a
@@ -88,6 +89,16 @@ SHARED_TRUSTED_TYPES = (
     "collections.OrderedDict",
     "fairops.models.columns.RestoreCategories",
     "fairops.models.encoding.CategoryCodes",
+)
+
+
+# Types of scikit-learn models fitted outside tuning (one's own pipeline) beyond skops' defaults: a fitted
+# HistGradientBoosting model's trees, and the check_array step of the category encoder it makes for
+# categorical columns. fairops.mlflow._skops_checks checks their state before predict reads it.
+OWN_MODEL_TRUSTED_TYPES = (
+    "functools.partial",
+    "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
+    "sklearn.utils.validation.check_array",
 )
 
 
@@ -238,12 +249,14 @@ PAPER_FAMILIES = ("logistic_regression", "decision_tree", "random_forest", "ligh
 
 
 def built_in_trusted_types() -> tuple[str, ...]:
-    """Every type a built-in family's fitted pipeline may hold beyond skops' defaults, sorted.
+    """Every type a built-in family's fitted pipeline or one's own scikit-learn model may hold beyond skops'
+    defaults, sorted.
 
     >>> "sklearn.tree._tree.Tree" in built_in_trusted_types()
     True
     """
-    return tuple(sorted({*SHARED_TRUSTED_TYPES, *(t for family in BUILT_IN for t in family.trusted_types)}))
+    return tuple(sorted({*SHARED_TRUSTED_TYPES, *OWN_MODEL_TRUSTED_TYPES,
+                         *(t for family in BUILT_IN for t in family.trusted_types)}))
 
 
 def families_for(*, blind: bool = False) -> list[str]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._state_checks import check_shape, first_false, floats, integers, only_names
+from .._state_checks import check_shape, first_false, floats, integers, only_names, reached_from
 
 STATE_ARRAYS = (
     "classes_",
@@ -126,16 +126,7 @@ def _check_tree_shape(left, right, internal, tree_of, start) -> None:
                              "but also a child (a cycle)")
         raise ValueError(f"node_left_/node_right_ do not form a tree: node {local} of tree {t} has "
                          f"{indegree[bad]} parents, expected 1")
-    # Each non-root node has one parent, so the walk from the roots meets every node at most once;
-    # a node it never meets sits on a cycle.
-    reached = np.zeros(n_nodes, dtype=bool)
-    frontier = roots
-    global_left, global_right = left + start[tree_of], right + start[tree_of]
-    while frontier.size:
-        reached[frontier] = True
-        inner = frontier[internal[frontier]]
-        frontier = np.concatenate([global_left[inner], global_right[inner]])
-    bad = first_false(reached)
+    bad = first_false(reached_from(roots, left + start[tree_of], right + start[tree_of], internal))
     if bad is not None:
         t = tree_of[bad]
         raise ValueError(f"node_left_/node_right_ do not form a tree: node {bad - start[t]} of tree {t} cannot "
