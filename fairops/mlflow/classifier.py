@@ -27,7 +27,9 @@ groups' columns required inputs (in the signature too), and a row of a group tha
 threshold is refused with a one-line reason.
 
 Files: ``data/model.skops`` and ``data/model.json`` (format, input schema, positive class), inside a
-directory sealed by :mod:`fairops.mlflow.sealing`.
+directory sealed by :mod:`fairops.mlflow.sealing`. The skops file holds the model without what refers back
+to it and ``predict_proba`` never reads, e.g. the routing requests of ``set_fit_request`` (see
+:mod:`fairops.mlflow._skops_save`).
 
 >>> import tempfile, numpy as np, pandas as pd, mlflow
 >>> from sklearn.linear_model import LogisticRegression
@@ -50,7 +52,7 @@ import json
 import os
 
 from ..models.families import built_in_trusted_types
-from . import _flavor_base as _flavor
+from . import _flavor_base as _flavor, _skops_save
 from .sealing import ModelFilesError
 
 FLAVOR_NAME = "fairops_classifier"
@@ -147,8 +149,6 @@ def _plain(value):
 
 def _prepare(sk_model, input_schema, input_example, positive_class, decision=None):
     """The schema, the positive class and the skops bytes, or a clear error before anything is written."""
-    import skops.io
-
     from ..models import InputSchema
 
     classes = getattr(sk_model, "classes_", None)
@@ -171,7 +171,7 @@ def _prepare(sk_model, input_schema, input_example, positive_class, decision=Non
         if not isinstance(decision, ServedDecision):
             raise TypeError(f"decision must be a fairops.models.ServedDecision, got {type(decision).__name__}")
         input_schema = decision.extend_schema(input_schema)
-    model_bytes = skops.io.dumps(sk_model)
+    model_bytes = _skops_save.model_bytes(sk_model)
     extra = untrusted_types(model_bytes)
     if extra:
         raise TypeError(f"cannot save a {type(sk_model).__name__}: it holds type(s) fairops does not load "
