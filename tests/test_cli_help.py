@@ -47,3 +47,37 @@ def test_tune_help_gives_the_task_grammar_and_the_family_names():
     for family in BUILT_IN:
         assert family.name in text
     assert "(default: fb-auto)" in text and "(default: 1)" in text  # --method, --iterations
+
+
+@pytest.mark.parametrize("command", sorted(_commands()))
+def test_every_command_has_a_description(command):
+    assert _commands()[command].description, f"fairops {command} --help has no description"
+
+
+def _option_help(text: str, option: str) -> str:
+    return " ".join(text.split(f"  {option} ", 1)[1].split("\n  -")[0].split())
+
+
+def test_the_sensitive_help_says_what_tuning_computes_over_two_attributes():
+    import numpy as np
+
+    from fairops.metrics import Task
+
+    text = _option_help(_help("tune"), "--sensitive")
+    assert "lowest" in text and "the first" not in text and "groups=intersectional" in text
+    # the rule the help states, on rows where the first attribute is the fair one: 16 positives per group of
+    # each, and group b of 'second' has half the true positives of its group a (the negatives all score low)
+    y = np.repeat([1, 0], 32)
+    first = np.array(["x", "y"] * 32)
+    second = np.tile(np.repeat(["a", "b"], 16), 2)
+    scores = np.where((y == 0) | ((second == "b") & (np.arange(64) % 4 >= 2)), 0.1, 0.9)
+    task = Task("recall", "threshold", 0.5, "tpr", ("first", "second"))
+    metrics, _ = task.measure(y, scores, {"first": first, "second": second})
+    assert (metrics["fairness.first"], metrics["fairness.second"]) == pytest.approx((1.0, 0.5))
+    assert metrics["fairness"] == pytest.approx(0.5)
+    assert metrics["fairness"] != pytest.approx(metrics["fairness.first"])  # not "taken over the first"
+
+
+def test_promote_help_gives_its_exit_codes():
+    epilog = " ".join(_help("promote").split())
+    assert all(code in epilog for code in ("0 passed", "3 refused", "2 a usage or data error"))

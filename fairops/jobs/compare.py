@@ -126,7 +126,8 @@ def add_parser(subcommands) -> None:
     parser.add_argument("--selection", default="robust", choices=["robust", "paper"],
                         help="robust (default): start the full-budget bracket with the library defaults, rank "
                              "by lower confidence bounds and choose among refits on all training rows; paper: the "
-                             "paper's random configurations and argmax of o over the fits' point values")
+                             "paper's random configurations and argmax of o = alpha * accuracy + (1 - alpha) * fairness "
+                             "over the fits' point values")
     parser.add_argument("--n-jobs", type=int, default=TuneSettings.n_jobs,
                         help="fits run in parallel threads in this process")
     add_decision_options(parser)

@@ -36,7 +36,9 @@ TASK_HELP = ("with --data: METRIC@TARGET=VALUE,ratio=RATE, where METRIC is preci
              "fpr (a rate in [0, 1]) or top_k (a row count) setting the threshold on the validation rows, or "
              "threshold (a fixed probability cut-off in [0, 1]: positive at or above it on every row), and "
              "RATE is tpr, fpr or ppr (positive rate), whose lowest / highest ratio over the groups is the "
-             "fairness; e.g. 'precision@tpr=0.5,ratio=tpr' (the default: precision at 50%% TPR, equal "
+             "fairness, optionally followed by ',groups=lowest' (the default: the lowest of each sensitive "
+             "column's ratio) or ',groups=intersectional' (one ratio over the columns' combined groups); "
+             "e.g. 'precision@tpr=0.5,ratio=tpr' (the default: precision at 50%% TPR, equal "
              "opportunity), 'recall@fpr=0.05,ratio=fpr' (recall at 5%% FPR, predictive equality) or "
              "'precision@threshold=0.5,ratio=fpr' (precision of the decisions at probability >= 0.5)")
 FAMILIES_HELP = ("comma-separated model families from logistic_regression, decision_tree, random_forest, "
@@ -753,7 +755,8 @@ def add_parser(subcommands) -> None:
     source.add_argument("--target", metavar="COLUMN", help="with --data: the label column, two values (the larger "
                         "one, numbers by value, text in sorted order, is the positive class unless --positive)")
     source.add_argument("--sensitive", metavar="COLUMNS", help="with --data: sensitive column(s), comma-separated; "
-                        "the fairness ratio is taken over the first")
+                        "the fairness is the lowest of their ratios (each column's groups on its own; "
+                        "groups=intersectional in --task: over their combined groups)")
     source.add_argument("--task", default=TuneSettings.task, metavar="SPEC", help=TASK_HELP)
     source.add_argument("--positive", metavar="VALUE",
                         help="with --data: the target value that is the positive class (default: the larger "
