@@ -7,8 +7,12 @@ root, their parent, out of range; features out of range; thresholds and values n
 LightGBM's model text (children, features, thresholds, leaf counts, tree sizes), MLP and linear
 weights (wrong shapes, NaN), SCAFF node arrays, a reduction's predictor weights (not summing to 1,
 negative, NaN, one short) and predictors (replaced by a non-classifier, dropped); the edits of a tree or
-LightGBM reach a reduction's predictors too. The edited model is written back with skops, as
-a holder of the files could, and the directory re-sealed.
+LightGBM reach a reduction's predictors too. Two HistGradientBoosting models as one fits them oneself
+(in a one-hot Pipeline, and with native category splits) get their TreePredictor nodes edited the same
+way (children, features, thresholds, values, bitsets, category splits) and what predict hands those
+(known categories, the category encoder, the list of trees); each of these edits must be refused, naming
+the TreePredictor or the model. The edited model is written back with skops, as a holder of the files
+could, and the directory re-sealed.
 """
 
 import io
@@ -65,6 +69,25 @@ def fit_families():
         fitted[family] = (fit_model(model, X, y, pd.DataFrame({"sex": s})), X)
     assert set(fitted) == set(FAMILIES), sorted(set(FAMILIES) - set(fitted))
     return fitted
+
+
+def fit_own_models():
+    """``{name: (fitted model, X)}``: HistGradientBoosting models as one fits them outside tuning, in a
+    Pipeline of one-hot categories and scaled numbers, and on its own with its native category splits."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    X, y, s = biased_rows(4, n_rows=240, n_features=3)
+    X = X.assign(sex=pd.Categorical(s))
+    encode = ColumnTransformer([("categories", OneHotEncoder(handle_unknown="ignore"), ["sex"]),
+                                ("numbers", StandardScaler(), ["a", "b", "c"])])
+    boosting = {"max_iter": 4, "max_leaf_nodes": 6, "random_state": 0}
+    pipeline = Pipeline([("encode", encode), ("model", HistGradientBoostingClassifier(**boosting))])
+    native = HistGradientBoostingClassifier(categorical_features="from_dtype", **boosting)
+    return {"own_hist_gradient_boosting": (pipeline.fit(X, y), X),
+            "own_hist_gradient_boosting_categories": (native.fit(X, y), X)}
 
 
 def _task():
@@ -172,6 +195,84 @@ def object_edits(model_bytes: bytes):
         yield label, skops.io.dumps(model)
 
 
+def _predictor_edits(nodes):
+    """(label, edit(predictor)) on a HistGradientBoosting TreePredictor's nodes and bitsets."""
+    inner = np.flatnonzero(nodes["is_leaf"] == 0)
+    node, leaf = int(inner[-1]), int(np.flatnonzero(nodes["is_leaf"] != 0)[0])
+    parent = int(np.flatnonzero((nodes["left"] == node) | (nodes["right"] == node))[0]) if node else 0
+
+    def set_field(field, value, at=node):
+        return lambda predictor: predictor.nodes[field].__setitem__(at, value)
+
+    yield "left child out of range", set_field("left", 10**6)
+    yield "left child points at itself", set_field("left", node)
+    yield "right child points at the root", set_field("right", 0)
+    yield "left child points at its parent", set_field("left", parent)
+    yield "a leaf made an inner node", set_field("is_leaf", 0, at=leaf)
+    yield "feature out of range", set_field("feature_idx", 999)
+    yield "feature -5", set_field("feature_idx", -5)
+    yield "threshold nan", set_field("num_threshold", np.nan)
+    yield "value inf", set_field("value", np.inf, at=leaf)
+    yield "bitsets one word short", lambda predictor: setattr(
+        predictor, "raw_left_cat_bitsets", np.zeros((1, 7), dtype=np.uint32))
+
+
+def _category_edits(nodes):
+    """(label, edit(predictor or model)) on what the native category splits read; None without such splits."""
+    split = np.flatnonzero((nodes["is_leaf"] == 0) & (nodes["is_categorical"] != 0))
+    numeric = np.flatnonzero((nodes["is_leaf"] == 0) & (nodes["is_categorical"] == 0))
+    if len(split):
+        yield "category split's bitset out of range", "predictor", lambda predictor: predictor.nodes[
+            "bitset_idx"].__setitem__(int(split[0]), 99)
+    if len(numeric):
+        yield "a number split read as categories", "predictor", lambda predictor: predictor.nodes[
+            "is_categorical"].__setitem__(int(numeric[0]), 1)
+
+    def category_300(model):
+        feature = int(np.flatnonzero(model._bin_mapper.is_categorical_)[0])
+        model._bin_mapper.bin_thresholds_[feature] = np.array([0.0, 300.0])
+
+    def drop_a_column(model):
+        name, step, mask = model._preprocessor.transformers_[0]
+        model._preprocessor.transformers_[0] = (name, step, mask & (np.cumsum(mask) > 1))
+
+    yield "a known category 300", "model", category_300
+    yield "its category encoder drops a column", "model", drop_a_column
+
+
+def hist_gradient_boosting_edits(model_bytes: bytes):
+    """(label, edited skops bytes, what the refusal names) for a model holding a HistGradientBoosting model."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    def fresh():
+        model = skops.io.loads(model_bytes, trusted=list(classifier.TRUSTED_TYPES))
+        return model, _find(model, HistGradientBoostingClassifier)
+
+    _, probe = fresh()
+    if probe is None:
+        return
+    nodes = probe._predictors[0][0].nodes
+    edits = [(label, "predictor", edit) for label, edit in _predictor_edits(nodes)]
+    if vars(probe).get("_preprocessor") is not None:
+        edits += list(_category_edits(nodes))
+    edits.append(("an iteration's trees dropped", "model", lambda model: model._predictors.__setitem__(0, [])))
+    edits.append(("an unchecked TreePredictor beside the model", "model", _spare_predictor))
+    for label, target, edit in edits:
+        model, boosting = fresh()
+        edit(boosting._predictors[0][0] if target == "predictor" else boosting)
+        named = "TreePredictor" if "TreePredictor" in label or target == "predictor" \
+            else "HistGradientBoostingClassifier"
+        yield f"hist gradient boosting: {label}", skops.io.dumps(model), named
+
+
+def _spare_predictor(model):
+    """A copy of a tree held where no HistGradientBoosting model reads (and checks) it."""
+    from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
+
+    tree = model._predictors[0][0]
+    model.spare_ = TreePredictor(tree.nodes.copy(), tree.binned_left_cat_bitsets, tree.raw_left_cat_bitsets)
+
+
 def _with_schema(model_bytes: bytes, change) -> bytes:
     """The skops archive with its schema.json rewritten by ``change(schema)``."""
     source = zipfile.ZipFile(io.BytesIO(model_bytes))
@@ -259,6 +360,9 @@ def build_classifier_cases(base: Path, folder: Path, family: str) -> list[dict]:
     add("original", model_bytes, expect="original")
     for label, data in [*object_edits(model_bytes), *booster_edits(model_bytes)]:
         add(label, data)
+    for label, data, named in hist_gradient_boosting_edits(model_bytes):
+        add(label, data, expect="refused")
+        cases[-1]["names"] = named
     bomb = folder / f"{family}-bomb.skops"
     bomb.write_bytes(model_bytes)
     add_deflated_zeros(bomb, "bomb", 64 << 20)

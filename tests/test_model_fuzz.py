@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from classifier_fuzz_cases import build_classifier_cases, fit_families
+from classifier_fuzz_cases import build_classifier_cases, fit_families, fit_own_models
 from fair_data import biased_rows
 from fairops.mlflow import classifier as classifier_flavor
 from fairops.fairlof import FairLOF
@@ -264,6 +264,8 @@ def _failures(cases: list[dict], reports: dict, names: set) -> list[str]:
             ok = outcome == "refused" and "manifest" in message
         elif case["expect"] == "limit":
             ok = outcome == "refused" and _model_files.MAX_ARRAY_BYTES_ENV in message
+        elif case["expect"] == "refused":
+            ok = outcome == "refused" and case["names"] in message
         else:
             named = any(name in message for name in names | {case["array"], _model_files.ARRAYS_FILE})
             ok = outcome == "finite" or (outcome == "refused" and named)
@@ -289,11 +291,12 @@ def test_every_edit_is_refused_cleanly_or_answered(models, kind, tmp_path):
     assert not failures, f"{len(failures)} of {len(plan['cases'])} cases failed:\n" + "\n".join(failures)
 
 
-def test_every_tuning_family_refuses_edited_state_cleanly(tmp_path):
-    """One child runs the cases of every family of the tuning table (its MLflow import is paid once)."""
+def _run_classifier_cases(models: dict, tmp_path: Path):
+    """``(cases, reports, failures)`` of the fitted ``{name: (model, X)}``, run by one child (its MLflow import
+    paid once) on X's first rows."""
     os.environ.pop(sealing.KEY_ENV, None)
     cases, rows = [], None
-    for family, (model, X) in fit_families().items():
+    for family, (model, X) in models.items():
         base = tmp_path / f"saved-{family}"
         classifier_flavor.save_model(model, base, input_example=X.head(3), pip_requirements=[])
         cases += build_classifier_cases(base, tmp_path, family)
@@ -304,8 +307,20 @@ def test_every_tuning_family_refuses_edited_state_cleanly(tmp_path):
     plan_path.write_text(json.dumps(plan))
     reports = run_cases(plan, plan_path, tmp_path / "children.log")
     (tmp_path / "reports.json").write_text(json.dumps(reports, indent=1))
-    failures = _failures(cases, reports, {classifier_flavor.MODEL_FILE})
+    return cases, reports, _failures(cases, reports, {classifier_flavor.MODEL_FILE})
+
+
+def test_every_tuning_family_refuses_edited_state_cleanly(tmp_path):
+    cases, reports, failures = _run_classifier_cases(fit_families(), tmp_path)
     counts = pd.Series([report["outcome"] for report in reports.values()]).value_counts().to_dict()
     print(f"classifiers: {len(cases)} cases: {counts}")
     assert counts.get("refused", 0) >= len(cases) * 0.8  # the edits above are meant to be refused
+    assert not failures, f"{len(failures)} of {len(cases)} cases failed:\n" + "\n".join(failures)
+
+
+def test_hist_gradient_boosting_models_of_ones_own_refuse_edited_trees_by_name(tmp_path):
+    """A HistGradientBoosting model one fits oneself (the Pipeline, and native category splits): every edit
+    of its TreePredictor nodes or of what predict hands them is refused, naming the TreePredictor or model."""
+    cases, _, failures = _run_classifier_cases(fit_own_models(), tmp_path)
+    assert len([case for case in cases if case["expect"] == "refused"]) >= 25, [case["id"] for case in cases]
     assert not failures, f"{len(failures)} of {len(cases)} cases failed:\n" + "\n".join(failures)
