@@ -131,3 +131,23 @@ def test_register_best_registers_the_robust_pick_of_an_own_objective(compas, tmp
         mlflow.set_tracking_uri(None)
     assert math.isclose(served.predict(X_val.head(5))["probability"].iloc[0],
                         refit(registered.pick.trial.params, None).predict_proba(X_val.head(5))[0, 1], rel_tol=1e-9)
+
+
+def test_an_optimize_ended_by_the_schedule_says_so_once_and_counts_no_extra_fit(compas, capsys, caplog):
+    from fairops.tuning import quiet_trials
+
+    task, _, X_val, _, y_val, s_val = compas
+    study = optuna.create_study(directions=["maximize", "maximize"], pruner=FairbandPruner(),
+                                sampler=FairbandSampler(seed=0, eta=3, s_max=1, iterations=1))
+    scores = np.linspace(0, 1, len(y_val))
+
+    def objective(trial):
+        budget(trial)  # a refused trial ends here, pruned
+        return record_outcome(trial, task, y_val, scores, s_val)
+
+    with caplog.at_level("WARNING"), quiet_trials(study):
+        study.optimize(objective)  # no n_trials: the schedule ends the optimize
+    assert len(study.trials) == 7 and study.trials[-1].state == TrialState.PRUNED  # asked, refused, study stopped
+    assert capsys.readouterr().out.splitlines()[-1].startswith(
+        "6 fits: 6 finished; 1 trial(s) refused by the schedule, not fits (the last: trial 6: every slot of the 1 ")
+    assert not [r for r in caplog.records if "nothing left to fit" in r.getMessage()]  # an expected end, no warning

@@ -521,8 +521,9 @@ class FairbandSampler(BaseSampler):
         return (f"trial {trial.number} was created by {how}; the Fairband schedule assigns every configuration "
                 "and budget itself (a failed slot is redone by the sampler), so the trial is refused")
 
-    def _refuse(self, study, trial, reason: str, status: str = REFUSED, slot_index: int | None = None) -> None:
-        _logger.warning("%s", reason)
+    def _refuse(self, study, trial, reason: str, status: str = REFUSED, slot_index: int | None = None,
+                level: int = logging.WARNING) -> None:
+        _logger.log(level, "%s", reason)
         with self._lock:
             self._assignments[self._key(study, trial)] = _Assignment(status, reason=reason)
         internals.write_trial_attrs(study, trial, system={CLAIM_ATTR: Claim(
@@ -548,8 +549,9 @@ class FairbandSampler(BaseSampler):
         self._record_study(study)
         limit = self.n_slots()
         if limit is not None and index >= limit:
+            # the expected end of an optimize without n_trials, not news
             self._refuse(study, trial, f"trial {trial.number}: every slot of the {self._iterations} "
-                                       "iteration(s) is taken; nothing left to fit")
+                                       "iteration(s) is taken; nothing left to fit", level=logging.INFO)
             try:
                 study.stop()
             except RuntimeError:  # not inside study.optimize (ask/tell)

@@ -63,13 +63,23 @@ def failures(trials) -> Counter:
 
 
 def fits_summary(trials) -> str:
-    """``206 fits: 187 finished, 19 failed (19 constant validation scores); ...`` over finished trials."""
-    finished = [t for t in trials if t.state.is_finished()]
+    """``206 fits: 187 finished, 19 failed (19 constant validation scores); ...`` over finished trials; trials
+    the Fairband schedule refused (asked after its iterations were complete, enqueued ones) are not fits and
+    are counted apart."""
+    from ..fairband.claims import REFUSED, claim_of
+
+    finished, refused = [], []
+    for trial in (t for t in trials if t.state.is_finished()):
+        claim = claim_of(trial)
+        (refused if claim is not None and claim.status == REFUSED else finished).append(trial)
     failed = failures(finished)
     text = f"{len(finished)} fits: {len(finished) - sum(failed.values())} finished"
     if failed:
         reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(failed.items()))
         text += f", {sum(failed.values())} failed ({reasons}); failed fits rank last and are never picked"
+    if refused:
+        last = claim_of(refused[-1]).reason
+        text += f"; {len(refused)} trial(s) refused by the schedule, not fits (the last: {last})"
     return text
 
 
