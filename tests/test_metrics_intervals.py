@@ -1,10 +1,13 @@
 """Intervals of accuracy and fairness: coverage simulated from known rates, oracles for the edges."""
 
+from itertools import product
+
 import numpy as np
 import pytest
 
 from fairops.metrics import Task, binarize, fairness_ratio, group_rates, ratio_of
-from fairops.metrics.intervals import clopper_pearson, rate_counts, ratio_interval, wilson_interval
+from fairops.metrics.intervals import (clopper_pearson, exact_attribute_intervals, lowest_possible_upper, rate_counts,
+                                       ratio_interval, wilson_interval)
 
 DRAWS = 1000
 
@@ -153,3 +156,19 @@ def test_a_group_without_rows_for_the_rate_is_left_out_and_its_counts_kept():
     assert counts["fairness"]["g"]["c"] == [0, 0]
     with pytest.raises(ValueError, match=r"fpr is undefined for group\(s\) \['c'\]"):
         Task("recall", "fpr", 0.5, "fpr", ("g",)).measure(y[4:], score[4:], {"g": groups["g"][4:]})
+
+
+@pytest.mark.parametrize("bases, attributes", [((3, 4, 2), 1), ((3, 4, 2), 2), ((5, 0, 1), 1), ((1, 6), 3)])
+def test_lowest_possible_upper_is_the_lowest_upper_bound_over_every_event_count(bases, attributes):
+    """Brute force: every vector of events the bases allow, scored by exact_attribute_intervals with the level
+    split over as many attributes (the others' counts do not move this one's bound)."""
+    others = [([1, 1], [2, 2])] * (attributes - 1)
+    uppers = [exact_attribute_intervals([(list(events), list(bases)), *others], level=0.975)[0][1]
+              for events in product(*(range(n + 1) for n in bases))]
+    assert lowest_possible_upper(bases, level=0.975, attributes=attributes) == pytest.approx(min(uppers), rel=1e-12)
+
+
+def test_lowest_possible_upper_needs_two_groups_with_a_base():
+    assert np.isnan(lowest_possible_upper([0, 7, 0]))
+    with pytest.raises(ValueError, match="attributes"):
+        lowest_possible_upper([3, 4], attributes=0)

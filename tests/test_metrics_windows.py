@@ -11,7 +11,7 @@ from fairops.metrics.intervals import clopper_pearson, rate_counts, ratio_interv
 
 def interval_from_counts(successes, trials, level=0.95):
     return ratio_interval((successes, trials), level=level, method="exact")
-from fairops.metrics.windows import ALERT_LEVEL, score_window
+from fairops.metrics.windows import ALERT_LEVEL, RateBases, rate_bases, score_window
 
 TASK = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["g"])
 
@@ -106,3 +106,64 @@ def test_the_lowest_ratio_hides_a_drift_in_another_attribute_that_its_own_baseli
     baselines = {name: (score.value, score.lower) for name, score in by_attribute.items()}
     assert window.alerting_attributes(baselines) == ["sex"]
     assert window.attributes["sex"].value == pytest.approx(0.75, abs=0.03)
+
+
+def _most_unequal(positives: dict, negatives: int, favoured: str):
+    """Rows of groups with ``positives[group]`` positive rows each, and ``negatives`` negative rows (of the first
+    group); decided positive: the positives of ``favoured`` only."""
+    groups = np.concatenate([np.repeat(list(positives), list(positives.values())),
+                             np.repeat(list(positives)[:1], negatives)])
+    y = np.concatenate([np.ones(sum(positives.values()), dtype=int), np.zeros(negatives, dtype=int)])
+    return y, ((groups == favoured) & (y == 1)).astype(float), {"g": groups}
+
+
+def _alerts_at_most_unequal(shares: RateBases, rows: int, baseline: tuple) -> list[bool]:
+    """Whether a window of ``rows`` rows in the shares' proportions alerts, for each group favoured alone."""
+    positives = shares.scaled(rows).attributes["g"]
+    alerts = []
+    for favoured in positives:
+        y, decided, groups = _most_unequal(positives, rows - sum(positives.values()), favoured)
+        assert rate_bases(TASK, y, groups) == RateBases(rows, {"g": positives})
+        alerts.append(score_window(TASK, y, decided, groups, OperatingPoint(0.5, 0.0)).alerts(*baseline))
+    return alerts
+
+
+def test_the_estimated_window_size_is_the_smallest_on_which_the_most_unequal_decisions_alert():
+    shares = RateBases(1000, {"g": {"a": 180, "b": 420}})  # positives of groups a and b in 1000 rows
+    baseline = (0.95, 0.7)
+    needed = shares.rows_for_an_alert({"g": baseline}, baseline)
+    assert needed is not None and any(_alerts_at_most_unequal(shares, needed, baseline))
+    assert not any(_alerts_at_most_unequal(shares, needed * 4 // 5, baseline))
+    assert not shares.scaled(needed - 1).can_alert({"g": baseline}, baseline)
+    assert shares.rows_for_an_alert({"g": (0.95, 0.0)}, (0.95, 0.0)) is None  # nothing lies below 0
+    assert shares.rows_for_an_alert({"g": (0.95, 0.5)}, (0.95, 0.5)) > needed  # a lower bound needs more rows
+
+
+def test_the_most_unequal_decisions_reach_the_lowest_upper_bound_of_each_attribute():
+    task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex", "race"])
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 300)
+    groups = {"sex": rng.choice(["f", "m"], 300, p=[0.3, 0.7]), "race": rng.choice(["a", "b", "c"], 300)}
+    bases = rate_bases(task, y, groups)
+    assert bases.attributes["sex"] == {g: int(((groups["sex"] == g) & (y == 1)).sum()) for g in ("f", "m")}
+    reached = [score_window(task, y, ((groups["sex"] == g) & (y == 1)).astype(float), groups,
+                            OperatingPoint(0.5, 0.0)).attributes["sex"].upper for g in ("f", "m")]
+    overall, by_attribute = bases.lowest_uppers()
+    assert by_attribute["sex"] == pytest.approx(min(reached), rel=1e-12)
+    assert overall == min(by_attribute.values())
+    pooled = bases + bases
+    assert pooled.rows == 600 and pooled.attributes["race"] == {g: 2 * n for g, n in bases.attributes["race"].items()}
+
+
+def test_an_intersectional_task_reaches_its_lowest_upper_bound_over_the_combined_groups():
+    task = Task.from_string("precision@tpr=0.5,ratio=tpr,groups=intersectional", sensitive=["sex", "race"])
+    rng = np.random.default_rng(6)
+    y = rng.integers(0, 2, 400)
+    groups = {"sex": rng.choice(["f", "m"], 400), "race": rng.choice(["a", "b", "c"], 400)}
+    combined = np.char.add(groups["sex"], groups["race"])
+    bases = rate_bases(task, y, groups)
+    assert bases.task_ratio == "combined" and sum(bases.combined.values()) == int(y.sum())
+    reached = [score_window(task, y, ((combined == g) & (y == 1)).astype(float), groups,
+                            OperatingPoint(0.5, 0.0)).fairness_upper for g in np.unique(combined)]
+    assert bases.lowest_uppers()[0] == pytest.approx(min(reached), rel=1e-12)
+    assert rate_bases(task, y, {"sex": groups["sex"]}).task_ratio == "none"  # the task's ratio needs race too

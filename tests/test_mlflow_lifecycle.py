@@ -131,14 +131,19 @@ def _monitor(store, path, capsys):
     return code, capsys.readouterr().out.splitlines()
 
 
+def _last_monitoring_run(client):
+    return client.search_runs([e.experiment_id for e in client.search_experiments()],
+                              "tags.`fairops.role` = 'monitoring'", order_by=["attributes.start_time DESC"])[0]
+
+
 def test_a_collapse_from_window_6_alerts_first_at_window_6(watched, capsys):
     code, lines = _monitor(watched, _stream(watched["folder"], "collapse", collapse_from=6), capsys)
     alerts = [line for line in lines if line.startswith("ALERT")]
     assert code == 3 and alerts and alerts[0].startswith("ALERT window 6:")
-    assert [line.split(":")[0] for line in lines[:5]] == [f"window {k}" for k in range(1, 6)]
+    assert lines[0].startswith(f"baseline: model '{WATCHED}' version 1 ") and lines[1].startswith("alert rule: ")
+    assert [line.split(":")[0] for line in lines[2:7]] == [f"window {k}" for k in range(1, 6)]
     client = watched["client"]
-    run = client.search_runs([e.experiment_id for e in client.search_experiments()],
-                             "tags.`fairops.role` = 'monitoring'", order_by=["attributes.start_time DESC"])[0]
+    run = _last_monitoring_run(client)
     history = client.get_metric_history(run.info.run_id, "fairness")
     assert sorted(m.step for m in history) == list(range(1, 11))  # one step per window
     alerts_logged = {m.step: m.value for m in client.get_metric_history(run.info.run_id, "alert")}
@@ -151,6 +156,52 @@ def test_a_stream_without_drift_exits_0(watched, capsys):
     code, lines = _monitor(watched, _stream(watched["folder"], "steady"), capsys)
     assert code == 0 and not any(line.startswith("ALERT") for line in lines)
     assert sum(line.startswith("window ") for line in lines) == 10
+    # windows of 1000 rows could alert: none is marked, and no closing line counts any
+    assert not any("too few rows" in line or "could not alert" in line for line in lines)
+    client = watched["client"]
+    run = _last_monitoring_run(client)
+    assert [m.value for m in client.get_metric_history(run.info.run_id, "alert_possible")] == [1.0] * 10
+    assert run.data.tags["fairops.unable_to_alert"] == "none" and "fairops.rows_for_an_alert" not in run.data.tags
+
+
+def test_the_header_names_the_baseline_its_lower_bound_and_the_interval_level(watched, capsys):
+    tags = watched["client"].get_model_version(WATCHED, "1").tags
+    value, lower = (float(tags[f"fairops.validation_fairness{end}"]) for end in ("", "_lower"))
+    assert tags["fairops.interval_level"] == "0.975"
+    _, lines = _monitor(watched, _stream(watched["folder"], "header", windows=1), capsys)
+    assert lines[0] == (f"baseline: model '{WATCHED}' version 1 on its validation rows, with 97.5% intervals: "
+                        f"TPR ratio over sex {value:.3f}, lower bound {lower:.3f}")
+    assert lines[1].startswith("alert rule: a window alerts when the upper bound of its 97.5% interval lies below "
+                               "the baseline's lower bound; windows show value [97.5% interval]")
+    code = main(["monitor", WATCHED, "--data", _stream(watched["folder"], "header", windows=1), "--target", "y",
+                 "--sensitive", "sex", "--window", str(WINDOW), "--baseline", "0.8", "--tracking-uri", watched["uri"]])
+    given = capsys.readouterr().out.splitlines()
+    assert code == 0 and given[0].startswith("baseline: 0.800 as given, for the TPR ratio over sex of model ")
+    assert given[1].startswith("alert rule: a window alerts when the upper bound of its 97.5% interval lies below "
+                               "0.800;")
+
+
+def test_windows_too_small_for_any_alert_are_marked_and_a_size_that_could_alert_is_named(watched, tmp_path, capsys):
+    path = tmp_path / "small.csv"
+    rows(9, 200).to_csv(path, index=False)
+    code = main(["monitor", WATCHED, "--data", str(path), "--target", "y", "--sensitive", "sex", "--window", "20",
+                 "--tracking-uri", watched["uri"]])
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    windows = [line for line in lines if line.startswith("window ")]
+    assert code == 0 and len(windows) == 10
+    assert all(line.endswith(")") and "(too few rows for an alert: no decisions bring the upper bound below " in line
+               for line in windows)
+    assert lines[-2].startswith("10 of 10 windows could not alert whatever the decisions")
+    needed = int(lines[-2].split("windows of about ")[1].split()[0])
+    assert 20 < needed < 1000 and "an estimate from the group shares of their 200 rows" in lines[-2]
+    assert "warning: none of the 10 windows could alert" in captured.err and "exit status 0 does not mean fair" in \
+        captured.err and f"windows of about {needed} rows" in captured.err
+    client = watched["client"]
+    run = _last_monitoring_run(client)
+    assert [m.value for m in client.get_metric_history(run.info.run_id, "alert_possible")] == [0.0] * 10
+    assert run.data.tags["fairops.unable_to_alert"] == ",".join(map(str, range(1, 11)))
+    assert run.data.tags["fairops.rows_for_an_alert"] == str(needed)
 
 
 @pytest.fixture(scope="module")
@@ -181,12 +232,14 @@ def test_a_drift_in_one_attribute_alerts_at_its_window_naming_it(two_attributes,
     code, lines, _ = _watch(two_attributes, model, "sex,race", capsys)
     alerts = [line for line in lines if line.startswith("ALERT")]
     assert code == 3 and alerts and alerts[0].startswith("ALERT window 6: TPR ratio over sex ")
-    assert all(line.startswith("window ") and "(sex " in line and ", race " in line for line in lines[:5])
+    assert all(line.startswith("window ") and "(sex " in line and ", race " in line for line in lines[2:7])
     assert "race" not in " ".join(alerts)  # race's ratio did not move
     assert lines[-1].startswith("10 windows, ") and "(first: window 6, sex)" in lines[-1]
+    assert lines[0].startswith(f"baseline: model '{model}' version 1 on its validation rows, with 97.5% intervals: "
+                               "TPR ratio over sex, race (the lowest of their ratios) ")
+    assert ("; TPR ratio over sex " in lines[0]) == (model == "sex-and-race")  # its own baseline, where recorded
     client = two_attributes["client"]
-    run = client.search_runs([e.experiment_id for e in client.search_experiments()],
-                             "tags.`fairops.role` = 'monitoring'", order_by=["attributes.start_time DESC"])[0]
+    run = _last_monitoring_run(client)
     by_step = {m.step: m.value for m in client.get_metric_history(run.info.run_id, "alert.sex")}
     assert min(step for step, value in by_step.items() if value) == 6
     assert not any(m.value for m in client.get_metric_history(run.info.run_id, "alert.race"))
@@ -200,10 +253,12 @@ def test_a_steady_stream_over_two_attributes_exits_0(two_attributes, capsys):
 
 def test_one_attribute_of_the_task_is_watched_against_its_own_baseline(two_attributes, capsys):
     code, lines, _ = _watch(two_attributes, "sex-and-race", "sex", capsys)
-    assert lines[0].startswith("watching sex only, each against its own baseline")
+    assert lines[0].startswith("baseline: model 'sex-and-race' version 1 on its validation rows, with 97.5% "
+                               "intervals: TPR ratio over sex ") and "over race" not in lines[0]
+    assert lines[2].startswith("watching sex only, each against its own baseline")
     alerts = [line for line in lines if line.startswith("ALERT")]
     assert code == 3 and alerts[0].startswith("ALERT window 6: TPR ratio over sex ")
-    assert lines[1].startswith("window 1: ") and ", TPR ratio over sex " in lines[1]
+    assert lines[3].startswith("window 1: ") and ", TPR ratio over sex " in lines[3]
 
 
 def test_a_sensitive_column_outside_the_task_is_refused_by_name(two_attributes, capsys):

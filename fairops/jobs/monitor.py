@@ -1,14 +1,18 @@
 """``fairops monitor MODEL``: the champion's accuracy and fairness over windows of labelled rows.
 
 Rows are scored in windows of ``--window N`` (file order, or the order of ``--time-column``) at the
-threshold the model was registered with; every window's accuracy and fairness, with intervals, become
-step metrics of one monitoring run in the model's experiment (step = window number, from 1), and a line
-is printed per window, ``ALERT window K: ...`` for a window whose fairness is significantly below the
-baseline (the champion's validation fairness unless ``--baseline`` is given), naming what fell: each
-sensitive attribute is held to its own validation baseline, and the task's ratio (the lowest over its
-attributes, or over their combined groups) to the overall one. ``--sensitive`` may name some of the task's
-attributes only (a file without the others): those are watched, each against its own baseline. Exit status
-3 when any window alerts, 0 otherwise, 2 on a usage or data error.
+threshold the model was registered with; every window's accuracy and fairness, with 97.5% intervals (exact,
+Clopper-Pearson), become step metrics of one monitoring run in the model's experiment (step = window number,
+from 1). First the baseline is printed: the champion's validation fairness with the lower bound of its 97.5%
+interval (or the ``--baseline`` number), and the rule: a window alerts when the upper bound of its 97.5%
+interval lies below the baseline's lower bound (below the ``--baseline`` number). Then a line per window,
+``ALERT window K: ...`` for one that alerts, naming what fell: each sensitive attribute is held to its own
+validation baseline, and the task's ratio (the lowest over its attributes, or over their combined groups) to
+the overall one. A window with too few rows of some group for any decisions to alert is marked "too few rows
+for an alert", and the last lines count those windows and estimate the window size that could alert; when no
+window could, a warning says the run saw nothing. ``--sensitive`` may name some of the task's attributes only
+(a file without the others): those are watched, each against its own baseline. Exit status 3 when any window
+alerts, 0 otherwise (also when no window could alert), 2 on a usage or data error.
 
 Files are read in chunks and one window is held at a time, so a file of any length streams in bounded
 memory; a ``--time-column`` the file is not sorted by makes the whole file be read and sorted first.
@@ -16,11 +20,14 @@ memory; a ``--time-column`` the file is not sorted by makes the whole file be re
 
 from __future__ import annotations
 
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
 
 from ..datasets import LOADERS
+from ..metrics.windows import ALERT_LEVEL
 from .options import refuse_options
 
 CHUNK_ROWS = 200_000
@@ -151,6 +158,11 @@ def _run(args) -> int:
              if result.alerts else "")
     print(f"{len(result.windows)} windows, {len(result.alerts)} alert(s){first}; model {args.model} version "
           f"{result.version}; monitoring run {result.run_id}")
+    if result.blind:
+        wider = (f"; windows of about {result.rows_for_an_alert} rows could alert at the most unequal decisions, "
+                 "larger ones see smaller drops" if result.rows_for_an_alert is not None else "")
+        print(f"warning: none of the {len(result.windows)} windows could alert whatever the model decided, so this "
+              f"run could not see a fairness drop and exit status 0 does not mean fair{wider}", file=sys.stderr)
     return result.exit_code
 
 
@@ -159,6 +171,14 @@ def add_parser(subcommands) -> None:
 
     parser = model_parser(subcommands, "monitor", "score labelled rows in windows with the champion; alert when "
                           "fairness drops", __doc__)
+    level = f"{ALERT_LEVEL * 100:g}%"
+    parser.epilog = textwrap.fill(
+        f"Intervals are {level} (exact, Clopper-Pearson per group). The baseline is printed first: the version's "
+        f"validation fairness and the lower bound of its {level} interval, or --baseline. A window alerts when the "
+        f"upper bound of its {level} interval lies below the baseline's lower bound (below --baseline). A window with "
+        "too few rows of some group for any decisions to alert is marked, and the window size that could is estimated. "
+        "Exit status: 3 a window alerted, 0 none did (a warning says so when none could), 2 a usage or data error.",
+        100)
     source = parser.add_argument_group("rows")
     source.add_argument("--data", help="a CSV or Parquet file of labelled rows, read in chunks")
     source.add_argument("--dataset", choices=sorted(LOADERS), help="a bundled data set's rows, in order")
@@ -171,5 +191,6 @@ def add_parser(subcommands) -> None:
     model = parser.add_argument_group("model")
     model.add_argument("--version", help="a version number or @alias (default: @champion)")
     model.add_argument("--baseline", type=float,
-                       help="fairness ratio to compare with (default: the version's validation fairness interval)")
+                       help=f"fairness ratio to compare with (default: the lower bound of the version's {level}% "
+                       "validation fairness interval)")
     parser.set_defaults(run=_run)

@@ -27,6 +27,8 @@ at least ``level``; whenever they do, the ratio lies inside
 ``[min_g L_g / max_g U_g, min(1, min_g U_g / max_g L_g)]``: valid for any number of groups and any
 counts, and conservative. Groups whose rate does not exist (no base) are left out; with fewer than two
 left the interval is ``(nan, nan)`` (a monitoring window may hold one group, or none with the rate).
+Its upper bound cannot go below :func:`lowest_possible_upper` of the bases, whatever the events: that is how
+the monitor tells a window too small for any alert.
 
 Counts must be whole numbers with ``0 <= events <= bases`` per group; ``katz`` also needs at least two
 groups, each with a base (its 0.5 correction would give a group without one a rate of 1).
@@ -207,19 +209,51 @@ def exact_attribute_intervals(counts, *, level: float = LEVEL) -> list[tuple[flo
     return _exact_bounds(_attribute_counts(counts), _check_level(level))
 
 
+def _group_level(level: float, attributes: int, groups: int) -> float:
+    """The level of each group's Clopper-Pearson interval in the ``exact`` method: ``1 - level`` split
+    (Bonferroni) over the attributes, then over the groups of one."""
+    per_attribute = 1.0 - (1.0 - level) / attributes
+    return 1.0 - (1.0 - per_attribute) / groups
+
+
 def _exact_bounds(pairs, level: float) -> list[tuple[float, float]]:
-    per_attribute = 1.0 - (1.0 - level) / len(pairs)
     bounds = []
     for _, events, bases in pairs:
         k, n = events[bases > 0], bases[bases > 0]
         if len(n) < 2:
             bounds.append((float("nan"), float("nan")))
             continue
-        lower, upper = clopper_pearson(k, n, 1.0 - (1.0 - per_attribute) / len(n))
+        lower, upper = clopper_pearson(k, n, _group_level(level, len(pairs), len(n)))
         top_upper, top_lower = upper.max(), lower.max()
         bounds.append((float(lower.min() / top_upper) if top_upper > 0 else 0.0,
                        float(min(1.0, upper.min() / top_lower)) if top_lower > 0 else 1.0))
     return bounds
+
+
+def lowest_possible_upper(bases, *, level: float = LEVEL, attributes: int = 1) -> float:
+    """The lowest upper bound an attribute's ``exact`` interval can reach with these per-group ``bases``
+    (positives for TPR, negatives for FPR, rows for PPR), whatever the events: no decisions on such rows can
+    give a lower one. ``attributes``: how many attributes ``level`` is split over, as
+    :func:`exact_attribute_intervals` splits it; NaN with fewer than two groups holding a base.
+
+    The upper bound ``min_g U_g / max_h L_h`` is lowest with 0 events in the largest group but one, ``i``, and
+    every row an event in the remaining one, ``j``: ``min_j CP_upper(0, max_{i != j} n_i) / CP_lower(n_j, n_j)``.
+
+    >>> round(lowest_possible_upper([10, 25], level=0.975), 3), lowest_possible_upper([4, 10], level=0.975)
+    (0.305, 1.0)
+    """
+    level = _check_level(level)
+    if isinstance(attributes, bool) or not isinstance(attributes, int) or attributes < 1:
+        raise ValueError(f"attributes must be a whole number >= 1, got {attributes!r}")
+    n = _whole_counts(bases, "lowest_possible_upper bases")
+    n = n[n > 0]
+    if len(n) < 2:
+        return float("nan")
+    group_level = _group_level(level, attributes, len(n))
+    _, none_upper = clopper_pearson(np.zeros(len(n), dtype=np.int64), n, group_level)
+    all_lower, _ = clopper_pearson(n, n, group_level)
+    other_upper = np.array([np.delete(none_upper, j).min() for j in range(len(n))])
+    return float(min(1.0, (other_upper / all_lower).min()))
 
 
 def _exact_ratio_interval(pairs, level: float) -> tuple[float, float]:

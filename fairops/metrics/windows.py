@@ -24,6 +24,12 @@ the attributes'), the ratio of an intersectional task is one more comparison.
 >>> window = score_window(task, y, score, {"g": g}, OperatingPoint(0.5, 0.0))
 >>> window.fairness, window.alerts(0.9)
 (0.0, True)
+
+Whether a window could alert at all depends on its rows, not on the decisions: the bases of the rate per group
+(positives for TPR, negatives for FPR, rows for PPR) are fixed by the labels and the groups, and they bound
+how low the upper bound can go (:func:`fairops.metrics.intervals.lowest_possible_upper`). :func:`rate_bases`
+collects them; :meth:`RateBases.can_alert` says whether any decisions could make the window alert, and
+:meth:`RateBases.rows_for_an_alert` estimates how many rows in the same group shares could.
 """
 
 from __future__ import annotations
@@ -34,11 +40,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .classification import group_rates
-from .intervals import clopper_pearson, exact_attribute_intervals, rate_counts, ratio_interval
+from .intervals import clopper_pearson, exact_attribute_intervals, lowest_possible_upper, rate_counts, ratio_interval
 from .task import Task
 from .thresholds import OperatingPoint
 
 ALERT_LEVEL = 0.975
+
+
+def alert_bound(baseline: float, baseline_lower: float | None = None) -> float:
+    """What a window's upper bound must fall under to alert: the baseline's lower bound, or the baseline itself
+    when it is a plain number."""
+    return baseline if baseline_lower is None else baseline_lower
 
 
 @dataclass(frozen=True)
@@ -56,8 +68,7 @@ class RatioScore:
         >>> RatioScore(0.3, 0.2, 0.45).below(0.9, 0.7), RatioScore(0.3, 0.2, 0.45).below(0.4)
         (True, False)
         """
-        bound = baseline if baseline_lower is None else baseline_lower
-        return math.isfinite(self.upper) and self.upper < bound
+        return math.isfinite(self.upper) and self.upper < alert_bound(baseline, baseline_lower)
 
 
 _UNDEFINED = RatioScore(math.nan, math.nan, math.nan)
@@ -190,3 +201,107 @@ def score_window(task: Task, y, score, sensitive, point: OperatingPoint, *, seed
     groups = {str(group): [int(k), int(n)] for group, k, n in zip(rates.groups, successes, trials)}
     return WindowScore(len(y), accuracy, *accuracy_bounds, overall.value, overall.lower, overall.upper, groups,
                        attributes)
+
+
+@dataclass(frozen=True)
+class RateBases:
+    """The bases of the task's rate per group in one window (positives for TPR, negatives for FPR, rows for PPR),
+    which the labels and groups fix whatever the decisions, so they bound what any decisions could show.
+
+    ``attributes`` maps each attribute to ``{group: base}``; ``combined`` holds the attributes' combined groups
+    when the task's ratio is over them (intersectional). ``task_ratio`` says how the task's ratio is scored:
+    ``"lowest"`` of the attributes', over the ``"combined"`` groups, or ``"none"`` (the window lacks some of the
+    task's attributes). Windows add up (``+``) to the bases of their rows together.
+    """
+
+    rows: int
+    attributes: dict
+    combined: dict | None = None
+    task_ratio: str = "lowest"
+
+    def lowest_uppers(self, level: float = ALERT_LEVEL) -> tuple[float, dict]:
+        """``(task's ratio, {attribute: its ratio})``: the lowest upper bound any decisions on these rows give
+        each at ``level`` (split over the attributes as :func:`fairness_ratios` splits it); NaN where the ratio
+        is not scored or needs more groups."""
+        attributes = {name: lowest_possible_upper(list(groups.values()), level=level, attributes=len(self.attributes))
+                      for name, groups in self.attributes.items()}
+        if self.task_ratio == "combined":
+            return lowest_possible_upper(list(self.combined.values()), level=level), attributes
+        defined = [value for value in attributes.values() if math.isfinite(value)]
+        return (min(defined) if defined and self.task_ratio == "lowest" else math.nan), attributes
+
+    def can_alert(self, baselines: dict, overall: tuple, level: float = ALERT_LEVEL) -> bool:
+        """True when some decisions on these rows would alert: an attribute's lowest upper bound under its
+        baseline's bound (``baselines``: attribute -> ``(baseline, baseline_lower)``), or the task's ratio's under
+        that of ``overall`` = ``(baseline, baseline_lower)``.
+
+        >>> bases = RateBases(50, {"sex": {"f": 10, "m": 25}})
+        >>> bases.can_alert({"sex": (0.9, 0.43)}, (0.9, 0.43)), bases.scaled(20).can_alert({}, (0.9, 0.43))
+        (True, False)
+        """
+        task_ratio, attributes = self.lowest_uppers(level)
+        return task_ratio < alert_bound(*overall) or any(
+            attributes[name] < alert_bound(*pair) for name, pair in baselines.items() if name in attributes)
+
+    def scaled(self, rows: int) -> "RateBases":
+        """The bases of ``rows`` rows in the same group shares (rounded down)."""
+
+        def scale(groups: dict) -> dict:
+            return {group: base * rows // self.rows for group, base in groups.items()}
+
+        return RateBases(rows, {name: scale(groups) for name, groups in self.attributes.items()},
+                         None if self.combined is None else scale(self.combined), self.task_ratio)
+
+    def rows_for_an_alert(self, baselines: dict, overall: tuple, level: float = ALERT_LEVEL,
+                          limit: int = 10**9) -> int | None:
+        """An estimate of the fewest rows, in these group shares, on which some decisions would alert (see
+        :meth:`can_alert`): doubling, then bisection. None when no window up to ``limit`` rows could (a ratio
+        with one group holding the rate, or a bound at 0).
+
+        >>> RateBases(50, {"sex": {"f": 10, "m": 25}}).rows_for_an_alert({}, (0.9, 0.43))
+        40
+        """
+        def can(rows: int) -> bool:
+            return self.scaled(rows).can_alert(baselines, overall, level)
+
+        low, high = 1, 2
+        while not can(high):
+            if high >= limit:
+                return None
+            low, high = high, high * 2
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if can(middle) else (middle, high)
+        return high
+
+    def __add__(self, other: "RateBases") -> "RateBases":
+        def pooled(mine: dict | None, theirs: dict | None) -> dict | None:
+            if mine is None or theirs is None:
+                return None
+            return {group: mine.get(group, 0) + theirs.get(group, 0) for group in {**mine, **theirs}}
+
+        attributes = {name: pooled(self.attributes.get(name, {}), other.attributes.get(name, {}))
+                      for name in {**self.attributes, **other.attributes}}
+        return RateBases(self.rows + other.rows, attributes, pooled(self.combined, other.combined), self.task_ratio)
+
+
+def rate_bases(task: Task, y, sensitive) -> RateBases:
+    """The :class:`RateBases` of one window's labels ``y`` and its sensitive columns (those of the task it holds).
+
+    >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
+    >>> rate_bases(task, [1, 1, 0, 1], {"sex": list("ffmm")}).attributes
+    {'sex': {'f': 2, 'm': 1}}
+    """
+    y = np.asarray(y).astype(np.int8)
+    columns = _task_columns(task, sensitive)
+    undecided = np.zeros_like(y)
+
+    def bases(rates) -> dict:
+        return {str(group): int(base) for group, base in zip(rates.groups, rate_counts(rates, task.fairness)[1])}
+
+    attributes = {rates.attribute: bases(rates) for rates in group_rates(y, undecided, columns, intersectional=False)}
+    if len(columns) < len(task.sensitive):
+        return RateBases(len(y), attributes, task_ratio="none")
+    if task.groups == "intersectional" and len(columns) > 1:
+        return RateBases(len(y), attributes, bases(group_rates(y, undecided, columns)), "combined")
+    return RateBases(len(y), attributes)

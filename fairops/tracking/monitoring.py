@@ -13,6 +13,14 @@ window; the alert line names the attribute), since the lowest ratio over several
 drift in one of them. ``sensitive`` may name some of the task's attributes only: those are watched, each
 against its baseline, and the task's own ratio, which needs them all, is not scored.
 
+Before the windows the monitor prints what they are compared with: the version, the task's ratio, the
+baseline with its lower bound and that interval's level (97.5%), each watched attribute's own baseline where
+it differs, and the alert rule (a window alerts when the upper bound of its 97.5% interval lies below the
+baseline's lower bound). A window whose group counts (the rate's bases: positives for TPR, negatives for
+FPR, rows for PPR) are too small for any decisions to alert is marked on its line and logged with
+``alert_possible`` 0; the closing line counts those windows and estimates, from their rows' group shares, the
+window size that could alert (run tags ``fairops.unable_to_alert`` and ``fairops.rows_for_an_alert``).
+
 Windows arrive as an iterable of ``(X, y, sensitive)``, so any reader can feed it; ``fairops monitor``
 reads files in chunks and holds one window at a time.
 """
@@ -27,12 +35,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fairops.metrics.windows import ALERT_LEVEL, score_window
+from fairops.metrics.windows import ALERT_LEVEL, rate_bases, score_window
 
 from ._tracking_uri import tracking_uri as tracking_uri_set
 from .registry import _alias_holder
 from .version_record import read_record
-from .window_alerts import baselines_of, watched_attributes, what_alerted, window_line
+from .window_alerts import (OVERALL, baselines_of, header_lines, unable_note, unable_summary, watched_attributes,
+                            what_alerted, window_line)
 
 
 @dataclass
@@ -48,11 +57,20 @@ class MonitorResult:
     run_id: str | None = None
     #: window number -> what alerted there: attribute names, and the task's ratio as ``"overall"``
     alerted: dict = field(default_factory=dict)
+    #: the windows on whose rows no decisions could have alerted (too few rows of some group for the rate)
+    unable: list = field(default_factory=list)
+    #: when some window could not alert: an estimate of the fewest rows per window on which some decisions could
+    rows_for_an_alert: int | None = None
 
     @property
     def exit_code(self) -> int:
         """3 when any window alerted, else 0."""
         return 3 if self.alerts else 0
+
+    @property
+    def blind(self) -> bool:
+        """True when no window could have alerted whatever the decisions: exit status 0 then says nothing."""
+        return bool(self.windows) and len(self.unable) == len(self.windows)
 
 
 def _probability(output) -> np.ndarray:
@@ -105,6 +123,81 @@ def _start_run(client, name, version, record, baseline, baseline_lower, experime
     return run_id
 
 
+def _version(client, name: str, version) -> tuple[str, object]:
+    """The version number ``version`` (a number or ``@alias``, default ``@champion``) names, and its record."""
+    text = str(version or "@champion")
+    resolved = _alias_holder(client, name, text[1:]) if text.startswith("@") else text
+    if resolved is None:
+        raise ValueError(f"registered model {name!r} has no alias {text[1:]!r}")
+    return resolved, read_record(client, name, resolved)
+
+
+def _baseline(record, baseline, where: str) -> tuple[float | None, float, float | None]:
+    """``(the number given or None, the baseline, its lower bound or None)``."""
+    if baseline is not None and not 0 <= baseline <= 1:
+        raise ValueError(f"baseline must be a fairness ratio in [0, 1], got {baseline!r}")
+    if baseline is not None:
+        return float(baseline), float(baseline), None
+    if record.baseline is None:
+        raise ValueError(f"{where} records no validation fairness; give a baseline")
+    return None, record.baseline, record.baseline_lower
+
+
+@dataclass
+class _Watch:
+    """What scoring one window needs: the model, the version's record, the watched attributes and baselines."""
+
+    client: object
+    model: object
+    record: object
+    watched: tuple
+    baselines: dict
+    result: MonitorResult
+    out: object
+    #: the rate's bases per group over the windows that could not alert, together
+    unable_bases: object = None
+
+    def window(self, number: int, X, y, groups) -> None:
+        """Score, log and print one window."""
+        from mlflow.entities import Metric
+
+        task, record = self.record.task, self.record
+        columns = _watched_columns(groups, self.watched, task)
+        output = self.model.predict(_inputs(self.model, X))
+        window = score_window(task, y, _probability(output), columns, record.point, seed=record.seed,
+                              decided=_served_decisions(output))
+        alerted = what_alerted(window, task, self.baselines)
+        bases = rate_bases(task, y, columns)
+        note = None if alerted else unable_note(bases, task, self.baselines)
+        stamp = int(time.time() * 1000)
+        values = {**window.metrics(), "alert": float(bool(alerted)), "alert_possible": float(note is None),
+                  **{f"alert.{attribute}": float(attribute in alerted) for attribute in self.watched}}
+        self.client.log_batch(self.result.run_id, metrics=[Metric(_metric_name(k), v, stamp, number)
+                                                           for k, v in values.items() if math.isfinite(v)])
+        self.result.windows.append(window)
+        if alerted:
+            self.result.alerts.append(number)
+            self.result.alerted[number] = alerted
+        if note:
+            self.result.unable.append(number)
+            self.unable_bases = bases if self.unable_bases is None else self.unable_bases + bases
+        print(window_line(number, window, task, alerted, self.baselines, note), file=self.out, flush=True)
+
+    def close(self) -> None:
+        """Count the windows that could not alert, estimate from their group shares the window size that could,
+        tag the run."""
+        result, client, pooled = self.result, self.client, self.unable_bases
+        if result.unable:
+            attributes = {name: pair for name, pair in self.baselines.items() if name != OVERALL}
+            result.rows_for_an_alert = pooled.rows_for_an_alert(attributes, self.baselines[OVERALL])
+            print(unable_summary(result.unable, len(result.windows), result.rows_for_an_alert, pooled.rows),
+                  file=self.out, flush=True)
+            if result.rows_for_an_alert is not None:
+                client.set_tag(result.run_id, "fairops.rows_for_an_alert", str(result.rows_for_an_alert))
+        client.set_tag(result.run_id, "fairops.alerts", ",".join(map(str, result.alerts)) or "none")
+        client.set_tag(result.run_id, "fairops.unable_to_alert", ",".join(map(str, result.unable)) or "none")
+
+
 def monitor(name: str, windows, *, version=None, baseline: float | None = None, tracking_uri=None,
             experiment_id=None, params: dict | None = None, out=None, sensitive=None) -> MonitorResult:
     """Score ``windows`` (an iterable of ``(X, y, sensitive)``) with a registered version; see the module docstring.
@@ -113,25 +206,14 @@ def monitor(name: str, windows, *, version=None, baseline: float | None = None, 
     compare with instead of the version's validation fairness interval. ``sensitive``: the attributes to
     watch, some or all of the task's (default: all, and every window must hold them).
     """
-    from mlflow.entities import Metric
     from mlflow.tracking import MlflowClient
 
     from ..mlflow.loader import load_model
 
     out = out or sys.stdout
     client = MlflowClient(tracking_uri)
-    text = str(version or "@champion")
-    resolved = _alias_holder(client, name, text[1:]) if text.startswith("@") else text
-    if resolved is None:
-        raise ValueError(f"registered model {name!r} has no alias {text[1:]!r}")
-    record = read_record(client, name, resolved)
-    if baseline is not None and not 0 <= baseline <= 1:
-        raise ValueError(f"baseline must be a fairness ratio in [0, 1], got {baseline!r}")
-    given = None if baseline is None else float(baseline)
-    baseline_lower = None if given is not None else record.baseline_lower
-    baseline = record.baseline if given is None else given
-    if baseline is None:
-        raise ValueError(f"model {name!r} version {resolved} records no validation fairness; give a baseline")
+    resolved, record = _version(client, name, version)
+    given, baseline, baseline_lower = _baseline(record, baseline, f"model {name!r} version {resolved}")
     task = record.task
     watched = watched_attributes(task, sensitive, f"model {name!r} version {resolved}")
     baselines = baselines_of(record, watched, given)
@@ -140,29 +222,19 @@ def monitor(name: str, windows, *, version=None, baseline: float | None = None, 
     result = MonitorResult(name, resolved, baseline, baseline_lower)
     result.run_id = _start_run(client, name, resolved, record, baseline, baseline_lower, experiment_id,
                                {**(params or {}), "watched": ",".join(watched)})
+    for line in header_lines(name, resolved, task, watched, baselines, given=given,
+                             baseline_level=record.interval_level):
+        print(line, file=out, flush=True)
     if len(watched) < len(task.sensitive):
         print(f"watching {', '.join(watched)} only, each against its own baseline: the task's {task.fairness_name} "
               "needs every attribute", file=out, flush=True)
+    watch = _Watch(client, model, record, watched, baselines, result, out)
     try:
         for number, (X, y, groups) in enumerate(windows, start=1):
-            output = model.predict(_inputs(model, X))
-            window = score_window(task, y, _probability(output), _watched_columns(groups, watched, task),
-                                  record.point, seed=record.seed, decided=_served_decisions(output))
-            alerted = what_alerted(window, task, baselines)
-            stamp = int(time.time() * 1000)
-            values = {**window.metrics(), "alert": float(bool(alerted)),
-                      **{f"alert.{attribute}": float(attribute in alerted) for attribute in watched}}
-            client.log_batch(result.run_id, metrics=[Metric(_metric_name(k), v, stamp, number)
-                                                     for k, v in values.items() if math.isfinite(v)])
-            result.windows.append(window)
-            if alerted:
-                result.alerts.append(number)
-                result.alerted[number] = alerted
-            print(window_line(number, window, task, alerted, baselines), file=out, flush=True)
-        client.set_tag(result.run_id, "fairops.alerts", ",".join(map(str, result.alerts)) or "none")
+            watch.window(number, X, y, groups)
+        watch.close()
         client.set_terminated(result.run_id, "FINISHED")
     except BaseException:
         client.set_terminated(result.run_id, "FAILED")
         raise
     return result
-

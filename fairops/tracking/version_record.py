@@ -99,6 +99,8 @@ class VersionRecord:
     decision: str = "single"
     #: attribute -> (its validation ratio, the ratio's lower bound); empty for versions registered without them
     attribute_baselines: dict = field(default_factory=dict)
+    #: the level of the baseline's interval (``fairops.interval_level``); None when the version records none
+    interval_level: float | None = None
 
     @classmethod
     def from_tags(cls, tags: dict, *, where: str = "the model version") -> "VersionRecord":
@@ -118,7 +120,7 @@ class VersionRecord:
 
         return cls(task, point, int(get(f"{PREFIX}seed", "0")), number("validation_fairness"),
                    number("validation_fairness_lower"), check_decision(get(f"{PREFIX}decision", "single")),
-                   _attribute_baselines(get(f"{PREFIX}{BY_ATTRIBUTE}"), where))
+                   _attribute_baselines(get(f"{PREFIX}{BY_ATTRIBUTE}"), where), number("interval_level"))
 
 
 def _attribute_baselines(text: str | None, where: str) -> dict:
