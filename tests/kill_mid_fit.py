@@ -25,30 +25,35 @@ def study_trials(storage: str, study_name: str) -> list:
         return []
 
 
-def kill_mid_fit(command, storage: str, study_name: str, *, after: int, step: int = 5):
+def _in_fit(storage: str, study_name: str, after: int) -> list:
+    """The trials in a fit (running, parameters drawn) once ``after`` trials are finished, else none."""
+    trials = study_trials(storage, study_name)
+    if sum(t.state.is_finished() for t in trials) < after:
+        return []
+    return [t for t in trials if t.state == TrialState.RUNNING and t.params]
+
+
+def kill_mid_fit(command, storage: str, study_name: str, *, after: int):
     """Start ``command``, SIGKILL it while a fit is running once ``after`` fits are done; the killed trial.
 
-    When the fit ends between the look and the kill, the command is run and killed again, ``step`` fits later;
-    a trial caught before its parameters were drawn (the next one, asked between the look and the kill) is not a
-    fit in progress and does not count.
+    The process is stopped (SIGSTOP) before the fit is looked at again, so the fit cannot end between the look
+    and the kill; when it ended before the stop, the process goes on (SIGCONT) and is caught at a later fit.
+    A trial whose parameters are not drawn yet is not a fit in progress.
     """
-    for _ in range(5):
-        worker = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                  start_new_session=True)
-        try:
-            deadline = time.monotonic() + 300
-            while worker.poll() is None and time.monotonic() < deadline:
-                trials = study_trials(storage, study_name)
-                finished = sum(t.state.is_finished() for t in trials)
-                if finished >= after and any(t.state == TrialState.RUNNING and t.params for t in trials):
-                    break
-                time.sleep(0.02)
-            os.killpg(worker.pid, signal.SIGKILL)
-        finally:
-            worker.kill()
-            worker.wait()
-        killed = [t for t in study_trials(storage, study_name) if t.state == TrialState.RUNNING and t.params]
-        if killed:
-            return killed[0]
-        after += step
-    raise AssertionError("never caught a fit in progress")
+    worker = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while worker.poll() is None and time.monotonic() < deadline:
+            if _in_fit(storage, study_name, after):
+                os.killpg(worker.pid, signal.SIGSTOP)
+                caught = _in_fit(storage, study_name, after)
+                if caught:
+                    os.killpg(worker.pid, signal.SIGKILL)
+                    return caught[0]
+                os.killpg(worker.pid, signal.SIGCONT)
+            time.sleep(0.02)
+    finally:
+        worker.kill()
+        worker.wait()
+    raise AssertionError(f"never caught a fit in progress (exit status {worker.returncode})")

@@ -94,12 +94,9 @@ def test_a_killed_worker_loses_nothing(postgres_url, mlflow_server, tmp_path, si
     try:
         workers = _workers(3, postgres_url, mlflow_server, name, tmp_path)
         storage = optuna.storages.RDBStorage(postgres_url)
-        for _ in range(5):  # a fit can end between the look and the kill: then a new worker takes over
-            victim = _kill_a_worker_in_a_fit(workers, name, storage)
-            if any(t.state == TrialState.RUNNING and claim_of(t) and claim_of(t).worker.endswith(f":{victim.pid}")
-                   for t in optuna.load_study(study_name=name, storage=storage).get_trials(deepcopy=False)):
-                break
-            workers += _workers(1, postgres_url, mlflow_server, name, tmp_path)
+        victim = _kill_a_worker_in_a_fit(workers, name, storage)
+        assert any(t.state == TrialState.RUNNING and claim_of(t) and claim_of(t).worker.endswith(f":{victim.pid}")
+                   for t in optuna.load_study(study_name=name, storage=storage).get_trials(deepcopy=False))
         for worker in workers:
             if worker.poll() is None or worker.returncode != -signal.SIGKILL:
                 _, err = worker.communicate(timeout=600)
@@ -121,22 +118,32 @@ def test_a_killed_worker_loses_nothing(postgres_url, mlflow_server, tmp_path, si
         _drop(postgres_url, name)
 
 
+def _fitting_workers(name, storage) -> set[str]:
+    """host:pid of every worker with a trial in a fit (running, its parameters drawn), once 40 are finished."""
+    try:
+        trials = optuna.load_study(study_name=name, storage=storage).get_trials(deepcopy=False)
+    except KeyError:
+        return set()
+    if sum(t.state.is_finished() for t in trials) < 40:
+        return set()
+    return {claim_of(t).worker for t in trials if t.state == TrialState.RUNNING and t.params and claim_of(t)}
+
+
 def _kill_a_worker_in_a_fit(workers, name, storage):
-    """SIGKILL a worker process while one of its trials is in a fit (found by the claim's host:pid)."""
+    """SIGKILL a worker process while one of its trials is in a fit (found by the claim's host:pid).
+
+    The worker is stopped (SIGSTOP) before its fit is looked at again, so the fit cannot end between the look
+    and the kill; a worker whose fit ended meanwhile goes on (SIGCONT)."""
     host = this_worker().rsplit(":", 1)[0]
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        try:
-            trials = optuna.load_study(study_name=name, storage=storage).get_trials(deepcopy=False)
-        except KeyError:
-            trials = []
-        if sum(t.state.is_finished() for t in trials) >= 40:
-            owners = {claim_of(t).worker for t in trials
-                      if t.state == TrialState.RUNNING and t.params and claim_of(t) is not None}
-            for worker in workers:
-                if worker.poll() is None and f"{host}:{worker.pid}" in owners:
+        for worker in workers:
+            if worker.poll() is None and f"{host}:{worker.pid}" in _fitting_workers(name, storage):
+                os.killpg(worker.pid, signal.SIGSTOP)
+                if f"{host}:{worker.pid}" in _fitting_workers(name, storage):
                     os.killpg(worker.pid, signal.SIGKILL)
                     worker.wait()
                     return worker
+                os.killpg(worker.pid, signal.SIGCONT)
         time.sleep(0.02)
     raise AssertionError("no worker was caught in a fit")
