@@ -152,12 +152,14 @@ def test_two_processes_journal(tmp_path, serial_configs):
     _run_processes("journal", path, JournalStorage(JournalFileBackend(path)), serial_configs)
 
 
+@pytest.mark.slow  # about 14 s: three processes
 @pytest.mark.postgres
 def test_three_processes_postgres(postgres_url, serial_configs):
     study = _run_processes("postgres", postgres_url, postgres_url, serial_configs, processes=3)
     optuna.delete_study(study_name=study.study_name, storage=postgres_url)
 
 
+@pytest.mark.slow  # about 7 s: waits out a dead worker's heartbeat
 @pytest.mark.postgres
 def test_killed_worker_postgres_heartbeat(postgres_url):
     _killed_worker_scenario("rdb-hb", postgres_url, RDBStorage(postgres_url, heartbeat_interval=1, grace_period=2))
