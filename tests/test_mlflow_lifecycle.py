@@ -1,6 +1,7 @@
 """The registry lifecycle on a real SQLite store: challenger, the promotion gate, fairness monitoring."""
 
 import json
+import re
 import os
 import socket
 
@@ -59,9 +60,15 @@ def test_impossible_gate_refuses_names_fairness_and_keeps_the_champion(store, ca
                  "--min-fairness", "1.0", "--tracking-uri", store["uri"]])
     err = capsys.readouterr().err
     assert code == 3
-    failing = [line.strip() for line in err.splitlines() if line.startswith("  ")]
-    assert failing and any(line.startswith("fairness_lower:") for line in failing)
-    assert all("fairness" in line or "accuracy" in line for line in failing)
+    failing = [line.strip()[len("refused because "):] for line in err.splitlines()
+               if line.startswith("  refused because ")]
+    assert failing and any(line.startswith("fairness_lower: the lower bound of its fairness interval") for line in failing)
+    assert all(line.startswith(("fairness", "accuracy")) for line in failing)
+    # both models' figures with their intervals, the counts behind the ratio and the rule applied
+    assert re.search(r"^  on \d+ rows \(sex: f \d+, m \d+ positives\)$", err, re.M), err
+    assert re.search(r"^  candidate +0\.\d{4}   0\.\d{4} \[0\.\d{4}, [01]\.\d{4}\]$", err, re.M), err
+    assert re.search(r"^  champion +0\.\d{4}   0\.\d{4} \[", err, re.M), err
+    assert "  rule: fairness ratio and its interval's lower bound >= 1.0;" in err
     assert _champion(client) == "1"
     assert client.get_model_version(NAME, "2").tags[GATE_TAG] == "refused"
     run = _promotion_runs(client)[0]
@@ -79,6 +86,9 @@ def test_open_gate_moves_the_champion_and_a_rerun_changes_nothing(store):
                                      max_accuracy_drop=1.0, tracking_uri=store["uri"])
     assert (verdict.passed, verdict.moved, verdict.exit_code) == (True, True, 0), verdict.text()
     assert _champion(client) == "2" and client.get_model_version(NAME, "2").tags[GATE_TAG] == "passed"
+    shown = verdict.text().splitlines()  # a pass shows both models' figures too, and the rule it passed
+    assert shown[0] == f"passed: {NAME}@champion moved to version 2 (was version 1)"
+    assert [line.split()[0] for line in shown[3:5]] == ["candidate", "champion"] and shown[5].startswith("  rule: ")
     # the candidate's fairness equals the champion's evaluator metric recomputed on the same rows
     assert verdict.scores["candidate"]["fairops_tpr_ratio_lower"] <= verdict.scores["candidate"]["fairops_tpr_ratio"]
     runs_before = len(_promotion_runs(client))

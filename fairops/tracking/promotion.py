@@ -34,6 +34,7 @@ from .registry import _alias_holder
 from .version_record import read_record
 
 CHAMPION, CHALLENGER = "champion", "challenger"
+EVALUATOR_LEVEL = 0.95  # the fairops evaluator's default interval_level
 GATE_TAG = "fairops.gate"
 LABEL = "fairops_label"
 _FAILED_METRIC = re.compile(r"Metric (\w+) ")
@@ -52,6 +53,8 @@ class Verdict:
     gate: dict = field(default_factory=dict)
     scores: dict = field(default_factory=dict)
     run_id: str | None = None
+    #: both models' figures on the gate's rows, the counts behind the ratio and the rule applied, as lines
+    figures: list = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -64,9 +67,11 @@ class Verdict:
             return f"{self.name} version {self.candidate} already is @champion: nothing changes"
         if self.passed:
             before = f"version {self.champion}" if self.champion else "no champion"
-            return f"passed: {self.name}@champion moved to version {self.candidate} (was {before})"
-        lines = [f"refused: {self.name} version {self.candidate} stays out; @champion stays version {self.champion}"]
-        return "\n".join(lines + [f"  {reason}" for reason in self.reasons])
+            return "\n".join([f"passed: {self.name}@champion moved to version {self.candidate} (was {before})",
+                              *self.figures])
+        lines = [f"refused: {self.name} version {self.candidate} stays out; @champion stays version {self.champion}",
+                 *self.figures]
+        return "\n".join(lines + [f"  refused because {reason}" for reason in self.reasons])
 
 
 def _resolve(client, name: str, candidate) -> str:
@@ -125,8 +130,9 @@ def gate_checks(task, candidate: dict, champion: dict | None, *, min_fairness=No
     return metrics, thresholds
 
 
-def _decide(metrics: dict, thresholds: dict) -> list[str]:
-    """The failing checks as lines (empty when ``mlflow.validate_evaluation_results`` passes)."""
+def _decide(metrics: dict, thresholds: dict, task=None) -> list[str]:
+    """The failing checks as lines (empty when ``mlflow.validate_evaluation_results`` passes), each naming
+    the check, its figure and its bound in words."""
     import mlflow
     from mlflow.models.evaluation import EvaluationResult
     from mlflow.models.evaluation.validation import ModelValidationFailedException
@@ -136,9 +142,60 @@ def _decide(metrics: dict, thresholds: dict) -> list[str]:
     except ModelValidationFailedException as failure:
         lines = [line for line in failure.message.splitlines() if line.strip()]
         named = [(_FAILED_METRIC.search(line), line) for line in lines]
-        return [f"{match[1]}: {line}" if match else line for match, line in named]
+        return [_reason(match[1], metrics, thresholds, task) if match and match[1] in thresholds else line
+                for match, line in named]
     nan = [key for key in thresholds if not np.isfinite(metrics[key])]
     return [f"{key}: undefined on these rows (a group without the rate's rows)" for key in nan]
+
+
+def _reason(key: str, metrics: dict, thresholds: dict, task) -> str:
+    """One failing check in words.
+
+    >>> from mlflow.models import MetricThreshold
+    >>> bound = MetricThreshold(threshold=0.02, greater_is_better=False)
+    >>> _reason("accuracy_drop", {"accuracy_drop": 0.034}, {"accuracy_drop": bound}, None)
+    'accuracy_drop: its accuracy is 0.0340 below the champion\'s, more than the 0.0200 allowed'
+    """
+    value, bound = metrics[key], thresholds[key].threshold
+    accuracy = "accuracy" if task is None else task.metric
+    return key + ": " + {
+        "fairness": f"its fairness ratio {value:.4f} is below the floor {bound:.4f}",
+        "fairness_lower": f"the lower bound of its fairness interval, {value:.4f}, is below the floor {bound:.4f}",
+        "fairness_shortfall": f"its fairness is below the champion's beyond noise (its interval's upper bound is "
+                              f"{value:.4f} under the champion's lower bound)",
+        "accuracy_drop": f"its {accuracy} is {value:.4f} below the champion's, more than the {bound:.4f} allowed",
+    }.get(key, f"{value:.4f} against the bound {bound:.4f}")
+
+
+def _bases_text(task, frame, groups: dict) -> str:
+    """The rows behind the task's rate per group of each attribute (positives for TPR, negatives for FPR,
+    all rows for the positive rate), e.g. ``sex: F 120, M 310 negatives``."""
+    labels = frame[LABEL].to_numpy()
+    kept = {"tpr": labels == 1, "fpr": labels == 0}.get(task.fairness, np.ones(len(labels), dtype=bool))
+    unit = {"tpr": "positives", "fpr": "negatives"}.get(task.fairness, "rows")
+    parts = []
+    for attribute in task.sensitive:
+        values, counts = np.unique(groups[attribute][kept], return_counts=True)
+        parts.append(f"{attribute}: " + ", ".join(f"{v} {c}" for v, c in zip(values, counts)) + f" {unit}")
+    return "; ".join(parts)
+
+
+def _figure_lines(task, frame, groups: dict, scores: dict, *, min_fairness, max_accuracy_drop, level: float):
+    """Both models' figures on the gate's rows, the counts behind the ratio and the rule, as printed lines."""
+    accuracy, ratio = f"fairops_{task.metric}", f"fairops_{task.fairness}_ratio"
+    fairness = f"{task.fairness_label} [{level:.0%} interval]"
+    lines = [f"  on {len(frame)} rows ({_bases_text(task, frame, groups)})",
+             f"  {'':<10} {task.metric:>10}   {fairness}"]
+    for role, values in scores.items():
+        lines.append(f"  {role:<10} {values[accuracy]:>10.4f}   {values[ratio]:.4f} "
+                     f"[{values[f'{ratio}_lower']:.4f}, {values[f'{ratio}_upper']:.4f}]")
+    rule = [f"fairness ratio and its interval's lower bound >= {min_fairness}" if min_fairness is not None
+            else "no fairness floor (give --min-fairness)"]
+    if "champion" in scores:
+        rule += ["fairness not below the champion's beyond noise (the intervals overlap or the candidate's is higher)",
+                 f"{task.metric} at most {max_accuracy_drop} below the champion's" if max_accuracy_drop is not None
+                 else f"no {task.metric} check"]
+    return lines + ["  rule: " + "; ".join(rule)]
 
 
 def _record(client, name: str, version: str, run_id: str, reasons: list, payload: dict) -> None:
@@ -214,7 +271,9 @@ def _gate(client, name, version, champion, frame, config, task, experiment, *, u
                 own = client.get_model_version(name, champion).tags.get("fairops.decision", "single")
                 scores["champion"] = _evaluate(name, champion, "champion", frame, {**config, "decision": own})
             metrics, thresholds = gate_checks(task, scores["candidate"], scores.get("champion"), **bounds)
-            reasons = _decide(metrics, thresholds)
+            reasons = _decide(metrics, thresholds, task)
+            figures = _figure_lines(task, frame, config["sensitive_features"], scores,
+                                    level=config.get("interval_level", EVALUATOR_LEVEL), **bounds)
             mlflow.log_metrics({f"{role}.{key}": value for role, values in scores.items()
                                 for key, value in values.items() if np.isfinite(value)})
             mlflow.log_metrics({f"gate.{key}": value for key, value in metrics.items() if np.isfinite(value)})
@@ -222,4 +281,5 @@ def _gate(client, name, version, champion, frame, config, task, experiment, *, u
                        "rows": len(frame), "checks": {k: str(v) for k, v in thresholds.items()},
                        "gate": metrics, "reasons": reasons, "scores": scores}
             _record(client, name, version, run.info.run_id, reasons, payload)
-    return Verdict(name, version, champion, not reasons, not reasons, reasons, metrics, scores, run.info.run_id)
+    return Verdict(name, version, champion, not reasons, not reasons, reasons, metrics, scores, run.info.run_id,
+                   figures)
