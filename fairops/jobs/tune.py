@@ -160,6 +160,7 @@ class TuneResult:
     failures: dict = field(default_factory=dict)
     choice: object = None
     verdict: object = None
+    test_counts: str | None = None
 
 
 def _failures(trials) -> dict:
@@ -402,6 +403,7 @@ class TuneJob(TuningJob):
         chosen = _Chosen(result, *choose(self.settings, self.objective, trials, self.plan.alpha))
         pick, accurate = chosen.pick, chosen.accurate
         result.choice = chosen.choice
+        result.test_counts = counts_text(self.objective.task, *self.objective.rows("test")[1:])
         result.rows = {
             f"Fairband pick (#{pick.trial.number}, {family_of(pick.trial, self.families)})":
                 {"trial": pick.trial, **chosen.scores},
@@ -485,7 +487,7 @@ def _description(settings, study, objective, pick, scores, accurate, accurate_sc
         v, t = measured["validation"], measured["test"]
         family = f", {trial.params['model']}" if "model" in trial.params else ""
         return (f"| {label} (trial {trial.number}{family}) | {with_interval(v, 'accuracy')} "
-                f"| {with_interval(v, 'fairness')} | {t['accuracy']:.4f} | {t['fairness']:.4f} |")
+                f"| {with_interval(v, 'fairness')} | {with_interval(t, 'accuracy')} | {with_interval(t, 'fairness')} |")
 
     task, v = objective.task, scores["validation"]
     return "\n".join([
@@ -494,9 +496,12 @@ def _description(settings, study, objective, pick, scores, accurate, accurate_sc
         f"Task `{task}`: accuracy = {task.metric} at {task.target} = {task.target_value:g}, fairness = "
         f"{task.fairness.upper()} ratio over {task.over}; the positive class is {task.positive or 'label 1'}.",
         f"Validation fairness of this model: {with_interval(v, 'fairness')} (90% confidence interval from "
-        f"the group counts); test fairness {scores['test']['fairness']:.4f}.",
+        f"the group counts); test fairness {with_interval(scores['test'], 'fairness')} "
+        f"(test: {counts_text(task, *objective.rows('test')[1:])}).",
+        *[f"{note.removeprefix('note: ')}: the validation figure did not hold on the test rows."
+          for note in outside_notes({"This model": scores})],
         f"Selection: {describe(pick, study)}.",
-        "Scores of the models refit on all training rows (validation: value [90% interval]):",
+        "Scores of the models refit on all training rows (value [90% interval]):",
         "",
         "| | validation accuracy | validation fairness | test accuracy | test fairness |",
         "|---|---|---|---|---|",
@@ -508,6 +513,54 @@ def _description(settings, study, objective, pick, scores, accurate, accurate_sc
         f"{'; the groups columns are required inputs' if settings.decision == 'per-group' else ''}); rows that "
         "break the input schema get HTTP 400 with the reason.",
     ])
+
+
+def counts_text(task, y, sensitive) -> str:
+    """The rows behind the task's fairness ratio, per group of each attribute (positives for TPR, negatives
+    for FPR, all rows for the positive rate).
+
+    >>> import numpy as np, pandas as pd
+    >>> from fairops.metrics import Task
+    >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
+    >>> counts_text(task, np.array([1, 1, 0, 1]), pd.DataFrame({"sex": ["f", "m", "m", "m"]}))
+    '4 rows; behind the TPR ratio: sex f 1, m 2 positives'
+    """
+    import numpy as np
+
+    y = np.asarray(y)
+    kept = {"tpr": y == 1, "fpr": y == 0}.get(task.fairness, np.ones(len(y), dtype=bool))
+    unit = {"tpr": "positives", "fpr": "negatives"}.get(task.fairness, "rows")
+    groups = task.select_sensitive(sensitive)
+    parts = []
+    for attribute in task.sensitive:
+        values, counts = np.unique(np.asarray(groups[attribute]).astype(str)[kept], return_counts=True)
+        parts.append(f"{attribute} " + ", ".join(f"{v} {c}" for v, c in zip(values, counts)) + f" {unit}")
+    return f"{len(y)} rows; behind the {task.fairness_label}: " + "; ".join(parts)
+
+
+def outside_notes(rows: dict, choice=None) -> list[str]:
+    """A line for each model whose test fairness lies outside its validation interval (and, for the robust
+    pick, outside the cross-validated one): the validation figure did not hold on new rows.
+
+    >>> rows = {"pick": {"validation": {"fairness": 0.67, "fairness_low": 0.27, "fairness_high": 1.0},
+    ...                  "test": {"fairness": 0.2}}}
+    >>> outside_notes(rows)
+    ['note: pick: test fairness 0.2000 lies below its validation interval [0.2700, 1.0000]']
+    """
+    notes = []
+    assessed = None if choice is None or choice.chosen.assessed is None else choice.chosen.assessed
+    for number, (label, row) in enumerate(rows.items()):
+        test = row["test"]["fairness"]
+        intervals = [("validation", row["validation"])] + ([("cross-validated", assessed)]
+                                                          if number == 0 and assessed is not None else [])
+        for name, figures in intervals:
+            low, high = figures.get("fairness_low"), figures.get("fairness_high")
+            if low is None or high is None or low <= test <= high:
+                continue
+            side = "below" if test < low else "above"
+            notes.append(f"note: {label}: test fairness {test:.4f} lies {side} its {name} interval "
+                         f"[{low:.4f}, {high:.4f}]")
+    return notes
 
 
 def threshold_origin(task) -> str:
@@ -636,19 +689,23 @@ def print_summary(result: TuneResult, *, out=None) -> None:
     task = result.task
     accuracy, fairness = (task.metric, task.fairness_label) if task else ("accuracy", "fairness")
     label_width = max([28, *(len(label) + 2 for label in result.rows)])
-    wide, width = 25, max(11, len(accuracy) + 2, len(fairness) + 2)
-    print("\n" + f"{'':<{label_width}}{'validation':>{2 * wide}}{'test':>{2 * width}}", file=out)
-    print(f"{'':<{label_width}}{accuracy:>{wide}}{fairness:>{wide}}{accuracy:>{width}}{fairness:>{width}}", file=out)
+    wide = 25
+    print("\n" + f"{'':<{label_width}}{'validation':>{2 * wide}}{'test':>{2 * wide}}", file=out)
+    print(f"{'':<{label_width}}{accuracy:>{wide}}{fairness:>{wide}}{accuracy:>{wide}}{fairness:>{wide}}", file=out)
     for label, row in result.rows.items():
         v, t = row["validation"], row["test"]
         print(f"{label:<{label_width}}{with_interval(v, 'accuracy'):>{wide}}{with_interval(v, 'fairness'):>{wide}}"
-              f"{t['accuracy']:>{width}.4f}{t['fairness']:>{width}.4f}", file=out)
+              f"{with_interval(t, 'accuracy'):>{wide}}{with_interval(t, 'fairness'):>{wide}}", file=out)
     if task is not None:
         print(f"({accuracy} = {task.accuracy_name}; {fairness} = lowest / highest over "
               f"{task.over}; positive class: {task.positive or 'label 1'})", file=out)
     where = "thresholds per group" if result.settings.decision == "per-group" else threshold_origin(task)
-    print("(models refit on all training rows; validation: value [90% confidence interval]; the test rows are "
+    print("(models refit on all training rows; value [90% confidence interval]; the test rows are "
           f"scored at the {where})", file=out)
+    if result.test_counts:
+        print(f"(test: {result.test_counts})", file=out)
+    for note in outside_notes(result.rows, result.choice):
+        print(f"{note}: the validation figure did not hold on these rows", file=out)
     if result.choice is not None:
         print(_refit_note(result.choice), file=out)
     if result.failures:
