@@ -153,8 +153,8 @@ def _reason(key: str, metrics: dict, thresholds: dict, task) -> str:
 
     >>> from mlflow.models import MetricThreshold
     >>> bound = MetricThreshold(threshold=0.02, greater_is_better=False)
-    >>> _reason("accuracy_drop", {"accuracy_drop": 0.034}, {"accuracy_drop": bound}, None)
-    'accuracy_drop: its accuracy is 0.0340 below the champion\'s, more than the 0.0200 allowed'
+    >>> print(_reason("accuracy_drop", {"accuracy_drop": 0.034}, {"accuracy_drop": bound}, None))
+    accuracy_drop: its accuracy is 0.0340 below the champion's, more than the 0.0200 allowed
     """
     value, bound = metrics[key], thresholds[key].threshold
     accuracy = "accuracy" if task is None else task.metric
