@@ -525,17 +525,12 @@ def counts_text(task, y, sensitive) -> str:
     >>> counts_text(task, np.array([1, 1, 0, 1]), pd.DataFrame({"sex": ["f", "m", "m", "m"]}))
     '4 rows; behind the TPR ratio: sex f 1, m 2 positives'
     """
-    import numpy as np
+    from ..metrics.windows import BASE_UNIT, rate_bases
 
-    y = np.asarray(y)
-    kept = {"tpr": y == 1, "fpr": y == 0}.get(task.fairness, np.ones(len(y), dtype=bool))
-    unit = {"tpr": "positives", "fpr": "negatives"}.get(task.fairness, "rows")
-    groups = task.select_sensitive(sensitive)
-    parts = []
-    for attribute in task.sensitive:
-        values, counts = np.unique(np.asarray(groups[attribute]).astype(str)[kept], return_counts=True)
-        parts.append(f"{attribute} " + ", ".join(f"{v} {c}" for v, c in zip(values, counts)) + f" {unit}")
-    return f"{len(y)} rows; behind the {task.fairness_label}: " + "; ".join(parts)
+    bases = rate_bases(task, y, sensitive)
+    parts = [f"{attribute} " + ", ".join(f"{group} {count}" for group, count in groups.items())
+             + f" {BASE_UNIT[task.fairness]}" for attribute, groups in bases.attributes.items()]
+    return f"{bases.rows} rows; behind the {task.fairness_label}: " + "; ".join(parts)
 
 
 def outside_notes(rows: dict, choice=None) -> list[str]:

@@ -285,6 +285,10 @@ class RateBases:
         return RateBases(self.rows + other.rows, attributes, pooled(self.combined, other.combined), self.task_ratio)
 
 
+#: what a rate's base counts, in words
+BASE_UNIT = {"tpr": "positives", "fpr": "negatives", "ppr": "rows"}
+
+
 def rate_bases(task: Task, y, sensitive) -> RateBases:
     """The :class:`RateBases` of one window's labels ``y`` and its sensitive columns (those of the task it holds).
 

@@ -170,14 +170,11 @@ def _reason(key: str, metrics: dict, thresholds: dict, task) -> str:
 def _bases_text(task, frame, groups: dict) -> str:
     """The rows behind the task's rate per group of each attribute (positives for TPR, negatives for FPR,
     all rows for the positive rate), e.g. ``sex: F 120, M 310 negatives``."""
-    labels = frame[LABEL].to_numpy()
-    kept = {"tpr": labels == 1, "fpr": labels == 0}.get(task.fairness, np.ones(len(labels), dtype=bool))
-    unit = {"tpr": "positives", "fpr": "negatives"}.get(task.fairness, "rows")
-    parts = []
-    for attribute in task.sensitive:
-        values, counts = np.unique(groups[attribute][kept], return_counts=True)
-        parts.append(f"{attribute}: " + ", ".join(f"{v} {c}" for v, c in zip(values, counts)) + f" {unit}")
-    return "; ".join(parts)
+    from fairops.metrics.windows import BASE_UNIT, rate_bases
+
+    bases = rate_bases(task, frame[LABEL].to_numpy(), groups).attributes
+    return "; ".join(f"{attribute}: " + ", ".join(f"{group} {count}" for group, count in counts.items())
+                     + f" {BASE_UNIT[task.fairness]}" for attribute, counts in bases.items())
 
 
 def _figure_lines(task, frame, groups: dict, scores: dict, *, min_fairness, max_accuracy_drop, level: float):
