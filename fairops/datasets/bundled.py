@@ -28,7 +28,8 @@ class Dataset:
     sensitive: pd.DataFrame
     task: Task
     source: str = field(default="")
-    #: What label 1 means, e.g. ``"income >50K"`` (shown with tracked runs).
+    #: Row positions the file marks as held out (``load_table(..., holdout=COLUMN)``), else ``None``.
+    held_out: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
         return (

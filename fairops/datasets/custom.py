@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -117,8 +118,34 @@ def _read(reader, path: Path) -> pd.DataFrame:
     return frame
 
 
+_TRUE, _FALSE = {"1", "true", "yes"}, {"0", "false", "no"}
+
+
+def holdout_rows(column: pd.Series, name: str) -> np.ndarray:
+    """Row positions a yes/no column marks as held out (1 / true / yes; 0 / false / no, any case).
+
+    >>> holdout_rows(pd.Series(["no", "Yes", "0", "1"]), "fresh").tolist()
+    [1, 3]
+    """
+    if column.isna().any():
+        raise ValueError(f"holdout column {name!r} {_missing_text(column)}; mark every row held out or not")
+    if pd.api.types.is_numeric_dtype(column):  # bools and numbers: 1 / 0 by value (1.0 is 1)
+        text = column.map(lambda value: {1: "1", 0: "0"}.get(value, str(value)))
+    else:
+        text = column.astype(str).str.strip().str.lower()
+    unknown = sorted(set(text) - _TRUE - _FALSE)
+    if unknown:
+        raise ValueError(f"holdout column {name!r} must say yes or no per row (1/0, true/false, yes/no), "
+                         f"found {unknown[:6]}")
+    held = np.flatnonzero(text.isin(_TRUE).to_numpy())
+    if len(held) == 0 or len(held) == len(text):
+        raise ValueError(f"holdout column {name!r} marks {len(held)} of {len(text)} rows held out; it must "
+                         "leave some rows on each side")
+    return held
+
+
 def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,ratio=tpr",
-               drop_sensitive: bool = False, positive=None) -> Dataset:
+               drop_sensitive: bool = False, positive=None, holdout: str | None = None) -> Dataset:
     """A :class:`Dataset` from a ``.csv`` or ``.parquet`` file.
 
     ``sensitive`` names one or more columns (a list or a comma-separated string); the
@@ -128,7 +155,8 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
     So are repeated column names, names that differ only by surrounding spaces (``x1`` and `` x1 ``:
     names are compared exactly, never stripped), feature columns that are all missing or hold an
     infinite value, and a top-k task asking for more rows than the file has. ``positive`` names the target value that is
-    label 1 (default: the larger value).
+    label 1 (default: the larger value). ``holdout`` names a yes/no column marking rows held out (the
+    dataset's ``held_out`` row positions; the column is not a feature).
 
     >>> import tempfile, pandas as pd
     >>> path = tempfile.mkdtemp() + "/toy.csv"
@@ -154,12 +182,18 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
         raise ValueError(f"column(s) {missing} not in {path.name}; it has {list(frame.columns)}{similar}")
     if not columns:
         raise ValueError("name at least one sensitive column")
+    if holdout is not None:
+        if holdout not in frame.columns:
+            raise ValueError(f"holdout column {holdout!r} not in {path.name}; it has {list(frame.columns)}")
+        if holdout == target or holdout in columns:
+            raise ValueError(f"holdout column {holdout!r} is the target or a sensitive column")
     if target in columns:
         raise ValueError(f"sensitive column {target!r} is the target column; a fairness ratio over the label "
                          "itself measures nothing")
     repeated = sorted({c for c in columns if columns.count(c) > 1})
     if repeated:
         raise ValueError(f"sensitive column(s) {repeated} named more than once")
+    held_out = None if holdout is None else holdout_rows(frame.pop(holdout), holdout)
     y, positive = _binary_target(frame.pop(target), target, positive)
     check_features(frame)
     groups = frame[columns]
@@ -171,4 +205,5 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
             raise ValueError(f"sensitive column {column!r} has a single value; fairness needs two groups")
     spec = Task.from_string(task, sensitive=columns, positive=positive)
     spec.check_rows(len(frame), f"{path.name}")
-    return _finish(path.stem, frame, y, groups.astype(str), spec, str(path), drop_sensitive)
+    data = _finish(path.stem, frame, y, groups.astype(str), spec, str(path), drop_sensitive)
+    return data if held_out is None else dataclasses.replace(data, held_out=held_out)

@@ -60,6 +60,35 @@ def train_validation_test_split(y, sensitive_features, *, validation=0.2, test=0
     return Split(**{name: np.sort(np.concatenate(chunks)) for name, chunks in parts.items()})
 
 
+def split_around(y, sensitive_features, test_rows, *, validation=0.2, seed=0) -> Split:
+    """Split rows into train / validation around given test rows (a held-out part chosen beforehand, e.g.
+    by :func:`~fairops.datasets.row_ids.content_holdout` or a column of the file); the other rows are
+    shared out stratified by label x group at ``seed``, ``validation`` being a share of all rows.
+
+    >>> import numpy as np
+    >>> y = np.array([0, 1] * 50); s = np.array(["a"] * 50 + ["b"] * 50)
+    >>> parts = split_around(y, s, np.arange(80, 100), validation=0.2, seed=0)
+    >>> len(parts.train), len(parts.validation), parts.test.tolist() == list(range(80, 100))
+    (60, 20, True)
+    """
+    cells = strata(y, sensitive_features)
+    test = np.unique(np.asarray(test_rows, dtype=np.int64))
+    if len(test) and (test[0] < 0 or test[-1] >= len(cells)):
+        raise ValueError(f"test rows must be row positions in [0, {len(cells)})")
+    rest = np.setdiff1d(np.arange(len(cells)), test)
+    if len(rest) == 0:
+        raise ValueError("every row is held out: none is left to train on")
+    share = validation * len(cells) / len(rest)
+    if not 0 <= share < 1:
+        raise ValueError(f"validation share {validation} leaves no training rows beside {len(test)} test rows")
+    parts = {"train": [], "validation": []}
+    for members in _shuffled_members(cells[rest], seed):
+        n_validation = int(round(share * len(members)))
+        parts["validation"].append(rest[members[:n_validation]])
+        parts["train"].append(rest[members[n_validation:]])
+    return Split(test=test, **{name: np.sort(np.concatenate(chunks)) for name, chunks in parts.items()})
+
+
 class BudgetSlicer:
     """Nested, stratified subsets of a training set, one per budget fraction.
 

@@ -18,20 +18,25 @@ import textwrap
 from pathlib import Path
 
 from ..datasets import LOADERS
+from ..metrics.classification import FOUR_FIFTHS
 from .options import refuse_options
 
 DEFAULT_DROP = 0.02
 
 
-def gate_rows(dataset: str | None, data: str | None, target=None, sensitive=None, task=None, seed: int = 0):
-    """``(X, y, sensitive, task)``: a bundled data set's test rows (tune's split at ``seed``) or a whole file."""
+def gate_rows(dataset: str | None, data: str | None, target=None, sensitive=None, task=None, seed: int = 0,
+              holdout: str | None = None):
+    """``(X, y, sensitive, task)``: a bundled data set's test rows (tune's split at ``seed``), or a file's rows
+    (only those its ``holdout`` column marks, when given)."""
     from ..datasets import load_dataset, load_table, train_validation_test_split
     from ..metrics import Task
 
     if data is not None:
-        loaded = load_table(data, target=target, sensitive=sensitive)
+        loaded = load_table(data, target=target, sensitive=sensitive, holdout=holdout)
         columns = list(loaded.sensitive.columns)
-        return loaded.X, loaded.y, loaded.sensitive, (Task.from_string(task, sensitive=columns) if task else None)
+        rows = slice(None) if loaded.held_out is None else loaded.held_out
+        return loaded.X.iloc[rows], loaded.y[rows], loaded.sensitive.iloc[rows], \
+            (Task.from_string(task, sensitive=columns) if task else None)
     loaded = load_dataset(dataset)
     groups = loaded.sensitive[list(loaded.task.sensitive)]
     rows = train_validation_test_split(loaded.y, groups, seed=seed).test
@@ -48,7 +53,7 @@ def tracking_uri_of(project_dir: str, tracking_uri: str | None) -> str:
     return f"sqlite:///{path}"
 
 
-def promote_command(name: str, *, dataset=None, data=None, target=None, sensitive=None, seed=0,
+def promote_command(name: str, *, dataset=None, data=None, target=None, sensitive=None, holdout=None, seed=0,
                     project_dir=None, tracking_uri=None, bin_dir=None) -> str:
     """The ``fairops promote`` command line that gates a challenger on the same data (its registered task),
     pasted as it is from any folder: this environment's ``fairops`` and absolute paths.
@@ -62,7 +67,8 @@ def promote_command(name: str, *, dataset=None, data=None, target=None, sensitiv
 
     parts = [name]
     parts += ["--dataset", dataset] if data is None else \
-        ["--data", str(Path(data).resolve()), "--target", target, "--sensitive", sensitive]
+        ["--data", str(Path(data).resolve()), "--target", target, "--sensitive", sensitive,
+         *(["--holdout", holdout] if holdout else [])]
     if seed and data is None:
         parts += ["--seed", str(seed)]
     parts += ["--tracking-uri", tracking_uri] if tracking_uri else ["--project-dir", str(Path(project_dir).resolve())]
@@ -76,16 +82,18 @@ def _run(args) -> int:
     if args.data is not None:
         refuse_options(args, ["--dataset", "--seed"], "with --data FILE: every row of the file is scored")
     else:
-        refuse_options(args, ["--target", "--sensitive", "--task"],
+        refuse_options(args, ["--target", "--sensitive", "--task", "--holdout"],
                        "to a bundled --dataset, which brings its own label, sensitive columns and task")
         args.dataset = args.dataset or "adult"
     if args.data is not None and (not args.target or not args.sensitive):
         raise ValueError("--data needs --target COLUMN and --sensitive COLUMN[,COLUMN...]")
     quiet_libraries()
     uri = tracking_uri_of(args.project_dir, args.tracking_uri)
-    X, y, sensitive, task = gate_rows(args.dataset, args.data, args.target, args.sensitive, args.task, args.seed)
+    X, y, sensitive, task = gate_rows(args.dataset, args.data, args.target, args.sensitive, args.task, args.seed,
+                                      args.holdout)
     verdict = promote(args.model, X, y, sensitive, candidate=args.candidate, task=task,
-                      min_fairness=args.min_fairness, max_accuracy_drop=args.max_accuracy_drop, tracking_uri=uri)
+                      min_fairness=args.min_fairness, max_accuracy_drop=args.max_accuracy_drop,
+                      fairness_line=args.fairness_line or None, tracking_uri=uri)
     stream = sys.stdout if verdict.passed else sys.stderr
     print(verdict.text(), file=stream)
     if verdict.run_id:
@@ -119,8 +127,13 @@ def add_parser(subcommands) -> None:
     source.add_argument("--data", help="a CSV or Parquet file of labelled rows (instead of --dataset)")
     source.add_argument("--target", help="with --data: the label column")
     source.add_argument("--sensitive", help="with --data: sensitive column(s), comma-separated")
+    source.add_argument("--holdout", metavar="COLUMN", help="with --data: a yes/no column; only the rows it marks "
+                        "are scored")
     source.add_argument("--task", help="with --data: the task (default: the candidate's registered task)")
     gate = parser.add_argument_group("gate")
+    gate.add_argument("--fairness-line", type=float, default=FOUR_FIFTHS, metavar="F",
+                      help=f"refuse a candidate whose fairness ratio is below F beyond noise: the upper bound of "
+                           f"its 95%% interval under F (default {FOUR_FIFTHS}, the four-fifths rule; 0 turns it off)")
     gate.add_argument("--min-fairness", type=float,
                       help="floor for the candidate's fairness ratio and for its interval's lower bound")
     gate.add_argument("--max-accuracy-drop", type=float, default=DEFAULT_DROP,

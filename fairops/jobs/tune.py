@@ -1,6 +1,8 @@
 """``fairops tune``: Fairband on a data set, every fit tracked in MLflow, the pick registered.
 
-The job splits the data train / validation / test (stratified by label x group), gives each fit a
+The job splits the data train / validation / test (stratified by label x group; for a file of one's own the
+test rows are chosen by row content, or by ``--holdout COLUMN``, so every tune of the file holds out the same
+rows), gives each fit a
 nested stratified slice of the training rows as its budget, tunes the paper's model families plus
 the SCAFF forest and the bias reductions (so fair training competes with fair tuning), logs every fit as
 a child run, then
@@ -17,7 +19,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ..datasets import LOADERS
+from ..datasets.row_ids import row_hashes
 from .options import refuse_options
 from .progress import NO_PROGRESS_HELP, legend
 from .driver import TuningJob
@@ -79,6 +84,7 @@ class TuneSettings:
     min_fairness: float | None = None
     ui_port: int = 5000
     positive: str | None = None
+    holdout: str | None = None
     decision: str = "single"
     blind: bool = False
 
@@ -105,6 +111,8 @@ class TuneSettings:
             raise ValueError("give either --dataset NAME or --data FILE (with --target and --sensitive)")
         if self.data is not None and (not self.target or not self.sensitive):
             raise ValueError("--data needs --target COLUMN and --sensitive COLUMN[,COLUMN...]")
+        if self.holdout is not None and self.data is None:
+            raise ValueError("--holdout names a column of --data FILE; a bundled --dataset has its own split")
         if self.min_fairness is not None and not 0.0 <= self.min_fairness <= 1.0:
             raise ValueError(f"min-fairness must be in [0, 1], got {self.min_fairness}")
         if self.data is not None:
@@ -199,7 +207,7 @@ def load_source(settings: TuneSettings):
 
     if settings.data is not None:
         return load_table(settings.data, target=settings.target, sensitive=settings.sensitive, task=settings.task,
-                          positive=settings.positive)
+                          positive=settings.positive, holdout=settings.holdout)
     return load_dataset(settings.dataset)
 
 
@@ -229,6 +237,8 @@ def study_configuration(settings: TuneSettings, data, families: list[str]) -> di
     """
     # the decision mode is recorded only when it is not the default, so studies from before it still join
     mode = {"decision": settings.decision} if settings.decision != "single" else {}
+    if settings.data is not None:
+        mode["test_rows"] = f"column {settings.holdout}" if settings.holdout else "by row content"
     return {"data": settings.source_name, "data_sha256": data_sha256(data), "task": str(data.task),
             "sensitive": list(data.task.sensitive), "method": settings.tuner, "families": list(families),
             "profile": settings.profile, "max_train_rows": settings.max_train_rows, "selection": settings.selection,
@@ -358,9 +368,11 @@ class TuneJob(TuningJob):
         self.settings, self.out = settings, out
         self.data = data = load_source(settings)
         self.families = families = _families(settings)
+        self.row_ids = row_hashes(data.X, data.sensitive)
         self.objective = FairnessObjective(data, profile=settings.profile, families=families, seed=settings.seed,
                                            max_train_rows=settings.max_train_rows, decision=settings.decision,
-                                           blind=settings.blind, **budget_floor(settings.selection))
+                                           blind=settings.blind, test_rows=held_out_rows(settings, data, self.row_ids),
+                                           **budget_floor(settings.selection))
         alpha = pick_alpha_of(settings)
         self.plan = Plan(
             storage=settings.storage, study_name=settings.study_name, target=target_trials(settings),
@@ -404,6 +416,10 @@ class TuneJob(TuningJob):
         pick, accurate = chosen.pick, chosen.accurate
         result.choice = chosen.choice
         result.test_counts = counts_text(self.objective.task, *self.objective.rows("test")[1:])
+        if self.settings.data is not None:
+            how = f"marked by --holdout {self.settings.holdout}" if self.settings.holdout else "chosen by row content"
+            result.test_counts = result.test_counts.replace(" rows; ", f" rows held out, {how}, the same in every "
+                                                            "tune of this file; ", 1)
         result.rows = {
             f"Fairband pick (#{pick.trial.number}, {family_of(pick.trial, self.families)})":
                 {"trial": pick.trial, **chosen.scores},
@@ -413,8 +429,10 @@ class TuneJob(TuningJob):
         return chosen
 
     def register(self, study, tracker, chosen: "_Chosen"):
-        return _register(self.settings, study, self.objective, chosen.pick, chosen.model, chosen.scores,
-                         chosen.accurate, chosen.accurate_scores)
+        registered = _register(self.settings, study, self.objective, chosen.pick, chosen.model, chosen.scores,
+                               chosen.accurate, chosen.accurate_scores)
+        _record_rows(self.settings, self.objective, self.row_ids, registered)
+        return registered
 
     def registered(self, study, tracker, chosen: "_Chosen", version, before: bool) -> None:
         from . import mlflow_study
@@ -446,6 +464,31 @@ class _Chosen:
     @property
     def trial(self):
         return self.pick.trial
+
+
+def held_out_rows(settings: TuneSettings, data, row_ids):
+    """The test rows of a file of one's own, fixed before any seed: ``--holdout``'s, else 20% chosen by row
+    content (stratified), so two tunes of one file hold out the same rows and a gate on them judges both
+    models on rows neither saw. ``None`` for a bundled data set (its split at ``--seed``, as the papers')."""
+    from ..datasets.row_ids import content_holdout
+
+    if settings.data is None:
+        return None
+    if data.held_out is not None:
+        return data.held_out
+    return content_holdout(data.y, data.sensitive[list(data.task.sensitive)], row_ids, share=0.2)
+
+
+def _record_rows(settings, objective, row_ids, registered) -> None:
+    """Keep with the new version the hashes of the rows it was trained or validated on, and of its test rows."""
+    from mlflow.tracking import MlflowClient
+
+    from ..tracking.row_record import log_rows
+
+    seen = np.concatenate([objective.rows(part)[0].index.to_numpy() for part in ("train", "validation")])
+    held_out = objective.rows("test")[0].index.to_numpy()
+    log_rows(MlflowClient(settings.tracking_uri), registered.name, registered.version, registered.run_id,
+             seen=row_ids[seen], held_out=row_ids[held_out])
 
 
 def study_params(settings: TuneSettings, data, families, alpha) -> dict:
@@ -629,7 +672,7 @@ def _print_registered(result: TuneResult, out) -> None:
         return
     default_uri = settings.tracking_uri == f"sqlite:///{Path(settings.project_dir) / 'mlflow.db'}"
     command = promote_command(settings.model_name, dataset=settings.dataset, data=settings.data,
-                              target=settings.target, sensitive=settings.sensitive,
+                              target=settings.target, sensitive=settings.sensitive, holdout=settings.holdout,
                               seed=settings.seed, project_dir=settings.project_dir,
                               tracking_uri=None if default_uri else settings.tracking_uri)
     print(f"gate it (fairness and accuracy against the champion on the same rows):\n  {command}", file=out)
@@ -760,7 +803,7 @@ def _run(args) -> int:
         study_name=args.study_name, model_name=args.model_name, n_jobs=args.n_jobs, seed=args.seed,
         finalize=not args.no_finalize, promote=args.promote, progress=not args.no_progress, heartbeat=args.heartbeat,
         wait_timeout=args.wait_timeout, min_fairness=args.min_fairness, ui_port=args.ui_port,
-        positive=args.positive,
+        positive=args.positive, holdout=args.holdout,
         decision=args.decision, blind=args.blind,
     )
     result = run_tune(settings)
@@ -813,6 +856,10 @@ def add_parser(subcommands) -> None:
     source.add_argument("--positive", metavar="VALUE",
                         help="with --data: the target value that is the positive class (default: the larger "
                              "value, numbers by value)")
+    source.add_argument("--holdout", metavar="COLUMN",
+                        help="with --data: a yes/no column (1/0, true/false, yes/no) marking the rows to hold out "
+                             "as test rows, never trained or validated on (default: 20%% of the rows, chosen by "
+                             "their content, the same in every tune of the file)")
     source.add_argument("--max-train-rows", type=int, metavar="N",
                         help="fit on a stratified sample of N training rows (quick looks; default: all)")
     search = parser.add_argument_group("search")

@@ -9,6 +9,9 @@ import numpy as np
 from .inputs import EncodedGroups, as_binary_labels, check_same_length, encode_sensitive
 
 RATES = ("tpr", "fpr", "ppr")
+#: The four-fifths rule of US employment practice: a group's selection rate under 4/5 of the highest
+#: group's is taken as evidence of adverse impact (29 CFR 1607.4(D)); fairops' default fairness line.
+FOUR_FIFTHS = 0.8
 
 
 def _labels_and_predictions(y_true, y_pred):

@@ -5,11 +5,17 @@ rows through ``mlflow.models.evaluate(..., evaluators="fairops")``, each in a ch
 ``promotion`` run, each decided the way it was registered to decide (the version's ``fairops.decision``:
 one threshold at the task's target on these rows, or one per group), and decides with ``mlflow.validate_evaluation_results`` over these checks:
 
-- ``fairness >= min_fairness`` and ``fairness_lower >= min_fairness``: the candidate's fairness ratio,
-  and the lower bound of its interval (the evaluator's ``interval_level``, 95%), reach the floor;
+- ``fairness_upper >= fairness_line`` (by default the four-fifths line, 0.8): the candidate's fairness is
+  not below the line beyond noise, i.e. the upper bound of its interval (the evaluator's ``interval_level``,
+  95%) reaches it; a model the rows show to be unfair is refused, one they cannot judge is not;
+- ``fairness >= min_fairness`` and ``fairness_lower >= min_fairness`` (no floor by default): the
+  candidate's fairness ratio, and the lower bound of its interval, reach the floor;
 - ``fairness_shortfall <= 0``: the champion's lower bound minus the candidate's upper bound; positive
   only when the candidate's fairness is below the champion's beyond noise (the intervals do not overlap);
 - ``accuracy_drop <= max_accuracy_drop``: the champion's accuracy minus the candidate's.
+
+Rows either model was trained or validated on (by row hash, :mod:`.row_record`; versions ``fairops tune``
+registered carry the record) are left out of the gate, and the verdict says how many.
 
 The verdict is recorded first (the promotion run's metrics and tags, then ``fairops.gate = passed |
 refused`` with the reasons on the candidate version) and only then does ``@champion`` move, so a crash
@@ -28,6 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..metrics.classification import FOUR_FIFTHS
 from ._tracking_uri import tracking_uri
 from .registry_lock import registry_lock
 from .registry import _alias_holder
@@ -101,22 +108,27 @@ def _evaluate(name: str, version: str, role: str, frame, config: dict) -> dict:
     return {key: float(value) for key, value in result.metrics.items()}
 
 
-def gate_checks(task, candidate: dict, champion: dict | None, *, min_fairness=None, max_accuracy_drop=None):
+def gate_checks(task, candidate: dict, champion: dict | None, *, min_fairness=None, max_accuracy_drop=None,
+                fairness_line=None):
     """``(gate metrics, MetricThresholds)`` for the candidate's and champion's evaluator metrics.
 
     >>> from fairops.metrics import Task
     >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
     >>> scores = {"fairops_precision": 0.8, "fairops_tpr_ratio": 0.9, "fairops_tpr_ratio_lower": 0.7,
     ...           "fairops_tpr_ratio_upper": 1.0}
-    >>> metrics, thresholds = gate_checks(task, scores, scores, min_fairness=0.8, max_accuracy_drop=0.01)
+    >>> metrics, thresholds = gate_checks(task, scores, scores, min_fairness=0.8, max_accuracy_drop=0.01,
+    ...                                   fairness_line=0.8)
     >>> sorted(thresholds), metrics["fairness_shortfall"]
-    (['accuracy_drop', 'fairness', 'fairness_lower', 'fairness_shortfall'], -0.30000000000000004)
+    (['accuracy_drop', 'fairness', 'fairness_lower', 'fairness_shortfall', 'fairness_upper'], -0.30000000000000004)
     """
     from mlflow.models import MetricThreshold
 
     accuracy, fairness = f"fairops_{task.metric}", f"fairops_{task.fairness}_ratio"
-    metrics = {"fairness": candidate[fairness], "fairness_lower": candidate[f"{fairness}_lower"]}
+    metrics = {"fairness": candidate[fairness], "fairness_lower": candidate[f"{fairness}_lower"],
+               "fairness_upper": candidate[f"{fairness}_upper"]}
     thresholds = {}
+    if fairness_line:
+        thresholds["fairness_upper"] = MetricThreshold(threshold=float(fairness_line), greater_is_better=True)
     if min_fairness is not None:
         for key in ("fairness", "fairness_lower"):
             thresholds[key] = MetricThreshold(threshold=float(min_fairness), greater_is_better=True)
@@ -161,6 +173,8 @@ def _reason(key: str, metrics: dict, thresholds: dict, task) -> str:
     return key + ": " + {
         "fairness": f"its fairness ratio {value:.4f} is below the floor {bound:.4f}",
         "fairness_lower": f"the lower bound of its fairness interval, {value:.4f}, is below the floor {bound:.4f}",
+        "fairness_upper": f"its fairness ratio is below {bound:.4f} beyond noise (the upper bound of its interval "
+                          f"is {value:.4f})",
         "fairness_shortfall": f"its fairness is below the champion's beyond noise (its interval's upper bound is "
                               f"{value:.4f} under the champion's lower bound)",
         "accuracy_drop": f"its {accuracy} is {value:.4f} below the champion's, more than the {bound:.4f} allowed",
@@ -177,7 +191,8 @@ def _bases_text(task, frame, groups: dict) -> str:
                      + f" {BASE_UNIT[task.fairness]}" for attribute, counts in bases.items())
 
 
-def _figure_lines(task, frame, groups: dict, scores: dict, *, min_fairness, max_accuracy_drop, level: float):
+def _figure_lines(task, frame, groups: dict, scores: dict, *, min_fairness, max_accuracy_drop, fairness_line,
+                  level: float):
     """Both models' figures on the gate's rows, the counts behind the ratio and the rule, as printed lines."""
     accuracy, ratio = f"fairops_{task.metric}", f"fairops_{task.fairness}_ratio"
     fairness = f"{task.fairness_label} [{level:.0%} interval]"
@@ -187,7 +202,9 @@ def _figure_lines(task, frame, groups: dict, scores: dict, *, min_fairness, max_
         lines.append(f"  {role:<10} {values[accuracy]:>10.4f}   {values[ratio]:.4f} "
                      f"[{values[f'{ratio}_lower']:.4f}, {values[f'{ratio}_upper']:.4f}]")
     rule = [f"fairness ratio and its interval's lower bound >= {min_fairness}" if min_fairness is not None
-            else "no fairness floor (give --min-fairness)"]
+            else "no fairness floor (give --min-fairness)",
+            f"fairness not below {fairness_line} beyond noise (its interval's upper bound >= {fairness_line})"
+            if fairness_line else "no fairness line"]
     if "champion" in scores:
         rule += ["fairness not below the champion's beyond noise (the intervals overlap or the candidate's is higher)",
                  f"{task.metric} at most {max_accuracy_drop} below the champion's" if max_accuracy_drop is not None
@@ -226,15 +243,19 @@ def _frame(X, y, sensitive):
 
 
 def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, min_fairness=None,
-            max_accuracy_drop=0.02, tracking_uri=None, experiment_id=None, lock_wait: float = 600.0) -> Verdict:
+            max_accuracy_drop=0.02, fairness_line=FOUR_FIFTHS, tracking_uri=None, experiment_id=None,
+            lock_wait: float = 600.0) -> Verdict:
     """Gate ``candidate`` against ``@champion`` on rows ``X`` with labels ``y`` (0/1) and ``sensitive`` columns.
 
     ``task`` (a :class:`~fairops.metrics.Task`) defaults to the one the candidate was registered with;
-    the evaluations use its accuracy metric, target and fairness ratio. See the module docstring.
+    the evaluations use its accuracy metric, target and fairness ratio. Rows either version was trained or
+    validated on are left out (an error when none is left). ``fairness_line`` (default 0.8; None or 0: off)
+    refuses a candidate whose fairness interval lies wholly below it. See the module docstring.
     """
     from mlflow.tracking import MlflowClient
 
-    for label, bound in (("min_fairness", min_fairness), ("max_accuracy_drop", max_accuracy_drop)):
+    for label, bound in (("min_fairness", min_fairness), ("max_accuracy_drop", max_accuracy_drop),
+                         ("fairness_line", fairness_line)):
         if bound is not None and not (isinstance(bound, (int, float)) and 0 <= bound <= 1):
             raise ValueError(f"{label} must be a number in [0, 1] or None, got {bound!r}")
     frame, groups = _frame(X, y, sensitive)
@@ -244,20 +265,41 @@ def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, m
         champion = _alias_holder(client, name, CHAMPION)
         if version == champion:
             return Verdict(name, version, champion, passed=True, moved=False)
+        fresh, positions = _fresh(client, name, [version] + ([champion] if champion else []), X, sensitive)
+        frame = frame[fresh.keep].reset_index(drop=True)
+        groups = {column: values[fresh.keep] for column, values in groups.items()}
         record = read_record(client, name, version)
         task = task or record.task
         config = {"sensitive_features": {c: groups[c] for c in task.sensitive}, "target": task.threshold,
                   "decision": record.decision}
         source = client.get_model_version(name, version).run_id
         experiment = experiment_id or (client.get_run(source).info.experiment_id if source else None)
-        verdict = _gate(client, name, version, champion, frame, config, task, experiment,
-                        min_fairness=min_fairness, max_accuracy_drop=max_accuracy_drop, uri=tracking_uri)
+        verdict = _gate(client, name, version, champion, frame, config, task, experiment, fresh, positions,
+                        min_fairness=min_fairness, max_accuracy_drop=max_accuracy_drop,
+                        fairness_line=fairness_line, uri=tracking_uri)
         if verdict.passed:
             client.set_registered_model_alias(name, CHAMPION, version)
         return verdict
 
 
-def _gate(client, name, version, champion, frame, config, task, experiment, *, uri, **bounds) -> Verdict:
+def _fresh(client, name: str, versions: list, X, sensitive):
+    """The rows none of ``versions`` saw (:mod:`.row_record`) and the rows' labels in ``X``; an error when every
+    row was seen."""
+    import pandas as pd
+
+    from ..datasets.row_ids import row_hashes
+    from .row_record import fresh_rows
+
+    fresh = fresh_rows(client, name, versions, row_hashes(X, sensitive))
+    if not fresh.keep.any():
+        seen = ", ".join(f"version {v}: {n}" for v, n in fresh.seen_by.items())
+        raise ValueError(f"every one of the {len(fresh.keep)} rows was seen in training or validation ({seen}): "
+                         "give labelled rows neither model saw")
+    return fresh, pd.DataFrame(X).index.to_numpy()
+
+
+def _gate(client, name, version, champion, frame, config, task, experiment, fresh, positions, *, uri,
+          **bounds) -> Verdict:
     import mlflow
 
     with tracking_uri(uri):
@@ -270,12 +312,14 @@ def _gate(client, name, version, champion, frame, config, task, experiment, *, u
             metrics, thresholds = gate_checks(task, scores["candidate"], scores.get("champion"), **bounds)
             reasons = _decide(metrics, thresholds, task)
             figures = _figure_lines(task, frame, config["sensitive_features"], scores,
-                                    level=config.get("interval_level", EVALUATOR_LEVEL), **bounds)
+                                    level=config.get("interval_level", EVALUATOR_LEVEL), **bounds) \
+                + fresh.lines(positions)
             mlflow.log_metrics({f"{role}.{key}": value for role, values in scores.items()
                                 for key, value in values.items() if np.isfinite(value)})
             mlflow.log_metrics({f"gate.{key}": value for key, value in metrics.items() if np.isfinite(value)})
             payload = {"name": name, "candidate": version, "champion": champion, "task": str(task),
-                       "rows": len(frame), "checks": {k: str(v) for k, v in thresholds.items()},
+                       "rows": len(frame), "rows_left_out": fresh.left_out, "rows_seen_by": fresh.seen_by,
+                       "versions_without_row_record": fresh.unrecorded, "checks": {k: str(v) for k, v in thresholds.items()},
                        "gate": metrics, "reasons": reasons, "scores": scores}
             _record(client, name, version, run.info.run_id, reasons, payload)
     return Verdict(name, version, champion, not reasons, not reasons, reasons, metrics, scores, run.info.run_id,

@@ -119,6 +119,9 @@ class FairnessObjective:
     ``fairops tune`` and ``fairops compare`` use with the robust selection); without them every fit gets
     exactly its budget fraction, as in the paper.
     ``decision`` (``"single"`` or ``"per-group"``) and ``blind`` are described in the module's docstring.
+    ``test_rows`` (row positions) fixes the test part beforehand, e.g. a file's held-out rows
+    (:func:`~fairops.datasets.row_ids.content_holdout`); ``test`` is then unused and the other rows are
+    split train / validation at ``split_seed``.
 
     >>> from fairops.datasets import load_german
     >>> objective = FairnessObjective(load_german(), families=["logistic_regression"], seed=0)
@@ -129,8 +132,10 @@ class FairnessObjective:
     def __init__(self, dataset, *, profile: str = "fast", families=None, seed: int = 0,
                  validation: float = 0.2, test: float = 0.2, max_train_rows: int | None = None,
                  split_seed: int | None = None, score_test: bool = False, min_rows: int | None = None,
-                 min_positives: int | None = None, decision: str = "single", blind: bool = False) -> None:
+                 min_positives: int | None = None, decision: str = "single", blind: bool = False,
+                 test_rows=None) -> None:
         from fairops.datasets import BudgetSlicer, train_validation_test_split
+        from fairops.datasets.splits import split_around
         from fairops.metrics.decisions import check_decision, check_per_group_target
 
         self.dataset = dataset
@@ -146,8 +151,11 @@ class FairnessObjective:
         self.split_seed = seed if split_seed is None else split_seed
         self.score_test = bool(score_test)
         groups = dataset.sensitive[list(self.task.sensitive)]
-        split = train_validation_test_split(dataset.y, groups, validation=validation, test=test,
-                                            seed=self.split_seed)
+        if test_rows is None:
+            split = train_validation_test_split(dataset.y, groups, validation=validation, test=test,
+                                                seed=self.split_seed)
+        else:
+            split = split_around(dataset.y, groups, test_rows, validation=validation, seed=self.split_seed)
         train = split.train
         if max_train_rows is not None and len(train) > max_train_rows:
             rng = np.random.default_rng(self.split_seed)
