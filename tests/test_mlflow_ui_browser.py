@@ -134,11 +134,14 @@ def test_the_compare_link_shows_the_pareto_front_and_the_pick(tuned, screenshots
         browser.screenshot(screenshots / "mlflow_compare.png")
         assert (screenshots / "mlflow_compare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         listed = browser.evaluate("Array.from(document.querySelectorAll('.ag-row[row-id]')).map(e => e.getAttribute('row-id'))")
+        first = browser.evaluate("document.querySelector('.ag-row[row-index=\"0\"]').getAttribute('row-id')")
         points = browser.evaluate("document.querySelectorAll('.js-plotly-plot .scatterlayer .point').length")
         colors = browser.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot .scatterlayer .point'))"
                                   ".map(p => getComputedStyle(p).fill)")
         text = browser.text()
     assert set(listed) == {runs[name].info.run_id for name in expected}  # exactly the Pareto front and the pick
+    (pick,) = [name for name in expected if name.endswith(" (pick)")]
+    assert first == runs[pick].info.run_id  # the pick first, not last behind the more accurate fits
     assert points == len(expected)  # one point per compared fit
     assert colors.count(PICK_RGB) == 1 and set(colors) == {PICK_RGB, FRONT_RGB}  # the pick apart, in red
     assert "accuracy vs. fairness" in text and "metrics of the compared fits" in text

@@ -319,7 +319,8 @@ def _gate(client, name, version, champion, frame, config, task, experiment, fres
             mlflow.log_metrics({f"gate.{key}": value for key, value in metrics.items() if np.isfinite(value)})
             payload = {"name": name, "candidate": version, "champion": champion, "task": str(task),
                        "rows": len(frame), "rows_left_out": fresh.left_out, "rows_seen_by": fresh.seen_by,
-                       "versions_without_row_record": fresh.unrecorded, "checks": {k: str(v) for k, v in thresholds.items()},
+                       "versions_without_row_record": fresh.unrecorded,
+                       "checks": {k: str(v) for k, v in thresholds.items()},
                        "gate": metrics, "reasons": reasons, "scores": scores}
             _record(client, name, version, run.info.run_id, reasons, payload)
     return Verdict(name, version, champion, not reasons, not reasons, reasons, metrics, scores, run.info.run_id,

@@ -5,7 +5,7 @@
   budget, family, bracket, rung); its chart view plots accuracy against fairness for the runs the
   table has loaded (MLflow loads 100 at a time; "Load more" adds the rest).
 - **compare**: the Pareto-front fits and the pick only, opened on the chart view: the same scatter
-  and a table of their metrics, one column per run.
+  and a table of their metrics, one column per run, the pick first.
 - **study**: the parent run's metric charts, where ``pick_accuracy`` and ``pick_fairness`` over the
   budget spent draw the study's anytime curve.
 
@@ -38,6 +38,8 @@ TRIAL_COLUMNS = (
     shared.column("attributes", "Models"),
 )
 WIDTHS = {shared.RUN_NAME_COLUMN: 300, shared.column("tags", "family"): 160}
+#: Runs MLflow's runs table loads at a time (its count of "matching runs" is of those loaded; not settable).
+PAGE = 100
 #: Runs shown in the comparison at most (the Pareto front of a long study can be large).
 MAX_COMPARED = 60
 #: The runs' metric the trials view sorts by: 0 for the pick, 1 for its refit, then the fits most accurate first.
@@ -56,12 +58,21 @@ class StudyLinks:
     compare: str
     study: str
     ui_command: str | None = None
+    #: How many fit runs the trials view lists (MLflow's table loads 100 at a time and counts those loaded).
+    n_runs: int | None = None
 
     def text(self) -> str:
-        """The lines a job prints."""
+        """The lines a job prints.
+
+        >>> print(StudyLinks(runs="R", compare="C", study="S", n_runs=208).text().splitlines()[1])
+          trials:  R  (208 fits; MLflow's table loads 100 at a time and counts those: "Load more" shows the rest)
+        """
         head = (f"MLflow UI: {self.ui_command}  (then open the links)" if self.ui_command
                 else "MLflow UI (the tracking server):")
-        return (f"{head}\n  trials:  {self.runs}\n  compare: {self.compare}  (Pareto front + pick)\n"
+        count = "" if self.n_runs is None or self.n_runs <= PAGE else (
+            f"  ({self.n_runs} fits; MLflow's table loads {PAGE} at a time and counts those: "
+            "\"Load more\" shows the rest)")
+        return (f"{head}\n  trials:  {self.runs}{count}\n  compare: {self.compare}  (Pareto front + pick)\n"
                 f"  study:   {self.study}  (the running pick over the budget spent)")
 
 
@@ -86,8 +97,10 @@ def _compare_state(run_ids, section: str, alpha) -> dict:
     charts = [shared.scatter_chart(f"{section}-scatter", section, "accuracy", "fairness", "accuracy vs fairness"),
               shared.table_chart(f"{section}-table", section, "metrics of the compared fits")]
     search = "attributes.run_id IN (" + ", ".join(_quoted(r) for r in run_ids) + ")"
+    # the pick first, in the run list and as the metric table's first column, then the front most accurate first
     return shared.view_state(columns=_columns(alpha), charts=charts, section=section, section_name="fairops",
-                             search_filter=search, order_by=shared.column("metrics", "accuracy"), widths=WIDTHS)
+                             search_filter=search, order_by=shared.column("metrics", ORDER), ascending=True,
+                             widths=WIDTHS)
 
 
 def _study_state(parent_run_id: str, section: str) -> dict:
@@ -164,4 +177,5 @@ def publish_study_views(client, tracking_uri: str, experiment_id: str, parent_ru
     for key, value in (("mlflow.note.content", note), ("fairops.runs_url", trials),
                        ("fairops.compare_url", compare), ("fairops.study_url", study)):
         client.set_tag(parent_run_id, key, value)
-    return StudyLinks(trials, compare, study, ui_command(tracking_uri, ui_port))
+    return StudyLinks(trials, compare, study, ui_command(tracking_uri, ui_port),
+                      n_runs=len(ordered_run_ids) or None)
