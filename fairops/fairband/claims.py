@@ -14,7 +14,8 @@ finished), and it takes the lowest slot nobody holds. A slot is held by
 A trial failed by someone else (its heartbeat went stale: the worker died) holds nothing, so its slot
 is free again and the next trial takes it: nothing a killed worker was doing is lost, and because
 claims follow trial numbers, no two live trials ever hold one slot (no storage needs an atomic
-compare-and-set: each claim is a function of the claims before it).
+compare-and-set: each claim is a function of the claims before it). :class:`SlotClaims` is that protocol,
+run for a sampler; :class:`SlotBoard` reads the slots from a study's trials.
 
 >>> import optuna
 >>> from fairops.fairband import FairbandSampler
