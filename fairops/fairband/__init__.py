@@ -8,9 +8,10 @@ The algorithm only: the paper's objective, model families and baseline tuners ar
 0.5
 """
 
+from .budgets import budget
+from .errors import FairbandConfigurationError, FairbandScheduleError, FairbandWaitTimeout
 from .pruner import FairbandPruner, RungProgress
-from .sampler import (FairbandConfigurationError, FairbandSampler, FairbandScheduleError, FairbandWaitTimeout,
-                      budget)
+from .sampler import FairbandSampler
 from .settings import FairbandSettings
 from .schedule import Slot, iteration_size, rung_budget, rung_sizes, slot_of
 from .selection import Selection, pareto_front, select_best

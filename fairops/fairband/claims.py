@@ -14,7 +14,8 @@ finished), and it takes the lowest slot nobody holds. A slot is held by
 A trial failed by someone else (its heartbeat went stale: the worker died) holds nothing, so its slot
 is free again and the next trial takes it: nothing a killed worker was doing is lost, and because
 claims follow trial numbers, no two live trials ever hold one slot (no storage needs an atomic
-compare-and-set: each claim is a function of the claims before it).
+compare-and-set: each claim is a function of the claims before it). :class:`SlotClaims` is that protocol,
+run for a sampler; :class:`SlotBoard` reads the slots from a study's trials.
 
 >>> import optuna
 >>> from fairops.fairband import FairbandSampler
@@ -30,9 +31,16 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 from dataclasses import dataclass
 
+import optuna
 from optuna.trial import FrozenTrial, TrialState
+
+from . import _optuna_internals as internals
+from . import ranking, schedule
+from .settings import FairbandSettings, check_same_configuration, configuration_hash, record_configuration
+from .waiting import Waiter
 
 CLAIM_ATTR = "fairband:claim"
 OUTCOME_ATTR = "fairband:outcome"
@@ -108,9 +116,22 @@ def holds_slot(trial: FrozenTrial) -> int | None:
     return claim.slot
 
 
-def _exempt(trial: FrozenTrial) -> bool:
+def _creator(trial: FrozenTrial) -> str | None:
     # Enqueued or retried trials never hold a slot (the sampler refuses them), so nobody waits for them.
-    return "fixed_params" in trial.system_attrs or "failed_trial" in trial.system_attrs
+    if "fixed_params" in trial.system_attrs:
+        return "study.enqueue_trial"
+    if "failed_trial" in trial.system_attrs:
+        return "a retry callback"
+    return None
+
+
+def refusal(trial: FrozenTrial) -> str | None:
+    """Why the schedule refuses ``trial`` (created by ``enqueue_trial`` or a retry callback), else None."""
+    how = _creator(trial)
+    if how is None:
+        return None
+    return (f"trial {trial.number} was created by {how}; the Fairband schedule assigns every configuration "
+            "and budget itself (a failed slot is redone by the sampler), so the trial is refused")
 
 
 class SlotBoard:
@@ -156,7 +177,7 @@ class SlotBoard:
     def _add(self, t: FrozenTrial) -> None:
         claim = claim_of(t)
         if claim is None:
-            if t.state == TrialState.RUNNING and not _exempt(t):
+            if t.state == TrialState.RUNNING and _creator(t) is None:
                 self.unclaimed.append(t.number)
             return
         if claim.status == REFUSED:
@@ -198,3 +219,172 @@ def fits_of_run(trials, n_slots: int) -> list[FrozenTrial]:
     """
     board = SlotBoard(list(trials))
     return [board.done[s] for s in range(n_slots) if s in board.done]
+
+
+def study_key(study) -> tuple[int, str]:
+    """The key of this process's caches of a study's reads: its storage object and its name (an id means
+    nothing once the storage is copied, so those caches start empty again after pickling)."""
+    return id(internals.storage_of(study)), study.study_name
+
+
+class SlotClaims:
+    """The claim and rung-barrier protocol a :class:`~fairops.fairband.FairbandSampler` runs on its studies.
+
+    :meth:`take` gives a trial its slot once every lower-numbered running trial has claimed (checking that the
+    study was started with this worker's ``configuration``, whose hash goes into every claim); :meth:`claim`
+    and :meth:`publish` write the claim; :meth:`ranking` and :meth:`wait_for_rung` give a later-rung slot the
+    ranked fits of the previous rung, or the slot to redo first. The caches of storage reads and the lock
+    belong to one process: pickling keeps the settings only.
+
+    >>> import optuna
+    >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
+    >>> study = optuna.create_study(directions=["maximize"] * 2)
+    >>> claims = SlotClaims(FairbandSettings(), {"seed": 0}, wait_timeout=60.0, poll_interval=0.2)
+    >>> trial = study.ask()
+    >>> claims.take(study, trial)
+    0
+    >>> claims.publish(study, trial, claims.claim(trial, 0))
+    >>> claim_of(study.trials[0]).slot, list(claims.board(study).running)
+    (0, [0])
+    """
+
+    def __init__(self, settings: FairbandSettings, configuration: dict, wait_timeout: float,
+                 poll_interval: float) -> None:
+        self.settings = settings
+        self.configuration = configuration
+        self.configuration_hash = configuration_hash(configuration)
+        self.wait_timeout = wait_timeout
+        self.poll_interval = poll_interval
+        self._start_process_state()
+
+    def _start_process_state(self) -> None:
+        self._lock = threading.Lock()
+        self._claimed = threading.Condition(self._lock)  # notified whenever a trial of this process claims
+        self._boards: dict[tuple, SlotBoard] = {}  # by study_key
+        self._rankings: dict[tuple, tuple[float, list[FrozenTrial]]] = {}
+        self._recorded_studies: set[tuple] = set()
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        for name in ("_lock", "_claimed", "_boards", "_rankings", "_recorded_studies"):
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._start_process_state()
+
+    def board(self, study) -> SlotBoard:
+        """The current state of every slot of ``study`` (fresh read)."""
+        with self._lock:
+            return self._board(study).update(study.get_trials(deepcopy=False))
+
+    def _board(self, study) -> SlotBoard:
+        key = study_key(study)
+        if key not in self._boards:
+            self._boards[key] = SlotBoard()
+        return self._boards[key]
+
+    def _waiter(self, study, trial, what: str) -> Waiter:
+        return Waiter(study, trial, what, self._claimed, self.wait_timeout, self.poll_interval)
+
+    # -- claiming a slot -------------------------------------------------------------------------
+    def take(self, study, trial: FrozenTrial) -> int:
+        """Wait until every lower-numbered running trial has claimed, then the lowest free slot (checking the
+        study's configuration and recording this one's if it is the first)."""
+        number = trial.number
+        waiter = self._waiter(study, trial, "earlier trials to claim their slots")
+        while True:
+            trials = study.get_trials(deepcopy=False)
+            with self._lock:
+                board = self._board(study).update(trials)
+                earlier = [n for n in board.unclaimed if n < number]
+                index = None if earlier else board.lowest_free()
+            if index is not None:
+                break
+            waiter.wait_for_claims(earlier)
+        self._compare_configuration(study, board)
+        self._record_study(study)
+        return index
+
+    def claim(self, trial, slot: int | None, status: str = HELD, reason: str | None = None) -> dict:
+        """The claim record of ``trial`` (a refused trial's names no configuration)."""
+        return Claim(trial.number, slot, status, None if status == REFUSED else self.configuration_hash, reason,
+                     this_worker()).record()
+
+    def publish(self, study, trial, claim: dict | None, user: dict | None = None) -> None:
+        """Write ``claim`` (a :meth:`claim` record, or None) with the ``user`` attributes in one write."""
+        internals.write_trial_attrs(study, trial, user=user, system=None if claim is None else {CLAIM_ATTR: claim})
+        if claim is not None:
+            with self._claimed:
+                self._claimed.notify_all()
+
+    @staticmethod
+    def record_outcome(study, trial, state: TrialState) -> None:
+        """Record that a trial holding a slot ended ``state`` by its own worker (its objective failed or pruned
+        it): the slot is done, not to be redone."""
+        try:
+            internals.write_trial_attrs(study, trial, system={OUTCOME_ATTR: state.name})
+        except optuna.exceptions.UpdateFinishedTrialError:
+            pass  # another worker failed it as stale meanwhile; its slot will be redone
+
+    def check_configuration(self, study) -> None:
+        """Raise :class:`~fairops.fairband.FairbandConfigurationError` if ``study`` was started with another
+        configuration."""
+        self._compare_configuration(study, SlotBoard(study.get_trials(deepcopy=False)))
+
+    def _compare_configuration(self, study, board: SlotBoard) -> None:
+        if board.first_configuration is not None:
+            check_same_configuration(study, board.first_configuration[1], self.configuration, self.configuration_hash)
+
+    def _record_study(self, study) -> None:
+        key = study_key(study)
+        if key not in self._recorded_studies:
+            record_configuration(study, self.configuration, self.configuration_hash, self.settings)
+            self._recorded_studies.add(key)
+
+    # -- the rung barrier ----------------------------------------------------------------------
+    def _previous_slots(self, slot: schedule.Slot) -> range:
+        return schedule.trial_numbers_of_rung(slot.iteration, slot.bracket, slot.rung - 1, self.settings.eta,
+                                              self.settings.s_max)
+
+    def ranking(self, study, slot: schedule.Slot) -> tuple[float, list[FrozenTrial]] | None:
+        """(alpha, promoted fits) when the rung before ``slot``'s is finished (per the last read), else None."""
+        key = (*study_key(study), slot.iteration, slot.bracket, slot.rung - 1)
+        with self._lock:
+            cached = self._rankings.get(key)
+            if cached is not None:
+                return cached
+            board = self._board(study)
+            slots = self._previous_slots(slot)
+            if not all(s in board.done for s in slots):
+                return None
+            previous = [board.done[s] for s in slots]
+        entries = []
+        for t in previous:
+            values = t.values if t.state == TrialState.COMPLETE and t.values is not None else (None, None)
+            entries.append((int(t.user_attrs["configuration_id"]), values[0], values[1]))
+        by_configuration = {configuration: t for (configuration, _, _), t in zip(entries, previous)}
+        alpha = ranking.resolve_alpha(self.settings.alpha, [(a, f) for _, a, f in entries])
+        k = schedule.rung_sizes(slot.bracket, self.settings.eta, self.settings.s_max)[slot.rung]
+        result = (alpha, [by_configuration[c] for c in ranking.top_k(entries, k, alpha)])
+        with self._lock:
+            self._rankings[key] = result
+        return result
+
+    def wait_for_rung(self, study, trial, slot: schedule.Slot):
+        """``(ranking, None)`` once the previous rung is finished, or ``(None, free)`` as soon as a slot ``free``
+        of it is free again (its worker died): a new trial redoes that one first."""
+        slots = self._previous_slots(slot)
+        waiter = self._waiter(study, trial, f"the previous rung (slots {slots.start}-{slots.stop - 1})")
+        while True:
+            trials = study.get_trials(deepcopy=False)
+            with self._lock:
+                board = self._board(study).update(trials)
+            ready = self.ranking(study, slot)
+            if ready is not None:
+                return ready, None
+            free = [s for s in slots if board.is_free(s)]
+            if free:
+                return None, free[0]
+            waiter.wait_for_fits([board.running[s].number for s in slots if s in board.running])

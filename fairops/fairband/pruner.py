@@ -85,9 +85,11 @@ class FairbandPruner(BasePruner):
 
     def prune(self, study: optuna.Study, trial: FrozenTrial) -> bool:
         """True when the trial should stop after its last reported rung (async mode only)."""
-        return self._stops(study, trial.number, trial.user_attrs)
+        return self.stops(study, trial.number, trial.user_attrs)
 
-    def _stops(self, study: optuna.Study, number: int, attrs: dict) -> bool:
+    def stops(self, study: optuna.Study, number: int, attrs: dict) -> bool:
+        """True when trial ``number``, whose user attributes are ``attrs``, stops after its last reported rung
+        (``attrs`` may be fresher than the stored ones: a live trial's own, as :class:`RungProgress` passes)."""
         eta, s_max, alpha, mode = self.settings(study)
         if mode == "sync":
             return False
@@ -182,5 +184,5 @@ class RungProgress:
         self._reported = i
         # The live trial's own attributes (the sampler wrote the bracket through the storage).
         attrs = {**trial.user_attrs, "bracket": self._bracket}
-        self._stopped = self._pruner._stops(trial.study, trial.number, attrs)
+        self._stopped = self._pruner.stops(trial.study, trial.number, attrs)
         return not self._stopped

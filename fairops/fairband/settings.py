@@ -7,7 +7,8 @@ sampler through :func:`settings_of`, so neither module imports the other.
 
 A study also stores the *configuration* of the run that created it: the settings, the seed and whatever
 the caller adds (data and its hash, task, model families, ...). :func:`configuration_hash` names a
-configuration and :func:`first_difference` says where two configurations part.
+configuration and :func:`first_difference` says where two configurations part; :func:`record_configuration`
+stores one with the study and :func:`check_same_configuration` refuses a worker whose configuration differs.
 
 >>> FairbandSettings(alpha=0.5).as_record()
 {'eta': 3, 's_max': 4, 'alpha': 0.5, 'mode': 'sync'}
@@ -22,7 +23,11 @@ import json
 import math
 from dataclasses import dataclass
 
+from optuna.study import StudyDirection
+
+from . import _optuna_internals as internals
 from . import ranking, schedule
+from .errors import FairbandConfigurationError, FairbandScheduleError
 
 SETTINGS_ATTR = "fairband:settings"
 CONFIGURATION_ATTR_PREFIX = "fairband:configuration:"
@@ -53,6 +58,26 @@ class FairbandSettings:
         """The settings as stored with the study."""
         return {"eta": self.eta, "s_max": self.s_max, "alpha": self.alpha, "mode": self.mode}
 
+    def slot(self, index: int) -> schedule.Slot:
+        """Slot number ``index`` of the schedule under these settings (a configuration's slot in async mode).
+
+        >>> FairbandSettings().slot(143).rung, FairbandSettings(mode="async").slot(143).iteration
+        (1, 1)
+        """
+        if self.mode == "async":
+            return schedule.async_slot_of(index, self.eta, self.s_max)
+        return schedule.slot_of(index, self.eta, self.s_max)
+
+    def n_slots(self, iterations: int) -> int:
+        """Slots in ``iterations`` iterations (fits in sync mode, configurations in async mode).
+
+        >>> FairbandSettings().n_slots(2), FairbandSettings(mode="async").n_slots(2)
+        (412, 286)
+        """
+        if self.mode == "async":
+            return iterations * schedule.configurations_per_iteration(self.eta, self.s_max)
+        return iterations * schedule.iteration_size(self.eta, self.s_max)
+
 
 def settings_of(study) -> FairbandSettings | None:
     """The settings of ``study``'s sampler when it is a Fairband sampler, else None.
@@ -79,6 +104,31 @@ def agreeing(settings: FairbandSettings, **wanted) -> FairbandSettings:
         if value is not None and value != getattr(settings, name):
             raise ValueError(f"FairbandPruner {name}={value!r} differs from the sampler's {getattr(settings, name)!r}")
     return settings
+
+
+def check_study(study) -> None:
+    """Raise :class:`~fairops.fairband.FairbandScheduleError` unless a Fairband sampler can run ``study``: two
+    maximized objectives, (accuracy, fairness), and a Fairband pruner, if any, whose settings agree.
+
+    >>> import optuna
+    >>> check_study(optuna.create_study(directions=["maximize"] * 2))
+    >>> check_study(optuna.create_study())
+    Traceback (most recent call last):
+    ...
+    fairops.fairband.errors.FairbandScheduleError: FairbandSampler needs a study with \
+directions=['maximize', 'maximize'] returning (accuracy, fairness); got ['minimize']
+    """
+    directions = study.directions
+    if len(directions) != 2 or any(d != StudyDirection.MAXIMIZE for d in directions):
+        raise FairbandScheduleError(
+            "FairbandSampler needs a study with directions=['maximize', 'maximize'] returning "
+            f"(accuracy, fairness); got {[d.name.lower() for d in directions]}")
+    check_pruner = getattr(study.pruner, "fairband_settings_for", None)
+    if callable(check_pruner):
+        try:
+            check_pruner(study)
+        except ValueError as err:
+            raise FairbandScheduleError(str(err)) from None
 
 
 def validated_configuration(configuration) -> dict:
@@ -141,3 +191,33 @@ def _same(a, b) -> bool:
 
 def _describe(value, where: str) -> str:
     return f"not set {where}" if value is _MISSING else f"{value!r} {where}"
+
+
+def check_same_configuration(study, stored_hash: str, configuration: dict, hash_: str) -> None:
+    """Raise :class:`~fairops.fairband.FairbandConfigurationError` unless ``stored_hash``, the hash of the
+    configuration ``study`` was started with, is ``hash_``, the hash of this worker's ``configuration``."""
+    if stored_hash == hash_:
+        return
+    stored = internals.study_records(study).get(CONFIGURATION_ATTR_PREFIX + stored_hash)
+    difference = (first_difference(stored, configuration) if isinstance(stored, dict)
+                  else f"configuration {stored_hash} in the study, {hash_} here")
+    raise FairbandConfigurationError(
+        f"study {study.study_name!r} was started with another configuration ({difference}); "
+        "use the study's settings or another study name")
+
+
+def record_configuration(study, configuration: dict, hash_: str, settings: FairbandSettings) -> None:
+    """Store ``configuration`` (named by its hash ``hash_``) and ``settings`` with ``study`` unless already there.
+
+    >>> import optuna
+    >>> study = optuna.create_study()
+    >>> record_configuration(study, {"seed": 0}, configuration_hash({"seed": 0}), FairbandSettings())
+    >>> internals.study_records(study)[SETTINGS_ATTR]["mode"]
+    'sync'
+    """
+    records = internals.study_records(study)
+    name = CONFIGURATION_ATTR_PREFIX + hash_
+    if name not in records:
+        internals.write_study_record(study, name, configuration)
+    if SETTINGS_ATTR not in records:
+        internals.write_study_record(study, SETTINGS_ATTR, settings.as_record())

@@ -9,7 +9,7 @@ one search (``fairops.fairlof.neighbor_search``): by default scikit-learn's
 request fairops' blocked exact search, a choice by data shape, or an approximate
 graph. The corrections, lrd and LOF are compiled kernels over the (n, k) neighbour arrays,
 so ``correction_strength=0`` reproduces scikit-learn's LOF and a lambda path reuses the
-neighbours.
+neighbours. Scoring new rows (``novelty=True``) is in ``fairops.fairlof.novelty``.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(0)
@@ -31,8 +31,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._param_checks import Interval, Options, Satisfies, checked_params
 from . import _native, _state, neighbor_search
-from ._inputs import check_finite, encode_fit_groups, encode_new_groups, finite_scores, group_weights, no_groups
+from ._inputs import check_finite, encode_fit_groups, group_weights, no_groups
 from .corrections import CORRECTIONS, group_statistics
+from .novelty import NoveltyScoring
 from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, guide_lambda, jaccard_path, path_metrics, top_outliers
 from .scoring import FairScores, Neighbourhood
 from .top_recheck import RecheckedSearch
@@ -50,22 +51,13 @@ def _check_unit_interval(value, name: str) -> float:
 _EXPONENT = [Interval("real", 0, None, "neither")]
 
 
-def _novelty(detector) -> bool:
-    if not detector.novelty:
-        raise AttributeError(
-            "score_samples, decision_function and predict are not available when novelty=False; "
-            "refit with novelty=True to score new rows (fit_predict and outlier_scores_ cover the fitted rows)"
-        )
-    return True
-
-
 def _outlier_detection(detector) -> bool:
     if detector.novelty:
         raise AttributeError("fit_predict is not available when novelty=True; use fit, then predict on new rows")
     return True
 
 
-class FairLOF(OutlierMixin, BaseEstimator):
+class FairLOF(NoveltyScoring, OutlierMixin, BaseEstimator):
     """Local outlier factor with the FairLOF distance corrections, which pull sensitive groups
     towards their share of the data among the top-t outliers.
 
@@ -89,7 +81,8 @@ class FairLOF(OutlierMixin, BaseEstimator):
     metric : any metric scikit-learn's NearestNeighbors accepts ("euclidean" is the
         Minkowski p=2 that LocalOutlierFactor uses by default).
     novelty : True enables ``score_samples``/``decision_function``/``predict`` on new rows
-        (and disables ``fit_predict``), as in scikit-learn's LocalOutlierFactor.
+        (and disables ``fit_predict``), as in scikit-learn's LocalOutlierFactor
+        (:class:`fairops.fairlof.novelty.NoveltyScoring`).
     target_jaccard : Jaccard guide point used when ``correction_strength == "auto"``.
     floor : in (0, 1]; every correction factor (of a k-distance or of a pair distance) is
         at least ``floor``. The paper has no floor: where its factor would fall below it (it can
@@ -212,13 +205,6 @@ class FairLOF(OutlierMixin, BaseEstimator):
         return neighbor_search.make_search(self.algorithm, shape, n_neighbors=self.n_neighbors_, metric=self.metric,
                                            leaf_size=self.leaf_size, n_jobs=self.n_jobs,
                                            search_params=self.search_params, top_t=self.top_t_)
-
-    def _searcher(self):
-        """The fitted neighbour search, built from the fitted rows on first use after loading a saved state."""
-        if self._search is None:
-            self._search, _ = self._neighbor_search(self._fit_X.shape)
-            self._search.fit(self._fit_X)
-        return self._search
 
     def fit(self, X, y=None, sensitive_features=None):
         """Find the neighbours once, then score every row with plain LOF and FairLOF.
@@ -366,58 +352,6 @@ class FairLOF(OutlierMixin, BaseEstimator):
         for column in PATH_COLUMNS[1:]:
             table[column] = np.array([row[column] for row in rows])
         return table
-
-    # -------------------------------------------------------------- novelty
-    @available_if(_novelty)
-    def score_samples(self, X, sensitive_features=None) -> np.ndarray:
-        """Minus the FairLOF score of new rows (higher = more normal), as scikit-learn's LOF.
-
-        Neighbours are searched among the fitted rows. A new row x gets
-        rd_F(x, y) = max(kd_F(y), d(x, y) * max(floor, 1 - lambda * sum_S a_S(x) [x.S != y.S]))
-        with its own sensitive values in a_S(x) and the fitted rows' kd_F and lrd_F. Only when
-        ``novelty=True``.
-
-        >>> import numpy as np
-        >>> rng = np.random.default_rng(0)
-        >>> det = FairLOF(novelty=True).fit(rng.normal(size=(100, 2)), sensitive_features=rng.integers(0, 2, 100))
-        >>> new = np.array([[0.0, 0.0], [9.0, 9.0]])
-        >>> bool(det.score_samples(new, sensitive_features=[0, 1])[1] < -3)
-        True
-        >>> det.predict(new, sensitive_features=[0, 1]).tolist()
-        [1, -1]
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=False)
-        X = check_finite(X)
-        if self.sensitive_names_:
-            codes = encode_new_groups(sensitive_features, X.shape[0], self.sensitive_names_, self.sensitive_labels_)
-        elif sensitive_features is not None:
-            raise ValueError("sensitive_features given, but the detector was fitted without sensitive_features")
-        else:
-            codes = no_groups(X.shape[0]).codes
-        distances, neighbors = self._searcher().kneighbors(X, n_neighbors=self.n_neighbors_)
-        neighbors = np.ascontiguousarray(neighbors, dtype=np.intp)
-        terms = _native.pair_terms(neighbors, codes, self._codes, self.coefficients_)
-        scores = self._hood.score_new(self._fair, distances, neighbors, terms, self.fitted_lambda_, float(self.floor))
-        return -finite_scores(scores)
-
-    @available_if(_novelty)
-    def decision_function(self, X, sensitive_features=None) -> np.ndarray:
-        """score_samples - offset_: negative for rows more outlying than every fitted inlier.
-
-        >>> import numpy as np
-        >>> det = FairLOF(n_neighbors=2, novelty=True, top_t=1)
-        >>> det = det.fit(np.arange(8.0)[:, None], sensitive_features=[0, 1] * 4)
-        >>> bool(det.decision_function([[50.0]], sensitive_features=[0])[0] < 0)
-        True
-        """
-        return self.score_samples(X, sensitive_features=sensitive_features) - self.offset_
-
-    @available_if(_novelty)
-    def predict(self, X, sensitive_features=None) -> np.ndarray:
-        """-1 for outliers (decision_function < 0), +1 for inliers (example in ``score_samples``)."""
-        decision = self.decision_function(X, sensitive_features=sensitive_features)
-        return np.where(decision < 0, -1, 1)
 
     # ---------------------------------------------------------------- state
     def _get_state(self) -> tuple[dict, dict]:
