@@ -16,7 +16,8 @@ from mlflow.tracking import MlflowClient
 from fairops.cli import main
 from fairops.datasets import load_german
 from fairops.tuning import FairnessObjective
-from fairops.jobs.tune import _servable, lifecycle_tags
+from fairops.jobs.tune.registration import lifecycle_tags
+from fairops.models.packaging import servable as _servable
 from fairops.tracking.promotion import GATE_TAG
 from fairops.tracking.registry import register_best
 from fairops.models import InputSchema

@@ -9,7 +9,8 @@ from fairops.datasets import load_compas, load_table
 from fairops.datasets.custom import holdout_rows
 from fairops.datasets.row_ids import content_holdout, row_hashes
 from fairops.datasets.splits import split_around, strata
-from fairops.jobs.tune import TuneSettings, held_out_rows
+from fairops.jobs.tune.settings import TuneSettings
+from fairops.jobs.tune.study import held_out_rows
 from fairops.tuning import FairnessObjective
 
 

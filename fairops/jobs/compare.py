@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..datasets import LOADERS
 from .progress import NO_PROGRESS_HELP
-from .tune import FAMILIES_HELP, TuneSettings, add_decision_options, decision_words
+from .options import DEFAULT_PROJECT_DIR, FAMILIES_HELP, add_decision_options, decision_words
 
 METHOD_NAMES = {"rs": "RS", "rs-bal": "RS-bal", "hb": "HB", "fb-bal": "FB-bal", "fb-auto": "FB-auto"}
 
@@ -113,12 +113,12 @@ def _run(args) -> int:
 def add_parser(subcommands) -> None:
     parser = subcommands.add_parser("compare", help="every method on the same budget over several seeds (Table 3)",
                                     description=__doc__)
-    parser.add_argument("--dataset", default=TuneSettings.dataset, choices=sorted(LOADERS), metavar="NAME",
+    parser.add_argument("--dataset", default="adult", choices=sorted(LOADERS), metavar="NAME",
                         help=f"a bundled data set with its paper task: {', '.join(sorted(LOADERS))}")
     parser.add_argument("--seeds", type=int, default=5, help="runs per method, seeds 0..N-1")
     parser.add_argument("--methods", default="rs,rs-bal,hb,fb-bal,fb-auto",
                         help="comma-separated tuning methods (those of fairops tune --method)")
-    parser.add_argument("--profile", default=TuneSettings.profile, choices=["fast", "paper"],
+    parser.add_argument("--profile", default="fast", choices=["fast", "paper"],
                         help="search ranges: fast (small models) or paper (the paper's full ranges)")
     parser.add_argument("--families", metavar="NAMES", help=FAMILIES_HELP)
     parser.add_argument("--max-train-rows", type=int, metavar="N",
@@ -128,10 +128,10 @@ def add_parser(subcommands) -> None:
                              "by lower confidence bounds and choose among refits on all training rows; paper: the "
                              "paper's random configurations and argmax of o = alpha * accuracy + (1 - alpha) * fairness "
                              "over the fits' point values")
-    parser.add_argument("--n-jobs", type=int, default=TuneSettings.n_jobs,
+    parser.add_argument("--n-jobs", type=int, default=1,
                         help="fits run in parallel threads in this process")
     add_decision_options(parser)
-    parser.add_argument("--out-dir", default=TuneSettings.project_dir, help="where the CSV and the picture go")
+    parser.add_argument("--out-dir", default=DEFAULT_PROJECT_DIR, help="where the CSV and the picture go")
     parser.add_argument("--no-progress", action="store_true",
                         help=NO_PROGRESS_HELP)
     parser.set_defaults(run=_run)

@@ -2,7 +2,7 @@
 
 - :func:`artifact_root`: artifacts under the project folder unless a tracking server keeps them;
 - :func:`task_params`: the parent run's params that say what task was tuned (the data's hash is
-  :func:`fairops.jobs.tune.data_sha256`, the one the study's configuration holds);
+  :func:`fairops.jobs.tune.study.data_sha256`, the one the study's configuration holds);
 - :func:`parent_run_ended`: the parent run ends FINISHED, KILLED (Ctrl-C) or FAILED with the job;
 - :func:`registered_version`: the model version an earlier run of the same study registered for the
   same pick (read through MLflow's public client), so a re-run registers nothing new;

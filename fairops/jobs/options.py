@@ -31,3 +31,41 @@ def refuse_options(args, options: Iterable[str], why: str) -> None:
     if given:
         verb = "does" if len(given) == 1 else "do"
         raise ValueError(f"{', '.join(given)} {verb} not apply {why}")
+
+
+#: Where every command keeps its stores unless told otherwise.
+DEFAULT_PROJECT_DIR = "fairops-project"
+FAMILIES_HELP = ("comma-separated model families from logistic_regression, decision_tree, random_forest, "
+                 "lightgbm, mlp (the paper's), scaff_forest (SCAFF's fair forest), exponentiated_gradient and "
+                 "grid_search (bias reductions over a tree, a logistic regression or LightGBM, holding the task's "
+                 "fairness ratio; they read the groups to fit, never to decide) (default: all eight; with "
+                 "--blind all but scaff_forest)")
+
+
+def add_decision_options(parser) -> None:
+    """``--decision`` and ``--blind`` (shared by ``fairops tune`` and ``fairops compare``)."""
+    parser.add_argument(
+        "--decision", default="single", choices=["single", "per-group"],
+        help="single: one threshold for everyone (default, the paper's); per-group: one threshold per group of "
+             "the task's sensitive attributes, each group at the task's target on validation, searched with the "
+             "model (where deciding per group is allowed; the served model then needs the group columns)")
+    parser.add_argument(
+        "--blind", action="store_true",
+        help="the sensitive columns are not model inputs (still used to measure fairness); proxies such as "
+             "Adult's relationship still carry them")
+
+
+def decision_words(decision: str, blind: bool, data) -> str:
+    """The decision mode in one line (printed before a run).
+
+    >>> from fairops.datasets import load_german
+    >>> decision_words("per-group", True, load_german())
+    "one threshold per group of sex, each at the task's target on validation; models do not see sex"
+    """
+    columns, fixed = ", ".join(data.task.sensitive), data.task.fixed_threshold
+    rule = (f"one threshold per group of {columns}, each at the task's target on validation"
+            if decision == "per-group" else "one threshold for everyone, set on validation" if fixed is None
+            else f"one threshold for everyone, the task's fixed {fixed:g}")
+    unseen = [c for c in data.sensitive.columns if c in data.X.columns]
+    inputs = f"models do not see {', '.join(unseen)}" if blind else "sensitive columns are model inputs"
+    return f"{rule}; {inputs}"

@@ -53,28 +53,6 @@ def tracking_uri_of(project_dir: str, tracking_uri: str | None) -> str:
     return f"sqlite:///{path}"
 
 
-def promote_command(name: str, *, dataset=None, data=None, target=None, sensitive=None, holdout=None, seed=0,
-                    project_dir=None, tracking_uri=None, bin_dir=None) -> str:
-    """The ``fairops promote`` command line that gates a challenger on the same data (its registered task),
-    pasted as it is from any folder: this environment's ``fairops`` and absolute paths.
-
-    >>> promote_command("fairops-german", dataset="german", project_dir="/tmp/p", bin_dir="/v/bin")
-    '/v/bin/fairops promote fairops-german --dataset german --project-dir /tmp/p'
-    """
-    import shlex
-
-    from ..tracking.ui_links import program
-
-    parts = [name]
-    parts += ["--dataset", dataset] if data is None else \
-        ["--data", str(Path(data).resolve()), "--target", target, "--sensitive", sensitive,
-         *(["--holdout", holdout] if holdout else [])]
-    if seed and data is None:
-        parts += ["--seed", str(seed)]
-    parts += ["--tracking-uri", tracking_uri] if tracking_uri else ["--project-dir", str(Path(project_dir).resolve())]
-    return " ".join([program("fairops", bin_dir), "promote", *map(shlex.quote, parts)])
-
-
 def _run(args) -> int:
     from ..tracking.promotion import promote
     from .running import quiet_libraries

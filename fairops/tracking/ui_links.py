@@ -143,3 +143,24 @@ def compare_runs_url(base_url: str, experiment_id: str, run_ids) -> str:
     query = urlencode({"runs": json.dumps(run_ids, separators=(",", ":")),
                        "experiments": json.dumps([str(experiment_id)])}, quote_via=quote)
     return f"{_base(base_url)}#/compare-runs?{query}"
+
+
+def promote_command(name: str, *, dataset=None, data=None, target=None, sensitive=None, holdout=None, seed=0,
+                    project_dir=None, tracking_uri=None, bin_dir=None) -> str:
+    """The ``fairops promote`` command line that gates a challenger on the same data (its registered task),
+    pasted as it is from any folder: this environment's ``fairops`` and absolute paths.
+
+    >>> promote_command("fairops-german", dataset="german", project_dir="/tmp/p", bin_dir="/v/bin")
+    '/v/bin/fairops promote fairops-german --dataset german --project-dir /tmp/p'
+    """
+    import shlex
+    from pathlib import Path
+
+    parts = [name]
+    parts += ["--dataset", dataset] if data is None else \
+        ["--data", str(Path(data).resolve()), "--target", target, "--sensitive", sensitive,
+         *(["--holdout", holdout] if holdout else [])]
+    if seed and data is None:
+        parts += ["--seed", str(seed)]
+    parts += ["--tracking-uri", tracking_uri] if tracking_uri else ["--project-dir", str(Path(project_dir).resolve())]
+    return " ".join([program("fairops", bin_dir), "promote", *map(shlex.quote, parts)])

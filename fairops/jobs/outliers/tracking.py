@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..tune import TuneSettings
+from ..options import DEFAULT_PROJECT_DIR
 
 if TYPE_CHECKING:
     from ...fairlof import FairLOF
     from .data import OutlierData
 
-DEFAULT_PROJECT = TuneSettings.project_dir  # one default folder for every command
+DEFAULT_PROJECT = DEFAULT_PROJECT_DIR  # one default folder for every command
 DEFAULT_EXPERIMENT = "fairops-outliers"
 
 

@@ -1,0 +1,103 @@
+"""What ``fairops tune`` registers: the refit pick packaged for serving, its version tags and description, and
+the record of the rows it saw."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .report import counts_text, outside_notes, threshold_origin, with_interval
+
+
+def lifecycle_tags(objective, model, seed: int) -> dict:
+    """The version tags :mod:`fairops.tracking.version_record` reads, from the refit pick's validation rows."""
+    from ...tracking.version_record import validation_tags
+
+    X, y, sensitive = objective.rows("validation")
+    return validation_tags(objective.task, y, model.predict_proba(X)[:, 1], sensitive, seed=seed,
+                           decision=objective.decision)
+
+
+def register_pick(settings, study, objective, chosen):
+    """Register the refit pick (``chosen``, a :class:`~fairops.tuning.pick.PickChoice`) with its serving package."""
+    from ...models import InputSchema
+    from ...models.packaging import as_client_rows, servable, with_decision_columns
+    from ...tracking.registry import register_best
+
+    X_train, _, sensitive_train = objective.rows("train")
+    X_test, _, sensitive_test = objective.rows("test")
+    served = servable(chosen.model, X_train)
+    schema = InputSchema.for_model(served, X_train)
+    decision = served_decision_of(objective, chosen.model, X_train, sensitive_train)
+    example = with_decision_columns(decision, objective.task.sensitive, X_test.head(5), sensitive_test.head(5))
+    scores, accurate_scores = chosen.scores, chosen.accurate_scores
+    compared = {"trial": chosen.accurate.trial.number, "validation_refit": accurate_scores["validation"],
+                "test": accurate_scores["test"]}
+    return register_best(
+        study, settings.model_name, rule=chosen.pick, alias="champion",
+        refit=lambda params, trial: served, extra_tags=lifecycle_tags(objective, served, settings.seed),
+        tracking_uri=settings.tracking_uri, experiment_name=settings.study_name, input_example=as_client_rows(example),
+        log_options={"input_schema": schema, "decision": decision},
+        description=version_description(settings, study, objective, chosen),
+        card_notes={"method": settings.tuner, "task": str(objective.task), "refit": "all training rows",
+                    "test": scores["test"], "validation_refit": scores["validation"],
+                    "most_accurate_fit_refit": compared, "input_schema": decision.extend_schema(schema).to_dict(),
+                    "decision": decision.to_dict()},
+    )
+
+
+def version_description(settings, study, objective, chosen) -> str:
+    """The registered version in words: task, the rule, and the pick against the most accurate fit."""
+    from ...tracking.registry import describe
+
+    def row(label, trial, measured):
+        v, t = measured["validation"], measured["test"]
+        family = f", {trial.params['model']}" if "model" in trial.params else ""
+        return (f"| {label} (trial {trial.number}{family}) | {with_interval(v, 'accuracy')} "
+                f"| {with_interval(v, 'fairness')} | {with_interval(t, 'accuracy')} | {with_interval(t, 'fairness')} |")
+
+    scores = chosen.scores
+    task, v = objective.task, scores["validation"]
+    return "\n".join([
+        f"fairops tune on `{settings.source_name}`: {settings.tuner}, profile {settings.profile}, "
+        f"seed {settings.seed}, selection {settings.selection}.",
+        f"Task `{task}`: accuracy = {task.metric} at {task.target} = {task.target_value:g}, fairness = "
+        f"{task.fairness.upper()} ratio over {task.over}; the positive class is {task.positive or 'label 1'}.",
+        f"Validation fairness of this model: {with_interval(v, 'fairness')} (90% confidence interval from "
+        f"the group counts); test fairness {with_interval(scores['test'], 'fairness')} "
+        f"(test: {counts_text(task, *objective.rows('test')[1:])}).",
+        *[f"{note.removeprefix('note: ')}: the validation figure did not hold on the test rows."
+          for note in outside_notes({"This model": scores})],
+        f"Selection: {describe(chosen.pick, study)}.",
+        "Scores of the models refit on all training rows (value [90% interval]):",
+        "",
+        "| | validation accuracy | validation fairness | test accuracy | test fairness |",
+        "|---|---|---|---|---|",
+        row("this model", chosen.pick.trial, scores),
+        row("most accurate fit", chosen.accurate.trial, chosen.accurate_scores),
+        "",
+        f"Serves `probability` (of the positive class), `positive_class` and `decision` (1 at or above "
+        f"{'its group' if settings.decision == 'per-group' else 'the'} {threshold_origin(task)}"
+        f"{'; the groups columns are required inputs' if settings.decision == 'per-group' else ''}); rows that "
+        "break the input schema get HTTP 400 with the reason.",
+    ])
+
+
+def record_rows(settings, objective, row_ids, registered) -> None:
+    """Keep with the new version the hashes of the rows it was trained or validated on, and of its test rows."""
+    from mlflow.tracking import MlflowClient
+
+    from ...tracking.row_record import log_rows
+
+    seen = np.concatenate([objective.rows(part)[0].index.to_numpy() for part in ("train", "validation")])
+    held_out = objective.rows("test")[0].index.to_numpy()
+    log_rows(MlflowClient(settings.tracking_uri), registered.name, registered.version, registered.run_id,
+             seen=row_ids[seen], held_out=row_ids[held_out])
+
+
+def served_decision_of(objective, model, X_train, sensitive_train):
+    """What the registered model decides (:func:`~fairops.models.packaging.served_decision`): the rule set on
+    the validation rows and the task's positive class."""
+    from ...models.packaging import served_decision
+
+    return served_decision(objective.decision_rule(model), objective.task.positive or "label 1", X_train,
+                           sensitive_train)
