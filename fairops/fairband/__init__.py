@@ -9,11 +9,10 @@ The algorithm only: the paper's objective, model families and baseline tuners ar
 """
 
 from .pruner import FairbandPruner, RungProgress
-from .sampler import (FairbandConfigurationError, FairbandSampler, FairbandScheduleError, FairbandWaitTimeout,
-                      budget)
-from .settings import FairbandSettings
+from .sampler import FairbandConfigurationError, FairbandSampler, FairbandScheduleError, FairbandWaitTimeout, budget
 from .schedule import Slot, iteration_size, rung_budget, rung_sizes, slot_of
 from .selection import Selection, pareto_front, select_best
+from .settings import FairbandSettings
 
 __all__ = [
     "FairbandPruner", "RungProgress", "FairbandSampler", "FairbandScheduleError", "FairbandWaitTimeout", "budget",

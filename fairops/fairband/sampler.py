@@ -30,13 +30,18 @@ from optuna.samplers import BaseSampler, RandomSampler
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from . import _optuna_internals as internals
-from . import ranking, schedule
+from . import _optuna_internals as internals, ranking, schedule
 from .claims import CLAIM_ATTR, HELD, OUTCOME_ATTR, REFUSED, RELEASED, Claim, SlotBoard, claim_of, this_worker
 from .constraints import check_min_fairness, record_constraint
 from .pruning_calls import name_the_way
-from .settings import (CONFIGURATION_ATTR_PREFIX, SETTINGS_ATTR, FairbandSettings, validated_configuration,
-                       configuration_hash, first_difference)
+from .settings import (
+    CONFIGURATION_ATTR_PREFIX,
+    SETTINGS_ATTR,
+    FairbandSettings,
+    configuration_hash,
+    first_difference,
+    validated_configuration,
+)
 
 ATTR_KEYS = ("iteration", "bracket", "rung", "budget", "configuration_id", "alpha")
 # A running trial that has written nothing yet is judged dead after this many heartbeat intervals

@@ -31,8 +31,7 @@ from dataclasses import dataclass
 
 from optuna.trial import FrozenTrial, TrialState
 
-from . import _optuna_internals as internals
-from . import ranking
+from . import _optuna_internals as internals, ranking
 from .claims import HELD, claim_of
 from .constraints import feasible_fits, is_feasible
 from .settings import SETTINGS_ATTR

@@ -71,7 +71,7 @@ class HNSWKNeighbors(RecheckedSearch):
     settings and the fitted rows, and the graph is built again when new rows are scored.
     """
 
-    def fit(self, X) -> "HNSWKNeighbors":
+    def fit(self, X) -> HNSWKNeighbors:
         faiss = import_faiss()
         settings = check_params(self.params)
         self._fit_X = np.ascontiguousarray(X, dtype=np.float64)

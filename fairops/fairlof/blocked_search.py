@@ -72,7 +72,7 @@ class BlockedKNeighbors:
         self.tile = tile
         self.extra_candidates = extra_candidates
 
-    def fit(self, X) -> "BlockedKNeighbors":
+    def fit(self, X) -> BlockedKNeighbors:
         X = np.ascontiguousarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[0] < 2:
             raise ValueError(f"X must be 2-D with at least 2 rows, got shape {X.shape}")
@@ -195,7 +195,8 @@ class BlockedKNeighbors:
 
 
 def _packed(rows: np.ndarray, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``rows`` in groups of ``_knn.PANEL_WIDTH`` (group, feature, lane), zero padded, and ``norms`` padded with +inf."""
+    """``rows`` in groups of ``_knn.PANEL_WIDTH`` (group, feature, lane), zero padded, and ``norms`` padded
+    with +inf."""
     width = _knn.PANEL_WIDTH
     n, d = rows.shape
     groups = -(-n // width)

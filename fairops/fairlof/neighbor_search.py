@@ -20,9 +20,9 @@ from __future__ import annotations
 from sklearn.neighbors import NearestNeighbors
 
 from .approximate_search import HNSWKNeighbors
+from .blocked_search import BlockedKNeighbors
 from .nndescent_search import NNDescentKNeighbors
 from .search_params import check_params
-from .blocked_search import BlockedKNeighbors
 
 SKLEARN_ALGORITHMS = ("auto", "ball_tree", "kd_tree", "brute")
 FAIROPS_ALGORITHMS = ("blocked", "fast", "approximate")

@@ -158,7 +158,7 @@ class NNDescentKNeighbors(RecheckedSearch):
     in turn), so a fit gives the same neighbours on every run.
     """
 
-    def fit(self, X) -> "NNDescentKNeighbors":
+    def fit(self, X) -> NNDescentKNeighbors:
         self._settings = check_params({"graph": "nndescent", **(self.params or {})})
         self._exact = BlockedKNeighbors(n_neighbors=self.n_neighbors, n_jobs=self.n_jobs).fit(X)
         self._fit_X = self._exact._fit_X

@@ -17,8 +17,17 @@ import sys
 from dataclasses import dataclass, field
 
 from ..tracking.ui_links import DEFAULT_UI_PORT
-from .running import (HEARTBEAT_SECONDS, Interrupt, NumberedRun, SlotRun, StaleTrialCallbacks, open_storage,
-                      track_missing, tracked, work_until_complete)
+from .running import (
+    HEARTBEAT_SECONDS,
+    Interrupt,
+    NumberedRun,
+    SlotRun,
+    StaleTrialCallbacks,
+    open_storage,
+    track_missing,
+    tracked,
+    work_until_complete,
+)
 
 
 @dataclass

@@ -107,7 +107,8 @@ def model_parser(subcommands, command: str, help: str, doc: str,
 def add_parser(subcommands) -> None:
     parser = model_parser(subcommands, "promote", "gate @challenger against @champion on the same rows; "
                           "move @champion only if it passes", __doc__)
-    parser.epilog = textwrap.fill("exit status: 0 passed (@champion moved to the candidate, or it already was the champion), "
+    parser.epilog = textwrap.fill("exit status: 0 passed (@champion moved to the candidate, or it already was the "
+                     "champion), "
                      "3 refused by the gate (@champion stays; the reasons are printed and recorded on the "
                      "candidate version), 2 a usage or data error (nothing gated)", 100)
     parser.add_argument("--candidate", default="@challenger",

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..datasets import LOADERS
+from .driver import TuningJob
 from .options import refuse_options
 from .progress import NO_PROGRESS_HELP, legend
-from .driver import TuningJob
 from .running import HEARTBEAT_SECONDS, quiet_libraries
 
 METHODS = {"fb-auto": "FB-auto", "fb-bal": "FB-bal", "hb": "HB", "rs": "RS", "rs-bal": "RS-bal"}
@@ -124,7 +124,7 @@ class TuneSettings:
     def source_name(self) -> str:
         return self.dataset if self.data is None else Path(self.data).stem
 
-    def resolved(self) -> "TuneSettings":
+    def resolved(self) -> TuneSettings:
         """A copy with the project folder created and default storage, tracking URI and names filled in."""
         project = Path(self.project_dir).resolve()
         needs_folder = self.storage is None or self.tracking_uri is None
@@ -183,7 +183,7 @@ def failure_note(failures: dict, fits: int) -> str:
     >>> print(failure_note({"constant validation scores": 12}, 206))
     failed fits: 12 of 206 (5.8%): 12 constant validation scores: the model gave every validation row the same score (a configuration regularised so strongly that it learnt nothing), so it ranks nothing.
     They rank last and are never picked; with 94% of the fits compared, the pick is not affected.
-    """
+    """  # noqa: E501 - a doctest's expected output is one line
     failed = sum(failures.values())
     share = failed / max(fits, 1)
     reasons = "; ".join(f"{count} {reason}: {_WHY.get(reason, reason)}" for reason, count in sorted(failures.items()))
@@ -298,9 +298,9 @@ def choose(settings: TuneSettings, objective, trials, alpha):
     ``paper``: the paper's argmax over the fits, then refit. ``robust``: the lower-bound ranking's
     candidates and the most accurate fit refit on all training rows, the pick chosen among the refits.
     """
-    from ..tuning import refit_choice
     from ..fairband import Selection, select_best
     from ..fairband.selection import successful_fits
+    from ..tuning import refit_choice
 
     accurate = select_best(trials, alpha=1.0)
     if settings.selection == "paper":
@@ -398,7 +398,7 @@ class TuneJob(TuningJob):
         print(f"worker done: {result.fits} fits in the study", file=self.out)
         return result
 
-    def choose(self, study, tracker, trials) -> "_Chosen":
+    def choose(self, study, tracker, trials) -> _Chosen:
         result = self._result(study, trials)
         chosen = _Chosen(result, *choose(self.settings, self.objective, trials, self.plan.alpha))
         pick, accurate = chosen.pick, chosen.accurate
@@ -412,11 +412,11 @@ class TuneJob(TuningJob):
         }
         return chosen
 
-    def register(self, study, tracker, chosen: "_Chosen"):
+    def register(self, study, tracker, chosen: _Chosen):
         return _register(self.settings, study, self.objective, chosen.pick, chosen.model, chosen.scores,
                          chosen.accurate, chosen.accurate_scores)
 
-    def registered(self, study, tracker, chosen: "_Chosen", version, before: bool) -> None:
+    def registered(self, study, tracker, chosen: _Chosen, version, before: bool) -> None:
         from . import mlflow_study
 
         result = chosen.result
@@ -425,7 +425,7 @@ class TuneJob(TuningJob):
             result.verdict = _promote_now(self.settings, self.objective, version)
         mlflow_study.log_pick(tracker, study, result.rows, result.choice)
 
-    def report(self, study, chosen: "_Chosen", version, before: bool, links) -> TuneResult:
+    def report(self, study, chosen: _Chosen, version, before: bool, links) -> TuneResult:
         chosen.result.links = links
         print_summary(chosen.result, out=self.out)
         return chosen.result
@@ -579,8 +579,8 @@ def lifecycle_tags(objective, model, seed: int) -> dict:
 
 
 def _register(settings, study, objective, pick, model, scores, accurate, accurate_scores):
-    from ..tracking.registry import register_best
     from ..models import InputSchema
+    from ..tracking.registry import register_best
 
     X_train, _, _ = objective.rows("train")
     X_test, _, sensitive_test = objective.rows("test")

@@ -148,7 +148,7 @@ class GroupThresholds:
                            for group, point in zip(self.groups, self.points)]}
 
     @classmethod
-    def from_dict(cls, document) -> "GroupThresholds":
+    def from_dict(cls, document) -> GroupThresholds:
         """The inverse of :meth:`to_dict`; a ValueError names what is malformed."""
         try:
             columns = tuple(str(c) for c in document["columns"])

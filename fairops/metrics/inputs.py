@@ -69,7 +69,7 @@ class EncodedGroups:
     def n_rows(self) -> int:
         return len(self.codes[0])
 
-    def intersection(self) -> "EncodedGroups":
+    def intersection(self) -> EncodedGroups:
         """One column whose values are the tuples of all columns' values seen together."""
         if len(self.codes) == 1:
             return self

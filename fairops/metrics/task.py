@@ -8,16 +8,15 @@ probability cut-off (``threshold``: positive at or above it, on every row alike)
 from __future__ import annotations
 
 import numbers
-
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from .auc import auc_s, auc_y
 from .classification import RATES, group_rates, precision, ratio_of, recall
 from .decisions import GroupThresholds, check_decision, group_decisions, group_thresholds
 from .intervals import LEVEL, rate_counts, ratio_interval, wilson_interval
-from .auc import auc_s, auc_y
 from .thresholds import TARGETS, OperatingPoint, binarize, operating_point
 
 ACCURACY_METRICS = {"precision": precision, "recall": recall}
@@ -90,7 +89,7 @@ class Task:
             raise ValueError(f"task top_k={self.target_value} asks for more rows than {where} holds ({n_rows})")
 
     @classmethod
-    def from_string(cls, spec: str, *, sensitive, positive: str | None = None) -> "Task":
+    def from_string(cls, spec: str, *, sensitive, positive: str | None = None) -> Task:
         """Parse ``"<precision|recall>@<tpr|fpr|top_k|threshold>=<value>,ratio=<tpr|fpr|ppr>[,groups=intersectional]"``.
 
         >>> str(Task.from_string("recall@fpr=0.05,ratio=fpr,groups=intersectional", sensitive=["sex", "race"]))
@@ -268,9 +267,11 @@ class Task:
         # of the ratio, and its zero counts are kept.
         rates = [column.defined(self.fairness) for column in every]
         hits, base = self._accuracy_counts(y_true, y_pred)
-        metrics = {"accuracy": ACCURACY_METRICS[self.metric](y_true, y_pred), "fairness": ratio_of(rates, self.fairness)}
+        metrics = {"accuracy": ACCURACY_METRICS[self.metric](y_true, y_pred),
+                   "fairness": ratio_of(rates, self.fairness)}
         metrics["accuracy_low"], metrics["accuracy_high"] = wilson_interval(hits, base, level=level)
-        metrics["fairness_low"], metrics["fairness_high"] = ratio_interval(rate_counts(rates, self.fairness), level=level)
+        metrics["fairness_low"], metrics["fairness_high"] = ratio_interval(rate_counts(rates, self.fairness),
+                                                                           level=level)
         for column in columns:
             metrics[f"fairness.{column.attribute}"] = ratio_of(column.defined(self.fairness), self.fairness)
         metrics["auc_y"], metrics["auc_s"] = auc_y(y_true, y_score), auc_s(y_score, groups)

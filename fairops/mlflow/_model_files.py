@@ -8,8 +8,8 @@ default 2 GiB), so a small file that would inflate to a huge array is refused, n
 estimator's ``_from_state`` then checks what the arrays hold before compiled code reads them.
 
 The state protocol every fairops estimator offers: ``est._get_state()`` returns ``(meta, arrays)``,
-rebuilt by ``cls._from_state(meta, arrays)``, where ``meta`` is JSON-able (dicts, lists, str, numbers, bool, None) and ``arrays`` maps names to
-NumPy arrays of a non-object dtype.
+rebuilt by ``cls._from_state(meta, arrays)``, where ``meta`` is JSON-able (dicts, lists, str, numbers, bool, None)
+and ``arrays`` maps names to NumPy arrays of a non-object dtype.
 
 >>> import tempfile
 >>> import numpy as np

@@ -92,7 +92,7 @@ class ServedDecision:
                 "model_inputs": None if self.model_inputs is None else list(self.model_inputs)}
 
     @classmethod
-    def from_dict(cls, document) -> "ServedDecision":
+    def from_dict(cls, document) -> ServedDecision:
         """The inverse of :meth:`to_dict`; a ValueError names what is malformed."""
         if not isinstance(document, dict) or document.get("mode") not in ("single", "per-group"):
             raise ValueError(f"a decision document needs mode 'single' or 'per-group', got {document!r:.200}")

@@ -126,7 +126,7 @@ class InputSchema:
         object.__setattr__(self, "columns", columns)
 
     @classmethod
-    def from_frame(cls, frame, *, missing_values=(), unseen_categories: bool = False) -> "InputSchema":
+    def from_frame(cls, frame, *, missing_values=(), unseen_categories: bool = False) -> InputSchema:
         """The schema of a training frame: its columns, kinds and categories.
 
         ``missing_values`` names the columns that take a missing value (``True``: all of them). A
@@ -150,7 +150,7 @@ class InputSchema:
         return cls(tuple(columns), bool(unseen_categories))
 
     @classmethod
-    def for_model(cls, model, frame) -> "InputSchema":
+    def for_model(cls, model, frame) -> InputSchema:
         """The schema of the training ``frame``, with what the fitted ``model`` takes read off the model."""
         return cls.from_frame(frame, missing_values=columns_taking_missing_values(model, frame),
                               unseen_categories=takes_unseen_categories(model))
@@ -163,7 +163,7 @@ class InputSchema:
                 "unseen_categories": self.unseen_categories}
 
     @classmethod
-    def from_dict(cls, document) -> "InputSchema":
+    def from_dict(cls, document) -> InputSchema:
         """Rebuild from :meth:`to_dict`'s form; a malformed document is a ``ValueError``."""
         if not isinstance(document, dict) or not isinstance(document.get("columns"), list) \
                 or set(document) - {"columns", "unseen_categories"}:
@@ -214,7 +214,7 @@ class InputSchema:
         Traceback (most recent call last):
         ...
         ValueError: input lacks the required column 'x1'; it has ' x1 ', which differs only by surrounding spaces (names are compared exactly)
-        """
+        """  # noqa: E501 - a doctest's expected output is one line
         own = {c.name.strip() for c in self.columns}
         for group in space_clashes(names):
             if group[0].strip() in own:

@@ -22,7 +22,8 @@ The parent run (named after the study) gets the study's settings as params
 (:meth:`~FairnessTrackingCallback.log_study_params`) and, with ``alpha`` given, the running pick's
 ``pick_accuracy``, ``pick_fairness``, ``pick_weighted_score`` and ``pick_trial`` with the budget spent
 so far as the step (in hundredths of one full-data fit), and ``budget_spent`` (in full-data fits) at the
-same steps, so MLflow's chart view draws the study's anytime curve against the budget. :meth:`~FairnessTrackingCallback.finish` adds the ``fairops_trials.json`` table (MLflow's
+same steps, so MLflow's chart view draws the study's anytime curve against the budget.
+:meth:`~FairnessTrackingCallback.finish` adds the ``fairops_trials.json`` table (MLflow's
 ``log_table``: every fit's metrics and settings) and ends the run. Experiments this callback creates are
 tagged as model-training experiments (``mlflow.experimentKind``); see :mod:`fairops.tracking.ui_links`.
 
@@ -68,7 +69,7 @@ from pathlib import Path
 import fairops
 
 from ..store_lock import store_open_lock
-from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG, elect_parent_run, now_ms
+from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG, elect_parent_run, now_ms  # noqa: F401 - re-export
 
 #: The parent run's metric: fits' budgets summed so far, in full-data fits (the anytime curve's x axis).
 BUDGET_SPENT = "budget_spent"
@@ -311,7 +312,6 @@ class FairnessTrackingCallback:
         of the same name.
         """
         from mlflow.entities import Param, RunTag
-
         from mlflow.exceptions import MlflowException
 
         parent = self.parent_run_id(study)

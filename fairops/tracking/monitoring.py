@@ -40,8 +40,16 @@ from fairops.metrics.windows import ALERT_LEVEL, rate_bases, score_window
 from ._tracking_uri import tracking_uri as tracking_uri_set
 from .registry import _alias_holder
 from .version_record import read_record
-from .window_alerts import (OVERALL, baselines_of, header_lines, unable_note, unable_summary, watched_attributes,
-                            what_alerted, window_line)
+from .window_alerts import (
+    OVERALL,
+    baselines_of,
+    header_lines,
+    unable_note,
+    unable_summary,
+    watched_attributes,
+    what_alerted,
+    window_line,
+)
 
 
 @dataclass

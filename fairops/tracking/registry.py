@@ -33,7 +33,7 @@ parsing and :func:`describe` says in words what the rule did.
 'Fairband: argmax alpha*accuracy + (1-alpha)*fairness over 3 fits, alpha rule auto (0.5*(mean fairness - mean accuracy) + 0.5 over all fits) = 0.5'
 >>> describe(select(study, {"trial": 2}), study)
 'trial 2 chosen by hand'
-"""
+"""  # noqa: E501 - a doctest's expected output is one line
 
 from __future__ import annotations
 

@@ -103,7 +103,7 @@ class VersionRecord:
     interval_level: float | None = None
 
     @classmethod
-    def from_tags(cls, tags: dict, *, where: str = "the model version") -> "VersionRecord":
+    def from_tags(cls, tags: dict, *, where: str = "the model version") -> VersionRecord:
         missing = [f"{PREFIX}{key}" for key in REQUIRED if f"{PREFIX}{key}" not in tags]
         if missing:
             raise ValueError(f"{where} has no tag(s) {missing}: it was not registered by fairops tune, so its task "

@@ -28,6 +28,7 @@ import numpy as np
 from optuna.trial import FixedTrial
 
 from fairops.fairband.sampler import budget as trial_budget
+
 from ._split_checks import cell_sizes, check_split
 from .outcome import CONSTANT_SCORES, FAILURE_ATTR, outcome_values, record_measures  # shared with own objectives
 from .search_space import fit_model, make_model
