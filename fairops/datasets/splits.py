@@ -50,7 +50,7 @@ def train_validation_test_split(y, sensitive_features, *, validation=0.2, test=0
             raise ValueError(f"{name} must be a share in [0, 1), got {share}")
     if validation + test >= 1:
         raise ValueError(f"validation + test must leave rows to train on, got {validation + test}")
-    parts = {"train": [], "validation": [], "test": []}
+    parts: dict[str, list] = {"train": [], "validation": [], "test": []}
     for members in _shuffled_members(strata(y, sensitive_features), seed):
         n_test = int(round(test * len(members)))
         n_validation = int(round(validation * len(members)))

@@ -94,7 +94,9 @@ def _start_value(value, name: str, distribution: BaseDistribution):
     if isinstance(distribution, CategoricalDistribution):
         inside = value in distribution.choices
     else:
-        inside = isinstance(value, (int, float)) and distribution.low <= value <= distribution.high
+        # Optuna's numeric distributions both have low and high, but no common base declares them
+        inside = (isinstance(value, (int, float))
+                  and distribution.low <= value <= distribution.high)  # type: ignore[attr-defined]
     if not inside:
         raise ValueError(f"start configuration value {name}={value!r} is outside its distribution {distribution}")
     return value
@@ -327,7 +329,7 @@ class FairbandSampler(BaseSampler):
         attrs = {"bracket": slot.bracket, "rung": slot.rung, "budget": slot.budget}
         if self.mode == "sync":
             attrs = {"iteration": slot.iteration, **attrs}
-        claim = Claim(trial.number, index, HELD, self._configuration_hash, worker=this_worker()).record()
+        claim: dict | None = Claim(trial.number, index, HELD, self._configuration_hash, worker=this_worker()).record()
         if slot.rung == 0:
             assignment = _Assignment(HELD, index, slot, slot.configuration, self._start_of(slot))
             self._finish_assignment(study, trial, assignment, attrs, claim)
@@ -347,6 +349,7 @@ class FairbandSampler(BaseSampler):
         self._finish_assignment(study, trial, assignment, attrs, claim)
 
     def _finish_assignment(self, study, trial, assignment: _Assignment, attrs: dict, claim: dict | None = None):
+        assert assignment.slot is not None and assignment.configuration is not None  # held: it has both
         if self._base_sampler is None or assignment.slot.rung > 0:
             assignment.own_sampler = RandomSampler(seed=configuration_seed(self._seed, assignment.configuration))
         attrs = {**attrs, "configuration_id": assignment.configuration}
@@ -400,9 +403,11 @@ class FairbandSampler(BaseSampler):
     def after_trial(self, study, trial, state, values) -> None:
         with self._lock:
             assignment = self._assignments.pop(self._key(study, trial), None)
-        base_sees_it = self._base_sampler is not None and assignment is not None and assignment.slot is not None
-        if base_sees_it:  # first, so the floor joins (not overwrites) what its constraints_func writes
-            self._base_sampler.after_trial(self._view(study, assignment.slot), trial, state, values)
+        slot = None if assignment is None else assignment.slot
+        base_sees_it = self._base_sampler is not None and slot is not None
+        # first, so the floor joins (not overwrites) what its constraints_func writes
+        if self._base_sampler is not None and slot is not None:
+            self._base_sampler.after_trial(self._view(study, slot), trial, state, values)
         record_constraint(study, trial, state, values, self._min_fairness, after_others=base_sees_it)
         if assignment is None:
             return
@@ -456,6 +461,7 @@ class FairbandSampler(BaseSampler):
             raise optuna.TrialPruned(assignment.reason)
         assignment.asked = True
         name_the_way(trial, self.mode)
+        assert assignment.slot is not None  # a held assignment has its slot
         return assignment.slot.budget
 
     # -- internals -----------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from . import _knn
+from . import _knn  # type: ignore[attr-defined]  # a compiled kernel: no source for mypy to read
 from .blocked_search import BlockedKNeighbors, effective_threads, without_own
 from .search_params import check_params
 from .top_recheck import RecheckedSearch

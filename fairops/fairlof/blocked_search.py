@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.neighbors import NearestNeighbors
 from threadpoolctl import threadpool_limits
 
-from . import _knn
+from . import _knn  # type: ignore[attr-defined]  # a compiled kernel: no source for mypy to read
 
 #: Rows per tile: a (TILE x TILE) float32 block of products is 1 MiB, about a core's L2 cache.
 TILE = 512

@@ -26,7 +26,7 @@ from .search_params import check_params
 
 SKLEARN_ALGORITHMS = ("auto", "ball_tree", "kd_tree", "brute")
 FAIROPS_ALGORITHMS = ("blocked", "fast", "approximate")
-ALGORITHMS = SKLEARN_ALGORITHMS + FAIROPS_ALGORITHMS
+ALGORITHMS: tuple[str, ...] = SKLEARN_ALGORITHMS + FAIROPS_ALGORITHMS
 #: "fast" uses a k-d tree up to this many features and the blocked search above: the crossover
 #: measured on standard-normal data at n = 10k to 300k, k = 5 (docs/fairlof.md, "Large n").
 KD_TREE_MAX_FEATURES = 6

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import _knn, _nndescent
+from . import _knn, _nndescent  # type: ignore[attr-defined]  # a compiled kernel: no source for mypy to read
 from .blocked_search import BlockedKNeighbors, effective_threads
 from .search_params import check_params
 from .top_recheck import RecheckedSearch

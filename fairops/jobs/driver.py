@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..tracking.ui_links import DEFAULT_UI_PORT
 from .running import (
@@ -67,7 +68,7 @@ class TuningJob:
     """
 
     plan: Plan
-    objective = None
+    objective: Any = None
     out = sys.stdout
 
     def sampler(self):

@@ -32,7 +32,7 @@ def gate_rows(dataset: str | None, data: str | None, target=None, sensitive=None
         loaded = load_table(data, target=target, sensitive=sensitive)
         columns = list(loaded.sensitive.columns)
         return loaded.X, loaded.y, loaded.sensitive, (Task.from_string(task, sensitive=columns) if task else None)
-    loaded = load_dataset(dataset)
+    loaded = load_dataset(dataset)  # type: ignore[arg-type]  # the options give a file or a data set
     groups = loaded.sensitive[list(loaded.task.sensitive)]
     rows = train_validation_test_split(loaded.y, groups, seed=seed).test
     return loaded.X.iloc[rows], loaded.y[rows], loaded.sensitive.iloc[rows], loaded.task

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..datasets import LOADERS
 from .driver import TuningJob
@@ -122,7 +123,10 @@ class TuneSettings:
 
     @property
     def source_name(self) -> str:
-        return self.dataset if self.data is None else Path(self.data).stem
+        if self.data is not None:
+            return Path(self.data).stem
+        assert self.dataset is not None  # __post_init__: a data set or a file
+        return self.dataset
 
     def resolved(self) -> TuneSettings:
         """A copy with the project folder created and default storage, tracking URI and names filled in."""
@@ -150,16 +154,16 @@ class TuneResult:
     """What a finished (or joined) run produced."""
 
     settings: TuneSettings
-    study: object
+    study: Any
     fits: int
     rows: dict = field(default_factory=dict)
-    registered: object = None
+    registered: Any = None
     already_registered: bool = False
-    links: object = None
-    task: object = None
+    links: Any = None
+    task: Any = None
     failures: dict = field(default_factory=dict)
-    choice: object = None
-    verdict: object = None
+    choice: Any = None
+    verdict: Any = None
     test_counts: str | None = None
 
 
@@ -198,8 +202,10 @@ def load_source(settings: TuneSettings):
     from ..datasets import load_dataset, load_table
 
     if settings.data is not None:
+        assert settings.target is not None  # __post_init__: a file comes with its target column
         return load_table(settings.data, target=settings.target, sensitive=settings.sensitive, task=settings.task,
                           positive=settings.positive)
+    assert settings.dataset is not None  # __post_init__: a data set or a file
     return load_dataset(settings.dataset)
 
 
@@ -310,6 +316,7 @@ def choose(settings: TuneSettings, objective, trials, alpha):
     ranked = select_best(trials, alpha=alpha, rule="robust")
     choice = refit_choice(objective, ranked, accurate.trial)
     chosen, best = choice.chosen, choice.most_accurate
+    assert ranked.alpha is not None  # a robust selection ranks at its alpha
     pick = Selection(chosen.trial, ranked.alpha, chosen.lower_score(ranked.alpha),
                      _robust_rule(ranked, choice, len(successful_fits(trials))), ranked.alpha_rule, ranked.candidates)
     return (pick, chosen.model, {"validation": chosen.validation, "test": chosen.test}, accurate,
@@ -355,6 +362,8 @@ class TuneJob(TuningJob):
         from . import mlflow_study
         from .driver import Plan
 
+        assert settings.storage and settings.study_name and settings.tracking_uri and settings.model_name, \
+            "TuneJob runs resolved settings (TuneSettings.resolved)"
         self.settings, self.out = settings, out
         self.data = data = load_source(settings)
         self.families = families = _families(settings)
@@ -436,12 +445,12 @@ class _Chosen:
     """The pick of a tune: the result so far, the pick with its refit model and scores, the most accurate fit."""
 
     result: TuneResult
-    pick: object
-    model: object
+    pick: Any
+    model: Any
     scores: dict
-    accurate: object
+    accurate: Any
     accurate_scores: dict
-    choice: object = None
+    choice: Any = None
 
     @property
     def trial(self):
@@ -627,6 +636,7 @@ def _print_registered(result: TuneResult, out) -> None:
     if result.verdict is not None:
         print(f"promotion gate on the test rows: {result.verdict.text()}", file=out)
         return
+    assert settings.model_name is not None  # resolved settings
     default_uri = settings.tracking_uri == f"sqlite:///{Path(settings.project_dir) / 'mlflow.db'}"
     command = promote_command(settings.model_name, dataset=settings.dataset, data=settings.data,
                               target=settings.target, sensitive=settings.sensitive,
@@ -640,6 +650,7 @@ def _promote_now(settings: TuneSettings, objective, registered):
     from ..tracking.promotion import promote
 
     X, y, sensitive = objective.rows("test")
+    assert settings.model_name is not None  # resolved settings
     return promote(settings.model_name, X, y, sensitive, candidate=registered.version, task=objective.task,
                    min_fairness=settings.min_fairness, tracking_uri=settings.tracking_uri)
 
@@ -736,6 +747,7 @@ def serving_text(settings: TuneSettings) -> str:
     to try."""
     from ..tracking.ui_links import serve_command
 
+    assert settings.tracking_uri is not None  # resolved settings
     port = settings.ui_port + 1
     # @champion, not the version number: after a promotion the same command serves the promoted model
     command = serve_command(settings.tracking_uri, f"models:/{settings.model_name}@champion", port)

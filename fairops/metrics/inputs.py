@@ -131,7 +131,7 @@ def _refuse_mixed_kinds(name: str, array: np.ndarray) -> None:
     ...
     ValueError: sensitive_features column 'sex' mixes value types (number: 1, text: 'f'); give every value the same type
     """
-    examples = {}
+    examples: dict = {}
     for value in array:
         examples.setdefault(_value_kind(value), value)
         if len(examples) > 1:

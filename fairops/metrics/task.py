@@ -275,7 +275,7 @@ class Task:
         for column in columns:
             metrics[f"fairness.{column.attribute}"] = ratio_of(column.defined(self.fairness), self.fairness)
         metrics["auc_y"], metrics["auc_s"] = auc_y(y_true, y_score), auc_s(y_score, groups)
-        counts = {"accuracy": [hits, base], "fairness": {}}
+        counts: dict = {"accuracy": [hits, base], "fairness": {}}
         for column in every:
             events, bases = rate_counts(column, self.fairness)
             counts["fairness"][column.attribute] = {
@@ -292,13 +292,14 @@ def _check_target(target: str, value) -> None:
     """A rate target in (0, 1] (FPR may be 0), a top-k target a whole number >= 1, a threshold a probability."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value:
         raise ValueError(f"task {target} target must be a number, got {value!r}")
-    if target == "top_k" and (value != int(value) or value < 1):
+    # typeshed's numbers.Real converts to int and compares with int in none of these lines
+    if target == "top_k" and (value != int(value) or value < 1):  # type: ignore[call-overload, operator]
         raise ValueError(f"task top_k must be a whole number of rows >= 1, got {value:g}")
     if target == "threshold":
-        if not 0 <= value <= 1:  # the task's scores are the model's probabilities of the positive class
+        if not 0 <= value <= 1:  # type: ignore[operator]  # the task's scores are the model's probabilities
             raise ValueError(f"task threshold target must be a probability in [0, 1], got {value:g}")
         return
-    low_ok = value >= 0 if target == "fpr" else value > 0
+    low_ok = value >= 0 if target == "fpr" else value > 0  # type: ignore[operator]
     if target != "top_k" and not (low_ok and value <= 1):
         interval = "[0, 1]" if target == "fpr" else "(0, 1]"
         raise ValueError(f"task {target} target must be a rate in {interval}, got {value:g}")

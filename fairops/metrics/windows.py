@@ -226,6 +226,7 @@ class RateBases:
         attributes = {name: lowest_possible_upper(list(groups.values()), level=level, attributes=len(self.attributes))
                       for name, groups in self.attributes.items()}
         if self.task_ratio == "combined":
+            assert self.combined is not None  # a "combined" ratio is scored over its combined groups
             return lowest_possible_upper(list(self.combined.values()), level=level), attributes
         defined = [value for value in attributes.values() if math.isfinite(value)]
         return (min(defined) if defined and self.task_ratio == "lowest" else math.nan), attributes

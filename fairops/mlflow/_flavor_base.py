@@ -132,6 +132,7 @@ class Flavor:
     def read_data(self, local_path: str):
         """The verified data files of a local model directory that holds this flavor."""
         data = read_model(local_path)
+        assert data.mlmodel is not None  # read_model parses MLmodel
         if self.name not in data.mlmodel["flavors"]:
             raise ModelFilesError(f"the model at {local_path} has no {self.name!r} flavor; its MLmodel names "
                                   f"{sorted(data.mlmodel['flavors'])}")
@@ -180,6 +181,7 @@ def save_flavor_model(
     if write_data is not None:
         write_data(os.path.join(path, DATA_SUBPATH))
     else:
+        assert classes is not None, "a flavor saving state files names its classes"
         _model_files.write_state(estimator, os.path.join(path, DATA_SUBPATH), classes, extra)
     mlflow_model = Model() if mlflow_model is None else mlflow_model
     signature = _signature(mlflow_model, path, input_example, signature,

@@ -179,7 +179,7 @@ class InputSchema:
             categories = entry.get("categories")
             if categories is not None and not isinstance(categories, list):
                 raise ValueError(f"categories of column {entry.get('name')!r} must be a list")
-            columns.append(Column(entry.get("name"), entry.get("kind"),
+            columns.append(Column(entry.get("name"), entry.get("kind"),  # type: ignore[arg-type]  # Column checks them
                                   None if categories is None else tuple(categories), entry.get("missing", False)))
         return cls(tuple(columns), unseen)
 
@@ -280,7 +280,9 @@ def _as_floats(name, present, absent) -> np.ndarray:
     try:
         return np.where(absent, np.nan, present).astype(np.float64)
     except OverflowError:
-        row = next(i for i, v in enumerate(present) if isinstance(v, numbers.Integral) and abs(v) > 2**1023)
+        # typeshed's numbers ABCs define no ordering with int
+        row = next(i for i, v in enumerate(present)
+                   if isinstance(v, numbers.Integral) and abs(v) > 2**1023)  # type: ignore[operator]
         raise ValueError(f"column {name!r} has a number too large for a float in row {row}") from None
 
 
@@ -329,7 +331,7 @@ def columns_taking_missing_values(model, frame) -> list[str]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                answered = np.isfinite(np.asarray(model.predict_proba(probe), dtype=np.float64)).all()
+                answered = bool(np.isfinite(np.asarray(model.predict_proba(probe), dtype=np.float64)).all())
         except Exception:  # noqa: BLE001 - whatever the model raises, it does not take the value
             answered = False
         if answered:

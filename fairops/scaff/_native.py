@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _tree
+from . import _tree  # type: ignore[attr-defined]  # a compiled kernel: no source for mypy to read
 
 AGGREGATE_CODES = {"max": 0, "mean": 1}
 # Gains within this of zero are zero (an exact balance of the label and sensitive terms, up to rounding).

@@ -292,7 +292,7 @@ class FairnessTrackingCallback:
                     if experiment is None:
                         raise
             if name not in self._experiments:
-                self._experiments[name] = experiment.experiment_id
+                self._experiments[name] = experiment.experiment_id  # type: ignore[union-attr]  # found above
         return self._experiments[name]
 
     def parent_run_id(self, study) -> str:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from fairops.metrics import OperatingPoint, Task
 from fairops.metrics.decisions import check_decision
@@ -108,7 +109,7 @@ class VersionRecord:
         if missing:
             raise ValueError(f"{where} has no tag(s) {missing}: it was not registered by fairops tune, so its task "
                              "and threshold are unknown")
-        get = tags.get
+        get: Any = tags.get  # the required tags are there (checked above), the others may be None
         sensitive = get(f"{PREFIX}sensitive").split(",")
         positive = get(f"{PREFIX}positive_class") or None
         task = Task.from_string(get(f"{PREFIX}task"), sensitive=sensitive, positive=positive)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from typing import Any
 
 from fairops.fairband.selection import RULES, select_best
 
@@ -72,11 +73,11 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
         raise ValueError(f"tuners must be a non-empty list from {TUNERS}, got unknown {unknown}")
     rows = []
     for seed in seeds:
-        floor = SMALL_DATA_FLOOR if selection == "robust" else {}
+        floor: dict[str, Any] = SMALL_DATA_FLOOR if selection == "robust" else {}
         objective = FairnessObjective(dataset, profile=profile, seed=seed, families=families,
                                       max_train_rows=max_train_rows, split_seed=split_seed, decision=decision,
                                       blind=blind, **floor)
-        runs = {}
+        runs: dict = {}
         for tuner in tuners:
             shared = "RS" if tuner == "RS-bal" else ("RS-bal" if tuner == "RS" else None)
             if shared in runs:

@@ -84,7 +84,7 @@ def reduction_record(model) -> dict:
     last = model.steps[-1][1] if hasattr(model, "steps") else model
     if not isinstance(last, (ExponentiatedGradient, GridSearch)):
         return {}
-    record = {"n_predictors": int(last.n_predictors_)}
+    record: dict[str, float] = {"n_predictors": int(last.n_predictors_)}
     if isinstance(last, ExponentiatedGradient):
         record["duality_gap"] = float(last.best_gap_)
     return record

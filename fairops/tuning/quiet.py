@@ -31,7 +31,7 @@ class ConstantFitWarnings(logging.Filter):
 
     def __init__(self):
         super().__init__()
-        self._trials: set[str] = set()
+        self._trials: set[str | None] = set()
 
     def filter(self, record) -> bool:
         message = record.getMessage()
@@ -68,7 +68,8 @@ def fits_summary(trials) -> str:
     are counted apart."""
     from ..fairband.claims import REFUSED, claim_of
 
-    finished, refused = [], []
+    finished: list = []
+    refused: list = []
     for trial in (t for t in trials if t.state.is_finished()):
         claim = claim_of(trial)
         (refused if claim is not None and claim.status == REFUSED else finished).append(trial)
@@ -78,7 +79,7 @@ def fits_summary(trials) -> str:
         reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(failed.items()))
         text += f", {sum(failed.values())} failed ({reasons}); failed fits rank last and are never picked"
     if refused:
-        last = claim_of(refused[-1]).reason
+        last = claim_of(refused[-1]).reason  # type: ignore[union-attr]  # a refused trial has its claim
         text += f"; {len(refused)} trial(s) refused by the schedule, not fits (the last: {last})"
     return text
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -167,6 +168,7 @@ class OutlierTuneJob(TuningJob):
 
         self.settings, self.args, self.data, self.stores, self.out = settings, args, data, stores, sys.stdout
         self.experiment_id, self.parent_run_id = experiment_id, None
+        assert stores.storage is not None  # the stores of a tuning run hold an Optuna storage
         alpha = settings.alpha
         self.objective = make_objective(data, seed=settings.seed, top_t=args.top_t, correction=args.correction)
         self.plan = Plan(
@@ -238,8 +240,8 @@ class OutlierTuneJob(TuningJob):
 class _Pick:
     """The Fairband pick of a FairLOF tuning, refitted on all rows, and its comparison with LOF."""
 
-    selection: object
-    detector: object
+    selection: Any
+    detector: Any
     result: dict
 
     @property
