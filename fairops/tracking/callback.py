@@ -209,7 +209,7 @@ class FairnessTrackingCallback:
     def __init__(self, tracking_uri=None, experiment_name=None, *, metric_names=None, alpha=None,
                  log_models=False, model_pip_requirements=None, settle_seconds=1.0, artifact_location=None,
                  fast_sql=False, family_param="model", family=None):
-        from mlflow.tracking._tracking_service.utils import _resolve_tracking_uri
+        from ..mlflow._mlflow_internals import resolve_tracking_uri
 
         if alpha is not None and alpha != "auto" and (_finite(alpha) is None or not 0 <= alpha <= 1):
             raise ValueError(f"alpha must be None, 'auto' or a float in [0, 1], got {alpha!r}")
@@ -221,7 +221,7 @@ class FairnessTrackingCallback:
         for name, value in (("family_param", family_param), ("family", family)):
             if value is not None and (not isinstance(value, str) or not value):
                 raise TypeError(f"{name} must be None or a non-empty string, got {value!r}")
-        self.tracking_uri = _resolve_tracking_uri(tracking_uri)
+        self.tracking_uri = resolve_tracking_uri(tracking_uri)
         self.experiment_name = experiment_name
         self.metric_names = None if metric_names is None else tuple(metric_names)
         self.alpha = alpha

@@ -2,9 +2,9 @@
 
 The objective fails a fit whose validation scores are constant (a tiny budget slice, a strongly
 regularised model) by returning NaN; Optuna then warns twice per such trial. Those warnings are
-expected, so :class:`ConstantFitWarnings` drops them (other failures are still reported as they
-happen), and :func:`quiet_trials` says in one line at the end how many fits finished and why the others
-failed.
+expected, so :class:`~fairops.tuning._optuna_log.ConstantFitWarnings` drops them (other failures are still
+reported as they happen), and :func:`quiet_trials` says in one line at the end how many fits finished and why
+the others failed.
 
 >>> import io, math, optuna
 >>> study = optuna.create_study(directions=["maximize", "maximize"])
@@ -22,25 +22,7 @@ import logging
 import sys
 from collections import Counter
 
-# Where Optuna reports a trial's end (INFO) and a failed trial (WARNING).
-OPTIMIZE_LOGGER = "optuna.study._optimize"
-
-
-class ConstantFitWarnings(logging.Filter):
-    """Drops Optuna's two warnings about a trial that returned NaN: the objective's constant fits."""
-
-    def __init__(self):
-        super().__init__()
-        self._trials: set[str | None] = set()
-
-    def filter(self, record) -> bool:
-        message = record.getMessage()
-        words = message.split()
-        number = words[1] if len(words) > 1 and words[0] == "Trial" else None
-        if "because of the following error: The value nan is not acceptable" in message:
-            self._trials.add(number)
-            return False
-        return not (number in self._trials and message.endswith("failed with value (nan, nan)."))
+from ._optuna_log import OPTIMIZE_LOGGER, ConstantFitWarnings
 
 
 @contextlib.contextmanager
