@@ -14,17 +14,9 @@ from fairops.datasets import load_german
 from fairops.metrics import GroupThresholds, OperatingPoint
 from fairops.models import ServedDecision
 from fairops.tuning import FairnessObjective
+from services import BIN, free_port, post_frame as post, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow
-
-from services import (  # noqa: E402
-    BIN,
-    free_port,
-    post_frame as post,  # noqa: E402
-    start,
-    stop,
-    wait_ready,
-)
 
 TUNE = ["tune", "--dataset", "german", "--method", "rs", "--families", "logistic_regression",
         "--max-train-rows", "300", "--no-progress"]

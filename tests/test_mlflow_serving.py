@@ -14,17 +14,9 @@ from fairops.fairlof.features import FeatureEncoder
 from fairops.mlflow import fairlof as fairlof_flavor
 from fairops.scaff import SCAFFClassifier
 from fairops.tracking.registry import register_best
+from services import BIN, free_port, post_frame as post, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow
-
-from services import (  # noqa: E402
-    BIN,
-    free_port,
-    post_frame as post,  # noqa: E402
-    start,
-    stop,
-    wait_ready,
-)
 
 
 @pytest.fixture(scope="module")
