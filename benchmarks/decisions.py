@@ -40,9 +40,8 @@ import numpy as np
 import pandas as pd
 
 from fairops.datasets import load_dataset
-from fairops.tuning import FairnessObjective
 from fairops.metrics import fairness_ratio, precision, recall
-
+from fairops.tuning import FairnessObjective
 from report_cells import mean_sd_percent
 
 FAIROPS = {"FB-auto": ("single", False), "FB-auto per-group": ("per-group", False),
@@ -216,8 +215,8 @@ def report(work_dir: Path) -> str:
                 continue
             rate = next((k[5:] for k in chosen[0] if k.startswith("test_") and k[5:] in ("tpr", "fpr", "ppr")), None)
             cells = {key: mean_sd_percent([r[key] for r in chosen]) for key in ("test_acc", "test_fair", "val_fair")}
-            note = f"its own operating point: test {rate.upper()} {mean_sd_percent(r['test_' + rate] for r in chosen)}" \
-                if rate else ""
+            note = (f"its own operating point: test {rate.upper()} "
+                    f"{mean_sd_percent(r['test_' + rate] for r in chosen)}") if rate else ""
             out.append(f"| {method} | {cells['test_acc']} | {cells['test_fair']} | {cells['val_fair']} | "
                        f"{len(chosen)} | {statistics.mean(r['seconds'] for r in chosen):.0f} | {note} |")
         out.append("")

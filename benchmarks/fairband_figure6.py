@@ -27,10 +27,9 @@ from pathlib import Path
 import optuna
 import pandas as pd
 
+import fairband_paper as paper
 from fairops.models.families import PAPER_FAMILIES
 from fairops.tuning import register_family
-
-import fairband_paper as paper
 
 REDUCTION = "paper_exponentiated_gradient"
 LABELS = {"logistic_regression": "logistic regression", "decision_tree": "decision tree",
@@ -81,7 +80,8 @@ def table(picks: pd.DataFrame, bests: pd.DataFrame) -> str:
         chosen = picks[picks["model"] == family]
         best = bests[bests["family"] == family]
         pick_cells = (f"{100 * chosen.val_acc.mean():.1f} / {100 * chosen.val_fair.mean():.1f} | "
-                      f"{100 * chosen.test_acc.mean():.1f} / {100 * chosen.test_fair.mean():.1f}") if len(chosen) else "- | -"
+                      f"{100 * chosen.test_acc.mean():.1f} / {100 * chosen.test_fair.mean():.1f}"
+                      ) if len(chosen) else "- | -"
         lines.append(f"| {LABELS[family]} | {len(chosen)} of {len(picks)} | {pick_cells} | "
                      f"{100 * best.test_acc.mean():.1f} / {100 * best.test_fair.mean():.1f} |")
     return "\n".join(lines)

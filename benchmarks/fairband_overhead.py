@@ -36,7 +36,6 @@ from optuna.storages.journal import JournalFileBackend
 from fairops.fairband import FairbandPruner, FairbandSampler, budget
 from fairops.fairband._optuna_internals import use_internals
 
-
 CALLS = collections.Counter()  # storage calls by method, while counting (--calls)
 _counting = [False]
 

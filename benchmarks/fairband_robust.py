@@ -3,8 +3,8 @@
 For each data set and seed, FB-auto runs once per selection rule (``fairops compare``'s protocol: a new
 train / validation / test split per seed, one Fairband iteration, the fast profile, the paper's five
 families; ``fairops compare`` adds the SCAFF forest): ``paper`` (the paper's budget fractions and argmax
-of ``o`` over the fits' point values; the pick refit at its budget for the test figures, as in the paper) and ``robust`` (the
-small-data floor, ranking by lower confidence bounds, the choice among refits on all training rows).
+of ``o`` over the fits' point values; the pick refit at its budget for the test figures, as in the paper) and
+``robust`` (the small-data floor, ranking by lower confidence bounds, the choice among refits on all training rows).
 Per rule: test accuracy and fairness, the validation-to-test fairness loss, and how often the most
 accurate fit's refit dominates the pick's refit on validation (for ``paper`` the pick and the most
 accurate fit are refit on all training rows for this check only).
@@ -41,7 +41,6 @@ import pandas as pd
 
 from fairops.datasets import load_compas, load_dataset, train_validation_test_split
 from fairops.tuning import compare_tuners
-
 from report_cells import mean_sd_percent
 
 RULES = ("paper", "robust")
@@ -81,7 +80,8 @@ def ceiling(data, rows, part: str, rng) -> float:
     for bases in _group_bases(data, rows):
         bases = bases[bases > 0]
         if part == "validation":  # the threshold meets the target exactly: a fixed total shared out at random
-            total = int(np.floor(target * bases.sum())) if data.task.target == "fpr" else int(np.ceil(target * bases.sum()))
+            rounded = np.floor if data.task.target == "fpr" else np.ceil
+            total = int(rounded(target * bases.sum()))
             events = rng.multivariate_hypergeometric(bases, total, size=DRAWS)
         else:
             events = rng.binomial(bases, target, size=(DRAWS, len(bases)))

@@ -35,14 +35,15 @@ Quota frontier: ``partial_quota_outliers`` on the joint groups of all sensitive 
     .venv/bin/python benchmarks/fairlof_paper.py --datasets adult --protocols numeric
     .venv/bin/python benchmarks/fairlof_paper.py --scaling minmax
     .venv/bin/python benchmarks/fairlof_paper.py --flex --protocols numeric    # the FairLOF-Flex sweep too
-    .venv/bin/python benchmarks/fairlof_paper.py --replot a/fairlof_frontier_adult.json,b/fairlof_frontier_adult.json --figures docs
+    .venv/bin/python benchmarks/fairlof_paper.py \
+        --replot a/fairlof_frontier_adult.json,b/fairlof_frontier_adult.json --figures docs
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import itertools
+import json
 import time
 import warnings
 from pathlib import Path
@@ -51,8 +52,14 @@ import numpy as np
 import pandas as pd
 
 from fairops.datasets import load_dataset
-from fairops.fairlof import (DEFAULT_LAMBDAS, FairLOF, partial_quota_outliers, permuted_label_paths, quota_outliers,
-                             top_outliers)
+from fairops.fairlof import (
+    DEFAULT_LAMBDAS,
+    FairLOF,
+    partial_quota_outliers,
+    permuted_label_paths,
+    quota_outliers,
+    top_outliers,
+)
 from fairops.fairlof.features import FeatureEncoder
 from fairops.metrics import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
 
@@ -290,7 +297,8 @@ def guide_table(name, protocol, paths, nulls, summary) -> None:
                       "null_wass": null_wass[0]}
             if i is None:
                 print(f"| {correction} | J~{target} | not reached (min Jacc {min(path['jaccard']):.3f}) | | | | | "
-                      f"{against_null(0.0, null_ed).split(' | ')[0]} | | | {against_null(0.0, null_wass).split(' | ')[0]} | |")
+                      f"{against_null(0.0, null_ed).split(' | ')[0]} | | | "
+                      f"{against_null(0.0, null_wass).split(' | ')[0]} | |")
                 summary.append(record)
                 continue
             ed, wass = changes[target]
@@ -427,7 +435,8 @@ def frontier_chart(name: str, curves: dict, out) -> None:
             ax.plot(path["jaccard"], ed_changes(path), color=color, marker=marker, ms=3.5, lw=1.8,
                     label=f"{correction} (lambda 0-1)")
         jac, ed = (np.array(v) for v in zip(*curve["quota"]))
-        ax.plot(jac, 100 * ed, color="tab:green", marker="^", ms=3.5, lw=1.8, label="quota, joint groups (strength 0-1)")
+        ax.plot(jac, 100 * ed, color="tab:green", marker="^", ms=3.5, lw=1.8,
+                label="quota, joint groups (strength 0-1)")
         ax.axhline(0, color="grey", lw=0.6)
         for target in TARGETS:
             ax.axvline(target, color="grey", lw=0.6, ls=":")

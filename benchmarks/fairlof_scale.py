@@ -37,10 +37,10 @@ import time
 import warnings
 
 import numpy as np
-from fairlof_paper import prepared
-from fairlof_speed import best_times, make_data
 from sklearn.neighbors import LocalOutlierFactor, NearestNeighbors
 
+from fairlof_paper import prepared
+from fairlof_speed import best_times, make_data
 from fairops.fairlof import FairLOF
 from fairops.fairlof.blocked_search import BlockedKNeighbors
 
@@ -135,8 +135,8 @@ def goal(n_large: int, n_anchor: int, repeats: int) -> None:
     print(f"| anchor: scikit-learn LOF fit, {n_anchor:,} x 10 | {best_wall['anchor']:.2f} | {best_cpu['anchor']:.2f} |")
     print(f"| FairLOF fit + 11-lambda path, {n_large:,} x 16, {GOAL_SETTING} | {best_wall['fairlof']:.2f} "
           f"| {best_cpu['fairlof']:.2f} |")
-    print(f"| x anchor | {best_wall['fairlof'] / best_wall['anchor']:.2f} | {best_cpu['fairlof'] / best_cpu['anchor']:.2f} |",
-          flush=True)
+    print(f"| x anchor | {best_wall['fairlof'] / best_wall['anchor']:.2f} "
+          f"| {best_cpu['fairlof'] / best_cpu['anchor']:.2f} |", flush=True)
 
 
 def main() -> None:

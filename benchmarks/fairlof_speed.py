@@ -124,7 +124,8 @@ def main() -> None:
             cases = runners(X, S, k)
             # the anchor and FairLOF at lambda = 0 compute the same scores: check before timing them
             plain = -LocalOutlierFactor(n_neighbors=k).fit(X).negative_outlier_factor_
-            ours = -FairLOF(n_neighbors=k, correction_strength=0.0).fit(X, sensitive_features=S).negative_outlier_factor_
+            ours = -FairLOF(n_neighbors=k, correction_strength=0.0).fit(
+                X, sensitive_features=S).negative_outlier_factor_
             difference = float(np.max(np.abs(plain - ours) / np.abs(plain)))
             assert difference <= 1e-9, difference
             agreements.append(f"agree: FairLOF at lambda 0 vs LocalOutlierFactor, n={n} k={k}: "

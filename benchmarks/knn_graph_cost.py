@@ -30,9 +30,9 @@ import os
 import time
 
 import numpy as np
-from fairlof_speed import make_data
 from sklearn.neighbors import LocalOutlierFactor
 
+from fairlof_speed import make_data
 from fairops.fairlof import _knn
 from fairops.fairlof.approximate_search import import_faiss
 from fairops.fairlof.blocked_search import BlockedKNeighbors, without_own

@@ -73,8 +73,8 @@ def _figures(metrics: dict) -> dict:
 def _refit_every_configuration(objective, study, cross_validate=False):
     """One record per distinct configuration among the run's successful fits, and the refits' scores;
     ``cross_validate`` adds each configuration's 5-fold figures over the training and validation rows."""
-    from fairops.tuning.cross_validation import cross_validated
     from fairops.fairband.selection import successful_fits
+    from fairops.tuning.cross_validation import cross_validated
 
     seen, records, scores = {}, [], {}
     for trial in successful_fits(study):
@@ -147,8 +147,8 @@ def _spearman(a, b) -> float:
 def _rule_pick(validation: list[dict], alpha: float, accurate: int) -> int:
     """The robust rule's last step on validation figures: drop refits the most accurate one dominates,
     keep the highest ``o`` of lower bounds."""
-    from fairops.tuning.refit_choice import dominates
     from fairops.fairband.ranking import weighted_score
+    from fairops.tuning.refit_choice import dominates
 
     kept = [i for i, v in enumerate(validation) if i == accurate or not dominates(validation[accurate], v)]
     return max(kept, key=lambda i: weighted_score(validation[i]["accuracy_low"], validation[i]["fairness_low"],
@@ -204,8 +204,8 @@ def pool_pick(result: dict, size: int | None, by: str = "cv") -> dict:
     lower-bound ``o`` and the best ``size`` at the largest budget (None: every configuration), plus the
     most accurate fit; the choice compares ``by`` ("cv" or "validation") lower bounds. ``size=3`` with
     "cv" is the rule as ``fairops compare`` runs it."""
-    from fairops.tuning.refit_choice import dominates
     from fairops.fairband import ranking
+    from fairops.tuning.refit_choice import dominates
 
     alpha, fits = result["pick"]["alpha"], result["as_fitted"]
     records = {r["key"]: r for r in result["refits"]}
@@ -222,7 +222,8 @@ def pool_pick(result: dict, size: int | None, by: str = "cv") -> dict:
     refits += [] if accurate in refits else [accurate]
     kept = [r for r in refits if r is accurate or not dominates(accurate["validation"], r["validation"])]
     figures = (lambda r: r.get("cv", r["validation"])) if by == "cv" and len(kept) > 1 else (lambda r: r["validation"])
-    chosen = max(kept, key=lambda r: ranking.weighted_score(figures(r)["accuracy_low"], figures(r)["fairness_low"], alpha))
+    chosen = max(kept, key=lambda r: ranking.weighted_score(figures(r)["accuracy_low"], figures(r)["fairness_low"],
+                                                            alpha))
     return chosen["test"]
 
 
@@ -235,7 +236,8 @@ def as_fitted_row(results: list[dict], goal) -> str:
         val = [f["validation"] for f in fits]
         accurate = max(range(len(val)), key=lambda i: (val[i]["accuracy"], val[i]["fairness"]))
         picks.append(fits[_rule_pick(val, result["pick"]["alpha"], accurate)]["test"])
-        best.append(max((f["test"]["fairness"] for f in fits if f["test"]["accuracy"] >= goal[0]), default=float("nan")))
+        best.append(max((f["test"]["fairness"] for f in fits if f["test"]["accuracy"] >= goal[0]),
+                        default=float("nan")))
     mean = lambda key: _pct(statistics.mean(p[key] for p in picks))  # noqa: E731
     return (f"fits as fitted (at their budgets, no refit): the rule over all of them on validation gives test "
             f"{mean('accuracy')} / {mean('fairness')}; the test oracle's best ratio at the goal's accuracy "
@@ -276,9 +278,8 @@ def _pct(value: float) -> str:
 
 
 def report(work_dir: Path, dataset: str, decision: str, goal) -> str:
-    from fairops.datasets import load_dataset
-
     from fairband_robust import ceilings
+    from fairops.datasets import load_dataset
 
     data = load_dataset(dataset)
     found = sorted(work_dir.glob(f"{dataset}-{decision}-seed*.json"))
@@ -309,7 +310,8 @@ def report(work_dir: Path, dataset: str, decision: str, goal) -> str:
             f"{_pct(mean(lambda r: r['best_fair_at_precision']))} | "
             f"{_pct(np.nanmean([r['best_precision_at_fairness'] for r in rows]))} (where any) | "
             f"{_pct(mean(lambda r: r['pick']['accuracy']))} / {_pct(mean(lambda r: r['pick']['fairness']))} | | "
-            f"{_pct(mean(lambda r: r['rule_on_all']['accuracy']))} / {_pct(mean(lambda r: r['rule_on_all']['fairness']))} | "
+            f"{_pct(mean(lambda r: r['rule_on_all']['accuracy']))} / "
+            f"{_pct(mean(lambda r: r['rule_on_all']['fairness']))} | "
             f"{_pct(mean(lambda r: r['null']['accuracy']))} / {_pct(mean(lambda r: r['null']['fairness']))} | "
             f"{mean(lambda r: r['rho_fairness']):.2f} | {mean(lambda r: r['rho_accuracy']):.2f} | "
             f"{_pct(mean(lambda r: r['ceiling']))} |")
@@ -336,9 +338,8 @@ def per_group_ceiling(dataset: str, seeds, goal: float, draws: int = 20000) -> d
     point between two order statistics of the group's validation base (negatives for FPR, positives for
     TPR), whatever the model; the test rows then draw their events binomially. Returns the mean test
     ratio per seed and the chance that the mean over ``seeds`` reaches ``goal``."""
-    from fairops.datasets import load_dataset, train_validation_test_split
-
     from fairband_robust import _group_bases, _ratio
+    from fairops.datasets import load_dataset, train_validation_test_split
 
     data = load_dataset(dataset)
     task, rng = data.task, np.random.default_rng(0)
@@ -347,7 +348,8 @@ def per_group_ceiling(dataset: str, seeds, goal: float, draws: int = 20000) -> d
         split = train_validation_test_split(data.y, data.sensitive[list(task.sensitive)], seed=seed)
         ratios = []
         for val_bases, test_bases in zip(_group_bases(data, split.validation), _group_bases(data, split.test)):
-            kept = np.floor(task.target_value * val_bases) if task.target == "fpr" else np.ceil(task.target_value * val_bases)
+            rounded = np.floor if task.target == "fpr" else np.ceil
+            kept = rounded(task.target_value * val_bases)
             kept = np.clip(kept, 1, val_bases - 1)
             above = rng.beta(kept, val_bases - kept + 1, size=(draws, len(val_bases)))  # the kept-th highest
             below = above + (1 - above) * rng.beta(1, val_bases - kept, size=(draws, len(val_bases)))  # the next

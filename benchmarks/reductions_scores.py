@@ -42,13 +42,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from fairband_robust import ceilings
 from fairops.datasets import load_dataset
 from fairops.metrics import fairness_ratio, precision, recall
 from fairops.metrics.decisions import served_decision
 from fairops.tuning import FairnessObjective, fit_model
 from fairops.tuning.search_space import LIBRARY_DEFAULTS
-
-from fairband_robust import ceilings
 from report_cells import mean_sd_percent
 
 REDUCTION = {"eg_ratio_bound": 0.9, "eg_ratio_bound_slack": 0.01, "eg_eps": 0.1, "eg_max_iter": 20}
@@ -82,7 +81,8 @@ def _measured(objective, scores: dict, seed: int, untied: bool) -> dict:
 def chance(model, X) -> np.ndarray:
     """The randomized classifier's chance of deciding positive, untied: the weighted mean of the decisions."""
     reduction, inputs = model[-1], (model[:-1].transform(X) if len(model) > 1 else X)
-    return sum(w * np.asarray(p.predict(inputs), dtype=float) for p, w in zip(reduction.predictors_, reduction.weights_))
+    return sum(w * np.asarray(p.predict(inputs), dtype=float)
+               for p, w in zip(reduction.predictors_, reduction.weights_))
 
 
 def run_one(name: str, seed: int, base: str, fp_cost: float, *, max_train_rows=None) -> dict:
@@ -151,7 +151,8 @@ def run(datasets, seeds, bases, work_dir: Path, **options) -> None:
                     path.write_text(json.dumps(row))
                     print(f"{name} seed {seed} {base:<8} fp cost {fp_cost}  " + "  ".join(
                         f"{score}: {row[f'{score}:test_acc']:.3f} / {row[f'{score}:test_fair']:.3f}"
-                        for score in SCORES) + f"  ceiling {row['ceiling']:.3f}  {row['fit_seconds']:.1f} s", flush=True)
+                        for score in SCORES) + f"  ceiling {row['ceiling']:.3f}  {row['fit_seconds']:.1f} s",
+                          flush=True)
 
 
 def report(work_dir: Path) -> str:

@@ -116,7 +116,8 @@ def score_fold(implementation, experiment, X, y, sensitive, train, test, *, thet
     score = model.predict_proba(X_test)[:, 1]
     s_test = sensitive.iloc[test]
     record = {"experiment": experiment, "implementation": implementation, "theta": theta, "fold": fold,
-              "trees": trees, "encoding": encoding, "auc_y": auc_y(y[test], score), "auc_s": auc_s(score, s_test), "cpu_s": cpu}
+              "trees": trees, "encoding": encoding, "auc_y": auc_y(y[test], score), "auc_s": auc_s(score, s_test),
+              "cpu_s": cpu}
     for column in sensitive.columns:
         record[f"auc_s[{column}]"] = auc_s(score, s_test[[column]])
     return record
@@ -172,7 +173,8 @@ def summarise(records, trees) -> pd.DataFrame:
     table["folds"] = grouped["fold"].nunique()
     table = table.reset_index()
     order = {name: i for i, name in enumerate(EXPERIMENTS)}
-    return table.sort_values(["experiment", "implementation", "theta"], key=lambda c: c.map(order) if c.name == "experiment" else c,
+    return table.sort_values(["experiment", "implementation", "theta"],
+                             key=lambda c: c.map(order) if c.name == "experiment" else c,
                              kind="stable").reset_index(drop=True)
 
 
@@ -184,7 +186,8 @@ def auc_y_cost_at_drop(part: pd.DataFrame, column: str, drop: float):
     for i in range(1, len(s)):
         if s[i] <= target:
             t = (s[i - 1] - target) / (s[i - 1] - s[i])
-            return thetas[i - 1] + t * (thetas[i] - thetas[i - 1]), label[0] - (label[i - 1] + t * (label[i] - label[i - 1]))
+            return (thetas[i - 1] + t * (thetas[i] - thetas[i - 1]),
+                    label[0] - (label[i - 1] + t * (label[i] - label[i - 1])))
     return None
 
 

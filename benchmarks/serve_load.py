@@ -214,7 +214,8 @@ def print_soak(samples: list[dict], verdict: dict) -> None:
               f"| {sample['p99_ms']:.1f} | {sample['rss_mb']:.0f} | {sample['load']:.2f} |")
     print(f"soak: {sum(s['requests'] for s in samples)} requests, {sum(s['errors'] for s in samples)} errors; "
           f"resident memory after warm-up {verdict['baseline_mb']:.0f} MB, peak {verdict['peak_mb']:.0f} MB, last "
-          f"{verdict['last_mb']:.0f} MB; bound +{verdict['bound_mb']:.0f} MB: {'held' if verdict['held'] else 'NOT held'}")
+          f"{verdict['last_mb']:.0f} MB; bound +{verdict['bound_mb']:.0f} MB: "
+          f"{'held' if verdict['held'] else 'NOT held'}")
 
 
 def main(argv=None) -> int:

@@ -35,8 +35,10 @@ from spark_batch_scoring import score, spark_session  # noqa: E402
 from fairops.datasets import load_adult  # noqa: E402
 from fairops.fairlof import FairLOF  # noqa: E402
 from fairops.fairlof.features import FeatureEncoder  # noqa: E402
-from fairops.mlflow import fairlof as fairlof_flavor  # noqa: E402
-from fairops.mlflow import scaff as scaff_flavor  # noqa: E402
+from fairops.mlflow import (
+    fairlof as fairlof_flavor,  # noqa: E402
+    scaff as scaff_flavor,  # noqa: E402
+)
 from fairops.scaff import SCAFFClassifier  # noqa: E402
 
 NUMERIC = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]

@@ -27,7 +27,8 @@ def main(argv=None):
     objective = FairnessObjective(load_german(), families=["decision_tree"],
                                   seed=args.seed)
     study = optuna.create_study(directions=["maximize", "maximize"], storage=args.storage,
-                                sampler=FairbandSampler(alpha="auto", seed=args.seed, s_max=args.s_max), pruner=FairbandPruner())
+                                sampler=FairbandSampler(alpha="auto", seed=args.seed, s_max=args.s_max),
+                                pruner=FairbandPruner())
     n_trials = iteration_size(s_max=args.s_max)  # one Fairband iteration (206 fits for s_max=4)
     study.optimize(objective, n_trials=n_trials, n_jobs=args.n_jobs, catch=(ValueError,))
 

@@ -16,8 +16,7 @@ import numpy as np
 import pandas as pd
 
 from fairops.datasets import load_student
-from fairops.fairlof import FairLOF
-from fairops.fairlof import FeatureEncoder
+from fairops.fairlof import FairLOF, FeatureEncoder
 
 
 def make_data():

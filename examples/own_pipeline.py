@@ -6,8 +6,8 @@ HistGradientBoostingClassifier), an objective that fits it on the budget Fairban
 records the validation outcome with ``record_outcome``, ``FairbandSampler`` + ``FairbandPruner`` in an
 ordinary ``study.optimize``, ``FairnessTrackingCallback`` logging every fit to MLflow, the robust pick
 refit on all training rows and registered with ``register_best``. It writes the held-out test rows
-(every tune uses the same split, so no registered model saw them) beside the stores and ends with the commands that serve the champion and gate a
-challenger on those rows.
+(every tune uses the same split, so no registered model saw them) beside the stores and ends with the commands
+that serve the champion and gate a challenger on those rows.
 
     python examples/own_pipeline.py --workdir own-project              # registers @champion
     python examples/own_pipeline.py --workdir own-project --seed 1     # registers @challenger

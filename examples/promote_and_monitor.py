@@ -22,10 +22,8 @@ from sklearn.linear_model import LogisticRegression
 
 import fairops.mlflow
 from fairops.metrics import Task
-from fairops.tracking import monitor
-from fairops.tracking import register_best
-from fairops.tracking import validation_tags
 from fairops.models import InputSchema
+from fairops.tracking import monitor, register_best, validation_tags
 
 TASK = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
 FEATURES = ["a", "b", "c"]
@@ -81,7 +79,8 @@ def main(argv=None):
     passed = fairops.tracking.promote(name, fresh[FEATURES], fresh["y"], fresh[["sex"]], min_fairness=0.0,
                                     max_accuracy_drop=1.0, **gate)
     print(passed.text())
-    watched = monitor(name, windows(), tracking_uri=args.tracking_uri, params={"source": "examples/promote_and_monitor"})
+    watched = monitor(name, windows(), tracking_uri=args.tracking_uri,
+                      params={"source": "examples/promote_and_monitor"})
     print(f"{len(watched.windows)} windows, alerts at {watched.alerts}, monitoring run {watched.run_id}")
     return refused, passed, watched
 

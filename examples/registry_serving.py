@@ -29,9 +29,8 @@ import pandas as pd
 
 from fairops.fairband import FairbandSampler, budget
 from fairops.metrics import binarize, fairness_ratio, precision
-from fairops.tracking import describe, register_best
-from fairops.tracking import FairnessTrackingCallback
 from fairops.scaff import SCAFFTreeClassifier
+from fairops.tracking import FairnessTrackingCallback, describe, register_best
 
 
 def make_data(n=1200, seed=0):

@@ -29,7 +29,8 @@ def _where(name: str, array: np.ndarray, flat_index: int) -> str:
 def check_shape(name: str, array: np.ndarray, shape: tuple, what: str = "") -> None:
     """Refuse ``array`` unless its shape is ``shape`` (an entry of None matches any length)."""
     if array.ndim != len(shape) or any(want is not None and got != want for got, want in zip(array.shape, shape)):
-        wanted = "(" + ", ".join("n" if want is None else str(want) for want in shape) + ("," if len(shape) == 1 else "") + ")"
+        wanted = ("(" + ", ".join("n" if want is None else str(want) for want in shape)
+                  + ("," if len(shape) == 1 else "") + ")")
         raise ValueError(f"{name} has shape {array.shape}, expected {wanted}{' ' + what if what else ''}")
 
 
@@ -86,7 +87,8 @@ def floats(name: str, value, *, shape: tuple, finite: bool = True, low=None, hig
         if bad is not None:
             raise ValueError(f"{_where(name, array, bad)} is {array.ravel()[bad]}; it must be finite")
     if (low is not None or high is not None) and array.size:
-        inside = np.isnan(array) | ((array >= (-np.inf if low is None else low)) & (array <= (np.inf if high is None else high)))
+        inside = np.isnan(array) | ((array >= (-np.inf if low is None else low))
+                                    & (array <= (np.inf if high is None else high)))
         bad = first_false(inside)
         if bad is not None:
             raise ValueError(f"{_where(name, array, bad)} = {array.ravel()[bad]} is outside [{low}, {high}]")

@@ -16,7 +16,8 @@ def release(version: str) -> tuple[int, int]:
     ((5, 0), (3, 18), (6, 0))
     """
     parts = [int("".join(ch for ch in piece if ch.isdigit()) or 0) for piece in version.split(".")[:2]]
-    return tuple(parts + [0] * (2 - len(parts)))
+    major, minor = parts + [0] * (2 - len(parts))
+    return major, minor
 
 
 def in_range(version: str, written_for) -> bool:

@@ -37,7 +37,8 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
     def _get_help_string(self, action) -> str:
         text = action.help or ""
-        if (re.search(r"\bdefault\b", text) or any(action.default is value for value in (None, False, argparse.SUPPRESS))
+        if (re.search(r"\bdefault\b", text)
+                or any(action.default is value for value in (None, False, argparse.SUPPRESS))
                 or not action.option_strings or action.nargs == 0):
             return text
         return f"{text} (default: %(default)s)" if text else "default: %(default)s"

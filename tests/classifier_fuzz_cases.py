@@ -1,9 +1,10 @@
 """Edited copies of saved classifiers of every tuning family, for tests/test_model_fuzz.py.
 
 Each family of the tuning table (logistic regression, decision tree, random forest, LightGBM, MLP,
-SCAFF forest on columns, and the two bias reductions, over a tree and over LightGBM) is fitted small, saved with the classifier flavor, then edited where its
-compiled or numeric code reads it: scikit-learn tree nodes (children pointing at themselves, the
-root, their parent, out of range; features out of range; thresholds and values not finite),
+SCAFF forest on columns, and the two bias reductions, over a tree and over LightGBM) is fitted small, saved
+with the classifier flavor, then edited where its compiled or numeric code reads it: scikit-learn tree nodes
+(children pointing at themselves, the root, their parent, out of range; features out of range; thresholds and
+values not finite),
 LightGBM's model text (children, features, thresholds, leaf counts, tree sizes), MLP and linear
 weights (wrong shapes, NaN), SCAFF node arrays, a reduction's predictor weights (not summing to 1,
 negative, NaN, one short) and predictors (replaced by a non-classifier, dropped); the edits of a tree or
@@ -26,9 +27,9 @@ import pandas as pd
 import skops.io
 
 from fair_data import biased_rows
-from fairops.tuning.search_space import FAMILIES
 from fairops.mlflow import classifier, sealing
 from fairops.models import SCAFFOnColumns
+from fairops.tuning.search_space import FAMILIES
 from npz_bombs import add_deflated_zeros
 
 SMALL = {

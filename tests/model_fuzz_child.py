@@ -1,11 +1,11 @@
 """Child process of tests/test_model_fuzz.py: load edited models with fairops' loader and predict.
 
 Usage: ``python model_fuzz_child.py PLAN.json FIRST`` where the plan holds ``kind`` ("scaff",
-"fairlof" or "classifier"; a case's own ``kind`` overrides it), ``rows`` (a DataFrame in pandas' "split" form; FairLOF's also has ``sensitive``) and
-``cases`` (``[{"id", "path"}, ...]``). From case ``FIRST`` on, each model is loaded and used, and one
-JSON line per case is printed (and flushed) before the next starts, so a crash or a hang is
-attributed to the first case that did not report (a line ``{"ready": true}`` comes first, once
-the imports are done, so the parent's watchdog can give the imports longer than one case):
+"fairlof" or "classifier"; a case's own ``kind`` overrides it), ``rows`` (a DataFrame in pandas' "split" form;
+FairLOF's also has ``sensitive``) and ``cases`` (``[{"id", "path"}, ...]``). From case ``FIRST`` on, each
+model is loaded and used, and one JSON line per case is printed (and flushed) before the next starts, so a
+crash or a hang is attributed to the first case that did not report (a line ``{"ready": true}`` comes first,
+once the imports are done, so the parent's watchdog can give the imports longer than one case):
 
 - ``refused``: a ValueError or TypeError (fairops' ModelFilesError is a ValueError), with its message;
 - ``finite``: the model answered with finite numbers of the right shape (and the answer's digest);

@@ -110,9 +110,10 @@ def grpc_storage_proxy(storage_url, folder, timeout=120):
                 try:
                     client.wait_server_ready(timeout=1)
                     break
-                except ConnectionError:
+                except ConnectionError as error:
                     if time.monotonic() > deadline:
-                        raise RuntimeError(f"proxy not ready after {timeout}s:\n{log_path.read_text()[-3000:]}")
+                        raise RuntimeError(f"proxy not ready after {timeout}s:\n{log_path.read_text()[-3000:]}") \
+                            from error
             client.close()
             yield f"grpc://127.0.0.1:{port}"
         finally:

@@ -6,6 +6,7 @@ Every ``import`` statement counts, including those inside functions, so a lazy i
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -229,3 +230,110 @@ def _long_functions(limit: int = 80) -> list[str]:
 def test_no_function_is_over_80_lines():
     assert _long_functions() == []
     assert _long_functions(limit=40), "the check reads no function at all"
+
+
+# A private API of Optuna or MLflow only behind a small guarded module, with a test and the versions it was
+# written for (its WRITTEN_FOR, checked with fairops._versions.in_range).
+GUARDED = {
+    "fairops.fairband._optuna_internals",
+    "fairops.jobs._optuna_heartbeat",
+    "fairops.mlflow._mlflow_internals",
+    "fairops.mlflow._scoring_app",
+    "fairops.tracking._sql_runs",
+    "fairops.tracking._ui_shared_view",
+    "fairops.tuning._optuna_log",
+}
+# Whose object an attribute is read from cannot be told from the source, so the private attributes of Optuna's
+# and MLflow's objects (studies, trials, storages, clients) that fairops reads are refused by name, on any
+# object but self.
+PRIVATE_ATTRIBUTES = {"_storage", "_study_id", "_trial_id", "_get_trials", "_backend", "_thread_lock",
+                      "_sync_with_backend", "_set_trial_attr_without_commit", "_tracking_client"}
+LIBRARIES = ("optuna", "mlflow")
+# a private module or name of either library spelled out in a string, e.g. a logger's name
+_PRIVATE_PATH = re.compile(r"\b(?:optuna|mlflow)(?:\.\w+)*\._\w+")
+
+
+def _is_private(name: str) -> bool:
+    return any(part.startswith("_") and not part.startswith("__") for part in name.split("."))
+
+
+def _library_name(name: str) -> bool:
+    return any(name == library or name.startswith(library + ".") for library in LIBRARIES)
+
+
+def _private_uses(source: str) -> list[str]:
+    """Private names of Optuna or MLflow that ``source`` imports, reads or spells out (docstrings aside)."""
+    tree = ast.parse(source)
+    imported: dict[str, str] = {}  # local name -> the library module or name it stands for
+    uses = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in (a for a in node.names if _library_name(a.name)):
+                uses += [alias.name] if _is_private(alias.name) else []
+                imported[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else \
+                    alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and not node.level and _library_name(node.module or ""):
+            for alias in node.names:
+                name = f"{node.module}.{alias.name}"
+                uses += [name] if _is_private(name) else []
+                imported[alias.asname or alias.name] = name
+    docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
+    inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}  # read as part of a longer name
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and id(node) not in inner:
+            chain, base = [node.attr], node.value
+            while isinstance(base, ast.Attribute):
+                chain.append(base.attr)
+                base = base.value
+            chain.reverse()
+            if isinstance(base, ast.Name) and base.id in imported:
+                name = ".".join([imported[base.id], *chain])
+                uses += [name] if _is_private(name) else []
+                continue
+            own = isinstance(base, ast.Name) and base.id in ("self", "cls")  # self._storage is fairops' own
+            uses += [f"<object>.{part}" for i, part in enumerate(chain)
+                     if part in PRIVATE_ATTRIBUTES and not (own and i == 0)]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            uses += _PRIVATE_PATH.findall(node.value) and [_PRIVATE_PATH.search(node.value).group(0)]
+    return sorted(set(uses))
+
+
+def test_the_private_api_check_sees_planted_uses():
+    planted = '''
+"""A docstring may name optuna.storages._rdb."""
+import optuna.storages._rdb.models
+import mlflow
+from optuna.storages import _heartbeat
+from optuna._experimental import experimental_func as ok
+from mlflow.tracking._tracking_service.utils import _resolve_tracking_uri
+from mlflow.utils import environment
+
+def f(study, trial):
+    mlflow.tracking._tracking_service.utils.x()
+    environment._CONDA_ENV_FILE_NAME
+    study._storage.get_all_trials(0), trial._trial_id, optuna.__version__
+    logging.getLogger("optuna.study._optimize")
+    self._trial_id  # fairops' own attribute of the same name
+'''
+    assert _private_uses(planted) == [
+        "<object>._storage", "<object>._trial_id", "mlflow.tracking._tracking_service.utils._resolve_tracking_uri",
+        "mlflow.tracking._tracking_service.utils.x", "mlflow.utils.environment._CONDA_ENV_FILE_NAME",
+        "optuna._experimental.experimental_func", "optuna.storages._heartbeat", "optuna.storages._rdb.models",
+        "optuna.study._optimize"]
+
+
+def test_private_apis_of_optuna_and_mlflow_stay_in_the_guarded_modules():
+    uses = {module: _private_uses(path.read_text(encoding="utf-8")) for module, path in MODULES.items()
+            if path is not None}
+    assert {module: found for module, found in uses.items() if found and module not in GUARDED} == {}
+    assert any(uses[module] for module in GUARDED), "no guarded module uses a private name: the check reads nothing"
+
+
+@pytest.mark.parametrize("module", sorted(GUARDED))
+def test_each_guarded_module_states_the_versions_it_was_written_for(module):
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    assigned = {target.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                if isinstance(target, ast.Name)}
+    assert "WRITTEN_FOR" in assigned
+    assert "fairops._versions" in GRAPH[module]  # its range is checked with in_range

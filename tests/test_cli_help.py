@@ -37,7 +37,8 @@ def test_every_option_has_help_and_shows_its_default(command):
         shown = action.default not in (None, False)
         if shown:  # the default is in the help, as the formatter appends it or the text names it
             entry = " ".join(text.split(f"  {action.option_strings[0]}", 1)[1].split("\n  -")[0].split())
-            assert re.search(r"\bdefault\b", entry), f"fairops {command} {action.option_strings[0]}: no default in {entry!r}"
+            assert re.search(r"\bdefault\b", entry), \
+                f"fairops {command} {action.option_strings[0]}: no default in {entry!r}"
 
 
 def test_tune_help_gives_the_task_grammar_and_the_family_names():

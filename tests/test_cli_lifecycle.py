@@ -2,8 +2,8 @@
 the output names the promote command (which, like the UI command, runs pasted from any folder), and
 `--promote` runs the gate at once on the test rows."""
 
-import io
 import contextlib
+import io
 import os
 import re
 import subprocess
@@ -15,13 +15,12 @@ from mlflow.tracking import MlflowClient
 
 from fairops.cli import main
 from fairops.datasets import load_german
-from fairops.tuning import FairnessObjective
 from fairops.jobs.tune.registration import lifecycle_tags
+from fairops.models import InputSchema
 from fairops.models.packaging import servable as _servable
 from fairops.tracking.promotion import GATE_TAG
 from fairops.tracking.registry import register_best
-from fairops.models import InputSchema
-
+from fairops.tuning import FairnessObjective
 from services import free_port, stop, wait_ready
 
 pytestmark = pytest.mark.slow

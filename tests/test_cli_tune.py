@@ -23,12 +23,10 @@ from optuna.trial import TrialState
 from fairops.cli import main
 from fairops.datasets import load_german
 from fairops.fairband import schedule, select_best
-from fairops.fairband.claims import fits_of_run
-from fairops.fairband.claims import holds_slot, slot_of_trial
-from fairops.jobs import mlflow_study, tune
+from fairops.fairband.claims import fits_of_run, holds_slot, slot_of_trial
+from fairops.jobs import tune
 from fairops.store_lock import sqlite_open_lock
 from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
-
 from kill_mid_fit import kill_mid_fit
 from log_records import LogRecords
 
@@ -131,7 +129,8 @@ def test_progress_without_a_terminal_reports_every_rung(finished_run):
     # the progress lines' terms said once, before them; the run ends with the command serving its pick
     (legend,) = [line for line in out.splitlines() if line.startswith("progress: ")]
     assert '"weighted score" = alpha * accuracy + (1 - alpha) * fairness' in legend and "FB-auto" in legend
-    assert out.index(legend) < out.index("\nfits ") and re.search(r"\nserve it: /\S+/fairops serve models:/\S+ --tracking-uri ", out)
+    assert out.index(legend) < out.index("\nfits ") and \
+        re.search(r"\nserve it: /\S+/fairops serve models:/\S+ --tracking-uri ", out)
 
 
 @pytest.mark.slow
@@ -155,7 +154,8 @@ def test_the_study_is_tidy_in_mlflow(finished_run):
     # the pick's refit with its interval and the refit comparison of the robust rule
     metrics = parent.data.metrics
     assert params["selection"] == "robust"
-    assert metrics["pick_refit_val_fairness_low"] <= metrics["pick_refit_val_fairness"] <= metrics["pick_refit_val_fairness_high"]
+    assert metrics["pick_refit_val_fairness_low"] <= metrics["pick_refit_val_fairness"] \
+        <= metrics["pick_refit_val_fairness_high"]
     compared = json.loads(Path(client.download_artifacts(parent.info.run_id, "selection/refit_comparison.json",
                                                          str(workdir.parent))).read_text())["refits"]
     assert sum(r["chosen"] for r in compared) == 1 and sum(r["most_accurate"] for r in compared) == 1
@@ -200,7 +200,8 @@ def test_rerunning_a_finished_study_adds_no_fits_and_registers_nothing(finished_
     assert re.search(r"^\(test: \d+ rows; behind the TPR ratio: sex female \d+, male \d+ positives\)$", out, re.M), out
     header = lines[lines.index(pick_line) - 1]
     assert header.split() == ["precision", "TPR", "ratio"] * 2
-    assert "(precision = precision at 50% TPR; TPR ratio = lowest / highest over sex; positive class: good credit)" in out
+    assert ("(precision = precision at 50% TPR; TPR ratio = lowest / highest over sex; "
+            "positive class: good credit)") in out
     assert "threshold set on the validation rows" in out
 
 
@@ -317,7 +318,8 @@ def test_own_csv_data(tmp_path, capsys):
     assert failed and int(failed[1]) == int(failed[2]) > 0
     assert "They rank last and are never picked" in out
     assert not [m for m in records.messages if "nan" in m]
-    study = optuna.load_study(study_name="credit-rs-bal-fast-seed0", storage=f"sqlite:///{tmp_path / 'p' / 'optuna.db'}")
+    study = optuna.load_study(study_name="credit-rs-bal-fast-seed0",
+                              storage=f"sqlite:///{tmp_path / 'p' / 'optuna.db'}")
     assert len(study.trials) == 24  # random search gets one Fairband iteration's budget in full fits
 
 

@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairops.datasets import (LOADERS, BudgetSlicer, load_compas, load_dataset, strata,
-                              train_validation_test_split)
+from fairops.datasets import LOADERS, BudgetSlicer, load_compas, load_dataset, strata, train_validation_test_split
 from fairops.datasets._bundle import SHA256, data_path, file_sha256
 
 LOGS = Path(__file__).resolve().parents[1] / "benchmarks" / "reference" / "fair-automl"

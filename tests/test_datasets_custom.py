@@ -35,9 +35,11 @@ def test_csv_and_parquet_give_the_same_dataset(table, tmp_path):
     [
         (lambda t: t, {"target": "nope", "sensitive": "sex"}, r"column\(s\) \['nope'\] not in"),
         (lambda t: t, {"target": "label", "sensitive": "colour"}, r"column\(s\) \['colour'\] not in"),
-        (lambda t: t.assign(label=np.arange(50) % 3), {"target": "label", "sensitive": "sex"}, "exactly two classes, found 3"),
+        (lambda t: t.assign(label=np.arange(50) % 3), {"target": "label", "sensitive": "sex"},
+         "exactly two classes, found 3"),
         (lambda t: t.assign(sex="F"), {"target": "label", "sensitive": "sex"}, "'sex' has a single value"),
-        (lambda t: t.assign(sex=[None] + ["F"] * 49), {"target": "label", "sensitive": "sex"}, "'sex' of d.csv has 1 missing value in 50 rows"),
+        (lambda t: t.assign(sex=[None] + ["F"] * 49), {"target": "label", "sensitive": "sex"},
+         "'sex' of d.csv has 1 missing value in 50 rows"),
         (lambda t: t, {"target": "label", "sensitive": "sex", "task": "accuracy"}, "task spec"),
         (lambda t: t, {"target": "label", "sensitive": "sex,label"}, "'label' is the target column"),
         (lambda t: t, {"target": "label", "sensitive": "sex,sex"}, r"\['sex'\] named more than once"),

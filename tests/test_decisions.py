@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from fairops.datasets import load_german
-from fairops.tuning import FairnessObjective
 from fairops.metrics import GroupThresholds, Task, group_decisions, group_thresholds
 from fairops.models import ServedDecision
+from fairops.tuning import FairnessObjective
 
 
 def _rows(n=900, seed=3):

@@ -11,14 +11,12 @@ import pytest
 
 from fairops.cli import main
 from fairops.datasets import load_german
-from fairops.tuning import FairnessObjective
 from fairops.metrics import GroupThresholds, OperatingPoint
 from fairops.models import ServedDecision
+from fairops.tuning import FairnessObjective
+from services import BIN, free_port, post_frame as post, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow
-
-from services import BIN, free_port, start, stop, wait_ready  # noqa: E402
-from services import post_frame as post  # noqa: E402
 
 TUNE = ["tune", "--dataset", "german", "--method", "rs", "--families", "logistic_regression",
         "--max-train-rows", "300", "--no-progress"]

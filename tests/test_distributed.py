@@ -19,8 +19,7 @@ from optuna.trial import TrialState
 
 from fairops.cli import main
 from fairops.fairband import select_best
-from fairops.fairband.claims import fits_of_run
-from fairops.fairband.claims import claim_of, holds_slot, slot_of_trial, this_worker
+from fairops.fairband.claims import claim_of, fits_of_run, holds_slot, slot_of_trial, this_worker
 from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
 
 pytestmark = pytest.mark.slow

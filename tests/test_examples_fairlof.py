@@ -4,7 +4,6 @@ import importlib.util
 from pathlib import Path
 
 import numpy as np
-import pytest
 from sklearn.neighbors import LocalOutlierFactor
 
 from fairops.fairlof import guide_lambda

@@ -6,8 +6,8 @@ import pytest
 from optuna.trial import TrialState
 
 from fairops.cli import main
+from fairops.fairband import FairbandConfigurationError, FairbandSampler, budget, pareto_front, select_best
 from fairops.tuning.baselines import FullBudgetRandomSampler
-from fairops.fairband import FairbandSampler, FairbandConfigurationError, budget, pareto_front, select_best
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 FLOOR = 0.8

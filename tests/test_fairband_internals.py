@@ -12,8 +12,7 @@ import pytest
 from optuna.storages import JournalStorage, RDBStorage
 from optuna.storages.journal import JournalFileBackend
 
-from fairops.fairband import FairbandSampler
-from fairops.fairband import _optuna_internals as internals
+from fairops.fairband import FairbandSampler, _optuna_internals as internals
 from fairops.tuning.toy import ToyFitError
 from test_fairband_sync import _objective, check_against_reference
 

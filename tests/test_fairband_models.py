@@ -185,8 +185,8 @@ def test_category_codes_one_hot_like_the_labels():
     from sklearn.preprocessing import OneHotEncoder
 
     from fairops.datasets import load_adult
-    from fairops.tuning.search_space import _encoder
     from fairops.models import CategoryCodes
+    from fairops.tuning.search_space import _encoder
 
     X = load_adult().X
     categorical = [c for c in X.columns if str(X[c].dtype) == "category"]

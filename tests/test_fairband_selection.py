@@ -99,7 +99,7 @@ def test_robust_rule_prefers_the_ratio_with_more_rows_behind_it():
 
 def test_robust_candidates_include_the_best_fits_at_the_largest_budget():
     study = optuna.create_study(directions=["maximize", "maximize"])
-    for number, (low, budget) in enumerate([(0.9, 1 / 81), (0.8, 1 / 81), (0.5, 1.0), (0.7, 1 / 9), (0.4, 1.0)]):
+    for low, budget in [(0.9, 1 / 81), (0.8, 1 / 81), (0.5, 1.0), (0.7, 1 / 9), (0.4, 1.0)]:
         study.add_trial(create_trial(values=[0.8, 0.9], user_attrs={
             "budget": budget, "intervals": {"accuracy": [0.7, 0.9], "fairness": [low, 1.0]}}))
     pick = select_best(study, alpha=0.5, rule="robust", candidates=2)

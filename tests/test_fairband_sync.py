@@ -15,13 +15,19 @@ from optuna.storages import JournalStorage, RDBStorage, RetryHeartbeatStaleTrial
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
-from fairops.fairband import schedule
-from fairops.fairband import (FairbandSampler, FairbandScheduleError, FairbandWaitTimeout, budget, select_best,
-                              slot_of)
-from fairops.fairband.claims import claim_of, fits_of_run, holds_slot
 from fairband_reference import reference_run
-from fairops.tuning.toy import ToyFitError, make_toy_objective, toy_values
 from fairband_worker import spawn
+from fairops.fairband import (
+    FairbandSampler,
+    FairbandScheduleError,
+    FairbandWaitTimeout,
+    budget,
+    schedule,
+    select_best,
+    slot_of,
+)
+from fairops.fairband.claims import claim_of, fits_of_run, holds_slot
+from fairops.tuning.toy import ToyFitError, make_toy_objective, toy_values
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 FAIL_BELOW, NAN_ABOVE = 0.04, 0.96  # about 8% of configurations fail (exception or NaN)
@@ -230,7 +236,7 @@ def test_retried_trial_is_refused_and_the_worker_goes_on(tmp_path, caplog):
     storage = RDBStorage(url, heartbeat_interval=60,
                          heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=1))
     study = _new_study(seed=0, storage=storage, s_max=1, iterations=1)
-    trial = study.ask()
+    study.ask()
     # what the stale-trial path does: fail the trial in the storage, then run the retry callback on it
     storage.set_trial_state_values(study.trials[0]._trial_id, state=TrialState.FAIL)
     storage.get_heartbeat_stale_trial_callback()(study, study.trials[0])

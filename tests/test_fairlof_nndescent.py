@@ -107,7 +107,8 @@ def test_fairlof_on_the_graph_keeps_the_exact_top_outliers():
     approximate = FairLOF(correction_strength=0.3, top_t=60, algorithm="approximate", search_params=NNDESCENT)
     approximate.fit(X, sensitive_features=S)
     assert approximate._search.rechecked_rows_ < len(X) // 4  # the recheck did not turn into an exact search
-    for mine, theirs in ((approximate.plain_outliers_, exact.plain_outliers_), (approximate.outliers_, exact.outliers_)):
+    for mine, theirs in ((approximate.plain_outliers_, exact.plain_outliers_),
+                         (approximate.outliers_, exact.outliers_)):
         shared = len(set(mine) & set(theirs))
         assert shared / (2 * exact.top_t_ - shared) >= 0.95
 

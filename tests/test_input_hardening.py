@@ -100,7 +100,8 @@ def test_served_integers_beyond_64_bits_are_refused_by_row():
 
     schema = InputSchema.from_frame(pd.DataFrame({"age": [30, 40], "hours": [1.5, 2.0]}))
     frame = pd.DataFrame({"age": pd.Series([30, 2**70], dtype=object), "hours": [1.0, 2.0]})
-    with pytest.raises(ValueError, match="column 'age' must hold 64-bit whole numbers; row 1 has 1180591620717411303424"):
+    with pytest.raises(ValueError,
+                       match="column 'age' must hold 64-bit whole numbers; row 1 has 1180591620717411303424"):
         schema.check(frame)
     frame = pd.DataFrame({"age": [30, 31], "hours": pd.Series([1.0, 10**400], dtype=object)})
     with pytest.raises(ValueError, match="column 'hours' has a number too large for a float in row 1"):

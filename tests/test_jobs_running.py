@@ -12,12 +12,20 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
+from fairband_worker import spawn
 from fairops.fairband import FairbandSampler
 from fairops.fairband.claims import holds_slot, slot_of_trial
+from fairops.jobs.running import (
+    ARTIFACTS_BAR,
+    SlotRun,
+    StaleTrialCallbacks,
+    artifact_bars_only_on_a_terminal,
+    open_storage,
+    track_missing,
+    tracked,
+    work_until_complete,
+)
 from fairops.tuning.toy import ToyFitError
-from fairops.jobs.running import (ARTIFACTS_BAR, SlotRun, StaleTrialCallbacks, artifact_bars_only_on_a_terminal,
-                                  open_storage, track_missing, tracked, work_until_complete)
-from fairband_worker import spawn
 from test_fairband_sync import FAIL_BELOW, NAN_ABOVE, _objective, check_against_reference
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)

@@ -6,8 +6,14 @@ import numpy as np
 import pytest
 
 from fairops.metrics import Task, binarize, fairness_ratio, group_rates, ratio_of
-from fairops.metrics.intervals import (clopper_pearson, exact_attribute_intervals, lowest_possible_upper, rate_counts,
-                                       ratio_interval, wilson_interval)
+from fairops.metrics.intervals import (
+    clopper_pearson,
+    exact_attribute_intervals,
+    lowest_possible_upper,
+    rate_counts,
+    ratio_interval,
+    wilson_interval,
+)
 
 DRAWS = 1000
 
@@ -91,7 +97,8 @@ def test_katz_refuses_a_group_without_base_which_exact_leaves_out():
     with pytest.raises(ValueError, match="holds 1 group; a ratio needs at least two"):
         ratio_interval(([3], [10]))
     # The exact method's rule, which monitoring windows rely on: no rate, no group; fewer than two, no interval.
-    assert ratio_interval(([0, 3, 4], [0, 10, 10]), method="exact") == ratio_interval(([3, 4], [10, 10]), method="exact")
+    assert ratio_interval(([0, 3, 4], [0, 10, 10]), method="exact") == \
+        ratio_interval(([3, 4], [10, 10]), method="exact")
     assert np.isnan(ratio_interval(([3], [10]), method="exact")).all()
     assert ratio_interval(([3.0, 4.0], [10.0, 10.0])) == ratio_interval(([3, 4], [10, 10]))  # whole floats pass
 

@@ -3,8 +3,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from sklearn.metrics import roc_auc_score
 
 from fairops.metrics import auc_s, auc_y, group_aucs

@@ -12,9 +12,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from fairops.datasets import load_german
-from fairops.tuning import FairnessObjective
 from fairops.fairband import select_best
 from fairops.metrics import Task, make_fairness_scorer
+from fairops.tuning import FairnessObjective
 
 GRID = {"logisticregression__C": [0.003, 0.1, 10.0], "logisticregression__class_weight": [None, "balanced"]}
 ALPHAS = {"fb_bal": 0.5, "accuracy": 1.0, "fairness": 0.0, "alpha_0.2": 0.2}
@@ -33,8 +33,9 @@ def split():
 
 
 def _model():
-    encode = make_column_transformer((OneHotEncoder(handle_unknown="ignore"), make_column_selector(dtype_exclude="number")),
-                                     (StandardScaler(), make_column_selector(dtype_include="number")))
+    encode = make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore"), make_column_selector(dtype_exclude="number")),
+        (StandardScaler(), make_column_selector(dtype_include="number")))
     return make_pipeline(encode, LogisticRegression(max_iter=500))
 
 

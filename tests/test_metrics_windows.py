@@ -7,11 +7,12 @@ from scipy.stats import binomtest
 
 from fairops.metrics import OperatingPoint, Task, group_rates
 from fairops.metrics.intervals import clopper_pearson, rate_counts, ratio_interval
+from fairops.metrics.windows import ALERT_LEVEL, RateBases, rate_bases, score_window
 
 
 def interval_from_counts(successes, trials, level=0.95):
     return ratio_interval((successes, trials), level=level, method="exact")
-from fairops.metrics.windows import ALERT_LEVEL, RateBases, rate_bases, score_window
+
 
 TASK = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["g"])
 

@@ -23,14 +23,12 @@ import skops.io
 import yaml
 from mlflow.tracking import MlflowClient
 
+from conftest import MODEL_KEY, copy_project
 from fairops.datasets import load_adult
 from fairops.fairlof import FairLOF
-from fairops.mlflow import fairlof as fairlof_flavor
-from fairops.mlflow import loader, sealing
-from fairops.mlflow import scaff as scaff_flavor
+from fairops.mlflow import fairlof as fairlof_flavor, loader, scaff as scaff_flavor, sealing
 from fairops.mlflow.sealing import KEY_ENV, ModelFilesError
 from fairops.scaff import SCAFFClassifier
-from conftest import MODEL_KEY, copy_project
 from services import BIN, free_port, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow

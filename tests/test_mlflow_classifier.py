@@ -10,18 +10,17 @@ import pytest
 import skops.io
 import yaml
 from mlflow.pyfunc.scoring_server import invocations
-from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.tree import DecisionTreeClassifier
 
 from fairops.datasets import load_adult
-from fairops.tuning.search_space import fit_model, make_model
 from fairops.mlflow import classifier, loader
 from fairops.mlflow.sealing import ModelFilesError
 from fairops.models import InputSchema, RestoreCategories
-from fairops.models.families import BUILT_IN, SHARED_TRUSTED_TYPES
-from fairops.models.families import FAMILIES as FAMILY_TABLE
+from fairops.models.families import BUILT_IN, FAMILIES as FAMILY_TABLE, SHARED_TRUSTED_TYPES
+from fairops.tuning.search_space import fit_model, make_model
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 FAMILIES = [family.name for family in BUILT_IN]

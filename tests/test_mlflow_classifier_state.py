@@ -50,7 +50,8 @@ def _edited(saved_tree, tmp_path, edit):
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("right_child", 1, "reached twice"), ("left_child", 0, "left child 0 is outside"), ("right_child", 10**6, "outside"), ("feature", 7, "splits feature 7")])
+    ("right_child", 1, "reached twice"), ("left_child", 0, "left child 0 is outside"),
+    ("right_child", 10**6, "outside"), ("feature", 7, "splits feature 7")])
 def test_an_edited_and_resealed_tree_is_refused_before_predict(saved_tree, tmp_path, monkeypatch, field, value,
                                                                message):
     monkeypatch.delenv(sealing.KEY_ENV, raising=False)

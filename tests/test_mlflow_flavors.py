@@ -14,8 +14,7 @@ from mlflow.exceptions import MlflowException
 import fairops
 from fairops.fairlof import FairLOF
 from fairops.fairlof.features import FeatureEncoder
-from fairops.mlflow import fairlof as fairlof_flavor
-from fairops.mlflow import scaff as scaff_flavor
+from fairops.mlflow import fairlof as fairlof_flavor, scaff as scaff_flavor
 from fairops.mlflow._flavor_base import pinned_requirements
 from fairops.mlflow._model_files import ModelFilesError
 from fairops.scaff import SCAFFClassifier
@@ -120,7 +119,8 @@ def test_scaff_saves_weights_leaf_sizes_and_rules_as_data(tmp_path, data):
     labels = np.where(y == 1, "yes", "no")
     forest = SCAFFClassifier(n_estimators=6, theta=0.4, class_weight={"no": 1.0, "yes": 2.5}, min_samples_leaf=4,
                              min_samples_split=0.05, sensitive_aggregation="mean",
-                             random_state=1).fit(X, labels, sensitive_features=sex, sample_weight=np.linspace(0.5, 2, len(y)))
+                             random_state=1).fit(X, labels, sensitive_features=sex,
+                                                 sample_weight=np.linspace(0.5, 2, len(y)))
     scaff_flavor.save_model(forest, tmp_path / "m", pip_requirements=[])
     native = scaff_flavor.load_model(str(tmp_path / "m"))
     assert native.get_params() == forest.get_params()

@@ -1,8 +1,8 @@
 """The registry lifecycle on a real SQLite store: challenger, the promotion gate, fairness monitoring."""
 
 import json
-import re
 import os
+import re
 import socket
 
 import mlflow
@@ -62,7 +62,8 @@ def test_impossible_gate_refuses_names_fairness_and_keeps_the_champion(store, ca
     assert code == 3
     failing = [line.strip()[len("refused because "):] for line in err.splitlines()
                if line.startswith("  refused because ")]
-    assert failing and any(line.startswith("fairness_lower: the lower bound of its fairness interval") for line in failing)
+    assert failing and any(line.startswith("fairness_lower: the lower bound of its fairness interval")
+                           for line in failing)
     assert all(line.startswith(("fairness", "accuracy")) for line in failing)
     # both models' figures with their intervals, the counts behind the ratio and the rule applied
     assert re.search(r"^  on \d+ rows \(sex: f \d+, m \d+ positives\)$", err, re.M), err

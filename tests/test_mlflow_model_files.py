@@ -5,13 +5,12 @@ import json
 import os
 
 import numpy as np
-import pandas as pd
 import pytest
 
+from fair_data import biased_rows
 from fairops.fairlof import FairLOF
 from fairops.mlflow import _model_files as mf
 from fairops.scaff import SCAFFClassifier, SCAFFTreeClassifier
-from fair_data import biased_rows
 from npz_bombs import add_deflated_zeros, add_lying_header, declare_size
 
 CLASSES = {"SCAFFClassifier": SCAFFClassifier, "SCAFFTreeClassifier": SCAFFTreeClassifier, "FairLOF": FairLOF}

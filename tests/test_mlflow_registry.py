@@ -13,11 +13,11 @@ from sklearn.linear_model import LogisticRegression
 
 from fairops.fairband import FairbandSampler, budget
 from fairops.fairband.selection import select_best
-from fairops.metrics import fairness_ratio, precision, binarize
+from fairops.metrics import binarize, fairness_ratio, precision
 from fairops.mlflow import scaff as scaff_flavor
-from fairops.tracking.registry import default_description, describe, register_best, select
-from fairops.tracking.callback import FairnessTrackingCallback, keep_model
 from fairops.scaff import SCAFFTreeClassifier
+from fairops.tracking.callback import FairnessTrackingCallback, keep_model
+from fairops.tracking.registry import default_description, describe, register_best, select
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -149,7 +149,8 @@ def test_register_best_with_refit_card_and_picture(store, study, data):
     assert json.loads(open(f"{local}/selection_rule.json").read()) == {
         "kind": "fairband", "description": rule_text, "alpha_rule": 0.5, "alpha": 0.5, "trial": pick.trial.number,
         "n_fits": 6}
-    assert card["model"] == {"name": "fair-credit", "version": "1", "alias": "champion", "flavor": "SCAFFTreeClassifier"}
+    assert card["model"] == {"name": "fair-credit", "version": "1", "alias": "champion",
+                             "flavor": "SCAFFTreeClassifier"}
     assert card["notes"] == {"owner": "risk team"}
     front = card["pareto_front"]
     assert all(not (o["accuracy"] >= p["accuracy"] and o["fairness"] > p["fairness"]) for p in front for o in front)
@@ -190,7 +191,8 @@ def test_register_the_model_logged_with_the_trial(store, study, data):
         "tags.`fairops.trial_number` = '2' and tags.`fairops.role` = 'trial'")[0]
     logged = MlflowClient(store[0]).search_logged_models([run.info.experiment_id],
                                                           filter_string=f"source_run_id = '{run.info.run_id}'")
-    np.testing.assert_array_equal(native.predict_proba(X), scaff_flavor.load_model(logged[0].model_uri).predict_proba(X))
+    np.testing.assert_array_equal(native.predict_proba(X),
+                                  scaff_flavor.load_model(logged[0].model_uri).predict_proba(X))
 
 
 @pytest.mark.parametrize("make, name", [

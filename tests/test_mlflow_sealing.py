@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairops.mlflow import loader, sealing
-from fairops.mlflow import scaff as scaff_flavor
+from fairops.mlflow import loader, scaff as scaff_flavor, sealing
 from fairops.mlflow.sealing import KEY_ENV, ModelFilesError
 from fairops.scaff import SCAFFTreeClassifier
 

@@ -14,8 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairops.mlflow import _model_files, loader, sealing
-from fairops.mlflow import scaff as scaff_flavor
+from fairops.mlflow import _model_files, loader, scaff as scaff_flavor, sealing
 from fairops.mlflow.sealing import KEY_ENV, ModelFilesError
 from fairops.scaff import SCAFFTreeClassifier
 
@@ -60,7 +59,7 @@ def test_data_pointed_at_unsigned_files_inside_the_signed_folder_is_refused(tree
     monkeypatch.setenv(KEY_ENV, KEY)
     shutil.copytree(other / "data", path / where)
     _point_data_at(path, where)
-    for name, load in LOADS.items():
+    for load in LOADS.values():
         with pytest.raises(ModelFilesError, match=f"model directory {path}|'MLmodel'"):
             load(str(path))
 

@@ -31,8 +31,7 @@ from sklearn.linear_model import LogisticRegression
 
 from fairops.jobs import serve
 from fairops.metrics.thresholds import OperatingPoint
-from fairops.mlflow import classifier, loader, sealing
-from fairops.mlflow import scaff as scaff_flavor
+from fairops.mlflow import classifier, loader, scaff as scaff_flavor, sealing
 from fairops.mlflow.sealing import KEY_ENV, ModelFilesError
 from fairops.models import ServedDecision
 from fairops.scaff import SCAFFTreeClassifier

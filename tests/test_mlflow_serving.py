@@ -12,13 +12,11 @@ from mlflow.tracking import MlflowClient
 from fairops.fairlof import FairLOF
 from fairops.fairlof.features import FeatureEncoder
 from fairops.mlflow import fairlof as fairlof_flavor
-from fairops.tracking.registry import register_best
 from fairops.scaff import SCAFFClassifier
+from fairops.tracking.registry import register_best
+from services import BIN, free_port, post_frame as post, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow
-
-from services import BIN, free_port, start, stop, wait_ready  # noqa: E402
-from services import post_frame as post  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +34,9 @@ def served(tmp_path_factory):
 
     study = optuna.create_study(directions=["maximize"] * 2, study_name="serving")
     for theta, values in [(0.1, [0.8, 0.6]), (0.5, [0.75, 0.85]), (0.9, [0.6, 0.95])]:
-        study.add_trial(optuna.trial.create_trial(params={"theta": theta}, values=values,
-                                                  distributions={"theta": optuna.distributions.FloatDistribution(0, 1)}))
+        study.add_trial(optuna.trial.create_trial(
+            params={"theta": theta}, values=values,
+            distributions={"theta": optuna.distributions.FloatDistribution(0, 1)}))
     refit = lambda params, trial: SCAFFClassifier(n_estimators=10, theta=params["theta"]).fit(  # noqa: E731
         X, y, sensitive_features=sex)
     best = register_best(study, "scaff-serving", rule="fairness>=0.8", refit=refit, input_example=X.head(3),

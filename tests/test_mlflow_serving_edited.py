@@ -16,8 +16,7 @@ import numpy as np
 import pytest
 
 from fair_data import biased_rows
-from fairops.mlflow import _model_files, sealing
-from fairops.mlflow import scaff as scaff_flavor
+from fairops.mlflow import _model_files, scaff as scaff_flavor, sealing
 from fairops.scaff import SCAFFClassifier
 from services import BIN, free_port, post_frame, start, stop, wait_ready
 

@@ -102,7 +102,7 @@ def test_one_transaction_runs_equal_public_api_runs(uri, make):
     for callback in (fast, public):
         for run in _runs(client, callback.experiment_id(study), "trial"):
             runs.setdefault(run.data.tags["fairops.trial_number"], []).append(run)
-    for number, (a, b) in runs.items():
+    for a, b in runs.values():
         assert a.data.params == b.data.params and a.data.metrics == b.data.metrics
         skip = {"mlflow.parentRunId", "mlflow.user", "mlflow.source.name", "mlflow.source.type"}
         assert {k: v for k, v in a.data.tags.items() if k not in skip} == \
@@ -114,7 +114,8 @@ def test_one_transaction_runs_equal_public_api_runs(uri, make):
         for run in (a, b):
             rungs = client.get_metric_history(run.info.run_id, "rung_accuracy")
             assert [m.step for m in rungs] == [0, 1, 2]
-            assert [m.value for m in rungs] == pytest.approx([a.data.metrics["accuracy"] * (i + 1) / 3 for i in range(3)])
+            assert [m.value for m in rungs] == \
+                pytest.approx([a.data.metrics["accuracy"] * (i + 1) / 3 for i in range(3)])
         assert a.data.metrics["rung_fairness"] == pytest.approx(1 - a.data.metrics["accuracy"] / 3)  # latest = step 2
     best = client.search_runs([fast.experiment_id(study)], "metrics.fairness >= 0.5 and tags.`fairops.role` = 'trial'")
     assert len(best) == sum(t.values[1] >= 0.5 for t in study.trials)

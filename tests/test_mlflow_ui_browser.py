@@ -14,10 +14,9 @@ import time
 import pytest
 from mlflow.tracking import MlflowClient
 
+from browser import Browser, chromium_path
 from fairops.cli import main
 from fairops.fairband.selection import pareto_front
-
-from browser import Browser, chromium_path
 from services import mlflow_tracking_server
 
 pytestmark = pytest.mark.slow
@@ -30,7 +29,8 @@ TABLE_ROWS = """(() => {
   for (const row of document.querySelectorAll('.ag-row[row-index]')) {
     const key = row.getAttribute('row-index');
     rows[key] = rows[key] || {__index: key};
-    for (const cell of row.querySelectorAll('.ag-cell[col-id]')) rows[key][cell.getAttribute('col-id')] = cell.innerText.trim();
+    for (const cell of row.querySelectorAll('.ag-cell[col-id]'))
+      rows[key][cell.getAttribute('col-id')] = cell.innerText.trim();
   }
   return Object.values(rows);
 })()"""
@@ -133,7 +133,8 @@ def test_the_compare_link_shows_the_pareto_front_and_the_pick(tuned, screenshots
         _settle(browser)
         browser.screenshot(screenshots / "mlflow_compare.png")
         assert (screenshots / "mlflow_compare.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        listed = browser.evaluate("Array.from(document.querySelectorAll('.ag-row[row-id]')).map(e => e.getAttribute('row-id'))")
+        listed = browser.evaluate("Array.from(document.querySelectorAll('.ag-row[row-id]'))"
+                                  ".map(e => e.getAttribute('row-id'))")
         first = browser.evaluate("document.querySelector('.ag-row[row-index=\"0\"]').getAttribute('row-id')")
         points = browser.evaluate("document.querySelectorAll('.js-plotly-plot .scatterlayer .point').length")
         colors = browser.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot .scatterlayer .point'))"

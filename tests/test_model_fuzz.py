@@ -30,11 +30,14 @@ import pytest
 
 from classifier_fuzz_cases import build_classifier_cases, fit_families, fit_own_models
 from fair_data import biased_rows
-from fairops.mlflow import classifier as classifier_flavor
 from fairops.fairlof import FairLOF
-from fairops.mlflow import _model_files, sealing
-from fairops.mlflow import fairlof as fairlof_flavor
-from fairops.mlflow import scaff as scaff_flavor
+from fairops.mlflow import (
+    _model_files,
+    classifier as classifier_flavor,
+    fairlof as fairlof_flavor,
+    scaff as scaff_flavor,
+    sealing,
+)
 from fairops.scaff import SCAFFClassifier, SCAFFTreeClassifier
 from npz_bombs import add_deflated_zeros, add_lying_header, declare_size
 
@@ -130,7 +133,8 @@ def _fit_models():
     forest = SCAFFClassifier(n_estimators=4, theta=0.3, max_depth=4, random_state=0).fit(X, y, sensitive_features=s)
     frame = X.iloc[:120].rename(columns={"a": "x1", "b": "x2", "c": "x3"})
     sex = pd.DataFrame({"sex": s[:120]})
-    detector = FairLOF(n_neighbors=6, correction_strength=0.4, novelty=True).fit(frame.to_numpy(), sensitive_features=sex)
+    detector = FairLOF(n_neighbors=6, correction_strength=0.4, novelty=True).fit(frame.to_numpy(),
+                                                                                 sensitive_features=sex)
     new_rows = frame.iloc[:40] + 0.05
     return {
         "scaff-tree": (scaff_flavor, tree, X.head(3), {"kind": "scaff", "rows": X.iloc[:60]}),

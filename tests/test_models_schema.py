@@ -7,8 +7,14 @@ import pytest
 from sklearn.pipeline import Pipeline
 
 from fairops.datasets import load_adult
+from fairops.models import (
+    Column,
+    InputSchema,
+    RestoreCategories,
+    columns_taking_missing_values,
+    takes_unseen_categories,
+)
 from fairops.tuning.search_space import fit_model, make_model
-from fairops.models import Column, InputSchema, RestoreCategories, columns_taking_missing_values, takes_unseen_categories
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import numpy as np
 import optuna
-import optunahub
 import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 from optuna.testing import pytest_samplers as cases
 from optuna.trial import TrialState
 
 import fairops.fairband
+import optunahub
 from fairops.fairband import FairbandScheduleError, schedule, select_best
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from fairops._param_checks import RANDOM_STATE, InvalidParameterError, Interval, Options, check_params, describe
+from fairops._param_checks import RANDOM_STATE, Interval, InvalidParameterError, Options, check_params, describe
 from fairops.fairlof import FairLOF
 from fairops.fairlof.features import FeatureEncoder
 from fairops.scaff import SCAFFClassifier, SCAFFTreeClassifier

@@ -20,7 +20,6 @@ from fairops.datasets import load_german
 from fairops.mlflow import classifier, loader, sealing
 from fairops.mlflow.sealing import ModelFilesError
 from fairops.reductions._base import ReductionBase
-
 from services import free_port, post_frame, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow
@@ -53,7 +52,8 @@ def _local_model(project, version: str, target: Path) -> Path:
 
 
 def _saved_model(folder: Path):
-    return skops.io.loads((folder / "data" / classifier.MODEL_FILE).read_bytes(), trusted=list(classifier.TRUSTED_TYPES))
+    return skops.io.loads((folder / "data" / classifier.MODEL_FILE).read_bytes(),
+                          trusted=list(classifier.TRUSTED_TYPES))
 
 
 def _reduction_in(model) -> ReductionBase:

@@ -55,7 +55,8 @@ def test_missing_sensitive_value_is_refused():
         SCAFFClassifier(n_estimators=2).fit(X, y, sensitive_features=S)
 
 
-@pytest.mark.parametrize("labels, message", [(np.zeros(600), "exactly 2 classes, got 1"), (np.arange(600) % 3, "Only binary classification")])
+@pytest.mark.parametrize("labels, message", [(np.zeros(600), "exactly 2 classes, got 1"),
+                                             (np.arange(600) % 3, "Only binary classification")])
 def test_y_must_have_two_classes(labels, message):
     X, _, S = _data()
     with pytest.raises(ValueError, match=message):
@@ -184,7 +185,8 @@ def test_pipeline_routes_sensitive_features(routing):
     X, y, S = _data()
     scaff = SCAFFClassifier(n_estimators=8, theta=0.6, random_state=0).set_fit_request(sensitive_features=True)
     pipe = make_pipeline(StandardScaler(), scaff).fit(X, y, sensitive_features=S)
-    direct = SCAFFClassifier(n_estimators=8, theta=0.6, random_state=0).fit(StandardScaler().fit_transform(X), y, sensitive_features=S)
+    direct = SCAFFClassifier(n_estimators=8, theta=0.6, random_state=0).fit(StandardScaler().fit_transform(X), y,
+                                                                            sensitive_features=S)
     fitted = pipe[-1]
     assert fitted.n_sensitive_groups_ == 6
     np.testing.assert_array_equal(fitted.node_feature_, direct.node_feature_)

@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from scaff_brute_force import brute_force_gains
 
 from fairops.metrics import auc_y
 from fairops.scaff import SCAFFClassifier, SCAFFTreeClassifier
+from scaff_brute_force import brute_force_gains
 
 
 def _data(seed, n=120, group_values=(2,)):
@@ -71,7 +71,8 @@ def test_child_splits_match_brute_force_with_absent_groups(aggregate, theta):
     leaf = tree.apply(X)
     root_left = X[:, tree.node_feature_[0]] <= tree.node_threshold_[0]
     lacking = 0
-    for child, rows in ((tree.node_left_[0], np.flatnonzero(root_left)), (tree.node_right_[0], np.flatnonzero(~root_left))):
+    for child, rows in ((tree.node_left_[0], np.flatnonzero(root_left)),
+                        (tree.node_right_[0], np.flatnonzero(~root_left))):
         lacking += len(np.unique(S[rows, 0])) < 2
         gains = brute_force_gains(X, y, S, theta, aggregate, rows)
         best = max(gains.values())

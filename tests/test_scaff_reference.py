@@ -22,10 +22,9 @@ The trees are walked side by side from the root. Allowances, none of which chang
 import fair_trees  # the reference package, installed with the dev extras
 import numpy as np
 import pytest
-from scaff_brute_force import brute_force_gains
 
 from fairops.scaff import SCAFFTreeClassifier
-
+from scaff_brute_force import brute_force_gains
 
 ZERO_GAIN = 1e-12  # the tree's own threshold for "the split gains"
 THETAS = [round(0.1 * k, 1) for k in range(8)]

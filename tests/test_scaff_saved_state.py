@@ -74,7 +74,8 @@ def test_a_cycle_below_the_root_is_found(forest):
 
 
 @pytest.mark.parametrize("name, edit, message", [
-    ("node_feature_", lambda a: np.r_[10**8, a[1:]].astype(np.int64), r"node_feature_\[0\] = 100000000 is outside \[-1, 3\)"),
+    ("node_feature_", lambda a: np.r_[10**8, a[1:]].astype(np.int64),
+     r"node_feature_\[0\] = 100000000 is outside \[-1, 3\)"),
     ("node_feature_", lambda a: a.astype(np.float64), "node_feature_ has dtype float64; expected integers"),
     ("node_threshold_", lambda a: np.r_[np.nan, a[1:]], r"node_threshold_\[0\] is nan; it must be finite"),
     ("node_threshold_", lambda a: np.r_[a[0] + 1, a[1:]], r"node_threshold_\[0\] = .* differs from its cut point"),

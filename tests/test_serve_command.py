@@ -21,7 +21,6 @@ import pytest
 
 from fairops.cli import main
 from fairops.datasets import load_adult
-
 from services import free_port, post_frame, stop, wait_ready
 
 pytestmark = pytest.mark.slow
@@ -96,7 +95,8 @@ def _as_text(frame):
 
 
 def test_the_printed_serve_command_works_from_any_folder(checkout, served):
-    assert "--tracking-uri sqlite:////" in served["printed"] and " serve models:/fairops-adult@champion " in served["printed"]
+    assert "--tracking-uri sqlite:////" in served["printed"] and \
+        " serve models:/fairops-adult@champion " in served["printed"]
     rows = _as_text(checkout["X"].head(3))
     status, answer = post_frame(served["url"], rows)
     assert status == 200 and len(answer["predictions"]) == 3
@@ -112,7 +112,8 @@ def test_json_nested_too_deep_answers_400_in_one_line_before_mlflow_parses_it(se
     """MLflow's parser recurses per level: 1,000 levels would end in its RecursionError and a 500."""
     for depth in (33, 1_000, 100_000):
         body = '{"dataframe_records": ' + "[" * depth + "]" * depth + "}"
-        request = urllib.request.Request(served["url"], data=body.encode(), headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(served["url"], data=body.encode(),
+                                         headers={"Content-Type": "application/json"})
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request, timeout=30)
         assert refused.value.code == 400

@@ -43,7 +43,8 @@ MALFORMED = [
      JSON, "column 'age' must hold whole numbers; row 0 has 30.5"),
     ("dataframe_split", b'{"dataframe_split": ', JSON, "Ensure that input is a valid JSON formatted string"),
     ("dataframe_split", b'{"dataframe_split": {"columns": ["age", " age", "hours", "job"], "data": [[30, 31, 1.5, '
-                        b'"a"]]}}', JSON, "input has columns 'age' and ' age', which differ only by surrounding spaces"),
+                        b'"a"]]}}', JSON,
+     "input has columns 'age' and ' age', which differ only by surrounding spaces"),
     ("dataframe_records", b'{"dataframe_records": 5}', JSON, "must be a list of records"),
     ("dataframe_records", b'{"dataframe_records": [{"age": 30, "hours": 1.5, "job": "a"}, 3]}', JSON,
      "not a valid dataframe representation in 'records' format"),

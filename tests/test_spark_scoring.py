@@ -16,8 +16,7 @@ from conftest import MODEL_KEY, REPO, copy_project
 from fairops.datasets import load_adult
 from fairops.fairlof import FairLOF
 from fairops.fairlof.features import FeatureEncoder
-from fairops.mlflow import fairlof as fairlof_flavor
-from fairops.mlflow import scaff as scaff_flavor
+from fairops.mlflow import fairlof as fairlof_flavor, scaff as scaff_flavor
 from fairops.mlflow.sealing import KEY_ENV
 from fairops.scaff import SCAFFClassifier
 
@@ -115,7 +114,8 @@ def test_the_example_scores_a_parquet_table_into_parquet(models, tmp_path, capsy
     assert "scored 500 rows with models:/fairops-adult@champion" in capsys.readouterr().out
     scores = pd.read_parquet(tmp_path / "scores.parquet")
     expected = mlflow.pyfunc.load_model(models["uris"]["champion"]).predict(models["rows"].iloc[:500])
-    np.testing.assert_array_equal(np.sort(scores["probability"].to_numpy()), np.sort(expected["probability"].to_numpy()))
+    np.testing.assert_array_equal(np.sort(scores["probability"].to_numpy()),
+                                  np.sort(expected["probability"].to_numpy()))
 
 
 def test_the_example_names_a_missing_model(tmp_path):

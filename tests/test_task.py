@@ -35,10 +35,12 @@ def test_description_names_positive_class_metric_and_ratio():
     assert task.describe() == ("positive class: re-offends within two years; accuracy: precision at 10% FPR; "
                                "fairness: FPR ratio (lowest / highest) over race")
     assert task.accuracy_name == "precision at 10% FPR" and task.fairness_name == "FPR ratio over race"
-    assert task.as_params() == {"task": "precision@fpr=0.1,ratio=fpr", "task.positive_class": "re-offends within two years",
+    assert task.as_params() == {"task": "precision@fpr=0.1,ratio=fpr",
+                                "task.positive_class": "re-offends within two years",
                                 "task.metric": "precision", "task.target": "fpr=0.1", "task.fairness_ratio": "fpr",
                                 "task.sensitive": "race", "task.groups": "lowest"}
-    assert Task("recall", "top_k", 100, "tpr", "g").describe().startswith("positive class: label 1; accuracy: recall at top 100")
+    assert Task("recall", "top_k", 100, "tpr", "g").describe().startswith(
+        "positive class: label 1; accuracy: recall at top 100")
     with pytest.raises(ValueError, match="task positive"):
         Task("recall", "tpr", 0.5, "tpr", "g", positive=" ")
 

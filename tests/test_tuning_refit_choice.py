@@ -5,10 +5,10 @@ import optuna
 import pytest
 
 from fairops.datasets import load_german
+from fairops.fairband import select_best
 from fairops.tuning import FairnessObjective, refit_choice
 from fairops.tuning.cross_validation import cross_validated
 from fairops.tuning.refit_choice import dominates
-from fairops.fairband import select_best
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 

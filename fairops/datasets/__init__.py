@@ -7,6 +7,7 @@
 True
 """
 
+from .bank_full import load_bank_full
 from .bundled import (
     LOADERS,
     Dataset,
@@ -18,7 +19,6 @@ from .bundled import (
     load_german,
     load_student,
 )
-from .bank_full import load_bank_full
 from .custom import load_table
 from .splits import BudgetSlicer, Split, budget_slice, strata, train_validation_test_split
 

@@ -8,6 +8,7 @@ attributes stay among the features unless ``drop_sensitive=True``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -259,7 +260,7 @@ def load_student(subject: str = "mat", *, drop_sensitive: bool = False) -> Datas
                    "UCI Student Performance (Cortez 2008), CC BY 4.0", drop_sensitive)
 
 
-LOADERS = {
+LOADERS: dict[str, Callable[..., Dataset]] = {
     "adult": load_adult,
     "compas": load_compas,
     "german": load_german,

@@ -50,7 +50,7 @@ def train_validation_test_split(y, sensitive_features, *, validation=0.2, test=0
             raise ValueError(f"{name} must be a share in [0, 1), got {share}")
     if validation + test >= 1:
         raise ValueError(f"validation + test must leave rows to train on, got {validation + test}")
-    parts = {"train": [], "validation": [], "test": []}
+    parts: dict[str, list] = {"train": [], "validation": [], "test": []}
     for members in _shuffled_members(strata(y, sensitive_features), seed):
         n_test = int(round(test * len(members)))
         n_validation = int(round(validation * len(members)))
@@ -81,7 +81,7 @@ def split_around(y, sensitive_features, test_rows, *, validation=0.2, seed=0) ->
     share = validation * len(cells) / len(rest)
     if not 0 <= share < 1:
         raise ValueError(f"validation share {validation} leaves no training rows beside {len(test)} test rows")
-    parts = {"train": [], "validation": []}
+    parts: dict[str, list] = {"train": [], "validation": []}
     for members in _shuffled_members(cells[rest], seed):
         n_validation = int(round(share * len(members)))
         parts["validation"].append(rest[members[:n_validation]])

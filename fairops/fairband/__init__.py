@@ -12,9 +12,9 @@ from .budgets import budget
 from .errors import FairbandConfigurationError, FairbandScheduleError, FairbandWaitTimeout
 from .pruner import FairbandPruner, RungProgress
 from .sampler import FairbandSampler
-from .settings import FairbandSettings
 from .schedule import Slot, iteration_size, rung_budget, rung_sizes, slot_of
 from .selection import Selection, pareto_front, select_best
+from .settings import FairbandSettings
 
 __all__ = [
     "FairbandPruner", "RungProgress", "FairbandSampler", "FairbandScheduleError", "FairbandWaitTimeout", "budget",

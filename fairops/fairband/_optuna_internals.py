@@ -46,7 +46,7 @@ from .._versions import in_range
 WRITTEN_FOR = ((5, 0), (6, 0))
 
 _switch = threading.local()
-_warned = set()
+_warned: set = set()
 
 
 def internals_known(version: str | None = None) -> bool:
@@ -198,9 +198,9 @@ def _multi_row_upsert(dialect: str):
 
         return insert
     if dialect == "sqlite" and sqlite3.sqlite_version_info >= (3, 24, 0):
-        from sqlalchemy.dialects.sqlite import insert
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-        return insert
+        return sqlite_insert
     return None
 
 

@@ -50,6 +50,9 @@ class Assignments:
     """
 
     def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
         self._lock = threading.Lock()
         self._table: dict[tuple[str, int], Assignment] = {}
         self._budget_warned: set[str] = set()  # study names
@@ -59,7 +62,7 @@ class Assignments:
             return {"_table": dict(self._table)}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__()
+        self._reset()
         self._table.update(state["_table"])
 
     @staticmethod

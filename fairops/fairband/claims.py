@@ -37,8 +37,7 @@ from dataclasses import dataclass
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from . import _optuna_internals as internals
-from . import ranking, schedule
+from . import _optuna_internals as internals, ranking, schedule
 from .settings import FairbandSettings, check_same_configuration, configuration_hash, record_configuration
 from .waiting import Waiter
 

@@ -22,8 +22,7 @@ import optuna
 from optuna.pruners import BasePruner
 from optuna.trial import FrozenTrial
 
-from . import _optuna_internals as internals
-from . import ranking, schedule
+from . import _optuna_internals as internals, ranking, schedule
 from .pruning_calls import name_the_way
 from .settings import FairbandSettings, agreeing, settings_of
 
@@ -111,7 +110,7 @@ class FairbandPruner(BasePruner):
         return number not in ranking.top_k(entries, keep, alpha)
 
 
-def _rung_pruner(pruner) -> "FairbandPruner":
+def _rung_pruner(pruner) -> FairbandPruner:
     """The pruner RungProgress asks: the study's Fairband pruner, a new one for a study created without its
     own, else a ValueError naming the study's pruner."""
     if isinstance(pruner, FairbandPruner):

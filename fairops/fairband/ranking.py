@@ -62,13 +62,13 @@ def is_valid(accuracy, fairness) -> bool:
     )
 
 
-def dynamic_alpha(values: Iterable[tuple[float, float]]) -> float:
+def dynamic_alpha(values: Iterable[tuple[float | None, float | None]]) -> float:
     """FB-auto's alpha over (accuracy, fairness) pairs; invalid pairs are ignored, none valid -> 0.5.
 
     >>> round(dynamic_alpha([(0.9, 0.5), (0.7, 0.9)]), 6)
     0.45
     """
-    pairs = [(float(a), float(f)) for a, f in values if is_valid(a, f)]
+    pairs = [(float(a), float(f)) for a, f in values if is_valid(a, f)]  # type: ignore[arg-type]  # valid: no None
     if not pairs:
         return 0.5
     mean_accuracy = math.fsum(a for a, _ in pairs) / len(pairs)
@@ -76,7 +76,7 @@ def dynamic_alpha(values: Iterable[tuple[float, float]]) -> float:
     return 0.5 * (mean_fairness - mean_accuracy) + 0.5
 
 
-def resolve_alpha(alpha, values: Iterable[tuple[float, float]]) -> float:
+def resolve_alpha(alpha, values: Iterable[tuple[float | None, float | None]]) -> float:
     """The alpha to use: the fixed number, or the dynamic alpha of ``values`` for ``"auto"``.
 
     >>> resolve_alpha(1.0, []), resolve_alpha("auto", [(0.8, 0.8)])
@@ -181,7 +181,7 @@ def numpy1_argsort(values: Sequence[float]) -> list[int]:
         lo, hi, depth_limit = pending.pop()
 
 
-def rank(entries: Sequence[tuple[int, float, float]], alpha, ties: str = "key") -> list[int]:
+def rank(entries: Sequence[tuple[int, float | None, float | None]], alpha, ties: str = "key") -> list[int]:
     """Keys of ``(key, accuracy, fairness)`` entries, best first (alpha may be ``"auto"``).
 
     ``ties`` is ``"key"`` (smaller key first) or ``"paper"`` (the paper's order; entries in slot order).
@@ -199,7 +199,7 @@ def rank(entries: Sequence[tuple[int, float, float]], alpha, ties: str = "key") 
     return [key for _, key in scored]
 
 
-def top_k(entries: Sequence[tuple[int, float, float]], k: int, alpha, ties: str = "paper") -> list[int]:
+def top_k(entries: Sequence[tuple[int, float | None, float | None]], k: int, alpha, ties: str = "paper") -> list[int]:
     """The ``k`` best keys by :func:`rank`; by default with the paper's tie rule (entries in slot order).
 
     >>> top_k([(0, 0.1, 0.1), (1, 0.9, 0.9), (2, 0.5, 0.5)], 2, alpha="auto")

@@ -23,8 +23,7 @@ import optuna
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.trial import FrozenTrial, TrialState
 
-from . import _optuna_internals as internals
-from . import schedule
+from . import _optuna_internals as internals, schedule
 from .assignments import Assignment, Assignments
 from .budgets import budget
 from .claims import HELD, REFUSED, RELEASED, SlotBoard, SlotClaims, claim_of, refusal, study_key
@@ -246,7 +245,7 @@ class FairbandSampler(BaseSampler):
         attrs = {"bracket": slot.bracket, "rung": slot.rung, "budget": slot.budget}
         if self.mode == "sync":
             attrs = {"iteration": slot.iteration, **attrs}
-        claim = self._claims.claim(trial, index)
+        claim: dict | None = self._claims.claim(trial, index)
         if slot.rung == 0:
             assignment = Assignment(HELD, index, slot, slot.configuration, start_of(self._starts, slot))
             self._finish_assignment(study, trial, assignment, attrs, claim)
@@ -269,6 +268,7 @@ class FairbandSampler(BaseSampler):
         self._finish_assignment(study, trial, assignment, attrs, claim)
 
     def _finish_assignment(self, study, trial, assignment: Assignment, attrs: dict, claim: dict | None = None):
+        assert assignment.slot is not None and assignment.configuration is not None  # held: it has both
         if self._base_sampler is None or assignment.slot.rung > 0:
             assignment.own_sampler = RandomSampler(seed=configuration_seed(self._seed, assignment.configuration))
         attrs = {**attrs, "configuration_id": assignment.configuration}
@@ -312,9 +312,11 @@ class FairbandSampler(BaseSampler):
 
     def after_trial(self, study, trial, state, values) -> None:
         assignment = self._assignments.pop(study, trial)
-        base_sees_it = self._base_sampler is not None and assignment is not None and assignment.slot is not None
-        if base_sees_it:  # first, so the floor joins (not overwrites) what its constraints_func writes
-            self._base_sampler.after_trial(self._view(study, assignment.slot), trial, state, values)
+        slot = None if assignment is None else assignment.slot
+        base_sees_it = self._base_sampler is not None and slot is not None
+        # first, so the floor joins (not overwrites) what its constraints_func writes
+        if self._base_sampler is not None and slot is not None:
+            self._base_sampler.after_trial(self._view(study, slot), trial, state, values)
         record_constraint(study, trial, state, values, self._min_fairness, after_others=base_sees_it)
         if assignment is None:
             return
@@ -350,6 +352,7 @@ class FairbandSampler(BaseSampler):
             raise optuna.TrialPruned(assignment.reason)
         assignment.asked = True
         name_the_way(trial, self.mode)
+        assert assignment.slot is not None  # a held assignment has its slot
         return assignment.slot.budget
 
     # -- internals -----------------------------------------------------------------------------

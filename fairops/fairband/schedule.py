@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 ETA = 3
 S_MAX = 4
@@ -124,7 +124,7 @@ class Slot:
     budget: float
 
 
-@lru_cache(maxsize=None)
+@cache
 def _layout(eta: int, s_max: int) -> tuple[tuple[tuple[int, int, int], ...], dict, int]:
     """Rung-major slot order: tuple of (bracket, rung, position), start offset per (bracket, rung)."""
     order: list[tuple[int, int, int]] = []

@@ -28,11 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
 
-from . import _optuna_internals as internals
-from . import ranking
+from . import _optuna_internals as internals, ranking
 from .claims import HELD, claim_of
 from .constraints import feasible_fits, is_feasible
 from .settings import SETTINGS_ATTR
@@ -116,7 +116,7 @@ def lower_bounds(trial: FrozenTrial) -> tuple[float, float]:
     ...     "intervals": {"accuracy": [0.7, 0.85], "fairness": [0.6, 1.0]}}))
     (0.7, 0.6)
     """
-    intervals = trial.user_attrs.get(INTERVALS_ATTR)
+    intervals: Any = trial.user_attrs.get(INTERVALS_ATTR)  # whatever was stored: refused below if not intervals
     try:
         return float(intervals["accuracy"][0]), float(intervals["fairness"][0])
     except (TypeError, KeyError, IndexError, ValueError):
@@ -191,7 +191,8 @@ def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = Non
     value = ranking.resolve_alpha(alpha, [tuple(t.values) for t in fits])
     ordered, ties = _in_evaluation_order(fits)
     best = ordered[ranking.rank([(k, *t.values) for k, t in enumerate(ordered)], value, ties=ties)[0]]
-    return Selection(best, value, ranking.weighted_score(*best.values, value), f"argmax o, alpha={alpha}", alpha)
+    accuracy, fairness = best.values
+    return Selection(best, value, ranking.weighted_score(accuracy, fairness, value), f"argmax o, alpha={alpha}", alpha)
 
 
 def successful_fits(study_or_trials) -> list[FrozenTrial]:

@@ -25,8 +25,7 @@ from dataclasses import dataclass
 
 from optuna.study import StudyDirection
 
-from . import _optuna_internals as internals
-from . import ranking, schedule
+from . import _optuna_internals as internals, ranking, schedule
 from .errors import FairbandConfigurationError, FairbandScheduleError
 
 SETTINGS_ATTR = "fairband:settings"

@@ -35,7 +35,9 @@ def start_value(value, name: str, distribution: BaseDistribution):
     if isinstance(distribution, CategoricalDistribution):
         inside = value in distribution.choices
     else:
-        inside = isinstance(value, (int, float)) and distribution.low <= value <= distribution.high
+        # Optuna's numeric distributions both have low and high, but no common base declares them
+        inside = (isinstance(value, (int, float))
+                  and distribution.low <= value <= distribution.high)  # type: ignore[attr-defined]
     if not inside:
         raise ValueError(f"start configuration value {name}={value!r} is outside its distribution {distribution}")
     return value

@@ -12,9 +12,9 @@ True
 
 from .corrections import GroupStatistics, group_statistics, paper_coefficients, per_value_coefficients
 from .detector import DEFAULT_FLOOR, FairLOF
-from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, guide_lambda, top_outliers
-from .null import permuted_label_paths
 from .features import FeatureEncoder
+from .null import permuted_label_paths
+from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, guide_lambda, top_outliers
 from .quota import group_quotas, partial_quota_outliers, quota_outliers
 
 __all__ = [

@@ -16,7 +16,6 @@ import numpy as np
 
 from fairops.metrics.inputs import encode_sensitive
 
-
 # Neighbour distances square and sum the features (in float32 on the fast kernels): beyond this size
 # they overflow, and a fit failed deep inside the search (from about 1e155) or scores came out infinite.
 MAX_ABS_VALUE = 1e15

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernel
+from . import _kernel  # type: ignore[attr-defined]  # a compiled kernel: no source for mypy to read
 
 
 def _float_matrix(values, name: str) -> np.ndarray:

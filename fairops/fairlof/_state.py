@@ -77,7 +77,9 @@ def get_state(det) -> tuple[dict, dict]:
 
 
 def _saved_count(value, name: str, n_rows: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= n_rows:
+    # typeshed's numbers ABCs define no ordering with int
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
+            or not 1 <= value <= n_rows):  # type: ignore[operator]
         raise ValueError(f"saved {name} must be an integer in [1, {n_rows}] (the fitted rows), got {value!r}")
     return int(value)
 

@@ -33,7 +33,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from . import _knn
+from . import _knn  # type: ignore[attr-defined]  # a compiled kernel: no source for mypy to read
 from .blocked_search import BlockedKNeighbors, effective_threads, without_own
 from .search_params import check_params
 from .top_recheck import RecheckedSearch
@@ -71,7 +71,7 @@ class HNSWKNeighbors(RecheckedSearch):
     settings and the fitted rows, and the graph is built again when new rows are scored.
     """
 
-    def fit(self, X) -> "HNSWKNeighbors":
+    def fit(self, X) -> HNSWKNeighbors:
         faiss = import_faiss()
         settings = check_params(self.params)
         self._fit_X = np.ascontiguousarray(X, dtype=np.float64)

@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.neighbors import NearestNeighbors
 from threadpoolctl import threadpool_limits
 
-from . import _knn
+from . import _knn  # type: ignore[attr-defined]  # a compiled kernel: no source for mypy to read
 
 #: Rows per tile: a (TILE x TILE) float32 block of products is 1 MiB, about a core's L2 cache.
 TILE = 512
@@ -72,7 +72,7 @@ class BlockedKNeighbors:
         self.tile = tile
         self.extra_candidates = extra_candidates
 
-    def fit(self, X) -> "BlockedKNeighbors":
+    def fit(self, X) -> BlockedKNeighbors:
         X = np.ascontiguousarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[0] < 2:
             raise ValueError(f"X must be 2-D with at least 2 rows, got shape {X.shape}")
@@ -195,7 +195,8 @@ class BlockedKNeighbors:
 
 
 def _packed(rows: np.ndarray, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``rows`` in groups of ``_knn.PANEL_WIDTH`` (group, feature, lane), zero padded, and ``norms`` padded with +inf."""
+    """``rows`` in groups of ``_knn.PANEL_WIDTH`` (group, feature, lane), zero padded, and ``norms`` padded
+    with +inf."""
     width = _knn.PANEL_WIDTH
     n, d = rows.shape
     groups = -(-n // width)

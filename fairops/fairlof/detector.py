@@ -361,7 +361,7 @@ class FairLOF(NoveltyScoring, OutlierMixin, BaseEstimator):
         return _state.get_state(self)
 
     @classmethod
-    def _from_state(cls, meta: dict, arrays: dict) -> "FairLOF":
+    def _from_state(cls, meta: dict, arrays: dict) -> FairLOF:
         """Rebuild a fitted detector from ``_get_state()``'s output (no pickles involved), checked: a ValueError
         (TypeError for a wrong dtype) names the first bad entry (see :mod:`fairops.fairlof._state`)."""
         return _state.from_state(cls, meta, arrays)

@@ -33,7 +33,8 @@ from sklearn.utils.validation import check_is_fitted
 from .._param_checks import Options, Satisfies, checked_params
 
 CATEGORICAL = ("drop", "onehot")
-_COLUMN_NAMES = Satisfies(lambda value: isinstance(value, (list, tuple, np.ndarray, pd.Index)), "a list of column names")
+_COLUMN_NAMES = Satisfies(lambda value: isinstance(value, (list, tuple, np.ndarray, pd.Index)),
+                          "a list of column names")
 FORMAT = "fairops-feature-encoder/1"
 
 
@@ -190,7 +191,7 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
         }
 
     @classmethod
-    def from_dict(cls, document: dict) -> "FeatureEncoder":
+    def from_dict(cls, document: dict) -> FeatureEncoder:
         """Rebuild a fitted encoder from :meth:`to_dict`'s output; a malformed document raises ValueError."""
         if not isinstance(document, dict) or document.get("format") != FORMAT:
             raise ValueError(f"not a saved feature encoding (expected format {FORMAT!r})")

@@ -20,13 +20,13 @@ from __future__ import annotations
 from sklearn.neighbors import NearestNeighbors
 
 from .approximate_search import HNSWKNeighbors
+from .blocked_search import BlockedKNeighbors
 from .nndescent_search import NNDescentKNeighbors
 from .search_params import check_params
-from .blocked_search import BlockedKNeighbors
 
 SKLEARN_ALGORITHMS = ("auto", "ball_tree", "kd_tree", "brute")
 FAIROPS_ALGORITHMS = ("blocked", "fast", "approximate")
-ALGORITHMS = SKLEARN_ALGORITHMS + FAIROPS_ALGORITHMS
+ALGORITHMS: tuple[str, ...] = SKLEARN_ALGORITHMS + FAIROPS_ALGORITHMS
 #: "fast" uses a k-d tree up to this many features and the blocked search above: the crossover
 #: measured on standard-normal data at n = 10k to 300k, k = 5 (docs/fairlof.md, "Large n").
 KD_TREE_MAX_FEATURES = 6

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from . import _knn, _nndescent
+from . import _knn, _nndescent  # type: ignore[attr-defined]  # a compiled kernel: no source for mypy to read
 from .blocked_search import BlockedKNeighbors, effective_threads
 from .search_params import check_params
 from .top_recheck import RecheckedSearch
@@ -158,7 +158,7 @@ class NNDescentKNeighbors(RecheckedSearch):
     in turn), so a fit gives the same neighbours on every run.
     """
 
-    def fit(self, X) -> "NNDescentKNeighbors":
+    def fit(self, X) -> NNDescentKNeighbors:
         self._settings = check_params({"graph": "nndescent", **(self.params or {})})
         self._exact = BlockedKNeighbors(n_neighbors=self.n_neighbors, n_jobs=self.n_jobs).fit(X)
         self._fit_X = self._exact._fit_X

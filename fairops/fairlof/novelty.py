@@ -7,6 +7,8 @@ its pair terms come from the one module that calls the scoring kernel (``fairops
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -26,6 +28,18 @@ def _novelty(detector) -> bool:
 
 class NoveltyScoring:
     """The methods of a fitted FairLOF that score new rows; only when ``novelty=True``."""
+
+    # what the detector this class is mixed into holds once fitted (declared for the type checker only)
+    floor: Any
+    n_neighbors_: int
+    sensitive_names_: Any
+    sensitive_labels_: Any
+    coefficients_: Any
+    fitted_lambda_: float
+    offset_: float
+    _codes: Any
+    _hood: Any
+    _fair: Any
 
     def _searcher(self):
         """The fitted neighbour search, built from the fitted rows on first use after loading a saved state."""

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairops.metrics.inputs import encode_sensitive
-from fairops.metrics.inputs import as_scores
+from fairops.metrics.inputs import as_scores, encode_sensitive
 
 
 def group_quotas(counts: np.ndarray, t: int) -> np.ndarray:

@@ -110,6 +110,8 @@ class RecheckedSearch:
     detector's outlier-list length, which sizes the band (``params["recheck"] * top_t``).
     """
 
+    _top_recheck: TopRecheck | None  # from the fit's first ranking to end_recheck
+
     def __init__(self, n_neighbors: int = 5, n_jobs=None, params=None, top_t: int = 1):
         self.n_neighbors = n_neighbors
         self.n_jobs = n_jobs
@@ -125,8 +127,10 @@ class RecheckedSearch:
         """Exact neighbours for the rows of highest ``scores(distances, indices)`` and their
         neighbours, in rounds (arrays updated in place). ``scores`` is called at least once, the
         last time on the final arrays, also when the recheck is off."""
-        self._top_recheck.run(distances, indices, scores)
-        report = self._top_recheck.report
+        recheck = self._top_recheck
+        assert recheck is not None, "recheck_ranking runs between the fit's first ranking and end_recheck"
+        recheck.run(distances, indices, scores)
+        report = recheck.report
         self.rechecked_rows_, self.recheck_rounds_ = report.rows, report.rounds
 
     def end_recheck(self) -> None:

@@ -13,7 +13,7 @@ def run_baseline(dataset: str = "adult", *, seed: int = 0, n_estimators: int = 2
     >>> metrics = run_baseline("german", seed=0, n_estimators=20)
     >>> sorted(metrics["test"])
     ['accuracy', 'accuracy_high', 'accuracy_low', 'auc_s', 'auc_y', 'fairness', 'fairness.sex', 'fairness_high', 'fairness_low']
-    """
+    """  # noqa: E501 - a doctest's expected output is one line
     import lightgbm
 
     data = load_dataset(dataset)
@@ -21,7 +21,7 @@ def run_baseline(dataset: str = "adult", *, seed: int = 0, n_estimators: int = 2
     parts = train_validation_test_split(data.y, data.sensitive[list(task.sensitive)], seed=seed)
     model = lightgbm.LGBMClassifier(n_estimators=n_estimators, random_state=seed, verbose=-1, n_jobs=2)
     model.fit(data.X.iloc[parts.train], data.y[parts.train])
-    scores = model.predict_proba(data.X.iloc[parts.test])[:, 1]
+    scores = model.predict_proba(data.X.iloc[parts.test])[:, 1]  # type: ignore[call-overload]  # LightGBM's stubs
     metrics = task.evaluate(data.y[parts.test], scores, data.sensitive.iloc[parts.test], seed=seed)
     return {"dataset": dataset, "task": task.describe(), "rows": {"train": len(parts.train), "test": len(parts.test)},
             "test": metrics}
@@ -39,7 +39,8 @@ def _run(args) -> int:
 
 def add_parser(subcommands) -> None:
     parser = subcommands.add_parser("baseline", help="fit a LightGBM baseline and print its task metrics",
-                                    description=textwrap.fill("fairops baseline: LightGBM with default settings (200 rounds) "
+                                    description=textwrap.fill(
+                                    "fairops baseline: LightGBM with default settings (200 rounds) "
                                     "fitted on the training rows of fairops tune's split of a bundled data "
                                     "set, and the task's metrics on the test rows (the target rate set on "
                                     "those rows) with 90% intervals: a reference that a fair tune should beat "

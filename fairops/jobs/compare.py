@@ -6,8 +6,8 @@ import csv
 from pathlib import Path
 
 from ..datasets import LOADERS
-from .progress import NO_PROGRESS_HELP
 from .options import DEFAULT_PROJECT_DIR, FAMILIES_HELP, add_decision_options, decision_words
+from .progress import NO_PROGRESS_HELP
 
 METHOD_NAMES = {"rs": "RS", "rs-bal": "RS-bal", "hb": "HB", "fb-bal": "FB-bal", "fb-auto": "FB-auto"}
 
@@ -86,8 +86,10 @@ def _run(args) -> int:
           f"task: {data.task.describe()}\ndecisions: {decision_words(args.decision, args.blind, data)}", flush=True)
 
     def show(row):
-        interval = f" [{row['val_fair_low']:.3f}, {row['val_fair_high']:.3f}]" if row["val_fair_low"] == row["val_fair_low"] else ""
-        print(f"  seed {row['seed']} {row['tuner']:<8} validation {row['val_acc']:.3f}/{row['val_fair']:.3f}{interval}  "
+        known = row["val_fair_low"] == row["val_fair_low"]  # not NaN
+        interval = f" [{row['val_fair_low']:.3f}, {row['val_fair_high']:.3f}]" if known else ""
+        print(f"  seed {row['seed']} {row['tuner']:<8} validation {row['val_acc']:.3f}/{row['val_fair']:.3f}"
+              f"{interval}  "
               f"test {row['test_acc']:.3f}/{row['test_fair']:.3f}  ({row['fits']} fits, {row['failed']} failed, "
               f"{row['seconds']:.0f} s)", flush=True)
 
@@ -126,7 +128,8 @@ def add_parser(subcommands) -> None:
     parser.add_argument("--selection", default="robust", choices=["robust", "paper"],
                         help="robust (default): start the full-budget bracket with the library defaults, rank "
                              "by lower confidence bounds and choose among refits on all training rows; paper: the "
-                             "paper's random configurations and argmax of o = alpha * accuracy + (1 - alpha) * fairness "
+                             "paper's random configurations and argmax of o = alpha * accuracy + (1 - alpha) * "
+                             "fairness "
                              "over the fits' point values")
     parser.add_argument("--n-jobs", type=int, default=1,
                         help="fits run in parallel threads in this process")

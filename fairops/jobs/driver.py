@@ -15,10 +15,20 @@ from __future__ import annotations
 import contextlib
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..tracking.ui_links import DEFAULT_UI_PORT
-from .running import (HEARTBEAT_SECONDS, Interrupt, NumberedRun, SlotRun, StaleTrialCallbacks, open_storage,
-                      track_missing, tracked, work_until_complete)
+from .running import (
+    HEARTBEAT_SECONDS,
+    Interrupt,
+    NumberedRun,
+    SlotRun,
+    StaleTrialCallbacks,
+    open_storage,
+    track_missing,
+    tracked,
+    work_until_complete,
+)
 
 
 @dataclass
@@ -58,7 +68,7 @@ class TuningJob:
     """
 
     plan: Plan
-    objective = None
+    objective: Any = None
     out = sys.stdout
 
     def sampler(self):

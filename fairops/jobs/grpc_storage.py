@@ -14,8 +14,8 @@ than the heartbeat interval then makes no heartbeat write at all.
 Optuna's heartbeat thread, :func:`optuna.storages.fail_stale_trials` and the Fairband sampler then
 work on it as on an RDB storage with ``heartbeat_interval``.
 
-Optuna offers no public base class for storages with heartbeats; the one private name used
-(``optuna.storages._heartbeat.BaseHeartbeat``) is imported here only, with a clear error if it moves.
+Optuna offers no public base class for storages with heartbeats: ``BaseHeartbeat`` and the storage id of a
+trial read back come from :mod:`fairops.jobs._optuna_heartbeat`, the one module that reaches them.
 """
 
 from __future__ import annotations
@@ -28,13 +28,7 @@ from optuna.exceptions import UpdateFinishedTrialError
 from optuna.storages import GrpcStorageProxy
 from optuna.trial import TrialState
 
-try:
-    from optuna.storages._heartbeat import BaseHeartbeat
-except ImportError as error:  # pragma: no cover - only with an Optuna that moved it
-    import optuna
-
-    raise ImportError(f"Optuna {optuna.__version__} no longer has optuna.storages._heartbeat.BaseHeartbeat; "
-                      "fairops.jobs.grpc_storage needs an update for this version") from error
+from ._optuna_heartbeat import BaseHeartbeat, trial_id
 
 SCHEME = "grpc"
 BEAT_ATTR = "fairops:heartbeat"
@@ -123,13 +117,13 @@ class HeartbeatGrpcStorage(GrpcStorageProxy, BaseHeartbeat):
         with self._beats_lock:
             alive = {}
             for trial in running:
-                beat = trial.system_attrs.get(BEAT_ATTR)
-                seen = self._beats_seen.get(trial._trial_id)
+                beat, key = trial.system_attrs.get(BEAT_ATTR), trial_id(trial)
+                seen = self._beats_seen.get(key)
                 if seen is None or seen[0] != beat:
                     seen = (beat, now)  # first look, or it beat since the last one
                 elif now - seen[1] > self.grace_period:
-                    stale.append(trial._trial_id)
-                alive[trial._trial_id] = seen
+                    stale.append(key)
+                alive[key] = seen
             self._beats_seen = alive
         return stale
 

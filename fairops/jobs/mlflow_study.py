@@ -17,7 +17,6 @@ import contextlib
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from ..tracking.callback import ROLE_TAG, STUDY_TAG, TRIAL_TAG
 from ..tracking.registry import MODEL_TAG

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from typing import Any
 
 #: The ``--no-progress`` help of the commands that tune.
 NO_PROGRESS_HELP = "no progress reports (a bar on a terminal, a line per rung and per 10%% of fits elsewhere)"
@@ -69,9 +70,9 @@ class FitProgress:
         self.on_terminal = bool(getattr(self.stream, "isatty", lambda: False)())
         self._lock = threading.Lock()
         self._start = time.monotonic()
-        self._tenths = None
+        self._tenths: int | None = None
         self._rungs_done: set = set()
-        self._bar = None
+        self._bar: Any = None  # a tqdm bar, made on the first draw
 
     # ------------------------------------------------------------------------------ state
     def _rung_size(self, study, key) -> int | None:

@@ -37,7 +37,7 @@ def gate_rows(dataset: str | None, data: str | None, target=None, sensitive=None
         rows = slice(None) if loaded.held_out is None else loaded.held_out
         return loaded.X.iloc[rows], loaded.y[rows], loaded.sensitive.iloc[rows], \
             (Task.from_string(task, sensitive=columns) if task else None)
-    loaded = load_dataset(dataset)
+    loaded = load_dataset(dataset)  # type: ignore[arg-type]  # the options give a file or a data set
     groups = loaded.sensitive[list(loaded.task.sensitive)]
     rows = train_validation_test_split(loaded.y, groups, seed=seed).test
     return loaded.X.iloc[rows], loaded.y[rows], loaded.sensitive.iloc[rows], loaded.task
@@ -93,7 +93,8 @@ def model_parser(subcommands, command: str, help: str, doc: str,
 def add_parser(subcommands) -> None:
     parser = model_parser(subcommands, "promote", "gate @challenger against @champion on the same rows; "
                           "move @champion only if it passes", __doc__)
-    parser.epilog = textwrap.fill("exit status: 0 passed (@champion moved to the candidate, or it already was the champion), "
+    parser.epilog = textwrap.fill("exit status: 0 passed (@champion moved to the candidate, or it already was the "
+                     "champion), "
                      "3 refused by the gate (@champion stays; the reasons are printed and recorded on the "
                      "candidate version), 2 a usage or data error (nothing gated)", 100)
     parser.add_argument("--candidate", default="@challenger",

@@ -244,7 +244,8 @@ def _unlogged(tracker, study, run) -> tuple[list, list]:
     experiment_id = tracker.experiment_id(study)
     escaped = study.study_name.replace("'", "\\'")
     query = f"tags.`{ROLE_TAG}` = 'trial' and tags.`{STUDY_TAG}` = '{escaped}'"
-    logged, running, token = set(), {}, None
+    logged, token = set(), None
+    running: dict = {}
     while True:
         page = tracker.client.search_runs([experiment_id], query, max_results=1000, page_token=token)
         for found in page:

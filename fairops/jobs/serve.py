@@ -61,7 +61,8 @@ def local_model(model_uri: str, tracking_uri: str | None, folder: str) -> str:
 
     if Path(model_uri).is_dir():
         return copy_verified(model_uri, os.path.join(folder, "model"))
-    mlflow.set_tracking_uri(tracking_uri)  # a models:/ URI is looked up in the registry of this store
+    # a models:/ URI is looked up in the registry of this store (MLflow's annotation omits the None it takes)
+    mlflow.set_tracking_uri(tracking_uri)  # type: ignore[arg-type]
     try:
         return mlflow.artifacts.download_artifacts(artifact_uri=model_uri, dst_path=folder)
     except MlflowException as error:

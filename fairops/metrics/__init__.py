@@ -5,10 +5,10 @@
 1.0
 """
 
+from .auc import auc_s, auc_y, group_aucs
 from .classification import GroupRates, fairness_ratio, group_rates, precision, ratio_of, recall
 from .decisions import GroupThresholds, group_decisions, group_thresholds
 from .outliers import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
-from .auc import auc_s, auc_y, group_aucs
 from .scorer import make_fairness_scorer
 from .task import Task
 from .thresholds import OperatingPoint, binarize, operating_point

@@ -82,7 +82,7 @@ class GroupRates:
             raise ValueError(f"rate must be one of {RATES}, got {name!r}")
         return getattr(self, name)
 
-    def defined(self, name: str) -> "GroupRates":
+    def defined(self, name: str) -> GroupRates:
         """These rates without the groups where rate ``name`` does not exist (e.g. FPR of a group without
         negatives), unless fewer than two groups would be left (then unchanged, so the ratio names them).
 

@@ -56,7 +56,7 @@ def _keys(sensitive_features, n_rows) -> tuple[tuple[str, ...], list[tuple[str, 
     """(column names, the groups as tuples of text values, each row's group index)."""
     groups = encode_sensitive(sensitive_features, n_rows, min_values=1)
     joint = groups.intersection()
-    labels = joint.labels[0]
+    labels: tuple | list = joint.labels[0]
     if len(groups.names) == 1:
         labels = [(value,) for value in labels]
     return groups.names, [tuple(str(value) for value in label) for label in labels], joint.codes[0]
@@ -148,7 +148,7 @@ class GroupThresholds:
                            for group, point in zip(self.groups, self.points)]}
 
     @classmethod
-    def from_dict(cls, document) -> "GroupThresholds":
+    def from_dict(cls, document) -> GroupThresholds:
         """The inverse of :meth:`to_dict`; a ValueError names what is malformed."""
         try:
             columns = tuple(str(c) for c in document["columns"])

@@ -69,7 +69,7 @@ class EncodedGroups:
     def n_rows(self) -> int:
         return len(self.codes[0])
 
-    def intersection(self) -> "EncodedGroups":
+    def intersection(self) -> EncodedGroups:
         """One column whose values are the tuples of all columns' values seen together."""
         if len(self.codes) == 1:
             return self
@@ -131,7 +131,7 @@ def _refuse_mixed_kinds(name: str, array: np.ndarray) -> None:
     ...
     ValueError: sensitive_features column 'sex' mixes value types (number: 1, text: 'f'); give every value the same type
     """
-    examples = {}
+    examples: dict = {}
     for value in array:
         examples.setdefault(_value_kind(value), value)
         if len(examples) > 1:

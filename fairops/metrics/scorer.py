@@ -20,7 +20,8 @@ def _check_alpha(alpha) -> float:
         raise ValueError("alpha='auto' weighs by the means over all fits, which one scorer call cannot see; "
                          "give a float in [0, 1] (FB-bal: 0.5), or score 'accuracy' and 'fairness' "
                          "separately (alpha=1 and alpha=0) and pick with fairops.fairband.select_best")
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 <= alpha <= 1:
+    # typeshed's numbers ABCs define no ordering with int
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 <= alpha <= 1:  # type: ignore[operator]
         raise ValueError(f"alpha must be a float in [0, 1], got {alpha!r}")
     return float(alpha)
 

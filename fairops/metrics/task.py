@@ -8,16 +8,15 @@ probability cut-off (``threshold``: positive at or above it, on every row alike)
 from __future__ import annotations
 
 import numbers
-
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from .auc import auc_s, auc_y
 from .classification import RATES, group_rates, precision, ratio_of, recall
 from .decisions import GroupThresholds, check_decision, group_decisions, group_thresholds
 from .intervals import LEVEL, rate_counts, ratio_interval, wilson_interval
-from .auc import auc_s, auc_y
 from .thresholds import TARGETS, OperatingPoint, binarize, operating_point
 
 ACCURACY_METRICS = {"precision": precision, "recall": recall}
@@ -90,7 +89,7 @@ class Task:
             raise ValueError(f"task top_k={self.target_value} asks for more rows than {where} holds ({n_rows})")
 
     @classmethod
-    def from_string(cls, spec: str, *, sensitive, positive: str | None = None) -> "Task":
+    def from_string(cls, spec: str, *, sensitive, positive: str | None = None) -> Task:
         """Parse ``"<precision|recall>@<tpr|fpr|top_k|threshold>=<value>,ratio=<tpr|fpr|ppr>[,groups=intersectional]"``.
 
         >>> str(Task.from_string("recall@fpr=0.05,ratio=fpr,groups=intersectional", sensitive=["sex", "race"]))
@@ -268,13 +267,15 @@ class Task:
         # of the ratio, and its zero counts are kept.
         rates = [column.defined(self.fairness) for column in every]
         hits, base = self._accuracy_counts(y_true, y_pred)
-        metrics = {"accuracy": ACCURACY_METRICS[self.metric](y_true, y_pred), "fairness": ratio_of(rates, self.fairness)}
+        metrics = {"accuracy": ACCURACY_METRICS[self.metric](y_true, y_pred),
+                   "fairness": ratio_of(rates, self.fairness)}
         metrics["accuracy_low"], metrics["accuracy_high"] = wilson_interval(hits, base, level=level)
-        metrics["fairness_low"], metrics["fairness_high"] = ratio_interval(rate_counts(rates, self.fairness), level=level)
+        metrics["fairness_low"], metrics["fairness_high"] = ratio_interval(rate_counts(rates, self.fairness),
+                                                                           level=level)
         for column in columns:
             metrics[f"fairness.{column.attribute}"] = ratio_of(column.defined(self.fairness), self.fairness)
         metrics["auc_y"], metrics["auc_s"] = auc_y(y_true, y_score), auc_s(y_score, groups)
-        counts = {"accuracy": [hits, base], "fairness": {}}
+        counts: dict = {"accuracy": [hits, base], "fairness": {}}
         for column in every:
             events, bases = rate_counts(column, self.fairness)
             counts["fairness"][column.attribute] = {
@@ -291,13 +292,14 @@ def _check_target(target: str, value) -> None:
     """A rate target in (0, 1] (FPR may be 0), a top-k target a whole number >= 1, a threshold a probability."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value:
         raise ValueError(f"task {target} target must be a number, got {value!r}")
-    if target == "top_k" and (value != int(value) or value < 1):
+    # typeshed's numbers.Real converts to int and compares with int in none of these lines
+    if target == "top_k" and (value != int(value) or value < 1):  # type: ignore[call-overload, operator]
         raise ValueError(f"task top_k must be a whole number of rows >= 1, got {value:g}")
     if target == "threshold":
-        if not 0 <= value <= 1:  # the task's scores are the model's probabilities of the positive class
+        if not 0 <= value <= 1:  # type: ignore[operator]  # the task's scores are the model's probabilities
             raise ValueError(f"task threshold target must be a probability in [0, 1], got {value:g}")
         return
-    low_ok = value >= 0 if target == "fpr" else value > 0
+    low_ok = value >= 0 if target == "fpr" else value > 0  # type: ignore[operator]
     if target != "top_k" and not (low_ok and value <= 1):
         interval = "[0, 1]" if target == "fpr" else "(0, 1]"
         raise ValueError(f"task {target} target must be a rate in {interval}, got {value:g}")

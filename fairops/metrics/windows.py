@@ -2,8 +2,8 @@
 
 A monitored model decides with the operating point set on its validation rows (:class:`OperatingPoint`),
 so a window is scored at that rule, not at a threshold re-set on the window. The window's fairness
-gets the interval of :func:`fairops.metrics.intervals.ratio_interval` (``method="exact"``) at :data:`ALERT_LEVEL`; the window alerts
-when its upper bound lies below the baseline's lower bound at the same level. Each bound is wrong with
+gets the interval of :func:`fairops.metrics.intervals.ratio_interval` (``method="exact"``) at :data:`ALERT_LEVEL`;
+the window alerts when its upper bound lies below the baseline's lower bound at the same level. Each bound is wrong with
 probability at most ``1 - ALERT_LEVEL`` = 2.5%, so a window drawn like the baseline's rows alerts with
 probability at most 5% (usually far less: the intervals are conservative). A baseline given as a
 plain number (no interval) is compared with the window's upper bound alone (at most 2.5%).
@@ -226,6 +226,7 @@ class RateBases:
         attributes = {name: lowest_possible_upper(list(groups.values()), level=level, attributes=len(self.attributes))
                       for name, groups in self.attributes.items()}
         if self.task_ratio == "combined":
+            assert self.combined is not None  # a "combined" ratio is scored over its combined groups
             return lowest_possible_upper(list(self.combined.values()), level=level), attributes
         defined = [value for value in attributes.values() if math.isfinite(value)]
         return (min(defined) if defined and self.task_ratio == "lowest" else math.nan), attributes
@@ -243,7 +244,7 @@ class RateBases:
         return task_ratio < alert_bound(*overall) or any(
             attributes[name] < alert_bound(*pair) for name, pair in baselines.items() if name in attributes)
 
-    def scaled(self, rows: int) -> "RateBases":
+    def scaled(self, rows: int) -> RateBases:
         """The bases of ``rows`` rows in the same group shares (rounded down)."""
 
         def scale(groups: dict) -> dict:
@@ -274,7 +275,7 @@ class RateBases:
             low, high = (low, middle) if can(middle) else (middle, high)
         return high
 
-    def __add__(self, other: "RateBases") -> "RateBases":
+    def __add__(self, other: RateBases) -> RateBases:
         def pooled(mine: dict | None, theirs: dict | None) -> dict | None:
             if mine is None or theirs is None:
                 return None

@@ -110,9 +110,9 @@ class Flavor:
 
     def get_default_conda_env(self):
         """A conda environment holding :meth:`get_default_pip_requirements`."""
-        from mlflow.utils.environment import _mlflow_conda_env
+        from ._mlflow_internals import mlflow_conda_env
 
-        return _mlflow_conda_env(additional_pip_deps=self.get_default_pip_requirements())
+        return mlflow_conda_env(self.get_default_pip_requirements())
 
     def log_model(self, model, name="model", **kwargs):
         """Log ``model`` to the active run (or ``run_id=``) through MLflow's ``Model.log``; returns its
@@ -132,6 +132,7 @@ class Flavor:
     def read_data(self, local_path: str):
         """The verified data files of a local model directory that holds this flavor."""
         data = read_model(local_path)
+        assert data.mlmodel is not None  # read_model parses MLmodel
         if self.name not in data.mlmodel["flavors"]:
             raise ModelFilesError(f"the model at {local_path} has no {self.name!r} flavor; its MLmodel names "
                                   f"{sorted(data.mlmodel['flavors'])}")
@@ -169,17 +170,16 @@ def save_flavor_model(
     model ships the fairops wheel and pins what its files depend on (:func:`default_pip_requirements`).
     """
     from mlflow.models import Model
-    from mlflow.utils.environment import _validate_env_arguments
-    from mlflow.utils.model_utils import _validate_and_prepare_target_save_path
 
-    from . import _model_files, sealing
+    from . import _mlflow_internals as internals, _model_files, sealing
 
-    _validate_env_arguments(conda_env, pip_requirements, extra_pip_requirements)
+    internals.validate_env_arguments(conda_env, pip_requirements, extra_pip_requirements)
     path = os.path.abspath(os.fspath(path))
-    _validate_and_prepare_target_save_path(path)
+    internals.prepare_save_path(path)
     if write_data is not None:
         write_data(os.path.join(path, DATA_SUBPATH))
     else:
+        assert classes is not None, "a flavor saving state files names its classes"
         _model_files.write_state(estimator, os.path.join(path, DATA_SUBPATH), classes, extra)
     mlflow_model = Model() if mlflow_model is None else mlflow_model
     signature = _signature(mlflow_model, path, input_example, signature,
@@ -197,12 +197,11 @@ def save_flavor_model(
 
 def _signature(mlflow_model, path, input_example, signature, pyfunc):
     """The signature to record: the given one, none for ``False``, else inferred from the saved example."""
-    from mlflow.models.signature import _infer_signature_from_input_example
-    from mlflow.models.utils import _save_example
+    from ._mlflow_internals import infer_signature_from_example, save_example
 
-    saved_example = _save_example(mlflow_model, input_example, path)
+    saved_example = save_example(mlflow_model, input_example, path)
     if signature is None and saved_example is not None:
-        return _infer_signature_from_input_example(saved_example, pyfunc())
+        return infer_signature_from_example(saved_example, pyfunc())
     return None if signature is False else signature
 
 
@@ -210,12 +209,13 @@ def _write_mlmodel(mlflow_model, path, estimator, flavor_name, loader_module, fl
     """``MLmodel`` with the pyfunc section (loading through ``loader_module``) and the flavor's section."""
     from mlflow.models.model import MLMODEL_FILE_NAME
     from mlflow.pyfunc import add_to_model
-    from mlflow.utils.environment import _CONDA_ENV_FILE_NAME, _PYTHON_ENV_FILE_NAME
 
     from . import _model_files
+    from ._mlflow_internals import environment_files
 
-    add_to_model(mlflow_model, loader_module=loader_module, data=DATA_SUBPATH, conda_env=_CONDA_ENV_FILE_NAME,
-                 python_env=_PYTHON_ENV_FILE_NAME)
+    files = environment_files()
+    add_to_model(mlflow_model, loader_module=loader_module, data=DATA_SUBPATH, conda_env=files.conda,
+                 python_env=files.python)
     mlflow_model.add_flavor(flavor_name, **{
         "data": DATA_SUBPATH,
         "fairops_version": fairops.__version__,
@@ -228,31 +228,24 @@ def _write_mlmodel(mlflow_model, path, estimator, flavor_name, loader_module, fl
 
 def _write_environment(path, conda_env, pip_requirements, extra_pip_requirements) -> list[str]:
     """The conda, pip and Python environment files; returns the pip requirements written."""
-    from mlflow.utils.environment import (
-        _CONDA_ENV_FILE_NAME,
-        _CONSTRAINTS_FILE_NAME,
-        _PYTHON_ENV_FILE_NAME,
-        _REQUIREMENTS_FILE_NAME,
-        _process_conda_env,
-        _process_pip_requirements,
-        _PythonEnv,
-    )
+    from . import _mlflow_internals as internals
 
     if conda_env is None:
         defaults = default_pip_requirements() if pip_requirements is None else None
-        conda_env, pip_requirements, pip_constraints = _process_pip_requirements(
+        conda_env, pip_requirements, pip_constraints = internals.process_pip_requirements(
             defaults, pip_requirements, extra_pip_requirements
         )
     else:
-        conda_env, pip_requirements, pip_constraints = _process_conda_env(conda_env)
-    with open(os.path.join(path, _CONDA_ENV_FILE_NAME), "w") as handle:
+        conda_env, pip_requirements, pip_constraints = internals.process_conda_env(conda_env)
+    files = internals.environment_files()
+    with open(os.path.join(path, files.conda), "w") as handle:
         yaml.safe_dump(conda_env, stream=handle, default_flow_style=False)
     if pip_constraints:
-        with open(os.path.join(path, _CONSTRAINTS_FILE_NAME), "w") as handle:
+        with open(os.path.join(path, files.constraints), "w") as handle:
             handle.write("\n".join(pip_constraints))
-    with open(os.path.join(path, _REQUIREMENTS_FILE_NAME), "w") as handle:
+    with open(os.path.join(path, files.requirements), "w") as handle:
         handle.write("\n".join(pip_requirements))
-    _PythonEnv.current().to_yaml(os.path.join(path, _PYTHON_ENV_FILE_NAME))
+    internals.write_python_env(os.path.join(path, files.python))
     return pip_requirements
 
 
@@ -270,9 +263,9 @@ def _ship_wheel(path, pip_requirements) -> None:
 
 def local_model_dir(model_uri: str, dst_path=None) -> str:
     """Download (or locate) a model URI and return the local directory."""
-    from mlflow.tracking.artifact_utils import _download_artifact_from_uri
+    from ._mlflow_internals import download_artifact
 
-    return _download_artifact_from_uri(artifact_uri=model_uri, output_path=dst_path)
+    return download_artifact(model_uri, dst_path)
 
 
 def as_frame(data):

@@ -8,8 +8,8 @@ default 2 GiB), so a small file that would inflate to a huge array is refused, n
 estimator's ``_from_state`` then checks what the arrays hold before compiled code reads them.
 
 The state protocol every fairops estimator offers: ``est._get_state()`` returns ``(meta, arrays)``,
-rebuilt by ``cls._from_state(meta, arrays)``, where ``meta`` is JSON-able (dicts, lists, str, numbers, bool, None) and ``arrays`` maps names to
-NumPy arrays of a non-object dtype.
+rebuilt by ``cls._from_state(meta, arrays)``, where ``meta`` is JSON-able (dicts, lists, str, numbers, bool, None)
+and ``arrays`` maps names to NumPy arrays of a non-object dtype.
 
 >>> import tempfile
 >>> import numpy as np
@@ -181,7 +181,9 @@ def _npy_header(member, where: str, records: bool = False) -> tuple[tuple, bool,
         shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(member)
     else:
         raise ValueError(f"{where} has .npy format version {version}; fairops reads 1.0 and 2.0")
-    parts = [dtype.fields[name][0] for name in dtype.names] if records and dtype.names else [dtype]
+    # numpy's stubs: a dtype with names has fields
+    parts = ([dtype.fields[name][0] for name in dtype.names]  # type: ignore[index]
+             if records and dtype.names else [dtype])
     plain = all(part.kind in _ARRAY_KINDS and part.fields is None and part.subdtype is None and part.itemsize
                 for part in parts)
     if not plain or (dtype.fields is not None and not records) or dtype.subdtype is not None:

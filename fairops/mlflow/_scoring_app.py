@@ -73,8 +73,9 @@ def text_columns(model) -> tuple:
 def csv_as_json(body: bytes, text: tuple = ()) -> bytes:
     r"""The rows of a CSV body as a ``dataframe_split`` JSON body (``text``: columns read as text).
 
-    Numbers keep every digit (pandas 3 reads a float's shortest form back exactly); an empty field, ``NA`` or ``null`` is a missing
-    value, as MLflow's own CSV reading has it. A body pandas cannot read is a ``ValueError`` naming why.
+    Numbers keep every digit (pandas 3 reads a float's shortest form back exactly); an empty field, ``NA`` or
+    ``null`` is a missing value, as MLflow's own CSV reading has it. A body pandas cannot read is a ``ValueError``
+    naming why.
 
     >>> json.loads(csv_as_json(b"age,job,hours\n30,7,1.25\n41,,0.1\n", text=("job",)))["dataframe_split"]
     {'columns': ['age', 'job', 'hours'], 'data': [[30, '7', 1.25], [41, None, 0.1]]}

@@ -347,7 +347,8 @@ def _check_one(value, owner: str) -> list:
 def check_fitted(model) -> None:
     """Check every tree, forest, boosting model and network reachable from ``model``'s attributes (lists,
     dicts, steps); a TreePredictor outside a fitted HistGradientBoosting model is refused (nothing checks it)."""
-    seen, stack, checked, predictors = set(), [model], set(), set()
+    seen, stack, predictors = set(), [model], set()
+    checked: set = set()
     while stack:
         value = stack.pop()
         if id(value) in seen:

@@ -202,7 +202,7 @@ def _record_digest(dist) -> str:
     return hashlib.sha256((dist.read_text("RECORD") or "").encode()).hexdigest()[:24]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cache_key() -> tuple:
     """``(distribution, checkout or None, cache folder name)`` of the running fairops (its source state, once)."""
     dist = _distribution()
@@ -242,7 +242,7 @@ def fairops_wheel() -> Path:
     return wheels[0]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _wheel_file() -> tuple[str, bytes]:
     """``(file name, bytes)`` of the running fairops' wheel, read once per process.
 
@@ -266,7 +266,7 @@ def _prune(root: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def requirement() -> str:
     """The ``requirements.txt`` line of the shipped wheel: ``wheels/<sha256 prefix>/<wheel file>``."""
     name, data = _wheel_file()

@@ -11,9 +11,9 @@ positive class (``classes_[1]`` unless ``positive_class`` is given). Its signatu
 lists every input column: numbers as ``double``; whole numbers, booleans and categories as ``any``.
 The columns are declared optional to MLflow, because the model's own schema requires them: MLflow's
 check of a required column answers a request lacking it with the whole input frame and signature in
-its message, the schema with one line naming the column. MLflow's scoring server casts each JSON column to its declared type before the model
-sees it: a ``long`` column turns 40.5 into 40 and a ``boolean`` one turns null into false, silently
-(and a ``double`` column refuses pandas' int64 columns in process); a ``string`` column refuses
+its message, the schema with one line naming the column. MLflow's scoring server casts each JSON column to its
+declared type before the model sees it: a ``long`` column turns 40.5 into 40 and a ``boolean`` one turns null
+into false, silently (and a ``double`` column refuses pandas' int64 columns in process); a ``string`` column refuses
 pandas' categorical columns in process ("Can not safely convert category"), so the training frame
 itself would not score. Declared ``any`` they reach the model as sent, and the model's own schema
 (``integer``, ``boolean``, ``category`` with its values; kept in ``MLmodel``'s metadata as

@@ -59,12 +59,13 @@ def log_estimator(model, *, run_id, tracking_uri=None, name="model", pip_require
     """
     import mlflow
     from mlflow.tracking import MlflowClient
-    from mlflow.tracking._tracking_service.utils import _use_tracking_uri
+
+    from ._mlflow_internals import use_tracking_uri
 
     flavor = flavor_for(model)
     # The logged model is created first in the run's experiment (Model.log would otherwise put it in
     # the process's active experiment), then the flavor fills and finalizes it.
-    with _uri_lock, _use_tracking_uri(tracking_uri or mlflow.get_tracking_uri()):
+    with _uri_lock, use_tracking_uri(tracking_uri or mlflow.get_tracking_uri()):
         experiment_id = MlflowClient().get_run(run_id).info.experiment_id
         entity = mlflow.initialize_logged_model(name=name, source_run_id=run_id, experiment_id=experiment_id)
         try:

@@ -43,8 +43,14 @@ import os
 import warnings
 from typing import NamedTuple
 
-from ._file_reads import ModelFilesError, read_file, read_listed, refuse_irregular, sha256_file
-from ._file_reads import check_bytes  # noqa: F401  (re-exported: part of this module's API)
+from ._file_reads import (
+    ModelFilesError,
+    check_bytes,  # noqa: F401  (re-exported: part of this module's API)
+    read_file,
+    read_listed,
+    refuse_irregular,
+    sha256_file,
+)
 
 MANIFEST_FILE = "fairops_manifest.json"
 KEY_ENV = "FAIROPS_MODEL_KEY"

@@ -23,6 +23,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ class ServedDecision:
     """Positive-class label, the decision rule, and (optionally) the columns the model reads."""
 
     positive_label: str
-    rule: object
+    rule: Any
     model_inputs: tuple | None = None
 
     def __post_init__(self):
@@ -92,11 +93,11 @@ class ServedDecision:
                 "model_inputs": None if self.model_inputs is None else list(self.model_inputs)}
 
     @classmethod
-    def from_dict(cls, document) -> "ServedDecision":
+    def from_dict(cls, document) -> ServedDecision:
         """The inverse of :meth:`to_dict`; a ValueError names what is malformed."""
         if not isinstance(document, dict) or document.get("mode") not in ("single", "per-group"):
             raise ValueError(f"a decision document needs mode 'single' or 'per-group', got {document!r:.200}")
-        rule = document.get("rule")
+        rule: Any = document.get("rule")  # as stored: each kind of rule refuses what it cannot read
         if document["mode"] == "per-group":
             rule = GroupThresholds.from_dict(rule)
         else:
@@ -104,4 +105,5 @@ class ServedDecision:
                 rule = OperatingPoint(float(rule["threshold"]), float(rule["tie_share"]))
             except (KeyError, TypeError, ValueError) as error:
                 raise ValueError(f"a single decision rule needs threshold and tie_share: {error!r}") from None
-        return cls(document.get("positive_label"), rule, document.get("model_inputs"))
+        return cls(document.get("positive_label"), rule,  # type: ignore[arg-type]  # __post_init__ checks it
+                   document.get("model_inputs"))

@@ -126,7 +126,7 @@ class InputSchema:
         object.__setattr__(self, "columns", columns)
 
     @classmethod
-    def from_frame(cls, frame, *, missing_values=(), unseen_categories: bool = False) -> "InputSchema":
+    def from_frame(cls, frame, *, missing_values=(), unseen_categories: bool = False) -> InputSchema:
         """The schema of a training frame: its columns, kinds and categories.
 
         ``missing_values`` names the columns that take a missing value (``True``: all of them). A
@@ -150,7 +150,7 @@ class InputSchema:
         return cls(tuple(columns), bool(unseen_categories))
 
     @classmethod
-    def for_model(cls, model, frame) -> "InputSchema":
+    def for_model(cls, model, frame) -> InputSchema:
         """The schema of the training ``frame``, with what the fitted ``model`` takes read off the model."""
         return cls.from_frame(frame, missing_values=columns_taking_missing_values(model, frame),
                               unseen_categories=takes_unseen_categories(model))
@@ -163,7 +163,7 @@ class InputSchema:
                 "unseen_categories": self.unseen_categories}
 
     @classmethod
-    def from_dict(cls, document) -> "InputSchema":
+    def from_dict(cls, document) -> InputSchema:
         """Rebuild from :meth:`to_dict`'s form; a malformed document is a ``ValueError``."""
         if not isinstance(document, dict) or not isinstance(document.get("columns"), list) \
                 or set(document) - {"columns", "unseen_categories"}:
@@ -179,7 +179,7 @@ class InputSchema:
             categories = entry.get("categories")
             if categories is not None and not isinstance(categories, list):
                 raise ValueError(f"categories of column {entry.get('name')!r} must be a list")
-            columns.append(Column(entry.get("name"), entry.get("kind"),
+            columns.append(Column(entry.get("name"), entry.get("kind"),  # type: ignore[arg-type]  # Column checks them
                                   None if categories is None else tuple(categories), entry.get("missing", False)))
         return cls(tuple(columns), unseen)
 
@@ -214,7 +214,7 @@ class InputSchema:
         Traceback (most recent call last):
         ...
         ValueError: input lacks the required column 'x1'; it has ' x1 ', which differs only by surrounding spaces (names are compared exactly)
-        """
+        """  # noqa: E501 - a doctest's expected output is one line
         own = {c.name.strip() for c in self.columns}
         for group in space_clashes(names):
             if group[0].strip() in own:
@@ -280,7 +280,9 @@ def _as_floats(name, present, absent) -> np.ndarray:
     try:
         return np.where(absent, np.nan, present).astype(np.float64)
     except OverflowError:
-        row = next(i for i, v in enumerate(present) if isinstance(v, numbers.Integral) and abs(v) > 2**1023)
+        # typeshed's numbers ABCs define no ordering with int
+        row = next(i for i, v in enumerate(present)
+                   if isinstance(v, numbers.Integral) and abs(v) > 2**1023)  # type: ignore[operator]
         raise ValueError(f"column {name!r} has a number too large for a float in row {row}") from None
 
 
@@ -329,7 +331,7 @@ def columns_taking_missing_values(model, frame) -> list[str]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                answered = np.isfinite(np.asarray(model.predict_proba(probe), dtype=np.float64)).all()
+                answered = bool(np.isfinite(np.asarray(model.predict_proba(probe), dtype=np.float64)).all())
         except Exception:  # noqa: BLE001 - whatever the model raises, it does not take the value
             answered = False
         if answered:

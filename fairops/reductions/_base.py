@@ -47,7 +47,8 @@ DEFAULT_DIFFERENCE_BOUND = 0.01
 
 def _is_costs(value) -> bool:
     return (isinstance(value, dict) and set(value) == {"fp", "fn"}
-            and all(isinstance(v, numbers.Real) and np.isfinite(v) and v >= 0 for v in value.values())
+            and all(isinstance(v, numbers.Real) and np.isfinite(v) and v >= 0  # type: ignore[call-overload, operator]
+                    for v in value.values())  # (typeshed's numbers ABCs support neither call)
             and value["fp"] + value["fn"] > 0)
 
 

@@ -77,19 +77,21 @@ class ParityConstraint:
         if self.n_event == 0:
             raise ValueError(f"no training row is in the constraint's event ({_EVENT_WORDS[kind]})")
         # One entry per (block, group) with event rows: its block, its code, its event rows.
-        self.pair_block, self.pair_group, counts, self._codes = [], [], [], []
+        pair_block: list[int] = []
+        pair_group: list[int] = []
+        counts, self._codes = [], []
         for block, codes in enumerate(blocks):
             codes = np.asarray(codes, dtype=np.intp)
             present = np.bincount(codes[self.event])
             groups = np.flatnonzero(present)
             # Rows of groups without event rows point at no pair (-1).
             lookup = np.full(max(int(codes.max()) + 1, len(present)), -1, dtype=np.intp)
-            lookup[groups] = len(self.pair_group) + np.arange(len(groups))
+            lookup[groups] = len(pair_group) + np.arange(len(groups))
             self._codes.append(np.where(self.event, lookup[codes], -1))
-            self.pair_block += [block] * len(groups)
-            self.pair_group += groups.tolist()
+            pair_block += [block] * len(groups)
+            pair_group += groups.tolist()
             counts += present[groups].tolist()
-        self.pair_block, self.pair_group = np.array(self.pair_block), np.array(self.pair_group)
+        self.pair_block, self.pair_group = np.array(pair_block), np.array(pair_group)
         self.event_share = self.n_event / self.n_rows              # P(event)
         self.pair_share = np.asarray(counts, dtype=np.float64) / self.n_rows  # P(event, group)
         self.n_pairs = len(self.pair_group)

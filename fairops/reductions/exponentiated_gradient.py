@@ -142,6 +142,6 @@ def _play(game: LagrangianGame, y01, bound_norm: float, *, max_iter: int, nu, et
                 eta *= _SHRINK_ETA
             last_checked, last_gap = t, best_gap
         theta = theta + eta * (gamma - game.constraint.bound())
-    gaps = np.asarray(gaps)
-    chosen = int(np.flatnonzero(gaps <= gaps.min() + PRECISION)[-1])
-    return _Rounds(choices[chosen], chosen, float(gaps[chosen]), len(gaps), float(nu))
+    gap_values = np.asarray(gaps)
+    chosen = int(np.flatnonzero(gap_values <= gap_values.min() + PRECISION)[-1])
+    return _Rounds(choices[chosen], chosen, float(gap_values[chosen]), len(gaps), float(nu))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _tree
+from . import _tree  # type: ignore[attr-defined]  # a compiled kernel: no source for mypy to read
 
 AGGREGATE_CODES = {"max": 0, "mean": 1}
 # Gains within this of zero are zero (an exact balance of the label and sensitive terms, up to rounding).
@@ -28,7 +28,7 @@ class GrowthData:
     column_start: np.ndarray  # (n_columns + 1,) int32: column c owns ids column_start[c] ..< [c + 1]
 
     @classmethod
-    def build(cls, binned, n_bins, y, groups, column_start) -> "GrowthData":
+    def build(cls, binned, n_bins, y, groups, column_start) -> GrowthData:
         binned = np.ascontiguousarray(binned, dtype=np.uint8)
         n_samples = binned.shape[1]
         y = np.ascontiguousarray(y, dtype=np.uint8)
@@ -48,7 +48,8 @@ class GrowthData:
 
 def grow_tree(data: GrowthData, weight, *, max_depth, max_features, min_samples_split, min_samples_leaf, theta,
               aggregate, seed):
-    """Node arrays of one tree grown on the rows of positive ``weight``: feature, bin, left, right, value, weight, gain."""
+    """Node arrays of one tree grown on the rows of positive ``weight``: feature, bin, left, right, value, weight,
+    gain."""
     weight = np.ascontiguousarray(weight, dtype=np.float64)
     if weight.shape != (data.y.shape[0],):
         raise ValueError("weight must have one entry per sample")
@@ -99,5 +100,6 @@ def leaf_ids(X, feature, threshold, left, right, offsets) -> np.ndarray:
     """``(n_rows, n_trees)`` tree-local id of the leaf each row of ``X`` reaches in each tree."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     out = np.empty((X.shape[0], len(offsets) - 1), dtype=np.int64)
-    _tree.apply_forest(X, *_tree_arrays(feature, threshold, left, right), np.ascontiguousarray(offsets, dtype=np.int64), out)
+    _tree.apply_forest(X, *_tree_arrays(feature, threshold, left, right), np.ascontiguousarray(offsets, dtype=np.int64),
+                       out)
     return out

@@ -63,7 +63,7 @@ class SqlRunWriter:
             ))
             session.add_all(SqlTag(key=k, value=v, run_uuid=run_id) for k, v in tags.items())
             session.add_all(SqlParam(key=k, value=v, run_uuid=run_id) for k, v in params.items())
-            latest = {}
+            latest: dict = {}
             for key, value, step in [(k, v, 0) for k, v in metrics.items()] + list(history):
                 row = {"key": key, "value": value, "timestamp": end, "step": step, "is_nan": False, "run_uuid": run_id}
                 session.add(SqlMetric(**row))

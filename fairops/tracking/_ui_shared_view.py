@@ -39,9 +39,9 @@ def column(kind: str, key: str) -> str:
 
 
 def scatter_chart(uuid: str, section: str, x: str, y: str, title: str) -> dict:
-    return {"uuid": uuid, "type": "SCATTER", "xaxis": {"key": x, "type": "METRIC"}, "yaxis": {"key": y, "type": "METRIC"},
-            "runsCountToCompare": 1000, "metricSectionId": section, "deleted": False, "isGenerated": False,
-            "displayName": title}
+    return {"uuid": uuid, "type": "SCATTER", "xaxis": {"key": x, "type": "METRIC"},
+            "yaxis": {"key": y, "type": "METRIC"}, "runsCountToCompare": 1000, "metricSectionId": section,
+            "deleted": False, "isGenerated": False, "displayName": title}
 
 
 def line_chart(uuid: str, section: str, metric: str, x_metric: str, title: str) -> dict:

@@ -22,7 +22,8 @@ The parent run (named after the study) gets the study's settings as params
 (:meth:`~FairnessTrackingCallback.log_study_params`) and, with ``alpha`` given, the running pick's
 ``pick_accuracy``, ``pick_fairness``, ``pick_weighted_score`` and ``pick_trial`` with the budget spent
 so far as the step (in hundredths of one full-data fit), and ``budget_spent`` (in full-data fits) at the
-same steps, so MLflow's chart view draws the study's anytime curve against the budget. :meth:`~FairnessTrackingCallback.finish` adds the ``fairops_trials.json`` table (MLflow's
+same steps, so MLflow's chart view draws the study's anytime curve against the budget.
+:meth:`~FairnessTrackingCallback.finish` adds the ``fairops_trials.json`` table (MLflow's
 ``log_table``: every fit's metrics and settings) and ends the run. Experiments this callback creates are
 tagged as model-training experiments (``mlflow.experimentKind``); see :mod:`fairops.tracking.ui_links`.
 
@@ -68,7 +69,7 @@ from pathlib import Path
 import fairops
 
 from ..store_lock import store_open_lock
-from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG, elect_parent_run, now_ms
+from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG, elect_parent_run, now_ms  # noqa: F401 - re-export
 
 #: The parent run's metric: fits' budgets summed so far, in full-data fits (the anytime curve's x axis).
 BUDGET_SPENT = "budget_spent"
@@ -208,7 +209,7 @@ class FairnessTrackingCallback:
     def __init__(self, tracking_uri=None, experiment_name=None, *, metric_names=None, alpha=None,
                  log_models=False, model_pip_requirements=None, settle_seconds=1.0, artifact_location=None,
                  fast_sql=False, family_param="model", family=None):
-        from mlflow.tracking._tracking_service.utils import _resolve_tracking_uri
+        from ..mlflow._mlflow_internals import resolve_tracking_uri
 
         if alpha is not None and alpha != "auto" and (_finite(alpha) is None or not 0 <= alpha <= 1):
             raise ValueError(f"alpha must be None, 'auto' or a float in [0, 1], got {alpha!r}")
@@ -220,7 +221,7 @@ class FairnessTrackingCallback:
         for name, value in (("family_param", family_param), ("family", family)):
             if value is not None and (not isinstance(value, str) or not value):
                 raise TypeError(f"{name} must be None or a non-empty string, got {value!r}")
-        self.tracking_uri = _resolve_tracking_uri(tracking_uri)
+        self.tracking_uri = resolve_tracking_uri(tracking_uri)
         self.experiment_name = experiment_name
         self.metric_names = None if metric_names is None else tuple(metric_names)
         self.alpha = alpha
@@ -291,7 +292,7 @@ class FairnessTrackingCallback:
                     if experiment is None:
                         raise
             if name not in self._experiments:
-                self._experiments[name] = experiment.experiment_id
+                self._experiments[name] = experiment.experiment_id  # type: ignore[union-attr]  # found above
         return self._experiments[name]
 
     def parent_run_id(self, study) -> str:
@@ -311,7 +312,6 @@ class FairnessTrackingCallback:
         of the same name.
         """
         from mlflow.entities import Param, RunTag
-
         from mlflow.exceptions import MlflowException
 
         parent = self.parent_run_id(study)

@@ -32,6 +32,7 @@ import re
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -40,8 +41,16 @@ from fairops.metrics.windows import ALERT_LEVEL, rate_bases, score_window
 from ._tracking_uri import tracking_uri as tracking_uri_set
 from .registry import _alias_holder
 from .version_record import read_record
-from .window_alerts import (OVERALL, baselines_of, header_lines, unable_note, unable_summary, watched_attributes,
-                            what_alerted, window_line)
+from .window_alerts import (
+    OVERALL,
+    baselines_of,
+    header_lines,
+    unable_note,
+    unable_summary,
+    watched_attributes,
+    what_alerted,
+    window_line,
+)
 
 
 @dataclass
@@ -123,7 +132,7 @@ def _start_run(client, name, version, record, baseline, baseline_lower, experime
     return run_id
 
 
-def _version(client, name: str, version) -> tuple[str, object]:
+def _version(client, name: str, version) -> tuple[str, Any]:
     """The version number ``version`` (a number or ``@alias``, default ``@champion``) names, and its record."""
     text = str(version or "@champion")
     resolved = _alias_holder(client, name, text[1:]) if text.startswith("@") else text
@@ -147,15 +156,15 @@ def _baseline(record, baseline, where: str) -> tuple[float | None, float, float 
 class _Watch:
     """What scoring one window needs: the model, the version's record, the watched attributes and baselines."""
 
-    client: object
-    model: object
-    record: object
+    client: Any
+    model: Any
+    record: Any
     watched: tuple
     baselines: dict
     result: MonitorResult
-    out: object
+    out: Any
     #: the rate's bases per group over the windows that could not alert, together
-    unable_bases: object = None
+    unable_bases: Any = None
 
     def window(self, number: int, X, y, groups) -> None:
         """Score, log and print one window."""

@@ -3,7 +3,8 @@
 :func:`promote` scores the candidate (``@challenger`` by default) and the champion on the same labelled
 rows through ``mlflow.models.evaluate(..., evaluators="fairops")``, each in a child run of one
 ``promotion`` run, each decided the way it was registered to decide (the version's ``fairops.decision``:
-one threshold at the task's target on these rows, or one per group), and decides with ``mlflow.validate_evaluation_results`` over these checks:
+one threshold at the task's target on these rows, or one per group), and decides with
+``mlflow.validate_evaluation_results`` over these checks:
 
 - ``fairness_upper >= fairness_line`` (by default the four-fifths line, 0.8): the candidate's fairness is
   not below the line beyond noise, i.e. the upper bound of its interval (the evaluator's ``interval_level``,
@@ -36,8 +37,8 @@ import numpy as np
 
 from ..metrics.classification import FOUR_FIFTHS
 from ._tracking_uri import tracking_uri
-from .registry_lock import registry_lock
 from .registry import _alias_holder
+from .registry_lock import registry_lock
 from .version_record import read_record
 
 CHAMPION, CHALLENGER = "champion", "challenger"

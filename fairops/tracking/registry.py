@@ -33,7 +33,7 @@ parsing and :func:`describe` says in words what the rule did.
 'Fairband: argmax alpha*accuracy + (1-alpha)*fairness over 3 fits, alpha rule auto (0.5*(mean fairness - mean accuracy) + 0.5 over all fits) = 0.5'
 >>> describe(select(study, {"trial": 2}), study)
 'trial 2 chosen by hand'
-"""
+"""  # noqa: E501 - a doctest's expected output is one line
 
 from __future__ import annotations
 
@@ -114,8 +114,9 @@ def select(study, rule="fairband", *, alpha=None, tracking_uri=None) -> Selectio
     if not match:
         raise ValueError(f"rule {rule!r} is not 'fairband', 'robust', 'fairness>=<x>', 'accuracy>=<x>' or a dict")
     bound = float(match[2])
-    keyword = {"min_fairness": bound} if match[1] == "fairness" else {"min_accuracy": bound}
-    return select_best(study, **keyword)
+    if match[1] == "fairness":
+        return select_best(study, min_fairness=bound)
+    return select_best(study, min_accuracy=bound)
 
 
 def rule_kind(selection: Selection) -> str:
@@ -258,6 +259,7 @@ def _place_alias(client, name: str, version: str, alias: str, if_taken: str | No
     if kept is None or kept == version:
         alias, kept = alias, None
     else:
+        assert if_taken is not None  # another version holds alias only when if_taken was asked about
         alias = if_taken
     client.set_registered_model_alias(name, alias, version)
     return alias, kept

@@ -77,7 +77,7 @@ class FreshRows:
         >>> fresh = FreshRows(np.array([True, False, False]), {"1": 2, "2": 0}, [])
         >>> print("\\n".join(fresh.lines([10, 11, 12])))
           left out 2 of 3 rows seen in training or validation (version 1: 2, version 2: 0; rows 11, 12): the gate scores the other 1
-        """
+        """  # noqa: E501 - a doctest's expected output is one line
         lines = []
         if self.left_out:
             shown = ", ".join(str(p) for p in np.asarray(positions)[~self.keep][:8])

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from fairops.metrics import OperatingPoint, Task
 from fairops.metrics.decisions import check_decision
@@ -103,12 +104,12 @@ class VersionRecord:
     interval_level: float | None = None
 
     @classmethod
-    def from_tags(cls, tags: dict, *, where: str = "the model version") -> "VersionRecord":
+    def from_tags(cls, tags: dict, *, where: str = "the model version") -> VersionRecord:
         missing = [f"{PREFIX}{key}" for key in REQUIRED if f"{PREFIX}{key}" not in tags]
         if missing:
             raise ValueError(f"{where} has no tag(s) {missing}: it was not registered by fairops tune, so its task "
                              "and threshold are unknown")
-        get = tags.get
+        get: Any = tags.get  # the required tags are there (checked above), the others may be None
         sensitive = get(f"{PREFIX}sensitive").split(",")
         positive = get(f"{PREFIX}positive_class") or None
         task = Task.from_string(get(f"{PREFIX}task"), sensitive=sensitive, positive=positive)

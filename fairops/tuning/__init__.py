@@ -16,7 +16,17 @@ from .objective import FairnessObjective
 from .outcome import record_outcome
 from .quiet import quiet_trials
 from .refit_choice import RefitChoice, refit_choice
-from .search_space import FAMILIES, PAPER_FAMILIES, PROFILES, Family, check_families, families_for, fit_model, make_model, register_family
+from .search_space import (
+    FAMILIES,
+    PAPER_FAMILIES,
+    PROFILES,
+    Family,
+    check_families,
+    families_for,
+    fit_model,
+    make_model,
+    register_family,
+)
 
 __all__ = [
     "TUNERS", "TunerResult", "make_study", "pick_alpha", "run_tuner", "trials_per_iteration",

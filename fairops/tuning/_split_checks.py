@@ -17,7 +17,7 @@ validation rows, so it must not exceed them.
 Traceback (most recent call last):
 ...
 ValueError: no fit can succeed: the validation part of the data holds no rows; the split shares out each label x group cell and a cell of fewer than 3 rows goes to training only (12 of the 12 cells are that small); use fewer, larger groups
-"""
+"""  # noqa: E501 - a doctest's expected output is one line
 
 from __future__ import annotations
 

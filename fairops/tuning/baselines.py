@@ -36,7 +36,7 @@ from fairops.fairband.sampler import FairbandSampler
 from fairops.fairband.selection import Selection, select_best
 
 TUNERS = ("RS", "RS-bal", "HB", "FB-bal", "FB-auto")
-_ALPHA = {"RS": 1.0, "RS-bal": 0.5, "HB": 1.0, "FB-bal": 0.5, "FB-auto": "auto"}
+_ALPHA: dict[str, float | str] = {"RS": 1.0, "RS-bal": 0.5, "HB": 1.0, "FB-bal": 0.5, "FB-auto": "auto"}
 
 
 class FullBudgetRandomSampler(RandomSampler):
@@ -88,6 +88,7 @@ def make_study(tuner: str, *, seed: int = 0, storage=None, study_name: str | Non
                **sampler_options) -> optuna.Study:
     """A two-objective (accuracy, fairness) study with the tuner's sampler."""
     _check(tuner)
+    sampler: optuna.samplers.BaseSampler
     if tuner.startswith("RS"):
         sampler = FullBudgetRandomSampler(seed=seed)
     else:

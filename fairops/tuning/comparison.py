@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import statistics
 import time
+from typing import Any
+
+from fairops.fairband.selection import RULES, select_best
 
 from .baselines import TUNERS, make_study, pick_alpha, run_tuner, start_configurations, trials_per_iteration
 from .objective import SMALL_DATA_FLOOR, FairnessObjective, failure_reason
 from .refit_choice import dominates, refit_all, refit_choice
-from fairops.fairband.selection import RULES, select_best
 
 ROW_FIELDS = ("seed", "tuner", "selection", "val_acc", "val_fair", "val_fair_low", "val_fair_high", "test_acc",
               "test_fair", "dominated", "fits", "failed", "budget", "model", "seconds")
@@ -71,11 +73,11 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
         raise ValueError(f"tuners must be a non-empty list from {TUNERS}, got unknown {unknown}")
     rows = []
     for seed in seeds:
-        floor = SMALL_DATA_FLOOR if selection == "robust" else {}
+        floor: dict[str, Any] = SMALL_DATA_FLOOR if selection == "robust" else {}
         objective = FairnessObjective(dataset, profile=profile, seed=seed, families=families,
                                       max_train_rows=max_train_rows, split_seed=split_seed, decision=decision,
                                       blind=blind, **floor)
-        runs = {}
+        runs: dict = {}
         for tuner in tuners:
             shared = "RS" if tuner == "RS-bal" else ("RS-bal" if tuner == "RS" else None)
             if shared in runs:
@@ -83,7 +85,8 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
                 continue
             start = time.perf_counter()
             callbacks = [] if progress is None else [progress(seed, tuner, trials_per_iteration(tuner))]
-            study = make_study(tuner, seed=seed, start_configurations=start_configurations(selection, families, profile))
+            study = make_study(tuner, seed=seed,
+                               start_configurations=start_configurations(selection, families, profile))
             result = run_tuner(tuner, objective, seed=seed, study=study, n_jobs=n_jobs, catch=(Exception,),
                                callbacks=callbacks)
             runs[tuner] = (result.study, time.perf_counter() - start)
@@ -131,7 +134,7 @@ def markdown_table(rows, task=None) -> str:
     | tuner | val accuracy | val fairness | test accuracy | test fairness | fairness loss | dominated | runs | failed fits |
     |---|---|---|---|---|---|---|---|---|
     | HB | 90.0 ± 0.0 | 50.0 ± 0.0 | 80.0 ± 0.0 | 60.0 ± 0.0 | -10.0 | - | 1 | 0.0 |
-    """
+    """  # noqa: E501 - a doctest's expected output is one line
     accuracy, fairness = ("accuracy", "fairness") if task is None else (task.metric, task.fairness_label)
     lines = [f"| tuner | val {accuracy} | val {fairness} | test {accuracy} | test {fairness} | fairness loss "
              "| dominated | runs | failed fits |", "|---|---|---|---|---|---|---|---|---|"]

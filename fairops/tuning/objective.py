@@ -28,6 +28,7 @@ import numpy as np
 from optuna.trial import FixedTrial
 
 from fairops.fairband.sampler import budget as trial_budget
+
 from ._split_checks import cell_sizes, check_split
 from .outcome import CONSTANT_SCORES, FAILURE_ATTR, outcome_values, record_measures  # shared with own objectives
 from .search_space import fit_model, make_model
@@ -83,7 +84,7 @@ def reduction_record(model) -> dict:
     last = model.steps[-1][1] if hasattr(model, "steps") else model
     if not isinstance(last, (ExponentiatedGradient, GridSearch)):
         return {}
-    record = {"n_predictors": int(last.n_predictors_)}
+    record: dict[str, float] = {"n_predictors": int(last.n_predictors_)}
     if isinstance(last, ExponentiatedGradient):
         record["duality_gap"] = float(last.best_gap_)
     return record

@@ -62,6 +62,7 @@ def choose_pick(selection: str, objective, trials, alpha) -> PickChoice:
     ranked = select_best(trials, alpha=alpha, rule="robust")
     choice = refit_choice(objective, ranked, accurate.trial)
     chosen, best = choice.chosen, choice.most_accurate
+    assert ranked.alpha is not None  # a robust selection ranks at its alpha
     pick = Selection(chosen.trial, ranked.alpha, chosen.lower_score(ranked.alpha),
                      _robust_rule(ranked, choice, len(successful_fits(trials))), ranked.alpha_rule, ranked.candidates)
     return PickChoice(pick, chosen.model, {"validation": chosen.validation, "test": chosen.test}, accurate,

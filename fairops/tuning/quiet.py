@@ -2,9 +2,9 @@
 
 The objective fails a fit whose validation scores are constant (a tiny budget slice, a strongly
 regularised model) by returning NaN; Optuna then warns twice per such trial. Those warnings are
-expected, so :class:`ConstantFitWarnings` drops them (other failures are still reported as they
-happen), and :func:`quiet_trials` says in one line at the end how many fits finished and why the others
-failed.
+expected, so :class:`~fairops.tuning._optuna_log.ConstantFitWarnings` drops them (other failures are still
+reported as they happen), and :func:`quiet_trials` says in one line at the end how many fits finished and why
+the others failed.
 
 >>> import io, math, optuna
 >>> study = optuna.create_study(directions=["maximize", "maximize"])
@@ -22,25 +22,7 @@ import logging
 import sys
 from collections import Counter
 
-# Where Optuna reports a trial's end (INFO) and a failed trial (WARNING).
-OPTIMIZE_LOGGER = "optuna.study._optimize"
-
-
-class ConstantFitWarnings(logging.Filter):
-    """Drops Optuna's two warnings about a trial that returned NaN: the objective's constant fits."""
-
-    def __init__(self):
-        super().__init__()
-        self._trials: set[str] = set()
-
-    def filter(self, record) -> bool:
-        message = record.getMessage()
-        words = message.split()
-        number = words[1] if len(words) > 1 and words[0] == "Trial" else None
-        if "because of the following error: The value nan is not acceptable" in message:
-            self._trials.add(number)
-            return False
-        return not (number in self._trials and message.endswith("failed with value (nan, nan)."))
+from ._optuna_log import OPTIMIZE_LOGGER, ConstantFitWarnings
 
 
 @contextlib.contextmanager
@@ -68,7 +50,8 @@ def fits_summary(trials) -> str:
     are counted apart."""
     from ..fairband.claims import REFUSED, claim_of
 
-    finished, refused = [], []
+    finished: list = []
+    refused: list = []
     for trial in (t for t in trials if t.state.is_finished()):
         claim = claim_of(trial)
         (refused if claim is not None and claim.status == REFUSED else finished).append(trial)
@@ -78,7 +61,7 @@ def fits_summary(trials) -> str:
         reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(failed.items()))
         text += f", {sum(failed.values())} failed ({reasons}); failed fits rank last and are never picked"
     if refused:
-        last = claim_of(refused[-1]).reason
+        last = claim_of(refused[-1]).reason  # type: ignore[union-attr]  # a refused trial has its claim
         text += f"; {len(refused)} trial(s) refused by the schedule, not fits (the last: {last})"
     return text
 

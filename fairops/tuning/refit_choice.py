@@ -14,6 +14,7 @@ leave so few events behind a ratio that the choice between a few candidates woul
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from fairops.fairband import ranking
 
@@ -37,8 +38,8 @@ def dominates(a: dict, b: dict) -> bool:
 class Refit:
     """One configuration refit on all training rows, with its validation and test figures."""
 
-    trial: object
-    model: object
+    trial: Any
+    model: Any
     validation: dict
     test: dict
     assessed: dict | None = None  # cross-validated figures, when the choice used them

@@ -98,8 +98,8 @@ def _encoder(X):
     coded = [c for c in X.columns if str(X[c].dtype) == "category"]
     other = [c for c in X.columns if str(X[c].dtype) in ("object", "bool")]
     numeric = [c for c in X.columns if c not in coded and c not in other]
-    parts = [("categorical", Pipeline([("codes", CategoryCodes()), ("one_hot", OneHotEncoder(handle_unknown="ignore"))]),
-              coded)]
+    parts = [("categorical",
+              Pipeline([("codes", CategoryCodes()), ("one_hot", OneHotEncoder(handle_unknown="ignore"))]), coded)]
     if other:
         parts.append(("text", OneHotEncoder(handle_unknown="ignore"), other))
     return ColumnTransformer([*parts, ("numeric", StandardScaler(), numeric)])

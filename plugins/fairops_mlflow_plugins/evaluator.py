@@ -105,7 +105,8 @@ def _sensitive_names(config: dict, columns) -> list[str]:
     if isinstance(names, str):
         names = [names]
     if not names:
-        raise ValueError("evaluator_config['sensitive_features'] names no column; give one or more column names of data")
+        raise ValueError("evaluator_config['sensitive_features'] names no column; "
+                         "give one or more column names of data")
     names = list(names)
     unknown = [name for name in names if name not in columns]
     if unknown:

@@ -46,8 +46,8 @@ def add_parser(subcommands) -> None:
     model.add_argument("--lambda", dest="lambda_", metavar="LAMBDA", default="auto",
                        help="the paper's lambda (correction_strength): a number in [0, 1], or 'auto': the guide "
                             "point on the grid 0, 0.1, ..., 1 for --target-jaccard")
-    model.add_argument("--target-jaccard", type=float, default=0.9, help="with --lambda auto: the Jaccard of FairLOF's top outliers with "
-                                                                     "LOF's to keep")
+    model.add_argument("--target-jaccard", type=float, default=0.9,
+                       help="with --lambda auto: the Jaccard of FairLOF's top outliers with LOF's to keep")
     model.add_argument("--weight-exponent", type=float, default=1.0,
                        help="FairLOF-Flex exponent on W, the group skew (1 = FairLOF)")
     model.add_argument("--share-exponent", type=float, default=1.0,
@@ -60,7 +60,8 @@ def add_parser(subcommands) -> None:
         "--weight-exponent, --share-exponent are then refused); quality = Jaccard vs LOF, fairness = share of "
         "LOF's Wasserstein disparity removed, budget = share of the rows")
     tune.add_argument("--tune", action="store_true", help="search k, lambda and the Flex exponents with Fairband")
-    tune.add_argument("--method", default="fb-auto", choices=sorted(METHODS), help="Fairband alpha rule, as in fairops tune --method")
+    tune.add_argument("--method", default="fb-auto", choices=sorted(METHODS),
+                      help="Fairband alpha rule, as in fairops tune --method")
     tune.add_argument("--fairband-alpha", type=float, default=None, help="fixed Fairband alpha (overrides --method)")
     tune.add_argument("--iterations", type=int, default=1, help="Fairband iterations of 206 fits")
     tune.add_argument("--trials", type=int, default=None, help="stop after this many fits (a short run)")

@@ -27,9 +27,9 @@ def frontier_lines(detector: FairLOF, sensitive, n_permutations: int = 5) -> lis
     plain_top = detector.plain_outliers_
     ed = relative_change(euclidean_disparity(sensitive, detector.outliers_),
                          euclidean_disparity(sensitive, plain_top))
-    nulls = [relative_change(path["euclidean_disparity"][1], path["euclidean_disparity"][0])
-             for path in permuted_label_paths(detector, n_permutations, random_state=0, lambdas=[0.0, lam])]
-    nulls = np.array([value for value in nulls if np.isfinite(value)])
+    changes = [relative_change(path["euclidean_disparity"][1], path["euclidean_disparity"][0])
+               for path in permuted_label_paths(detector, n_permutations, random_state=0, lambdas=[0.0, lam])]
+    nulls = np.array([value for value in changes if np.isfinite(value)])
     joint = sensitive.astype(str).agg("|".join, axis=1)
     quota = quota_outliers(detector.lof_scores_, joint, detector.top_t_)
     quota_ed = relative_change(euclidean_disparity(sensitive, quota), euclidean_disparity(sensitive, plain_top))

@@ -92,7 +92,8 @@ def _client(tracking_uri: str):
             client = MlflowClient(tracking_uri)
             client.search_experiments(max_results=1)
     except Exception as error:  # noqa: BLE001 - any store failure is the user's URL or server
-        raise ValueError(f"cannot reach the MLflow tracking store {tracking_uri!r}: {str(error).splitlines()[0]}")
+        reason = str(error).splitlines()[0]
+        raise ValueError(f"cannot reach the MLflow tracking store {tracking_uri!r}: {reason}") from error
     return client
 
 

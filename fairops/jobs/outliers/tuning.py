@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ...datasets import BudgetSlicer
-from .data import OutlierData, load_outlier_data
-from .report import compare, explained, fit_detector, format_table
 from ..driver import TuningJob
 from ..running import HEARTBEAT_SECONDS
-from .tracking import (ProjectStores, _base_params, _client, default_model_name, ensure_experiment, log_result_run,
-                       print_where_to_find, resolve_stores)
+from .data import OutlierData, load_outlier_data
+from .report import compare, explained, fit_detector, format_table
+from .tracking import (
+    ProjectStores,
+    _base_params,
+    _client,
+    default_model_name,
+    ensure_experiment,
+    log_result_run,
+    print_where_to_find,
+    resolve_stores,
+)
 
 TUNE_MAX_ROWS = 5000
 METHODS = {"fb-auto": "auto", "fb-bal": 0.5, "hb": 1.0}
@@ -159,6 +168,7 @@ class OutlierTuneJob(TuningJob):
 
         self.settings, self.args, self.data, self.stores, self.out = settings, args, data, stores, sys.stdout
         self.experiment_id, self.parent_run_id = experiment_id, None
+        assert stores.storage is not None  # the stores of a tuning run hold an Optuna storage
         alpha = settings.alpha
         self.objective = make_objective(data, seed=settings.seed, top_t=args.top_t, correction=args.correction)
         self.plan = Plan(
@@ -196,7 +206,7 @@ class OutlierTuneJob(TuningJob):
         print(f"study: {study.study_name} ({stores.storage})  method: {settings.method}  alpha: {settings.alpha}  "
               f"fits: {settings.target - done_before} to run, {done_before} done", flush=True)
 
-    def choose(self, study, tracker, trials) -> "_Pick":
+    def choose(self, study, tracker, trials) -> _Pick:
         from ...fairband import select_best
 
         self.parent_run_id = tracker.parent_run_id(study)
@@ -215,10 +225,10 @@ class OutlierTuneJob(TuningJob):
         print(explained(result))
         return _Pick(pick, detector, result)
 
-    def register(self, study, tracker, chosen: "_Pick"):
+    def register(self, study, tracker, chosen: _Pick):
         return _log_pick(self, study, tracker, chosen)
 
-    def report(self, study, chosen: "_Pick", version, before: bool, links) -> None:
+    def report(self, study, chosen: _Pick, version, before: bool, links) -> None:
         model_uri = f"models:/{self.plan.model_name}/{version.version}"
         if before:
             print(f"the pick was logged by an earlier run of this study: run {version.run_id}; nothing new logged")
@@ -230,8 +240,8 @@ class OutlierTuneJob(TuningJob):
 class _Pick:
     """The Fairband pick of a FairLOF tuning, refitted on all rows, and its comparison with LOF."""
 
-    selection: object
-    detector: object
+    selection: Any
+    detector: Any
     result: dict
 
     @property

@@ -59,6 +59,8 @@ class TuneJob(TuningJob):
         from .. import mlflow_study
         from ..driver import Plan
 
+        assert settings.storage and settings.study_name and settings.tracking_uri and settings.model_name, \
+            "TuneJob runs resolved settings (TuneSettings.resolved)"
         self.settings, self.out = settings, out
         self.data = data = load_source(settings)
         self.families = families = families_of(settings)
@@ -104,7 +106,7 @@ class TuneJob(TuningJob):
         print(f"worker done: {result.fits} fits in the study", file=self.out)
         return result
 
-    def choose(self, study, tracker, trials) -> "_Chosen":
+    def choose(self, study, tracker, trials) -> _Chosen:
         result = self._result(study, trials)
         picked = choose_pick(self.settings.selection, self.objective, trials, self.plan.alpha)
         chosen = _Chosen(result, picked)
@@ -123,12 +125,12 @@ class TuneJob(TuningJob):
         }
         return chosen
 
-    def register(self, study, tracker, chosen: "_Chosen"):
+    def register(self, study, tracker, chosen: _Chosen):
         registered = register_pick(self.settings, study, self.objective, chosen.picked)
         record_rows(self.settings, self.objective, self.row_ids, registered)
         return registered
 
-    def registered(self, study, tracker, chosen: "_Chosen", version, before: bool) -> None:
+    def registered(self, study, tracker, chosen: _Chosen, version, before: bool) -> None:
         from .. import mlflow_study
 
         result = chosen.result
@@ -137,7 +139,7 @@ class TuneJob(TuningJob):
             result.verdict = _promote_now(self.settings, self.objective, version)
         mlflow_study.log_pick(tracker, study, result.rows, result.choice)
 
-    def report(self, study, chosen: "_Chosen", version, before: bool, links) -> TuneResult:
+    def report(self, study, chosen: _Chosen, version, before: bool, links) -> TuneResult:
         chosen.result.links = links
         print_summary(chosen.result, out=self.out)
         return chosen.result
@@ -159,6 +161,7 @@ def _promote_now(settings: TuneSettings, objective, registered):
     """``--promote``: the gate at once, on the test rows of this run's split (``--min-fairness`` its floor)."""
     from ...tracking.promotion import promote
 
+    assert settings.model_name is not None  # resolved settings
     X, y, sensitive = objective.rows("test")
     return promote(settings.model_name, X, y, sensitive, candidate=registered.version, task=objective.task,
                    min_fairness=settings.min_fairness, tracking_uri=settings.tracking_uri)

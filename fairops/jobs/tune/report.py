@@ -29,7 +29,7 @@ def failure_note(failures: dict, fits: int) -> str:
     >>> print(failure_note({"constant validation scores": 12}, 206))
     failed fits: 12 of 206 (5.8%): 12 constant validation scores: the model gave every validation row the same score (a configuration regularised so strongly that it learnt nothing), so it ranks nothing.
     They rank last and are never picked; with 94% of the fits compared, the pick is not affected.
-    """
+    """  # noqa: E501 - a doctest's expected output is one line
     failed = sum(failures.values())
     share = failed / max(fits, 1)
     reasons = "; ".join(f"{count} {reason}: {_WHY.get(reason, reason)}" for reason, count in sorted(failures.items()))
@@ -183,6 +183,7 @@ def serving_text(settings: TuneSettings) -> str:
     to try."""
     from ...tracking.ui_links import serve_command
 
+    assert settings.tracking_uri is not None  # resolved settings
     port = settings.ui_port + 1
     # @champion, not the version number: after a promotion the same command serves the promoted model
     command = serve_command(settings.tracking_uri, f"models:/{settings.model_name}@champion", port)

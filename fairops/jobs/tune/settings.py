@@ -106,9 +106,12 @@ class TuneSettings:
 
     @property
     def source_name(self) -> str:
-        return self.dataset if self.data is None else Path(self.data).stem
+        if self.data is not None:
+            return Path(self.data).stem
+        assert self.dataset is not None  # __post_init__: a data set or a file
+        return self.dataset
 
-    def resolved(self) -> "TuneSettings":
+    def resolved(self) -> TuneSettings:
         """A copy with the project folder created and default storage, tracking URI and names filled in."""
         project = Path(self.project_dir).resolve()
         needs_folder = self.storage is None or self.tracking_uri is None

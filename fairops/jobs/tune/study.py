@@ -11,8 +11,10 @@ def load_source(settings: TuneSettings):
     from ...datasets import load_dataset, load_table
 
     if settings.data is not None:
+        assert settings.target is not None  # __post_init__: a file comes with its target column
         return load_table(settings.data, target=settings.target, sensitive=settings.sensitive, task=settings.task,
                           positive=settings.positive, holdout=settings.holdout)
+    assert settings.dataset is not None  # __post_init__: a data set or a file
     return load_dataset(settings.dataset)
 
 

@@ -9,6 +9,7 @@ import math
 import warnings
 
 import optuna
+
 import optunahub
 from fairops.fairband import budget, select_best
 
