@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..tracking.stores import artifacts_in
 from ..tracking.ui_links import DEFAULT_UI_PORT, is_server
 
 
@@ -29,7 +30,7 @@ def artifact_root(project_dir, tracking_uri: str) -> str | None:
     """
     if is_server(tracking_uri):
         return None
-    folder = Path(project_dir).resolve() / "mlartifacts"
+    folder = artifacts_in(Path(project_dir).resolve())
     folder.mkdir(parents=True, exist_ok=True)
     return folder.as_uri()
 

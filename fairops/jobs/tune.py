@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..datasets import LOADERS
+from ..tracking.stores import storage_in, tracking_uri_in
 from .options import refuse_options
 from .progress import NO_PROGRESS_HELP, legend
 from .driver import TuningJob
@@ -138,8 +139,8 @@ class TuneSettings:
         return TuneSettings(**{
             **self.__dict__,
             "project_dir": str(project),
-            "storage": self.storage or f"sqlite:///{project / 'optuna.db'}",
-            "tracking_uri": self.tracking_uri or f"sqlite:///{project / 'mlflow.db'}",
+            "storage": self.storage or storage_in(project),
+            "tracking_uri": self.tracking_uri or tracking_uri_in(project),
             "study_name": name,
             "model_name": self.model_name or f"fairops-{self.source_name}",
         })
@@ -627,7 +628,7 @@ def _print_registered(result: TuneResult, out) -> None:
     if result.verdict is not None:
         print(f"promotion gate on the test rows: {result.verdict.text()}", file=out)
         return
-    default_uri = settings.tracking_uri == f"sqlite:///{Path(settings.project_dir) / 'mlflow.db'}"
+    default_uri = settings.tracking_uri == tracking_uri_in(settings.project_dir)
     command = promote_command(settings.model_name, dataset=settings.dataset, data=settings.data,
                               target=settings.target, sensitive=settings.sensitive,
                               seed=settings.seed, project_dir=settings.project_dir,

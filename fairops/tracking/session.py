@@ -25,6 +25,7 @@ from pathlib import Path
 from ..store_lock import store_open_lock
 from .parent_run import ROLE_TAG, STUDY_TAG, elect_parent_run
 from .search import paged, tags_equal
+from .stores import artifacts_in
 
 #: A trial's child run: the trial's number.
 TRIAL_TAG = "fairops.trial_number"
@@ -51,7 +52,7 @@ def artifacts_beside(tracking_uri: str) -> str | None:
     uri = str(tracking_uri)
     if not uri.startswith("sqlite:///") or uri[len("sqlite:///"):] in ("", ":memory:"):
         return None
-    return (Path(uri[len("sqlite:///"):]).resolve().parent / "mlartifacts").as_uri()
+    return artifacts_in(Path(uri[len("sqlite:///"):]).resolve().parent).as_uri()
 
 
 def open_client(tracking_uri: str):

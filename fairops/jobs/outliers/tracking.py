@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...tracking.session import ensure_experiment, open_client
+from ...tracking.stores import artifacts_in, storage_in, tracking_uri_in
 from ..tune import TuneSettings
 
 if TYPE_CHECKING:
@@ -50,16 +51,16 @@ def resolve_stores(project_dir, tracking_uri=None, storage=None, *, tune=False) 
     from ...tracking.ui_links import is_server
 
     project = Path(project_dir).resolve()
-    tracking_uri = tracking_uri or f"sqlite:///{project / 'mlflow.db'}"
+    tracking_uri = tracking_uri or tracking_uri_in(project)
     needs_folder = not is_server(tracking_uri) or (tune and storage is None)
     if needs_folder:
         try:
             project.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise ValueError(f"cannot create --project-dir {str(project)!r}: {error.strerror}") from None
-    artifact_location = None if is_server(tracking_uri) else (project / "mlartifacts").as_uri()
+    artifact_location = None if is_server(tracking_uri) else artifacts_in(project).as_uri()
     if tune and storage is None:
-        storage = f"sqlite:///{project / 'optuna.db'}"
+        storage = storage_in(project)
     return ProjectStores(project if needs_folder else None, tracking_uri, storage, artifact_location)
 
 
