@@ -1,5 +1,7 @@
 """The MLflow session: filter values as MLflow's grammar reads them, paged searches, the run-once registration."""
 
+import pickle
+
 import optuna
 import pandas as pd
 import pytest
@@ -42,6 +44,14 @@ def test_paged_reads_past_the_first_page(uri):
     for _ in range(5):
         client.create_run(experiment)
     assert len(paged(client.search_runs, [experiment], "", page_size=2)) == 5
+
+
+def test_a_copied_session_keeps_the_parent_runs_and_opens_its_own_client(uri):
+    session = TrackingSession(uri, settle_seconds=0)
+    study = optuna.create_study(study_name="copied")
+    parent = session.parent_run_id(study)
+    copied = pickle.loads(pickle.dumps(session))
+    assert copied.client is not session.client and copied.parent_run_id(study) == parent
 
 
 def test_a_study_named_with_a_quote_finds_its_parent_and_trial_runs(uri):

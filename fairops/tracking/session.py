@@ -113,14 +113,8 @@ class TrackingSession:
         self._lock = threading.Lock()
 
     def __getstate__(self) -> dict:
-        """The settings and which experiment and parent run each study has; a copy opens its own client.
-
-        >>> import copy, tempfile
-        >>> session = TrackingSession(f"sqlite:///{tempfile.mkdtemp()}/mlflow.db")
-        >>> copied = copy.deepcopy(session)
-        >>> copied.tracking_uri == session.tracking_uri and copied.client is not session.client
-        True
-        """
+        """The settings and which experiment and parent run each study has; a copy opens its own client
+        (as a copied ``FairnessTrackingCallback`` does, whose session this is)."""
         state = self.__dict__.copy()
         del state["client"], state["_lock"]
         return state
