@@ -52,6 +52,7 @@ from .run_once import MODEL_TAG, register_once
 from .search import quoted, tags_equal
 from .session import TRIAL_TAG, TrackingSession
 from .trial_record import trial_record
+
 _CONSTRAINT = re.compile(r"^\s*(accuracy|fairness)\s*>=\s*([0-9]*\.?[0-9]+)\s*$")
 _BY_HAND = " chosen by hand"
 _LOWER_BOUNDS = "argmax lower-bound"  # how select_best(rule="robust") names its rule
