@@ -64,7 +64,7 @@ import threading
 import time
 import warnings
 
-from .anytime import BUDGET_SPENT, running_pick, pick_metrics
+from .anytime import BUDGET_SPENT, pick_metrics, running_pick
 from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG, now_ms
 from .session import TRIAL_TAG, TrackingSession, artifacts_beside, run_status
 from .trial_record import METRIC_ATTRS, TAG_ATTRS, budget_label, finite, rung_history, trial_record, trial_run_name
@@ -103,7 +103,6 @@ def _pop_model(study_name: str, number: int):
         return _kept_models.pop((study_name, number), None)
 
 
-
 class FairnessTrackingCallback:
     """Optuna callback writing one MLflow child run per finished trial (see the module docstring).
 
@@ -126,7 +125,6 @@ class FairnessTrackingCallback:
     family_param : the trial parameter naming the model family (as ``fairops.fairband.make_model`` does).
     family : the family of trials without that parameter (e.g. a study tuning one model type).
     """
-
 
     def __init__(self, tracking_uri=None, experiment_name=None, *, metric_names=None, alpha=None,
                  log_models=False, model_pip_requirements=None, settle_seconds=1.0, artifact_location=None,

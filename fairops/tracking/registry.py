@@ -254,6 +254,14 @@ def _check_aliases(alias, if_taken) -> None:
         raise ValueError(f"if_taken must differ from alias, both are {alias!r}")
 
 
+def _check_arguments(name, alias, if_taken, refit) -> None:
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty registered model name, got {name!r}")
+    _check_aliases(alias, if_taken)
+    if refit is not None and not callable(refit):
+        raise TypeError(f"refit must be None or a callable(params, trial) -> fitted model, got {refit!r}")
+
+
 def _place_alias(client, name: str, version: str, alias: str, if_taken: str | None):
     """Point ``alias`` (or ``if_taken`` when ``alias`` is held by another version) at ``version``;
     returns the alias set and the version that kept ``alias`` (None when ``version`` took it)."""
@@ -307,13 +315,9 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
     fairops wheel and pinned libraries. ``description`` (Markdown) describes the model version;
     by default :func:`default_description`.
 
-    ``session``: the :class:`~fairops.tracking.session.TrackingSession` (or the study's
-    ``FairnessTrackingCallback``) whose store and experiment to use; ``tracking_uri`` and
-    ``experiment_name`` name them otherwise. With ``once=True`` the registration holds the model's
-    registry lock, closes selection runs a killed registration left RUNNING, and when an earlier
-    registration of this study already registered this pick (its selection run finished) returns that
-    version (``registered_before``) and makes nothing new (:func:`~fairops.tracking.run_once.register_once`,
-    what ``fairops tune`` registers through); by default every call registers a new version.
+    ``session`` (a :class:`~fairops.tracking.session.TrackingSession` or the study's callback) stands for
+    ``tracking_uri`` and ``experiment_name``; ``once=True`` registers once per study and pick, an earlier
+    version coming back with ``registered_before`` (:func:`~fairops.tracking.run_once.register_once`).
     """
     arguments = dict(locals())  # the call as made, for calling itself under the guard of ``once``
     from mlflow.entities import Metric, Param
@@ -322,11 +326,7 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
 
     from ..mlflow.flavors import log_estimator
 
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty registered model name, got {name!r}")
-    _check_aliases(alias, if_taken)
-    if refit is not None and not callable(refit):
-        raise TypeError(f"refit must be None or a callable(params, trial) -> fitted model, got {refit!r}")
+    _check_arguments(name, alias, if_taken, refit)
     pick = select(study, rule, alpha=alpha, tracking_uri=tracking_uri if session is None else session.tracking_uri)
     session = session if session is not None else TrackingSession(tracking_uri, experiment_name)
     if once:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...tracking.session import ensure_experiment, open_client
+from ...tracking.session import open_client
 from ...tracking.stores import artifacts_in, storage_in, tracking_uri_in
 from ..tune import TuneSettings
 

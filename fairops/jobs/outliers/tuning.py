@@ -12,7 +12,8 @@ from .data import OutlierData, load_outlier_data
 from .report import compare, explained, fit_detector, format_table
 from ..driver import TuningJob
 from ..running import HEARTBEAT_SECONDS
-from .tracking import (ProjectStores, _base_params, _client, default_model_name, ensure_experiment, log_result_run,
+from ...tracking.session import ensure_experiment
+from .tracking import (ProjectStores, _base_params, _client, default_model_name, log_result_run,
                        print_where_to_find, resolve_stores)
 
 TUNE_MAX_ROWS = 5000
