@@ -6,8 +6,8 @@ each: the study is opened or joined (a Fairband sampler refuses a worker started
 configuration), every fit becomes a child run (a fit failed by a dead worker's heartbeat too), progress
 is reported, Ctrl-C stops cleanly (the parent run ends KILLED), the run is worked to its end (dead
 workers' fits redone, live workers' awaited), fits whose worker died before logging them are logged,
-then the pick is made and registered once per study and pick (:func:`.mlflow_study.register_once`), and
-the study's views are published in MLflow.
+then the pick is made and registered once per study and pick
+(:func:`fairops.tracking.run_once.register_once`), and the study's views are published in MLflow.
 """
 
 from __future__ import annotations
@@ -162,6 +162,7 @@ def _fit_all(job: TuningJob, study, run, tracker) -> None:
 
 def drive(job: TuningJob):
     """Run (or resume, or join) the job's study to its end, then pick, register and publish; see the module."""
+    from ..tracking.run_once import register_once
     from . import mlflow_study
 
     plan = job.plan
@@ -181,8 +182,8 @@ def drive(job: TuningJob):
             return job.worker_done(study, trials)
         track_missing(tracker, study, run, settle=2 * plan.heartbeat)  # fits whose worker died before logging
         chosen = job.choose(study, tracker, trials)
-        version, before = mlflow_study.register_once(tracker, study, plan.model_name, chosen.trial.number,
-                                                     lambda: job.register(study, tracker, chosen))
+        version, before = register_once(tracker, study, plan.model_name, chosen.trial.number,
+                                        lambda: job.register(study, tracker, chosen))
         job.registered(study, tracker, chosen, version, before)
         tracker.finish(study)
     links = mlflow_study.publish(tracker, study, chosen.trial, description=plan.description, ui_port=plan.ui_port,

@@ -4,10 +4,6 @@
 - :func:`task_params`: the parent run's params that say what task was tuned (the data's hash is
   :func:`fairops.jobs.tune.study.data_sha256`, the one the study's configuration holds);
 - :func:`parent_run_ended`: the parent run ends FINISHED, KILLED (Ctrl-C) or FAILED with the job;
-- :func:`registered_version`: the model version an earlier run of the same study registered for the
-  same pick (read through MLflow's public client), so a re-run registers nothing new;
-- :func:`close_stale_selection_runs`: selection runs left RUNNING by a process killed while registering;
-- :func:`register_once`: one version per study and pick, however many jobs finish at once;
 - :func:`publish`: the comparison of the Pareto-front fits and the pick, and the links to print.
 """
 
@@ -18,8 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..tracking.callback import ROLE_TAG, STUDY_TAG, TRIAL_TAG
-from ..tracking.registry import MODEL_TAG
+from ..tracking.stores import artifacts_in
 from ..tracking.ui_links import DEFAULT_UI_PORT, is_server
 
 
@@ -34,7 +29,7 @@ def artifact_root(project_dir, tracking_uri: str) -> str | None:
     """
     if is_server(tracking_uri):
         return None
-    folder = Path(project_dir).resolve() / "mlartifacts"
+    folder = artifacts_in(Path(project_dir).resolve())
     folder.mkdir(parents=True, exist_ok=True)
     return folder.as_uri()
 
@@ -75,69 +70,6 @@ def parent_run_ended(tracker, study, *, end: bool = True):
         if end:
             tracker.finish(study, status="FAILED")
         raise
-
-
-def registered_version(client, model_name: str, study_name: str, trial_number: int):
-    """The newest version of ``model_name`` registered from a finished selection run of this study for
-    this trial, or None."""
-    from mlflow.exceptions import MlflowException
-
-    escaped = model_name.replace("'", "\\'")
-    try:
-        versions = client.search_model_versions(f"name = '{escaped}'")
-    except MlflowException:
-        return None
-    for version in sorted(versions, key=lambda v: int(v.version), reverse=True):
-        if not version.run_id:
-            continue
-        try:
-            run = client.get_run(version.run_id)
-        except MlflowException:  # the run was deleted
-            continue
-        tags = run.data.tags
-        if tags.get(STUDY_TAG) == study_name and tags.get(TRIAL_TAG) == str(trial_number) \
-                and run.info.status == "FINISHED":
-            return version
-    return None
-
-
-def close_stale_selection_runs(client, experiment_id: str, study_name: str, model_name: str) -> list[str]:
-    """End as KILLED the study's selection runs for ``model_name`` still RUNNING and delete the versions
-    registered from them; returns the runs' ids.
-
-    Called holding the model's lock (:func:`~fairops.tracking.registry_lock.registry_lock`), which
-    every registration by a tuning job holds: a selection run RUNNING then was left by a process killed
-    while registering, and a version it made never got its description, tags or intended alias.
-    """
-    def quoted(text):
-        return text.replace("'", "\\'")
-
-    runs = client.search_runs([experiment_id], f"tags.`{ROLE_TAG}` = 'selection' and tags.`{STUDY_TAG}` = "
-                              f"'{quoted(study_name)}' and tags.`{MODEL_TAG}` = '{quoted(model_name)}' "
-                              "and attributes.status = 'RUNNING'")
-    for run in runs:
-        for version in client.search_model_versions(f"run_id = '{run.info.run_id}'"):
-            client.delete_model_version(version.name, version.version)
-        client.set_terminated(run.info.run_id, "KILLED")
-    return [run.info.run_id for run in runs]
-
-
-def register_once(tracker, study, model_name: str, trial_number: int, register):
-    """``(version, registered before)``: ``register()``'s new version, or the one an earlier (or
-    concurrent) run of the study registered for this pick.
-
-    Holds the model's lock (:func:`~fairops.tracking.registry_lock.registry_lock`, a process killed
-    holding it on this host releases it), so two identical jobs finishing together register one
-    version and only one of them places ``@champion`` / ``@challenger``; selection runs a killed job
-    left RUNNING are closed first.
-    """
-    from ..tracking.registry_lock import registry_lock
-
-    client = tracker.client
-    with registry_lock(client, model_name):
-        close_stale_selection_runs(client, tracker.experiment_id(study), study.study_name, model_name)
-        earlier = registered_version(client, model_name, study.study_name, trial_number)
-        return (earlier, True) if earlier is not None else (register(), False)
 
 
 def log_pick(tracker, study, rows: dict, choice=None) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..datasets import LOADERS
 from ..metrics.classification import FOUR_FIFTHS
+from ..tracking.stores import mlflow_file_in
 from .options import refuse_options
 
 DEFAULT_DROP = 0.02
@@ -47,7 +48,7 @@ def tracking_uri_of(project_dir: str, tracking_uri: str | None) -> str:
     """The tracking URI ``fairops tune`` used for this project (its SQLite store unless one was given)."""
     if tracking_uri:
         return tracking_uri
-    path = Path(project_dir).resolve() / "mlflow.db"
+    path = mlflow_file_in(Path(project_dir).resolve())
     if not path.is_file():
         raise ValueError(f"no MLflow store at {path}: give the --project-dir of a fairops tune run, or --tracking-uri")
     return f"sqlite:///{path}"

@@ -239,24 +239,16 @@ def track_missing(tracker, study, run, settle: float = 0.0) -> int:
 
 def _unlogged(tracker, study, run) -> tuple[list, list]:
     """(fits without a child run, (fit, run id) pairs whose child run is still RUNNING)."""
-    from ..tracking.callback import ROLE_TAG, STUDY_TAG, TRIAL_TAG
+    from ..tracking.session import TRIAL_TAG
 
-    experiment_id = tracker.experiment_id(study)
-    escaped = study.study_name.replace("'", "\\'")
-    query = f"tags.`{ROLE_TAG}` = 'trial' and tags.`{STUDY_TAG}` = '{escaped}'"
-    logged, token = set(), None
+    logged: set = set()
     running: dict = {}
-    while True:
-        page = tracker.client.search_runs([experiment_id], query, max_results=1000, page_token=token)
-        for found in page:
-            number = found.data.tags.get(TRIAL_TAG)
-            if found.info.status == "RUNNING":
-                running.setdefault(number, found.info.run_id)
-            else:
-                logged.add(number)
-        token = page.token
-        if not token:
-            break
+    for found in tracker.session.trial_runs(study):
+        number = found.data.tags.get(TRIAL_TAG)
+        if found.info.status == "RUNNING":
+            running.setdefault(number, found.info.run_id)
+        else:
+            logged.add(number)
     fits = run.fits()
     missing = [trial for trial in fits if str(trial.number) not in logged and str(trial.number) not in running]
     interrupted = [(trial, running[str(trial.number)]) for trial in fits

@@ -6,9 +6,11 @@ What an integrator calls is named here (``from fairops.tracking import ...``):
   trials table) and one child run per trial, the fairness metrics of each fit included. It takes the place
   of Optuna's ``MLflowCallback`` (deprecated in Optuna 4.9) for a fairness study: the same one-run-per-trial
   record, with both objectives named, the group counts and intervals, and the fitted model when the
-  objective keeps it (:func:`keep_model`).
+  objective keeps it (:func:`keep_model`). Its store is a :class:`TrackingSession` (``callback.session``):
+  the client, the study's experiment and parent run, which :func:`register_best` takes too (``session=``).
 - :func:`register_best` (returning a :class:`RegisteredBest`): pick a trial by a rule, log and register its
-  model, set an alias, attach a model card and a Pareto-front picture; :func:`describe` says what a pick is.
+  model, set an alias, attach a model card and a Pareto-front picture (``once=True``: once per study and
+  pick); :func:`describe` says what a pick is.
 - :func:`promote` (returning a :class:`Verdict`): the fairness gate that moves ``@champion`` to a
   challenger only if it passes, the verdict recorded first.
 - :func:`monitor` (returning a :class:`MonitorResult`): fairness of the champion over windows of labelled
@@ -32,6 +34,7 @@ import importlib
 _PUBLIC = {
     "FairnessTrackingCallback": "callback",
     "keep_model": "callback",
+    "TrackingSession": "session",
     "RegisteredBest": "registry",
     "describe": "registry",
     "register_best": "registry",

@@ -60,13 +60,10 @@ def elect_parent_run(client, study, experiment_id: str, *, settle_seconds: float
 def _candidates(client, experiment_id: str, study_name: str):
     from mlflow.entities import ViewType
 
-    escaped = study_name.replace("'", "\\'")
-    return client.search_runs(
-        [experiment_id],
-        f"tags.`{ROLE_TAG}` = 'study' and tags.`{STUDY_TAG}` = '{escaped}'",
-        run_view_type=ViewType.ACTIVE_ONLY,
-        max_results=50,
-    )
+    from .search import tags_equal
+
+    return client.search_runs([experiment_id], tags_equal(**{ROLE_TAG: "study", STUDY_TAG: study_name}),
+                              run_view_type=ViewType.ACTIVE_ONLY, max_results=50)
 
 
 def _create_candidate(client, experiment_id: str, study) -> str:

@@ -47,10 +47,12 @@ from dataclasses import dataclass, field
 import fairops
 from fairops.fairband.selection import Selection, pareto_front, select_best, successful_fits
 
-from .callback import PARENT_ATTR, ROLE_TAG, STUDY_TAG, TRIAL_TAG
+from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG
+from .run_once import MODEL_TAG, register_once
+from .search import quoted, tags_equal
+from .session import TRIAL_TAG, TrackingSession
+from .trial_record import trial_record
 
-#: The registered model a ``selection`` run logs its version into (so a rerun finds what it left).
-MODEL_TAG = "fairops.registered_model"
 _CONSTRAINT = re.compile(r"^\s*(accuracy|fairness)\s*>=\s*([0-9]*\.?[0-9]+)\s*$")
 _BY_HAND = " chosen by hand"
 _LOWER_BOUNDS = "argmax lower-bound"  # how select_best(rule="robust") names its rule
@@ -62,13 +64,15 @@ class RegisteredBest:
 
     name: str
     version: str
-    alias: str
+    alias: str | None  # None: an earlier registration whose version holds no alias now
     run_id: str
     model_uri: str
     pick: Selection
     card: dict = field(default_factory=dict)
     #: The version ``alias`` kept when the new version became the challenger (None: it took ``alias``).
     kept_version: str | None = None
+    #: True when an earlier registration of the study had registered this pick (nothing new was made).
+    registered_before: bool = False
 
     @property
     def alias_uri(self) -> str:
@@ -214,14 +218,13 @@ def _card(study, pick: Selection, name, version, alias, flavor, refit: bool, ext
 def _logged_model_uri(client, experiment_id, study, trial) -> str:
     runs = client.search_runs(
         [experiment_id],
-        f"tags.`{STUDY_TAG}` = '{study.study_name}' and tags.`{TRIAL_TAG}` = '{trial.number}' "
-        f"and tags.`{ROLE_TAG}` = 'trial'",
+        tags_equal(**{STUDY_TAG: study.study_name, TRIAL_TAG: trial.number, ROLE_TAG: "trial"}),
         max_results=1,
     )
     if runs:
         models = client.search_logged_models(
             experiment_ids=[runs[0].info.experiment_id],
-            filter_string=f"source_run_id = '{runs[0].info.run_id}'",
+            filter_string=f"source_run_id = {quoted(runs[0].info.run_id)}",
             max_results=1,
         )
         if models:
@@ -250,6 +253,14 @@ def _check_aliases(alias, if_taken) -> None:
             raise ValueError(f"{label} must be a non-empty name not of the form 'v<number>', got {value!r}")
     if alias == if_taken:
         raise ValueError(f"if_taken must differ from alias, both are {alias!r}")
+
+
+def _check_arguments(name, alias, if_taken, refit) -> None:
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty registered model name, got {name!r}")
+    _check_aliases(alias, if_taken)
+    if refit is not None and not callable(refit):
+        raise TypeError(f"refit must be None or a callable(params, trial) -> fitted model, got {refit!r}")
 
 
 def _place_alias(client, name: str, version: str, alias: str, if_taken: str | None):
@@ -287,6 +298,7 @@ def _log_selection_files(client, run_id: str, study, pick: Selection, card: dict
 
 
 def register_best(study, name: str, rule="fairband", *, alias: str = "champion", if_taken: str | None = "challenger",
+                  session=None, once: bool = False,
                   refit=None, alpha=None, tracking_uri=None, experiment_name=None, input_example=None,
                   pip_requirements=None, description: str | None = None, card_notes: dict | None = None,
                   log_options: dict | None = None, extra_tags: dict | None = None) -> RegisteredBest:
@@ -304,23 +316,25 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
     records the training categories). ``pip_requirements`` default to the flavor's: the shipped
     fairops wheel and pinned libraries. ``description`` (Markdown) describes the model version;
     by default :func:`default_description`.
+
+    ``session`` (a :class:`~fairops.tracking.session.TrackingSession` or the study's callback) stands for
+    ``tracking_uri`` and ``experiment_name``; ``once=True`` registers once per study and pick, an earlier
+    version coming back with ``registered_before`` (:func:`~fairops.tracking.run_once.register_once`).
     """
+    arguments = dict(locals())  # the call as made, for calling itself under the guard of ``once``
     from mlflow.entities import Metric, Param
     from mlflow.exceptions import MlflowException
     from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
 
     from ..mlflow.flavors import log_estimator
-    from .callback import FairnessTrackingCallback
 
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty registered model name, got {name!r}")
-    _check_aliases(alias, if_taken)
-    if refit is not None and not callable(refit):
-        raise TypeError(f"refit must be None or a callable(params, trial) -> fitted model, got {refit!r}")
-    pick = select(study, rule, alpha=alpha, tracking_uri=tracking_uri)
-    tracker = FairnessTrackingCallback(tracking_uri, experiment_name)
-    client = tracker.client
-    experiment_id = tracker.experiment_id(study)
+    _check_arguments(name, alias, if_taken, refit)
+    pick = select(study, rule, alpha=alpha, tracking_uri=tracking_uri if session is None else session.tracking_uri)
+    session = session if session is not None else TrackingSession(tracking_uri, experiment_name)
+    if once:
+        return _registered_once(session, study, pick, arguments)
+    client = session.client
+    experiment_id = session.experiment_id(study)
     rule_text = describe(pick, study)
     tags = {MLFLOW_RUN_NAME: f"{study.study_name}/selection", ROLE_TAG: "selection", STUDY_TAG: study.study_name,
             TRIAL_TAG: str(pick.trial.number), MODEL_TAG: name, "selection_rule": rule_text,
@@ -330,14 +344,14 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
         tags[MLFLOW_PARENT_RUN_ID] = stored["run_id"]
     run_id = client.create_run(experiment_id, tags=tags).info.run_id
     try:
-        params, metrics, _ = tracker.trial_record(study, pick.trial)
+        params, metrics, _ = trial_record(study.study_name, pick.trial)
         if pick.alpha is not None:
             metrics["selection_alpha"] = pick.alpha
         client.log_batch(run_id, metrics=[Metric(k, v, 0, 0) for k, v in metrics.items()],
                          params=[Param(k, v) for k, v in params.items()])
         if refit is not None:
             model = refit(dict(pick.trial.params), pick.trial)
-            info = log_estimator(model, run_id=run_id, tracking_uri=tracker.tracking_uri, registered_model_name=name,
+            info = log_estimator(model, run_id=run_id, tracking_uri=session.tracking_uri, registered_model_name=name,
                                  input_example=input_example, pip_requirements=pip_requirements,
                                  **(log_options or {}))
             flavor, version = type(model).__name__, info.registered_model_version
@@ -360,3 +374,31 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
         client.set_terminated(run_id, "FAILED")
         raise
     return RegisteredBest(name, str(version), alias, run_id, f"models:/{name}/{version}", pick, card, kept)
+
+
+def _registered_once(session, study, pick: Selection, arguments: dict) -> RegisteredBest:
+    """``register_best`` with ``arguments`` under :func:`~fairops.tracking.run_once.register_once`: a new
+    version, or the one an earlier registration of the study made for ``pick``."""
+    again = {**arguments, "rule": pick, "session": session, "once": False}
+    registered, before = register_once(session, study, arguments["name"], pick.trial.number,
+                                       lambda: register_best(**again))
+    if not before:
+        return registered
+    return _earlier_registration(session.client, registered, pick, arguments["alias"], arguments["if_taken"])
+
+
+def _earlier_registration(client, version, pick: Selection, alias: str, if_taken: str | None) -> RegisteredBest:
+    """What registering ``pick`` again finds: the version registered before, the alias it holds (``alias``,
+    ``if_taken``, or another one; None when it holds none) and the card its selection run logged."""
+    number = str(version.version)
+    held = [a for a in (alias, if_taken) if a is not None and _alias_holder(client, version.name, a) == number]
+    placed = held[0] if held else next(iter(client.get_model_version(version.name, number).aliases), None)
+    kept = _alias_holder(client, version.name, alias) if placed == if_taken and if_taken is not None else None
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            with open(client.download_artifacts(version.run_id, "selection/model_card.json", folder)) as handle:
+                card = json.load(handle)
+        except Exception:  # noqa: BLE001 - a card that cannot be read leaves the answer without one
+            card = {}
+    return RegisteredBest(version.name, number, placed, version.run_id, f"models:/{version.name}/{number}", pick,
+                          card, kept, registered_before=True)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from . import _ui_shared_view as shared
 from .callback import BUDGET_SPENT, PICK_TAG, STUDY_TAG
+from .search import quoted
 from .ui_links import DEFAULT_UI_PORT, compare_runs_url, run_url, runs_url, ui_base_url, ui_command
 
 WEIGHTED_SCORE = shared.column("metrics", "weighted_score")
@@ -76,10 +77,6 @@ class StudyLinks:
                 f"  study:   {self.study}  (the running pick over the budget spent)")
 
 
-def _quoted(value: str) -> str:
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def _columns(alpha) -> list[str]:
     """The trial columns; without a fixed alpha most fits have no weighted score, so it is left out."""
     fixed = alpha is not None and alpha != "auto"
@@ -89,14 +86,14 @@ def _columns(alpha) -> list[str]:
 def _trials_state(study_name: str, section: str, alpha) -> dict:
     charts = [shared.scatter_chart(f"{section}-scatter", section, "accuracy", "fairness", "accuracy vs fairness")]
     return shared.view_state(columns=_columns(alpha), charts=charts, section=section, section_name="fairops",
-                             search_filter=f"tags.`{STUDY_TAG}` = {_quoted(study_name)}",
+                             search_filter=f"tags.`{STUDY_TAG}` = {quoted(study_name)}",
                              order_by=shared.column("metrics", ORDER), ascending=True, widths=WIDTHS)
 
 
 def _compare_state(run_ids, section: str, alpha) -> dict:
     charts = [shared.scatter_chart(f"{section}-scatter", section, "accuracy", "fairness", "accuracy vs fairness"),
               shared.table_chart(f"{section}-table", section, "metrics of the compared fits")]
-    search = "attributes.run_id IN (" + ", ".join(_quoted(r) for r in run_ids) + ")"
+    search = "attributes.run_id IN (" + ", ".join(quoted(r) for r in run_ids) + ")"
     # the pick first, in the run list and as the metric table's first column, then the front most accurate first
     return shared.view_state(columns=_columns(alpha), charts=charts, section=section, section_name="fairops",
                              search_filter=search, order_by=shared.column("metrics", ORDER), ascending=True,
@@ -107,7 +104,7 @@ def _study_state(parent_run_id: str, section: str) -> dict:
     charts = [shared.line_chart(f"{section}-{name}", section, f"pick_{name}", BUDGET_SPENT, f"pick_{name}")
               for name in ("accuracy", "fairness")]
     return shared.view_state(columns=[], charts=charts, section=section, section_name="anytime",
-                             search_filter=f"attributes.run_id = {_quoted(parent_run_id)}")
+                             search_filter=f"attributes.run_id = {quoted(parent_run_id)}")
 
 
 def order_and_color_runs(client, ordered_run_ids, pick_run_ids, front_run_ids) -> None:

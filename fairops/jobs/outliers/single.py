@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
+from ...tracking.session import ensure_experiment
 from .data import load_outlier_data
 from .frontier import frontier_lines
 from .report import compare, fit_detector, format_table, legend_text, verdict
-from .tracking import (
-    _base_params,
-    _client,
-    default_model_name,
-    ensure_experiment,
-    log_result_run,
-    print_where_to_find,
-    resolve_stores,
-)
+from .tracking import _base_params, _client, default_model_name, log_result_run, print_where_to_find, resolve_stores
 
 
 def parse_lambda(text) -> float | str:

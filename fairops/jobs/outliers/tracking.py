@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...tracking.session import open_client
+from ...tracking.stores import artifacts_in, storage_in, tracking_uri_in
 from ..options import DEFAULT_PROJECT_DIR
 
 if TYPE_CHECKING:
@@ -49,48 +51,23 @@ def resolve_stores(project_dir, tracking_uri=None, storage=None, *, tune=False) 
     from ...tracking.ui_links import is_server
 
     project = Path(project_dir).resolve()
-    tracking_uri = tracking_uri or f"sqlite:///{project / 'mlflow.db'}"
+    tracking_uri = tracking_uri or tracking_uri_in(project)
     needs_folder = not is_server(tracking_uri) or (tune and storage is None)
     if needs_folder:
         try:
             project.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise ValueError(f"cannot create --project-dir {str(project)!r}: {error.strerror}") from None
-    artifact_location = None if is_server(tracking_uri) else (project / "mlartifacts").as_uri()
+    artifact_location = None if is_server(tracking_uri) else artifacts_in(project).as_uri()
     if tune and storage is None:
-        storage = f"sqlite:///{project / 'optuna.db'}"
+        storage = storage_in(project)
     return ProjectStores(project if needs_folder else None, tracking_uri, storage, artifact_location)
 
 
-def ensure_experiment(client, name: str, artifact_location=None) -> str:
-    """Id of the experiment ``name``, created (with its artifact root, as a model-training experiment)
-    when missing."""
-    from mlflow.exceptions import MlflowException
-
-    from ...tracking.ui_links import EXPERIMENT_KIND_TAG, MODEL_TRAINING
-
-    experiment = client.get_experiment_by_name(name)
-    if experiment is not None:
-        return experiment.experiment_id
-    try:
-        return client.create_experiment(name, artifact_location, tags={EXPERIMENT_KIND_TAG: MODEL_TRAINING})
-    except MlflowException:  # created by another process in between
-        experiment = client.get_experiment_by_name(name)
-        if experiment is None:
-            raise
-        return experiment.experiment_id
-
-
 def _client(tracking_uri: str):
-    from mlflow.tracking import MlflowClient
-
-    from ...store_lock import store_open_lock
-
     logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)  # no table-creation chatter
     try:
-        with store_open_lock(tracking_uri):  # a fresh store gets its schema from one process only
-            client = MlflowClient(tracking_uri)
-            client.search_experiments(max_results=1)
+        client = open_client(tracking_uri)
     except Exception as error:  # noqa: BLE001 - any store failure is the user's URL or server
         reason = str(error).splitlines()[0]
         raise ValueError(f"cannot reach the MLflow tracking store {tracking_uri!r}: {reason}") from error

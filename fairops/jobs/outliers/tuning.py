@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ...datasets import BudgetSlicer
+from ...tracking.session import ensure_experiment
 from ..driver import TuningJob
 from ..running import HEARTBEAT_SECONDS
 from .data import OutlierData, load_outlier_data
@@ -18,7 +19,6 @@ from .tracking import (
     _base_params,
     _client,
     default_model_name,
-    ensure_experiment,
     log_result_run,
     print_where_to_find,
     resolve_stores,

@@ -4,8 +4,8 @@ notes where validation did not hold, failed fits, where the new version went and
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
+from ...tracking.stores import tracking_uri_in
 from .settings import TuneSettings
 
 
@@ -170,7 +170,7 @@ def _print_registered(result, out) -> None:
     if result.verdict is not None:
         print(f"promotion gate on the test rows: {result.verdict.text()}", file=out)
         return
-    default_uri = settings.tracking_uri == f"sqlite:///{Path(settings.project_dir) / 'mlflow.db'}"
+    default_uri = settings.tracking_uri == tracking_uri_in(settings.project_dir)
     command = promote_command(settings.model_name, dataset=settings.dataset, data=settings.data,
                               target=settings.target, sensitive=settings.sensitive, holdout=settings.holdout,
                               seed=settings.seed, project_dir=settings.project_dir,

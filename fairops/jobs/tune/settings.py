@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...tracking.stores import storage_in, tracking_uri_in
 from ..options import DEFAULT_PROJECT_DIR
 from ..running import HEARTBEAT_SECONDS
 
@@ -125,8 +126,8 @@ class TuneSettings:
         return TuneSettings(**{
             **self.__dict__,
             "project_dir": str(project),
-            "storage": self.storage or f"sqlite:///{project / 'optuna.db'}",
-            "tracking_uri": self.tracking_uri or f"sqlite:///{project / 'mlflow.db'}",
+            "storage": self.storage or storage_in(project),
+            "tracking_uri": self.tracking_uri or tracking_uri_in(project),
             "study_name": name,
             "model_name": self.model_name or f"fairops-{self.source_name}",
         })

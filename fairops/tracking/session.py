@@ -1,0 +1,149 @@
+"""One MLflow tracking store as an Optuna study uses it: the client, the study's experiment and parent run.
+
+:class:`TrackingSession` opens the client once (a fresh store gets its schema from one process only),
+finds or creates the study's experiment once (tagged as a model-training experiment, see
+:mod:`fairops.tracking.ui_links`), elects the study's parent run once (:mod:`fairops.tracking.parent_run`)
+and reads the study's trial runs page by page. :class:`~fairops.tracking.FairnessTrackingCallback` writes
+through one; :func:`~fairops.tracking.register_best` and the registry lifecycle
+(:mod:`fairops.tracking.run_once`) take one.
+
+>>> import optuna, tempfile
+>>> optuna.logging.set_verbosity(optuna.logging.WARNING)
+>>> session = TrackingSession(f"sqlite:///{tempfile.mkdtemp()}/mlflow.db", settle_seconds=0)
+>>> study = optuna.create_study(study_name="demo")
+>>> session.experiment_id(study) == session.experiment_id(study), session.parent_run_id(study) is not None
+(True, True)
+>>> session.trial_run_ids(study)
+{}
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from ..store_lock import store_open_lock
+from .parent_run import ROLE_TAG, STUDY_TAG, elect_parent_run
+from .search import paged, tags_equal
+from .stores import artifacts_in
+
+#: A trial's child run: the trial's number.
+TRIAL_TAG = "fairops.trial_number"
+
+
+def run_status(state) -> str:
+    """The MLflow run status of a finished Optuna trial state (a ``TrialState`` or its name).
+
+    >>> import optuna
+    >>> run_status(optuna.trial.TrialState.COMPLETE), run_status("PRUNED"), run_status("FAIL")
+    ('FINISHED', 'KILLED', 'FAILED')
+    """
+    name = getattr(state, "name", state)
+    return {"COMPLETE": "FINISHED", "PRUNED": "KILLED"}.get(name, "FAILED")
+
+
+def artifacts_beside(tracking_uri: str) -> str | None:
+    """``mlartifacts`` in the folder of a SQLite store's file, as a URI (MLflow's default is ``./mlruns`` of
+    whatever folder the process runs in); None for any other store.
+
+    >>> artifacts_beside("sqlite:////p/mlflow.db"), artifacts_beside("http://mlflow:5000")
+    ('file:///p/mlartifacts', None)
+    """
+    uri = str(tracking_uri)
+    if not uri.startswith("sqlite:///") or uri[len("sqlite:///"):] in ("", ":memory:"):
+        return None
+    return artifacts_in(Path(uri[len("sqlite:///"):]).resolve().parent).as_uri()
+
+
+def open_client(tracking_uri: str):
+    """An ``MlflowClient`` of ``tracking_uri`` whose store has answered once (so its schema exists)."""
+    from mlflow.tracking import MlflowClient
+
+    with store_open_lock(tracking_uri):  # a fresh store gets its schema from one process only
+        client = MlflowClient(tracking_uri)
+        client.search_experiments(max_results=1)
+    return client
+
+
+def ensure_experiment(client, name: str, artifact_location=None) -> str:
+    """Id of the experiment ``name``, created (with its artifact root, as a model-training experiment)
+    when missing; safe when another process creates it at the same time."""
+    from mlflow.exceptions import MlflowException
+
+    from .ui_links import EXPERIMENT_KIND_TAG, MODEL_TRAINING
+
+    experiment = client.get_experiment_by_name(name)
+    if experiment is not None:
+        return experiment.experiment_id
+    try:
+        return client.create_experiment(name, artifact_location, tags={EXPERIMENT_KIND_TAG: MODEL_TRAINING})
+    except MlflowException:  # created by another process in between
+        experiment = client.get_experiment_by_name(name)
+        if experiment is None:
+            raise
+        return experiment.experiment_id
+
+
+class TrackingSession:
+    """An MLflow client with the experiment and parent run of each study it has tracked (see the module).
+
+    Parameters
+    ----------
+    tracking_uri : MLflow tracking URI (``sqlite:///...`` or ``http://host:port``); None = MLflow's default.
+    experiment_name : experiment of the study's runs; None = the study name. Created when missing.
+    artifact_location : artifact root of an experiment this session creates; None = ``mlartifacts``
+        beside a SQLite store's file (see :func:`artifacts_beside`), the store's default otherwise.
+    settle_seconds : how old every parent candidate must be before the oldest is chosen.
+    """
+
+    def __init__(self, tracking_uri=None, experiment_name=None, *, artifact_location=None, settle_seconds=1.0):
+        from ..mlflow._mlflow_internals import resolve_tracking_uri
+
+        self.tracking_uri = resolve_tracking_uri(tracking_uri)
+        self.experiment_name = experiment_name
+        self.artifact_location = artifact_location if artifact_location is not None else \
+            artifacts_beside(self.tracking_uri)
+        self.settle_seconds = float(settle_seconds)
+        self._experiments: dict[str, str] = {}
+        self._parents: dict[str, str] = {}
+        self._connect()
+
+    def _connect(self) -> None:
+        self.client = open_client(self.tracking_uri)
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        """The settings and which experiment and parent run each study has; a copy opens its own client
+        (as a copied ``FairnessTrackingCallback`` does, whose session this is)."""
+        state = self.__dict__.copy()
+        del state["client"], state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._connect()
+
+    def experiment_id(self, study) -> str:
+        """Id of the experiment the study's runs go to (created when missing, safe under races)."""
+        name = self.experiment_name or study.study_name
+        if name not in self._experiments:
+            self._experiments[name] = ensure_experiment(self.client, name, self.artifact_location)
+        return self._experiments[name]
+
+    def parent_run_id(self, study) -> str:
+        """The study's parent run, found or created once per study across threads and processes."""
+        key = study.study_name
+        with self._lock:
+            if key not in self._parents:
+                self._parents[key] = elect_parent_run(self.client, study, self.experiment_id(study),
+                                                      settle_seconds=self.settle_seconds)
+            return self._parents[key]
+
+    def trial_runs(self, study) -> list:
+        """The study's active trial runs (every page of the search), each a ``mlflow.entities.Run``."""
+        return paged(self.client.search_runs, [self.experiment_id(study)],
+                     tags_equal(**{ROLE_TAG: "trial", STUDY_TAG: study.study_name}))
+
+    def trial_run_ids(self, study) -> dict[int, str]:
+        """Trial number -> run id of the study's trial runs."""
+        return {int(run.data.tags[TRIAL_TAG]): run.info.run_id for run in self.trial_runs(study)}
