@@ -232,6 +232,18 @@ def test_no_function_is_over_80_lines():
     assert _long_functions(limit=40), "the check reads no function at all"
 
 
+def _long_modules(limit: int = 400) -> list[str]:
+    """Modules of ``fairops/`` longer than ``limit`` lines."""
+    sources = sorted(ROOT.joinpath("fairops").rglob("*.py"))
+    return [f"{path.relative_to(ROOT)}: {n} lines" for path in sources
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > limit]
+
+
+def test_no_module_is_over_400_lines():
+    assert _long_modules() == []
+    assert _long_modules(limit=300), "the check reads no module at all"
+
+
 # A private API of Optuna or MLflow only behind a small guarded module, with a test and the versions it was
 # written for (its WRITTEN_FOR, checked with fairops._versions.in_range).
 GUARDED = {

@@ -13,12 +13,12 @@ from .errors import FairbandConfigurationError, FairbandScheduleError, FairbandW
 from .pruner import FairbandPruner, RungProgress
 from .sampler import FairbandSampler
 from .schedule import Slot, iteration_size, rung_budget, rung_sizes, slot_of
-from .selection import Selection, pareto_front, select_best
+from .selection import Selection, SelectionKind, pareto_front, select_best
 from .settings import FairbandSettings
 
 __all__ = [
     "FairbandPruner", "RungProgress", "FairbandSampler", "FairbandScheduleError", "FairbandWaitTimeout", "budget",
     "FairbandConfigurationError", "FairbandSettings",
     "Slot", "iteration_size", "rung_budget", "rung_sizes", "slot_of",
-    "Selection", "pareto_front", "select_best",
+    "Selection", "SelectionKind", "pareto_front", "select_best",
 ]

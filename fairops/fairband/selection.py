@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
@@ -41,12 +42,27 @@ RULES = ("paper", "robust")
 INTERVALS_ATTR = "intervals"  # {"accuracy": [low, high], "fairness": [low, high]} of a fit's validation figures
 
 
+class SelectionKind(StrEnum):
+    """Which rule made a :class:`Selection` (its value is how records and cards name the rule)."""
+
+    FAIRBAND = "fairband"  #: the paper's argmax of alpha*accuracy + (1-alpha)*fairness over the fits' values
+    LOWER_BOUNDS = "lower bounds"  #: the same argmax over the fits' lower confidence bounds (``rule="robust"``)
+    ROBUST = "robust"  #: lower bounds, the candidates refit and chosen on cross-validation (``fairops tune``)
+    CONSTRAINT = "constraint"  #: the best of one objective with the other at least a bound
+    BY_HAND = "by hand"  #: a trial named by its number or its run
+
+    @property
+    def weighs_alpha(self) -> bool:
+        """Whether the rule ranks by a weighted score (so the selection has an alpha)."""
+        return self in (SelectionKind.FAIRBAND, SelectionKind.LOWER_BOUNDS, SelectionKind.ROBUST)
+
+
 @dataclass(frozen=True)
 class Selection:
     """The picked trial, the alpha it was picked with (None for a constraint) and its score.
 
     ``alpha_rule`` is the alpha setting the pick was made with (``"auto"`` or a float; None for a
-    constraint), ``alpha`` the value it resolved to.
+    constraint), ``alpha`` the value it resolved to; ``rule`` says it in words, ``kind`` which rule it was.
     """
 
     trial: FrozenTrial
@@ -55,6 +71,7 @@ class Selection:
     rule: str
     alpha_rule: float | str | None = None
     candidates: tuple = ()
+    kind: SelectionKind = SelectionKind.FAIRBAND
 
     @property
     def accuracy(self) -> float:
@@ -138,7 +155,7 @@ def _robust(fits: list[FrozenTrial], alpha, candidates: int) -> Selection:
     chosen = list({t.number: t for t in [*order[:candidates], *full[:candidates]]}.values())
     best = order[0]
     return Selection(best, value, ranking.weighted_score(*lower_bounds(best), value),
-                     f"argmax lower-bound o, alpha={alpha}", alpha, tuple(chosen))
+                     f"argmax lower-bound o, alpha={alpha}", alpha, tuple(chosen), SelectionKind.LOWER_BOUNDS)
 
 
 def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = None,
@@ -183,7 +200,7 @@ def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = Non
         best = min(feasible, key=lambda t: (-t.values[target], -t.values[which], t.number))
         rule = f"max {'accuracy' if target == 0 else 'fairness'} s.t. " \
                f"{'fairness' if which == 1 else 'accuracy'} >= {bound}"
-        return Selection(best, None, float(best.values[target]), rule)
+        return Selection(best, None, float(best.values[target]), rule, kind=SelectionKind.CONSTRAINT)
     if alpha is None:
         alpha = _study_alpha(study_or_trials)
     if rule == "robust":

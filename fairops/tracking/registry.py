@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 import textwrap
 from dataclasses import dataclass, field
@@ -50,12 +49,9 @@ from fairops.fairband.selection import Selection, pareto_front, select_best, suc
 from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG
 from .run_once import MODEL_TAG, register_once
 from .search import quoted, tags_equal
+from .selection_rules import describe, record, rule_kind, select
 from .session import TRIAL_TAG, TrackingSession
 from .trial_record import trial_record
-
-_CONSTRAINT = re.compile(r"^\s*(accuracy|fairness)\s*>=\s*([0-9]*\.?[0-9]+)\s*$")
-_BY_HAND = " chosen by hand"
-_LOWER_BOUNDS = "argmax lower-bound"  # how select_best(rule="robust") names its rule
 
 
 @dataclass
@@ -77,82 +73,6 @@ class RegisteredBest:
     @property
     def alias_uri(self) -> str:
         return f"models:/{self.name}@{self.alias}"
-
-
-def _trial_of_run(study, run_id: str, tracking_uri=None):
-    from mlflow.tracking import MlflowClient
-
-    tags = MlflowClient(tracking_uri).get_run(run_id).data.tags
-    if tags.get(STUDY_TAG) != study.study_name or TRIAL_TAG not in tags:
-        raise ValueError(f"run {run_id} is not a trial run of study {study.study_name!r}")
-    return int(tags[TRIAL_TAG])
-
-
-def _by_hand(study, number) -> Selection:
-    chosen = [t for t in successful_fits(study) if t.number == number]
-    if not chosen:
-        raise ValueError(f"trial {number!r} is not a completed fit with finite (accuracy, fairness) in the study")
-    return Selection(chosen[0], None, float(chosen[0].values[0]), f"trial {number}{_BY_HAND}")
-
-
-def select(study, rule="fairband", *, alpha=None, tracking_uri=None) -> Selection:
-    """Apply a selection rule (see the module docstring) and return the :class:`Selection`."""
-    if len(study.directions) != 2:
-        raise ValueError(f"study must have two objectives (accuracy, fairness), got {len(study.directions)}")
-    if isinstance(rule, Selection):
-        if rule.trial.number not in {t.number for t in successful_fits(study)}:
-            raise ValueError(f"the selection's trial {rule.trial.number} is not a completed fit of the study")
-        return rule
-    if isinstance(rule, dict):
-        if set(rule) == {"trial"}:
-            return _by_hand(study, rule["trial"])
-        if set(rule) == {"run_id"}:
-            return _by_hand(study, _trial_of_run(study, rule["run_id"], tracking_uri))
-        raise ValueError(f"a rule given as a dict must be {{'trial': n}} or {{'run_id': id}}, got {rule!r}")
-    if not isinstance(rule, str):
-        raise TypeError(f"rule must be 'fairband', a constraint like 'fairness>=0.8', a dict or a Selection; "
-                        f"got {rule!r}")
-    if rule in ("fairband", "robust"):
-        return select_best(study, alpha=alpha, rule="paper" if rule == "fairband" else "robust")
-    match = _CONSTRAINT.match(rule)
-    if not match:
-        raise ValueError(f"rule {rule!r} is not 'fairband', 'robust', 'fairness>=<x>', 'accuracy>=<x>' or a dict")
-    bound = float(match[2])
-    if match[1] == "fairness":
-        return select_best(study, min_fairness=bound)
-    return select_best(study, min_accuracy=bound)
-
-
-def rule_kind(selection: Selection) -> str:
-    """``"fairband"``, ``"constraint"`` or ``"by hand"``: which kind of rule made ``selection``."""
-    if selection.alpha is not None:
-        return "fairband"
-    return "by hand" if selection.rule.endswith(_BY_HAND) else "constraint"
-
-
-def describe(selection: Selection, study_or_trials) -> str:
-    """The rule that made ``selection``, in one line (the alpha rule and its value for a Fairband pick)."""
-    kind = rule_kind(selection)
-    if selection.rule.startswith("robust"):
-        return selection.rule
-    if kind == "fairband":
-        setting = selection.alpha_rule
-        how = ("alpha rule auto (0.5*(mean fairness - mean accuracy) + 0.5 over all fits)" if setting == "auto"
-               else f"alpha fixed at {setting:g}" if isinstance(setting, (int, float)) else f"alpha {setting}")
-        n_fits = len(successful_fits(study_or_trials))
-        if selection.rule.startswith(_LOWER_BOUNDS):  # select_best(rule="robust")'s pick
-            return (f"robust: argmax alpha*accuracy_low + (1-alpha)*fairness_low over {n_fits} fits (lower "
-                    f"confidence bounds), {how} = {selection.alpha:.4g}")
-        return (f"Fairband: argmax alpha*accuracy + (1-alpha)*fairness over {n_fits} fits, {how} = "
-                f"{selection.alpha:.4g}")
-    return f"constraint: {selection.rule}" if kind == "constraint" else selection.rule
-
-
-def record(selection: Selection, study_or_trials) -> dict:
-    """The selection as data (the card's ``selection``, ``selection/selection_rule.json``)."""
-    return {"kind": rule_kind(selection), "description": describe(selection, study_or_trials),
-            "alpha_rule": selection.alpha_rule, "alpha": selection.alpha, "trial": selection.trial.number,
-            "n_fits": len(successful_fits(study_or_trials))}
 
 
 def pareto_picture(study, pick: Selection, path: str) -> None:

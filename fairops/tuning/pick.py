@@ -51,7 +51,7 @@ def choose_pick(selection: str, objective, trials, alpha) -> PickChoice:
     candidates and the most accurate fit refit on all training rows, the pick chosen among the refits.
     """
     from ..fairband import Selection, select_best
-    from ..fairband.selection import successful_fits
+    from ..fairband.selection import SelectionKind, successful_fits
     from .refit_choice import refit_choice
 
     accurate = select_best(trials, alpha=1.0)
@@ -64,7 +64,8 @@ def choose_pick(selection: str, objective, trials, alpha) -> PickChoice:
     chosen, best = choice.chosen, choice.most_accurate
     assert ranked.alpha is not None  # a robust selection ranks at its alpha
     pick = Selection(chosen.trial, ranked.alpha, chosen.lower_score(ranked.alpha),
-                     _robust_rule(ranked, choice, len(successful_fits(trials))), ranked.alpha_rule, ranked.candidates)
+                     _robust_rule(ranked, choice, len(successful_fits(trials))), ranked.alpha_rule, ranked.candidates,
+                     SelectionKind.ROBUST)
     return PickChoice(pick, chosen.model, {"validation": chosen.validation, "test": chosen.test}, accurate,
                       {"validation": best.validation, "test": best.test}, choice)
 
