@@ -35,8 +35,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import InputError
 
-class InvalidParameterError(ValueError, TypeError):
+
+class InvalidParameterError(InputError, TypeError):
     """A constructor parameter outside its constraints (caught as ValueError or TypeError)."""
 
 

@@ -9,16 +9,18 @@ dtype('int32')
 >>> integers("node_left_", np.array([1, 9999]), shape=(2,), low=-1, high=3)
 Traceback (most recent call last):
 ...
-ValueError: node_left_[1] = 9999 is outside [-1, 3)
+fairops.errors.InputError: node_left_[1] = 9999 is outside [-1, 3)
 >>> floats("node_value_", np.array([0.5, np.nan]), shape=(2,))
 Traceback (most recent call last):
 ...
-ValueError: node_value_[1] is nan; it must be finite
+fairops.errors.InputError: node_value_[1] is nan; it must be finite
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .errors import InputError
 
 
 def _where(name: str, array: np.ndarray, flat_index: int) -> str:
@@ -31,7 +33,7 @@ def check_shape(name: str, array: np.ndarray, shape: tuple, what: str = "") -> N
     if array.ndim != len(shape) or any(want is not None and got != want for got, want in zip(array.shape, shape)):
         wanted = ("(" + ", ".join("n" if want is None else str(want) for want in shape)
                   + ("," if len(shape) == 1 else "") + ")")
-        raise ValueError(f"{name} has shape {array.shape}, expected {wanted}{' ' + what if what else ''}")
+        raise InputError(f"{name} has shape {array.shape}, expected {wanted}{' ' + what if what else ''}")
 
 
 def first_false(ok: np.ndarray) -> int | None:
@@ -71,7 +73,7 @@ def integers(name: str, value, *, shape: tuple, low=None, high=None, dtype=np.in
     if array.size:
         bad = first_false((array >= low) & (array < high))
         if bad is not None:
-            raise ValueError(f"{_where(name, array, bad)} = {array.ravel()[bad]} is outside [{low}, {high})")
+            raise InputError(f"{_where(name, array, bad)} = {array.ravel()[bad]} is outside [{low}, {high})")
     return np.ascontiguousarray(array, dtype=dtype)
 
 
@@ -85,13 +87,13 @@ def floats(name: str, value, *, shape: tuple, finite: bool = True, low=None, hig
     if finite and array.size:
         bad = first_false(np.isfinite(array))
         if bad is not None:
-            raise ValueError(f"{_where(name, array, bad)} is {array.ravel()[bad]}; it must be finite")
+            raise InputError(f"{_where(name, array, bad)} is {array.ravel()[bad]}; it must be finite")
     if (low is not None or high is not None) and array.size:
         inside = np.isnan(array) | ((array >= (-np.inf if low is None else low))
                                     & (array <= (np.inf if high is None else high)))
         bad = first_false(inside)
         if bad is not None:
-            raise ValueError(f"{_where(name, array, bad)} = {array.ravel()[bad]} is outside [{low}, {high}]")
+            raise InputError(f"{_where(name, array, bad)} = {array.ravel()[bad]} is outside [{low}, {high}]")
     return array
 
 
@@ -100,6 +102,6 @@ def only_names(arrays: dict, expected, owner: str) -> None:
     missing = [name for name in expected if name not in arrays]
     unknown = sorted(set(arrays) - set(expected))
     if missing:
-        raise ValueError(f"{owner} state arrays are missing {missing}")
+        raise InputError(f"{owner} state arrays are missing {missing}")
     if unknown:
-        raise ValueError(f"{owner} state holds unknown array(s) {unknown}")
+        raise InputError(f"{owner} state holds unknown array(s) {unknown}")

@@ -62,15 +62,32 @@ def plain(text: str) -> str:
 
 def main(argv=None) -> int:
     from .jobs.options import options_in
-    from .jobs.running import artifact_bars_only_on_a_terminal
 
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     args.given = options_in(argv)  # what was spelled out, so a job can refuse options that do not apply
+    return exit_status(args.run, args)
+
+
+def exit_status(run, args) -> int:
+    """Run a subcommand; an :class:`~fairops.errors.InputError` (or a missing file) is one line on stderr and
+    exit status 2, Ctrl-C is 130, and any other error propagates with its traceback: it is a fault, not a
+    wrong input, and a one-line message would hide where it happened.
+
+    >>> from types import SimpleNamespace
+    >>> from fairops.errors import InputError
+    >>> def refuses(args):
+    ...     raise InputError("--seeds must be at least 1")
+    >>> exit_status(refuses, SimpleNamespace(command="compare"))
+    2
+    """
+    from .errors import InputError
+    from .jobs.running import artifact_bars_only_on_a_terminal
+
     try:
         with artifact_bars_only_on_a_terminal():
-            return args.run(args)
-    except (ValueError, FileNotFoundError) as error:
+            return run(args)
+    except (InputError, FileNotFoundError) as error:
         print(f"fairops {args.command}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -6,11 +6,13 @@ import subprocess
 import time
 
 import optuna
+import sqlalchemy.exc
 from optuna.trial import TrialState
 
 
 def study_trials(storage: str, study_name: str) -> list:
-    """The study's trials, or none while the worker has not made its store and study yet."""
+    """The study's trials, or none while the worker has not made its store and study yet, or holds the store's
+    lock (stopped in the middle of a write: the look is retried once it runs again)."""
     from pathlib import Path
 
     from fairops.store_lock import sqlite_file, sqlite_open_lock
@@ -21,7 +23,7 @@ def study_trials(storage: str, study_name: str) -> list:
         with sqlite_open_lock(storage):  # as the workers do: a fresh file gets its schema from one process
             rdb = optuna.storages.RDBStorage(storage)
         return optuna.load_study(study_name=study_name, storage=rdb).get_trials(deepcopy=False)
-    except (KeyError, ValueError, optuna.exceptions.StorageInternalError):
+    except (KeyError, ValueError, optuna.exceptions.StorageInternalError, sqlalchemy.exc.OperationalError):
         return []
 
 

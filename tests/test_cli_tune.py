@@ -24,7 +24,7 @@ from fairops.cli import main
 from fairops.datasets import load_german
 from fairops.fairband import schedule, select_best
 from fairops.fairband.claims import fits_of_run, holds_slot, slot_of_trial
-from fairops.jobs import tune
+from fairops.jobs.tune.study import data_sha256
 from fairops.store_lock import sqlite_open_lock
 from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
 from kill_mid_fit import kill_mid_fit
@@ -150,7 +150,7 @@ def test_the_study_is_tidy_in_mlflow(finished_run):
     assert params["dataset"] == "german" and params["method"] == "FB-auto" and params["alpha_rule"] == "auto (FB-auto)"
     assert params["task"] == str(data.task) and params["task.positive_class"] == data.task.positive == "good credit"
     # the hash the study's configuration holds (a worker on other data is refused by it)
-    assert params["data_sha256"] == tune.data_sha256(data) and params["rows"] == "1000"
+    assert params["data_sha256"] == data_sha256(data) and params["rows"] == "1000"
     # the pick's refit with its interval and the refit comparison of the robust rule
     metrics = parent.data.metrics
     assert params["selection"] == "robust"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 from importlib import resources
 
+from ..errors import InputError
+
 # sha256 of each bundled file, as published beside the original data (the list is data/SHA256SUMS).
 SHA256 = {
     "adult.data.gz": "c7a2b4716a97f930123e0baf879188d701e798172631a654fc703d4b082907f3",
@@ -23,7 +25,7 @@ SHA256 = {
 def data_path(filename: str):
     """A readable path to a bundled file."""
     if filename not in SHA256:
-        raise ValueError(f"no bundled data file {filename!r}; bundled: {sorted(SHA256)}")
+        raise InputError(f"no bundled data file {filename!r}; bundled: {sorted(SHA256)}")
     return resources.files("fairops.datasets") / "data" / filename
 
 

@@ -15,6 +15,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
+from ..errors import InputError
 from ..metrics import Task
 from ._bundle import data_path
 
@@ -81,7 +82,7 @@ def load_adult(*, positive: str = "<=50K", drop_sensitive: bool = False) -> Data
     ('income <= 50K', 0.248)
     """
     if positive not in ADULT_POSITIVE:
-        raise ValueError(f"positive must be one of {sorted(ADULT_POSITIVE)}, got {positive!r}")
+        raise InputError(f"positive must be one of {sorted(ADULT_POSITIVE)}, got {positive!r}")
     parts = []
     for filename, skip in (("adult.data.gz", 0), ("adult.test.gz", 1)):
         with data_path(filename).open("rb") as handle:
@@ -122,7 +123,7 @@ def load_compas(*, fpr: float = 0.1, drop_sensitive: bool = False) -> Dataset:
     'precision@fpr=0.02,ratio=fpr'
     """
     if isinstance(fpr, bool) or not isinstance(fpr, (int, float)) or not 0 < fpr < 1:
-        raise ValueError(f"fpr must be a share in (0, 1), got {fpr!r}")
+        raise InputError(f"fpr must be a share in (0, 1), got {fpr!r}")
     with data_path("compas-scores-two-years.csv.gz").open("rb") as handle:
         frame = pd.read_csv(handle, compression="gzip")
     keep = (
@@ -245,7 +246,7 @@ def load_student(subject: str = "mat", *, drop_sensitive: bool = False) -> Datas
     (395, 265, ['18+', 'under 18'])
     """
     if subject not in STUDENT_FILES:
-        raise ValueError(f"subject must be one of {sorted(STUDENT_FILES)}, got {subject!r}")
+        raise InputError(f"subject must be one of {sorted(STUDENT_FILES)}, got {subject!r}")
     with data_path(STUDENT_FILES[subject]).open("rb") as handle:
         frame = pd.read_csv(handle, compression="gzip")
     y = frame.pop("class").eq("High").to_numpy()
@@ -278,5 +279,5 @@ def load_dataset(name: str, **options) -> Dataset:
     'german'
     """
     if name not in LOADERS:
-        raise ValueError(f"unknown dataset {name!r}; choose one of {sorted(LOADERS)}")
+        raise InputError(f"unknown dataset {name!r}; choose one of {sorted(LOADERS)}")
     return LOADERS[name](**options)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._column_names import describe, near_misses, space_clashes
+from ..errors import InputError
 from ..metrics import Task
 from .bundled import Dataset, _finish
 
@@ -27,18 +28,18 @@ def _binary_target(column: pd.Series, name: str, positive=None) -> tuple[np.ndar
     ('y = 10', 'y = 9')
     """
     if column.isna().any():
-        raise ValueError(f"target column {name!r} {_missing_text(column)}; drop those rows or give them a label")
+        raise InputError(f"target column {name!r} {_missing_text(column)}; drop those rows or give them a label")
     values = column.unique().tolist()
     numeric = all(_is_number(value) for value in values)
     values = sorted(values) if numeric else sorted(values, key=str)
     if len(values) != 2:
         shown = values[:6]
-        raise ValueError(f"target column {name!r} must have exactly two classes, found {len(values)}: {shown}")
+        raise InputError(f"target column {name!r} must have exactly two classes, found {len(values)}: {shown}")
     if positive is not None:
         matches = [value for value in values if str(value) == str(positive)
                    or (numeric and _as_float(positive) == value)]
         if len(matches) != 1:
-            raise ValueError(f"--positive {positive!r} is not one of the values of target column {name!r}: {values}")
+            raise InputError(f"--positive {positive!r} is not one of the values of target column {name!r}: {values}")
         chosen = matches[0]
     else:
         chosen = values[1]
@@ -71,11 +72,11 @@ def _check_names(path: Path, frame: pd.DataFrame) -> None:
     """
     repeated = _duplicate_columns(path, frame)
     if repeated:
-        raise ValueError(f"{path.name} names column(s) {repeated} more than once; rename them")
+        raise InputError(f"{path.name} names column(s) {repeated} more than once; rename them")
     clashes = space_clashes(list(frame.columns))
     if clashes:
         shown = "; ".join(describe(group) for group in clashes)
-        raise ValueError(f"{path.name} has columns that differ only by surrounding spaces: {shown}; rename them "
+        raise InputError(f"{path.name} has columns that differ only by surrounding spaces: {shown}; rename them "
                          "(column names are compared exactly)")
 
 
@@ -85,16 +86,16 @@ def check_features(frame: pd.DataFrame) -> None:
     >>> check_features(pd.DataFrame({"x": [1.0, float("inf")]}))
     Traceback (most recent call last):
     ...
-    ValueError: feature column 'x' holds an infinite value (row 1); replace it or drop the column
+    fairops.errors.InputError: feature column 'x' holds an infinite value (row 1); replace it or drop the column
     """
     for name in frame.columns:
         column = frame[name]
         if column.isna().all():
-            raise ValueError(f"feature column {name!r} is empty (every value missing); drop it")
+            raise InputError(f"feature column {name!r} is empty (every value missing); drop it")
         if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
             infinite = np.isinf(column.to_numpy(dtype=np.float64, na_value=0.0))
             if infinite.any():
-                raise ValueError(f"feature column {name!r} holds an infinite value (row {int(np.argmax(infinite))});"
+                raise InputError(f"feature column {name!r} holds an infinite value (row {int(np.argmax(infinite))});"
                                  " replace it or drop the column")
 
 
@@ -110,10 +111,12 @@ def _read(reader, path: Path) -> pd.DataFrame:
     try:
         frame = reader(path)
     except pd.errors.EmptyDataError:
-        raise ValueError(f"data file {str(path)!r} is empty: give a header line naming the columns, then one "
+        raise InputError(f"data file {str(path)!r} is empty: give a header line naming the columns, then one "
                          "line per row") from None
+    except (ValueError, OSError) as error:  # a malformed CSV, a damaged Parquet file, bytes that are not text
+        raise InputError(f"data file {str(path)!r} cannot be read as {path.suffix.lower()[1:]}: {error}") from None
     if len(frame) == 0:
-        raise ValueError(f"data file {str(path)!r} has a header but 0 rows (columns: {list(frame.columns)}); "
+        raise InputError(f"data file {str(path)!r} has a header but 0 rows (columns: {list(frame.columns)}); "
                          "add the rows to learn from") from None
     return frame
 
@@ -128,18 +131,18 @@ def holdout_rows(column: pd.Series, name: str) -> np.ndarray:
     [1, 3]
     """
     if column.isna().any():
-        raise ValueError(f"holdout column {name!r} {_missing_text(column)}; mark every row held out or not")
+        raise InputError(f"holdout column {name!r} {_missing_text(column)}; mark every row held out or not")
     if pd.api.types.is_numeric_dtype(column):  # bools and numbers: 1 / 0 by value (1.0 is 1)
         text = column.map(lambda value: {1: "1", 0: "0"}.get(value, str(value)))
     else:
         text = column.astype(str).str.strip().str.lower()
     unknown = sorted(set(text) - _TRUE - _FALSE)
     if unknown:
-        raise ValueError(f"holdout column {name!r} must say yes or no per row (1/0, true/false, yes/no), "
+        raise InputError(f"holdout column {name!r} must say yes or no per row (1/0, true/false, yes/no), "
                          f"found {unknown[:6]}")
     held = np.flatnonzero(text.isin(_TRUE).to_numpy())
     if len(held) == 0 or len(held) == len(text):
-        raise ValueError(f"holdout column {name!r} marks {len(held)} of {len(text)} rows held out; it must "
+        raise InputError(f"holdout column {name!r} marks {len(held)} of {len(text)} rows held out; it must "
                          "leave some rows on each side")
     return held
 
@@ -168,9 +171,9 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
     path = Path(path)
     reader = READERS.get(path.suffix.lower())
     if reader is None:
-        raise ValueError(f"data file {str(path)!r} must end in one of {sorted(READERS)}")
+        raise InputError(f"data file {str(path)!r} must end in one of {sorted(READERS)}")
     if not path.is_file():
-        raise ValueError(f"data file {str(path)!r} does not exist")
+        raise InputError(f"data file {str(path)!r} does not exist")
     frame = _read(reader, path)
     _check_names(path, frame)
     columns = [c.strip() for c in sensitive.split(",")] if isinstance(sensitive, str) else list(sensitive)
@@ -179,30 +182,30 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
         similar = "".join(f"; {describe(names)} differ(s) from {name!r} only by surrounding spaces (rename the "
                           "column: names are compared exactly)"
                           for name, names in near_misses(missing, list(frame.columns)).items())
-        raise ValueError(f"column(s) {missing} not in {path.name}; it has {list(frame.columns)}{similar}")
+        raise InputError(f"column(s) {missing} not in {path.name}; it has {list(frame.columns)}{similar}")
     if not columns:
-        raise ValueError("name at least one sensitive column")
+        raise InputError("name at least one sensitive column")
     if holdout is not None:
         if holdout not in frame.columns:
-            raise ValueError(f"holdout column {holdout!r} not in {path.name}; it has {list(frame.columns)}")
+            raise InputError(f"holdout column {holdout!r} not in {path.name}; it has {list(frame.columns)}")
         if holdout == target or holdout in columns:
-            raise ValueError(f"holdout column {holdout!r} is the target or a sensitive column")
+            raise InputError(f"holdout column {holdout!r} is the target or a sensitive column")
     if target in columns:
-        raise ValueError(f"sensitive column {target!r} is the target column; a fairness ratio over the label "
+        raise InputError(f"sensitive column {target!r} is the target column; a fairness ratio over the label "
                          "itself measures nothing")
     repeated = sorted({c for c in columns if columns.count(c) > 1})
     if repeated:
-        raise ValueError(f"sensitive column(s) {repeated} named more than once")
+        raise InputError(f"sensitive column(s) {repeated} named more than once")
     held_out = None if holdout is None else holdout_rows(frame.pop(holdout), holdout)
     y, positive = _binary_target(frame.pop(target), target, positive)
     check_features(frame)
     groups = frame[columns]
     for column in columns:
         if groups[column].isna().any():
-            raise ValueError(f"sensitive column {column!r} of {path.name} {_missing_text(groups[column])}; "
+            raise InputError(f"sensitive column {column!r} of {path.name} {_missing_text(groups[column])}; "
                              "give them a group of their own (e.g. 'unknown') or drop those rows")
         if groups[column].nunique() < 2:
-            raise ValueError(f"sensitive column {column!r} has a single value; fairness needs two groups")
+            raise InputError(f"sensitive column {column!r} has a single value; fairness needs two groups")
     spec = Task.from_string(task, sensitive=columns, positive=positive)
     spec.check_rows(len(frame), f"{path.name}")
     data = _finish(path.stem, frame, y, groups.astype(str), spec, str(path), drop_sensitive)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..errors import InputError
+
 #: The hashing rule's name, stored with a row record so a later rule is never compared with this one.
 HASH_RULE = "fairops-row-v1"
 
@@ -45,10 +47,10 @@ def row_hashes(X: pd.DataFrame, sensitive: pd.DataFrame | None = None) -> np.nda
         groups = pd.DataFrame(sensitive).reset_index(drop=True)
         extra = [c for c in groups.columns if c not in frame.columns]
         if len(groups) != len(frame):
-            raise ValueError(f"sensitive has {len(groups)} rows, X has {len(frame)}")
+            raise InputError(f"sensitive has {len(groups)} rows, X has {len(frame)}")
         frame = pd.concat([frame, groups[extra]], axis=1)
     if frame.shape[1] == 0:
-        raise ValueError("rows without columns have no content to know them by")
+        raise InputError("rows without columns have no content to know them by")
     return pd.util.hash_pandas_object(_canonical(frame), index=False).to_numpy(dtype=np.uint64)
 
 
@@ -67,11 +69,11 @@ def content_holdout(y, sensitive_features, hashes: np.ndarray, *, share: float =
     from .splits import strata
 
     if not 0 < share < 1:
-        raise ValueError(f"share must be in (0, 1), got {share}")
+        raise InputError(f"share must be in (0, 1), got {share}")
     hashes = np.asarray(hashes, dtype=np.uint64)
     cells = strata(y, sensitive_features)
     if len(hashes) != len(cells):
-        raise ValueError(f"{len(hashes)} row hashes for {len(cells)} rows")
+        raise InputError(f"{len(hashes)} row hashes for {len(cells)} rows")
     order = np.lexsort((np.arange(len(cells)), hashes, cells))  # by cell, then hash, then position
     bounds = np.flatnonzero(np.diff(cells[order])) + 1
     held = []

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
 from ..metrics.inputs import as_binary_labels, encode_sensitive
 
 
@@ -47,9 +48,9 @@ def train_validation_test_split(y, sensitive_features, *, validation=0.2, test=0
     """
     for name, share in (("validation", validation), ("test", test)):
         if not 0 <= share < 1:
-            raise ValueError(f"{name} must be a share in [0, 1), got {share}")
+            raise InputError(f"{name} must be a share in [0, 1), got {share}")
     if validation + test >= 1:
-        raise ValueError(f"validation + test must leave rows to train on, got {validation + test}")
+        raise InputError(f"validation + test must leave rows to train on, got {validation + test}")
     parts: dict[str, list] = {"train": [], "validation": [], "test": []}
     for members in _shuffled_members(strata(y, sensitive_features), seed):
         n_test = int(round(test * len(members)))
@@ -74,13 +75,13 @@ def split_around(y, sensitive_features, test_rows, *, validation=0.2, seed=0) ->
     cells = strata(y, sensitive_features)
     test = np.unique(np.asarray(test_rows, dtype=np.int64))
     if len(test) and (test[0] < 0 or test[-1] >= len(cells)):
-        raise ValueError(f"test rows must be row positions in [0, {len(cells)})")
+        raise InputError(f"test rows must be row positions in [0, {len(cells)})")
     rest = np.setdiff1d(np.arange(len(cells)), test)
     if len(rest) == 0:
-        raise ValueError("every row is held out: none is left to train on")
+        raise InputError("every row is held out: none is left to train on")
     share = validation * len(cells) / len(rest)
     if not 0 <= share < 1:
-        raise ValueError(f"validation share {validation} leaves no training rows beside {len(test)} test rows")
+        raise InputError(f"validation share {validation} leaves no training rows beside {len(test)} test rows")
     parts: dict[str, list] = {"train": [], "validation": []}
     for members in _shuffled_members(cells[rest], seed):
         n_validation = int(round(share * len(members)))
@@ -111,7 +112,7 @@ class BudgetSlicer:
     def indices(self, fraction: float) -> np.ndarray:
         """Sorted row indices of the slice for ``fraction`` in (0, 1]."""
         if not 0 < fraction <= 1:
-            raise ValueError(f"fraction must be in (0, 1], got {fraction}")
+            raise InputError(f"fraction must be in (0, 1], got {fraction}")
         chosen = [members[: max(1, int(round(fraction * len(members))))] for members in self._members]
         return np.sort(np.concatenate(chosen))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import optuna
 
+from ..errors import InputError
 from . import _optuna_internals as internals
 from .settings import settings_of
 
@@ -35,4 +36,4 @@ def budget(trial) -> float:
         attrs = internals.storage_of(study).get_trial(internals.trial_id_of(study, trial)).user_attrs
     if "budget" in attrs:
         return float(attrs["budget"])
-    raise ValueError(f"trial {trial.number} has no Fairband budget; use FairbandSampler as the study's sampler")
+    raise InputError(f"trial {trial.number} has no Fairband budget; use FairbandSampler as the study's sampler")

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import FrozenTrial, TrialState
 
+from ..errors import InputError
 from . import _optuna_internals as internals
 
 CONSTRAINTS_ATTR = "constraints"  # the key Optuna's constraints_func results are stored under
@@ -45,7 +46,7 @@ def check_min_fairness(min_fairness) -> float | None:
         return None
     if isinstance(min_fairness, bool) or not isinstance(min_fairness, (int, float)) \
             or not 0 <= min_fairness <= 1:
-        raise ValueError(f"min_fairness must be a float in [0, 1], got {min_fairness!r}")
+        raise InputError(f"min_fairness must be a float in [0, 1], got {min_fairness!r}")
     return float(min_fairness)
 
 
@@ -103,12 +104,12 @@ def feasible_fits(fits: list[FrozenTrial]) -> list[FrozenTrial]:
     ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: no fit is feasible: all 1 fits violate the study's constraints (broken: 'latency'; '0', '1', ...
-    """
+    fairops.errors.InputError: no fit is feasible: all 1 fits violate the study's constraints (broken: 'latency'; '0', '1', ...
+    """  # noqa: E501 - a doctest's expected output is one line
     feasible = [t for t in fits if is_feasible(t)]
     if fits and not feasible:
         broken = sorted({name for t in fits for name, value in t.constraints.items() if value > 0.0})
-        raise ValueError(f"no fit is feasible: all {len(fits)} fits violate the study's constraints (broken: "
+        raise InputError(f"no fit is feasible: all {len(fits)} fits violate the study's constraints (broken: "
                          f"{', '.join(map(repr, broken))}; '0', '1', ... are the 'constraints' list of a "
                          "constraints_func or a fairness floor such as min_fairness, other names come from "
                          "trial.set_constraint)")

@@ -22,6 +22,7 @@ import optuna
 from optuna.pruners import BasePruner
 from optuna.trial import FrozenTrial
 
+from ..errors import InputError
 from . import _optuna_internals as internals, ranking, schedule
 from .pruning_calls import name_the_way
 from .settings import FairbandSettings, agreeing, settings_of
@@ -117,7 +118,7 @@ def _rung_pruner(pruner) -> FairbandPruner:
         return pruner
     if isinstance(pruner, optuna.pruners.NopPruner) or internals.is_optuna_default_pruner(pruner):
         return FairbandPruner()
-    raise ValueError(f"the study's pruner is {type(pruner).__name__}, which RungProgress would not ask (a "
+    raise InputError(f"the study's pruner is {type(pruner).__name__}, which RungProgress would not ask (a "
                      "multi-objective trial cannot report to it): create the study with pruner=FairbandPruner(...) "
                      "or without a pruner")
 
@@ -140,7 +141,7 @@ class RungProgress:
         self._pruner = _rung_pruner(study.pruner)
         self._eta, self._s_max, _, mode = self._pruner.settings(study)
         if mode != "async":
-            raise ValueError("RungProgress is for asynchronous mode; with FairbandSampler() (sync) use "
+            raise InputError("RungProgress is for asynchronous mode; with FairbandSampler() (sync) use "
                              "budget(trial) and one fit per trial")
         slot_of_trial = getattr(study.sampler, "slot_of_trial", None)
         slot = slot_of_trial(trial) if callable(slot_of_trial) else None

@@ -26,6 +26,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
+from ..errors import InputError
+
 AUTO = "auto"
 TIES = ("key", "paper")
 _INSERTION_RUN = 16  # NumPy 1.x sorts runs of up to 16 elements by insertion
@@ -39,12 +41,12 @@ def check_alpha(alpha) -> float | str:
     """
     if isinstance(alpha, str):
         if alpha != AUTO:
-            raise ValueError(f"alpha must be 'auto' or a float in [0, 1], got {alpha!r}")
+            raise InputError(f"alpha must be 'auto' or a float in [0, 1], got {alpha!r}")
         return alpha
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
         raise TypeError(f"alpha must be 'auto' or a float in [0, 1], got {type(alpha).__name__}")
     if not 0.0 <= float(alpha) <= 1.0:
-        raise ValueError(f"alpha must be 'auto' or a float in [0, 1], got {alpha!r}")
+        raise InputError(f"alpha must be 'auto' or a float in [0, 1], got {alpha!r}")
     return float(alpha)
 
 
@@ -190,7 +192,7 @@ def rank(entries: Sequence[tuple[int, float | None, float | None]], alpha, ties:
     [3, 5]
     """
     if ties not in TIES:
-        raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
+        raise InputError(f"ties must be one of {TIES}, got {ties!r}")
     value = resolve_alpha(alpha, [(a, f) for _, a, f in entries])
     scored = [(weighted_score(a, f, value), key) for key, a, f in entries]
     if ties == "paper":
@@ -209,5 +211,5 @@ def top_k(entries: Sequence[tuple[int, float | None, float | None]], k: int, alp
     ([1], [0])
     """
     if not isinstance(k, int) or k < 0:
-        raise ValueError(f"k must be a non-negative integer, got {k!r}")
+        raise InputError(f"k must be a non-negative integer, got {k!r}")
     return rank(entries, alpha, ties)[:k]

@@ -21,6 +21,8 @@ import math
 from dataclasses import dataclass
 from functools import cache
 
+from ..errors import InputError
+
 ETA = 3
 S_MAX = 4
 # The largest bracket starts eta**s_max configurations and an iteration holds about (s_max + 1) times
@@ -37,15 +39,15 @@ def check_iterations(iterations, *, allow_none: bool = False) -> None:
     >>> check_iterations(10**9)
     Traceback (most recent call last):
     ...
-    ValueError: iterations must be at most 10000 (each holds a whole Hyperband schedule), got 1000000000
+    fairops.errors.InputError: iterations must be at most 10000 (each holds a whole Hyperband schedule), got 1000000000
     """
     if iterations is None and allow_none:
         return
     if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise ValueError(f"iterations must be a positive integer{' or None' if allow_none else ''}, "
+        raise InputError(f"iterations must be a positive integer{' or None' if allow_none else ''}, "
                          f"got {iterations!r}")
     if iterations > MAX_ITERATIONS:
-        raise ValueError(f"iterations must be at most {MAX_ITERATIONS} (each holds a whole Hyperband schedule), "
+        raise InputError(f"iterations must be at most {MAX_ITERATIONS} (each holds a whole Hyperband schedule), "
                          f"got {iterations}")
 
 
@@ -55,19 +57,19 @@ def _check(eta: int, s_max: int) -> None:
     >>> _check(3, 30)
     Traceback (most recent call last):
     ...
-    ValueError: s_max must be at most 16 (the largest bracket starts eta**s_max configurations), got 30
+    fairops.errors.InputError: s_max must be at most 16 (the largest bracket starts eta**s_max configurations), got 30
     """
     if not isinstance(eta, int) or isinstance(eta, bool) or eta < 2:
-        raise ValueError(f"eta must be an integer >= 2, got {eta!r}")
+        raise InputError(f"eta must be an integer >= 2, got {eta!r}")
     if not isinstance(s_max, int) or isinstance(s_max, bool) or s_max < 0:
-        raise ValueError(f"s_max must be an integer >= 0, got {s_max!r}")
+        raise InputError(f"s_max must be an integer >= 0, got {s_max!r}")
     if eta > MAX_ETA:
-        raise ValueError(f"eta must be at most {MAX_ETA} (each rung keeps 1/eta of the last), got {eta}")
+        raise InputError(f"eta must be at most {MAX_ETA} (each rung keeps 1/eta of the last), got {eta}")
     if s_max > MAX_S_MAX:
-        raise ValueError(f"s_max must be at most {MAX_S_MAX} (the largest bracket starts eta**s_max "
+        raise InputError(f"s_max must be at most {MAX_S_MAX} (the largest bracket starts eta**s_max "
                          f"configurations), got {s_max}")
     if eta**s_max > MAX_BRACKET:
-        raise ValueError(f"eta**s_max = {eta}**{s_max} = {eta**s_max} configurations in the largest bracket, above "
+        raise InputError(f"eta**s_max = {eta}**{s_max} = {eta**s_max} configurations in the largest bracket, above "
                          f"{MAX_BRACKET:,}: one iteration would not fit in memory; lower s_max or eta")
 
 
@@ -79,7 +81,7 @@ def bracket_start(s: int, eta: int = ETA, s_max: int = S_MAX) -> int:
     """
     _check(eta, s_max)
     if not 0 <= s <= s_max:
-        raise ValueError(f"bracket s must be in [0, {s_max}], got {s!r}")
+        raise InputError(f"bracket s must be in [0, {s_max}], got {s!r}")
     # Exact integer form of ceil((s_max + 1) / (s + 1) * eta**s).
     return -(-((s_max + 1) * eta**s) // (s + 1))
 
@@ -104,7 +106,7 @@ def rung_budget(s: int, i: int, eta: int = ETA, s_max: int = S_MAX) -> float:
     """
     _check(eta, s_max)
     if not 0 <= i <= s:
-        raise ValueError(f"rung i must be in [0, {s}] for bracket {s}, got {i!r}")
+        raise InputError(f"rung i must be in [0, {s}] for bracket {s}, got {i!r}")
     return float(eta) ** (i - s)
 
 
@@ -184,7 +186,7 @@ def slot_of(number: int, eta: int = ETA, s_max: int = S_MAX) -> Slot:
     Slot(iteration=1, bracket=3, rung=0, position=0, configuration=224, budget=0.037037037037037035)
     """
     if not isinstance(number, int) or isinstance(number, bool) or number < 0:
-        raise ValueError(f"number must be a non-negative integer, got {number!r}")
+        raise InputError(f"number must be a non-negative integer, got {number!r}")
     order, _, n_configurations = _layout(eta, s_max)
     iteration, offset = divmod(number, len(order))
     s, i, j = order[offset]
@@ -225,7 +227,7 @@ def async_slot_of(number: int, eta: int = ETA, s_max: int = S_MAX) -> Slot:
     [4, 4, 3, 0, 4]
     """
     if not isinstance(number, int) or isinstance(number, bool) or number < 0:
-        raise ValueError(f"number must be a non-negative integer, got {number!r}")
+        raise InputError(f"number must be a non-negative integer, got {number!r}")
     block, offset = divmod(number, configurations_per_iteration(eta, s_max))
     for s in range(s_max, -1, -1):
         n = bracket_start(s, eta, s_max)

@@ -33,6 +33,7 @@ from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
 
+from ..errors import InputError
 from . import _optuna_internals as internals, ranking
 from .claims import HELD, claim_of
 from .constraints import feasible_fits, is_feasible
@@ -96,7 +97,7 @@ def _in_schedule(trial: FrozenTrial) -> bool:
 def _trials_of(study_or_trials) -> list[FrozenTrial]:
     if hasattr(study_or_trials, "get_trials"):
         if len(study_or_trials.directions) != 2:
-            raise ValueError("study must have two objectives (accuracy, fairness), "
+            raise InputError("study must have two objectives (accuracy, fairness), "
                              f"got {len(study_or_trials.directions)}")
         return study_or_trials.get_trials(deepcopy=False)
     return list(study_or_trials)
@@ -107,7 +108,7 @@ def _study_alpha(study_or_trials):
         settings = internals.study_records(study_or_trials).get(SETTINGS_ATTR)
         if settings is not None:
             return settings["alpha"]
-    raise ValueError("alpha is required: this study was not run by FairbandSampler; pass alpha='auto' "
+    raise InputError("alpha is required: this study was not run by FairbandSampler; pass alpha='auto' "
                      "or a float in [0, 1]")
 
 
@@ -137,7 +138,7 @@ def lower_bounds(trial: FrozenTrial) -> tuple[float, float]:
     try:
         return float(intervals["accuracy"][0]), float(intervals["fairness"][0])
     except (TypeError, KeyError, IndexError, ValueError):
-        raise ValueError(f"rule='robust' ranks confidence intervals, but trial {trial.number} has no user "
+        raise InputError(f"rule='robust' ranks confidence intervals, but trial {trial.number} has no user "
                          f"attribute {INTERVALS_ATTR!r}: an own objective records it with "
                          "fairops.tuning.record_outcome(trial, task, y_val, scores, sensitive) and returns its "
                          "(accuracy, fairness) (FairnessObjective records it itself); or use rule='paper'") from None
@@ -178,24 +179,24 @@ def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = Non
     (0, 2)
     """
     if min_fairness is not None and min_accuracy is not None:
-        raise ValueError("give at most one of min_fairness and min_accuracy")
+        raise InputError("give at most one of min_fairness and min_accuracy")
     if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+        raise InputError(f"rule must be one of {RULES}, got {rule!r}")
     if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
-        raise ValueError(f"candidates must be a positive integer, got {candidates!r}")
+        raise InputError(f"candidates must be a positive integer, got {candidates!r}")
     fits = _fits(_trials_of(study_or_trials))
     if not fits:
-        raise ValueError("no successful fit (COMPLETE trial with finite accuracy and fairness) to select from")
+        raise InputError("no successful fit (COMPLETE trial with finite accuracy and fairness) to select from")
     fits = feasible_fits(fits)
     if min_fairness is not None or min_accuracy is not None:
         which, bound = (1, min_fairness) if min_fairness is not None else (0, min_accuracy)
         if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not 0 <= bound <= 1:
             name = "min_fairness" if which == 1 else "min_accuracy"
-            raise ValueError(f"{name} must be a float in [0, 1], got {bound!r}")
+            raise InputError(f"{name} must be a float in [0, 1], got {bound!r}")
         feasible = [t for t in fits if t.values[which] >= bound]
         if not feasible:
             name = "fairness" if which == 1 else "accuracy"
-            raise ValueError(f"no fit has {name} >= {bound}")
+            raise InputError(f"no fit has {name} >= {bound}")
         target = 1 - which  # maximise the other objective, then the constrained one
         best = min(feasible, key=lambda t: (-t.values[target], -t.values[which], t.number))
         rule = f"max {'accuracy' if target == 0 else 'fairness'} s.t. " \

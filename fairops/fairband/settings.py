@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from optuna.study import StudyDirection
 
+from ..errors import InputError
 from . import _optuna_internals as internals, ranking, schedule
 from .errors import FairbandConfigurationError, FairbandScheduleError
 
@@ -51,7 +52,7 @@ class FairbandSettings:
         schedule.iteration_size(self.eta, self.s_max)  # validates eta and s_max
         object.__setattr__(self, "alpha", ranking.check_alpha(self.alpha))
         if self.mode not in MODES:
-            raise ValueError(f"mode must be 'sync' or 'async', got {self.mode!r}")
+            raise InputError(f"mode must be 'sync' or 'async', got {self.mode!r}")
 
     def as_record(self) -> dict:
         """The settings as stored with the study."""
@@ -97,11 +98,11 @@ def agreeing(settings: FairbandSettings, **wanted) -> FairbandSettings:
     >>> agreeing(FairbandSettings(), alpha=1.0)
     Traceback (most recent call last):
     ...
-    ValueError: FairbandPruner alpha=1.0 differs from the sampler's 'auto'
+    fairops.errors.InputError: FairbandPruner alpha=1.0 differs from the sampler's 'auto'
     """
     for name, value in wanted.items():
         if value is not None and value != getattr(settings, name):
-            raise ValueError(f"FairbandPruner {name}={value!r} differs from the sampler's {getattr(settings, name)!r}")
+            raise InputError(f"FairbandPruner {name}={value!r} differs from the sampler's {getattr(settings, name)!r}")
     return settings
 
 
@@ -138,7 +139,7 @@ def validated_configuration(configuration) -> dict:
     >>> validated_configuration({"seed": 1})
     Traceback (most recent call last):
     ...
-    ValueError: configuration key 'seed' is set by FairbandSampler itself; use another name
+    fairops.errors.InputError: configuration key 'seed' is set by FairbandSampler itself; use another name
     """
     if configuration is None:
         return {}
@@ -148,11 +149,11 @@ def validated_configuration(configuration) -> dict:
         if not isinstance(key, str):
             raise TypeError(f"configuration keys must be strings, got {key!r}")
         if key in RESERVED_KEYS:
-            raise ValueError(f"configuration key {key!r} is set by FairbandSampler itself; use another name")
+            raise InputError(f"configuration key {key!r} is set by FairbandSampler itself; use another name")
     try:
         text = json.dumps(configuration, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"configuration must hold JSON values (finite numbers, text, lists, dicts): {error}") from None
+        raise InputError(f"configuration must hold JSON values (finite numbers, text, lists, dicts): {error}") from None
     return json.loads(text)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from optuna.distributions import BaseDistribution, CategoricalDistribution
 
+from ..errors import InputError
 from . import schedule
 from .settings import validated_configuration
 
@@ -24,7 +25,7 @@ def checked_starts(starts, s_max) -> tuple[dict, ...]:
     if not all(isinstance(start, dict) and all(isinstance(k, str) for k in start) for start in starts):
         raise TypeError("start_configurations must be a list of dicts of parameter values")
     if isinstance(s_max, int) and len(starts) > s_max + 1:
-        raise ValueError(f"start_configurations holds {len(starts)} configurations; bracket 0 has room for "
+        raise InputError(f"start_configurations holds {len(starts)} configurations; bracket 0 has room for "
                          f"s_max + 1 = {s_max + 1}")
     validated_configuration({"starts": list(starts)})  # JSON values only
     return starts
@@ -39,7 +40,7 @@ def start_value(value, name: str, distribution: BaseDistribution):
         inside = (isinstance(value, (int, float))
                   and distribution.low <= value <= distribution.high)  # type: ignore[attr-defined]
     if not inside:
-        raise ValueError(f"start configuration value {name}={value!r} is outside its distribution {distribution}")
+        raise InputError(f"start configuration value {name}={value!r} is outside its distribution {distribution}")
     return value
 
 

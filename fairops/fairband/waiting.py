@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 
+from ..errors import InputError
 from . import _optuna_internals as internals
 from .errors import FairbandWaitTimeout
 
@@ -28,7 +29,7 @@ def positive_seconds(value, name: str) -> float:
     2.0
     """
     if not (isinstance(value, (int, float)) and value > 0):
-        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+        raise InputError(f"{name} must be a positive number of seconds, got {value!r}")
     return float(value)
 
 

@@ -16,6 +16,8 @@ import numpy as np
 
 from fairops.metrics.inputs import encode_sensitive
 
+from ..errors import InputError
+
 # Neighbour distances square and sum the features (in float32 on the fast kernels): beyond this size
 # they overflow, and a fit failed deep inside the search (from about 1e155) or scores came out infinite.
 MAX_ABS_VALUE = 1e15
@@ -27,13 +29,13 @@ def check_finite(X: np.ndarray) -> np.ndarray:
     >>> check_finite(np.array([[0.0, 1.0], [2.0, 1e200]]))
     Traceback (most recent call last):
     ...
-    ValueError: X[1, 1] = 1e+200 is beyond +-1e+15: FairLOF's distances square the features; rescale that column
-    """
+    fairops.errors.InputError: X[1, 1] = 1e+200 is beyond +-1e+15: FairLOF's distances square the features; rescale that column
+    """  # noqa: E501 - a doctest's expected output is one line
     if not np.all(np.isfinite(X)):
-        raise ValueError("X contains NaN or infinite values; impute or drop them before FairLOF")
+        raise InputError("X contains NaN or infinite values; impute or drop them before FairLOF")
     if X.size and np.abs(X).max() > MAX_ABS_VALUE:
         row, column = np.unravel_index(int(np.argmax(np.abs(X))), X.shape)
-        raise ValueError(f"X[{row}, {column}] = {X[row, column]:g} is beyond +-{MAX_ABS_VALUE:g}: FairLOF's distances "
+        raise InputError(f"X[{row}, {column}] = {X[row, column]:g} is beyond +-{MAX_ABS_VALUE:g}: FairLOF's distances "
                          "square the features; rescale that column")
     return X
 
@@ -42,7 +44,7 @@ def finite_scores(scores: np.ndarray) -> np.ndarray:
     """``scores`` or a ValueError naming the first row whose score is not finite."""
     if not np.all(np.isfinite(scores)):
         row = int(np.flatnonzero(~np.isfinite(scores))[0])
-        raise ValueError(f"row {row} scores {scores[row]}: it is too far from the fitted rows (or too close to a "
+        raise InputError(f"row {row} scores {scores[row]}: it is too far from the fitted rows (or too close to a "
                          "duplicated one) for a finite FairLOF score")
     return scores
 
@@ -67,7 +69,7 @@ def encode_fit_groups(sensitive_features, n_rows: int) -> FitGroups:
         counts = np.bincount(codes, minlength=len(labels))
         if counts.min() < 2:
             lonely = labels[int(np.argmin(counts))]
-            raise ValueError(
+            raise InputError(
                 f"sensitive_features column {name!r} has a group of one row (value {lonely!r}); "
                 "group statistics need at least 2 rows per value: merge rare values first"
             )
@@ -91,10 +93,10 @@ def encode_new_groups(sensitive_features, n_rows: int, names, labels) -> np.ndar
     [[1], [0]]
     """
     if sensitive_features is None:
-        raise ValueError("sensitive_features is required to score new rows (their groups set the correction)")
+        raise InputError("sensitive_features is required to score new rows (their groups set the correction)")
     encoded = encode_sensitive(sensitive_features, n_rows, min_values=1)
     if len(encoded.names) != len(names):
-        raise ValueError(
+        raise InputError(
             f"sensitive_features has {len(encoded.names)} column(s), the detector was fitted with "
             f"{len(names)}: {list(names)}"
         )
@@ -102,7 +104,7 @@ def encode_new_groups(sensitive_features, n_rows: int, names, labels) -> np.ndar
     default = all(name.startswith("sensitive_") for name in encoded.names)
     if not default and tuple(encoded.names) != tuple(names):
         if sorted(encoded.names) != sorted(names):
-            raise ValueError(f"sensitive_features columns {list(encoded.names)} differ from the fitted {list(names)}")
+            raise InputError(f"sensitive_features columns {list(encoded.names)} differ from the fitted {list(names)}")
         order = [list(encoded.names).index(name) for name in names]  # same columns, other order
     columns = []
     for position, name, fit_labels in zip(order, names, labels):
@@ -110,7 +112,7 @@ def encode_new_groups(sensitive_features, n_rows: int, names, labels) -> np.ndar
         lookup = {value: code for code, value in enumerate(fit_labels)}
         unseen = [value for value in new_labels if value not in lookup]
         if unseen:
-            raise ValueError(
+            raise InputError(
                 f"sensitive_features column {name!r} holds value(s) {unseen[:5]} unseen at fit time; "
                 f"known values: {list(fit_labels)}"
             )
@@ -129,14 +131,14 @@ def group_weights(c, names) -> np.ndarray:
     if isinstance(c, dict):
         missing = [name for name in names if name not in c]
         if missing or len(c) != n_attributes:
-            raise ValueError(f"c must give one value per sensitive column {list(names)}, got keys {list(c)}")
+            raise InputError(f"c must give one value per sensitive column {list(names)}, got keys {list(c)}")
         values = np.array([c[name] for name in names], dtype=np.float64)
     else:
         values = np.asarray(c, dtype=np.float64)
         if values.ndim == 0:
             values = np.full(n_attributes, float(values))
         if values.shape != (n_attributes,):
-            raise ValueError(f"c must be a scalar or hold {n_attributes} values, got shape {values.shape}")
+            raise InputError(f"c must be a scalar or hold {n_attributes} values, got shape {values.shape}")
     if not np.all(np.isfinite(values)) or np.any(values < 0):
-        raise ValueError(f"c must hold finite non-negative values, got {values.tolist()}")
+        raise InputError(f"c must hold finite non-negative values, got {values.tolist()}")
     return values

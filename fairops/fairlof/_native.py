@@ -15,33 +15,34 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from . import _kernel  # type: ignore[attr-defined]  # a compiled kernel: no source for mypy to read
 
 
 def _float_matrix(values, name: str) -> np.ndarray:
     array = np.ascontiguousarray(values, dtype=np.float64)
     if array.ndim != 2:
-        raise ValueError(f"{name} must be 2-D, got shape {array.shape}")
+        raise InputError(f"{name} must be 2-D, got shape {array.shape}")
     return array
 
 
 def _index_matrix(values, name: str) -> np.ndarray:
     array = np.ascontiguousarray(values, dtype=np.intp)
     if array.ndim != 2:
-        raise ValueError(f"{name} must be 2-D, got shape {array.shape}")
+        raise InputError(f"{name} must be 2-D, got shape {array.shape}")
     return array
 
 
 def _float_vector(values, name: str, length: int | None = None) -> np.ndarray:
     array = np.ascontiguousarray(values, dtype=np.float64)
     if array.ndim != 1 or (length is not None and len(array) != length):
-        raise ValueError(f"{name} must be 1-D with {length} values, got shape {array.shape}")
+        raise InputError(f"{name} must be 1-D with {length} values, got shape {array.shape}")
     return array
 
 
 def _check_indices(neighbors: np.ndarray, n_fit: int) -> None:
     if neighbors.size and (neighbors.min() < 0 or neighbors.max() >= n_fit):
-        raise ValueError(f"neighbors holds indices outside [0, {n_fit})")
+        raise InputError(f"neighbors holds indices outside [0, {n_fit})")
 
 
 def pair_terms(neighbors, query_codes, fit_codes, coefficients) -> np.ndarray:
@@ -51,13 +52,13 @@ def pair_terms(neighbors, query_codes, fit_codes, coefficients) -> np.ndarray:
     fit_codes = _index_matrix(fit_codes, "fit_codes")
     coefficients = _float_matrix(coefficients, "coefficients")
     if query_codes.shape[0] != neighbors.shape[0]:
-        raise ValueError("query_codes and neighbors must have the same number of rows")
+        raise InputError("query_codes and neighbors must have the same number of rows")
     if query_codes.shape[1] != fit_codes.shape[1] or coefficients.shape[0] != fit_codes.shape[1]:
-        raise ValueError("query_codes, fit_codes and coefficients must cover the same attributes")
+        raise InputError("query_codes, fit_codes and coefficients must cover the same attributes")
     _check_indices(neighbors, fit_codes.shape[0])
     for codes, name in ((query_codes, "query_codes"), (fit_codes, "fit_codes")):
         if codes.size and (codes.min() < 0 or codes.max() >= coefficients.shape[1]):
-            raise ValueError(f"{name} holds a code outside [0, {coefficients.shape[1]})")
+            raise InputError(f"{name} holds a code outside [0, {coefficients.shape[1]})")
     return _kernel.pair_terms(neighbors, query_codes, fit_codes, coefficients)
 
 
@@ -74,7 +75,7 @@ def _lrd_inputs(distances, neighbors, neighbor_k_distances, terms):
     terms = _float_matrix(terms, "terms")
     neighbor_k_distances = _float_vector(neighbor_k_distances, "neighbor_k_distances")
     if distances.shape != neighbors.shape or terms.shape != neighbors.shape:
-        raise ValueError("distances, neighbors and terms must have the same shape")
+        raise InputError("distances, neighbors and terms must have the same shape")
     _check_indices(neighbors, len(neighbor_k_distances))
     return distances, neighbors, neighbor_k_distances, terms
 

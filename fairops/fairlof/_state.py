@@ -16,7 +16,7 @@ True
 >>> from_state(FairLOF, {**meta, "offset": 0.5}, arrays)
 Traceback (most recent call last):
 ...
-ValueError: saved offset 0.5 differs from ..., what the saved arrays and parameters give
+fairops.errors.InputError: saved offset 0.5 differs from ..., what the saved arrays and parameters give
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import numbers
 import numpy as np
 
 from .._state_checks import only_names
+from ..errors import InputError
 from ._inputs import group_weights
 from ._state_checks import DERIVED, STATE_ARRAYS, check_arrays, check_same
 
@@ -80,7 +81,7 @@ def _saved_count(value, name: str, n_rows: int) -> int:
     # typeshed's numbers ABCs define no ordering with int
     if (isinstance(value, bool) or not isinstance(value, numbers.Integral)
             or not 1 <= value <= n_rows):  # type: ignore[operator]
-        raise ValueError(f"saved {name} must be an integer in [1, {n_rows}] (the fitted rows), got {value!r}")
+        raise InputError(f"saved {name} must be an integer in [1, {n_rows}] (the fitted rows), got {value!r}")
     return int(value)
 
 
@@ -92,9 +93,9 @@ def _plain_labels(values) -> bool:
 def _new_detector(cls, meta: dict, arrays: dict):
     """The unfitted detector of the saved parameters, which fit the saved rows."""
     if not isinstance(meta, dict) or not isinstance(meta.get("params"), dict) or not isinstance(arrays, dict):
-        raise ValueError("FairLOF state must be a dict of metadata with a 'params' dict, and a dict of arrays")
+        raise InputError("FairLOF state must be a dict of metadata with a 'params' dict, and a dict of arrays")
     if meta.get("state_version") != STATE_VERSION:
-        raise ValueError(
+        raise InputError(
             f"saved FairLOF state has version {meta.get('state_version')!r}; this fairops reads version "
             f"{STATE_VERSION} (the paper's equations). Refit and save the detector again"
         )
@@ -110,7 +111,7 @@ def _set_sensitive_names(det, meta: dict) -> None:
     names, labels = meta.get("sensitive_names"), meta.get("sensitive_labels")
     if not isinstance(names, list) or not all(isinstance(name, str) for name in names) or not isinstance(
             labels, list) or len(labels) != len(names) or not all(_plain_labels(values) for values in labels):
-        raise ValueError("saved sensitive_names must be a list of strings and sensitive_labels one list of "
+        raise InputError("saved sensitive_names must be a list of strings and sensitive_labels one list of "
                          "distinct labels per name")
     det.sensitive_names_ = tuple(names)
     det.sensitive_labels_ = tuple(tuple(values) for values in labels)
@@ -121,7 +122,7 @@ def _set_feature_names(det, feature_names) -> None:
         return
     if not isinstance(feature_names, list) or len(feature_names) != det.n_features_in_ or not all(
             isinstance(name, str) for name in feature_names):
-        raise ValueError(f"saved feature_names_in must hold {det.n_features_in_} strings, got {feature_names!r}")
+        raise InputError(f"saved feature_names_in must hold {det.n_features_in_} strings, got {feature_names!r}")
     det.feature_names_in_ = np.asarray(feature_names, dtype=object)
 
 
@@ -134,7 +135,7 @@ def _check_derived(det, meta: dict, arrays: dict) -> None:
     for key in DERIVED_SCALARS:
         saved, value = meta.get(key), getattr(det, key + "_")
         if isinstance(saved, bool) or not isinstance(saved, numbers.Real) or saved != value:
-            raise ValueError(f"saved {key} {saved!r} differs from {value!r}, what the saved arrays and "
+            raise InputError(f"saved {key} {saved!r} differs from {value!r}, what the saved arrays and "
                              "parameters give")
 
 
@@ -147,7 +148,7 @@ def from_state(cls, meta: dict, arrays: dict):
     det.top_t_ = _saved_count(meta.get("top_t"), "top_t", n_rows)
     det.n_neighbors_ = _saved_count(meta.get("n_neighbors"), "n_neighbors", n_rows)
     if det.n_neighbors_ != det.n_neighbors:
-        raise ValueError(f"saved n_neighbors={det.n_neighbors_} differs from the parameter {det.n_neighbors!r}")
+        raise InputError(f"saved n_neighbors={det.n_neighbors_} differs from the parameter {det.n_neighbors!r}")
     _set_sensitive_names(det, meta)
     checked = check_arrays(arrays, n_neighbors=det.n_neighbors_,
                            n_values=[len(values) for values in det.sensitive_labels_])

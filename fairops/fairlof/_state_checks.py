@@ -19,7 +19,7 @@ lists) is derived from these in O(n k); the detector derives it again as fit doe
 >>> check_arrays(arrays, n_neighbors=3, n_values=[2])
 Traceback (most recent call last):
 ...
-ValueError: neighbors[4, 1] = 30 is outside [0, 30)
+fairops.errors.InputError: neighbors[4, 1] = 30 is outside [0, 30)
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._state_checks import first_false, floats, integers, only_names
+from ..errors import InputError
 
 STATE_ARRAYS = (
     "fit_X",
@@ -60,13 +61,13 @@ def check_same(name: str, saved, derived) -> None:
     """Refuse ``saved`` unless it equals ``derived`` (same shape, values within :data:`DERIVED_RTOL`)."""
     saved, derived = np.asarray(saved), np.asarray(derived)
     if saved.shape != derived.shape:
-        raise ValueError(f"{name} has shape {saved.shape}; the other saved arrays give {derived.shape}")
+        raise InputError(f"{name} has shape {saved.shape}; the other saved arrays give {derived.shape}")
     if saved.dtype.kind not in "biuf":
         raise TypeError(f"{name} has dtype {saved.dtype}; expected numbers")
     bad = first_false(np.isclose(saved, derived, rtol=DERIVED_RTOL, atol=1e-12) | (saved == derived))
     if bad is not None:
         index = ", ".join(str(int(i)) for i in np.unravel_index(bad, saved.shape))
-        raise ValueError(f"{name}[{index}] = {saved.ravel()[bad]} differs from {derived.ravel()[bad]}, the value "
+        raise InputError(f"{name}[{index}] = {saved.ravel()[bad]} differs from {derived.ravel()[bad]}, the value "
                          "the other saved arrays and parameters give")
 
 
@@ -79,19 +80,19 @@ def check_arrays(arrays: dict, *, n_neighbors: int, n_values) -> dict:
     fit_X = floats("fit_X", arrays["fit_X"], shape=(None, None), low=-MAX_ABS_FEATURE, high=MAX_ABS_FEATURE)
     n_rows = fit_X.shape[0]
     if fit_X.shape[1] < 1 or not n_neighbors < n_rows:
-        raise ValueError(f"fit_X has shape {fit_X.shape}; n_neighbors={n_neighbors} needs more rows and a column")
+        raise InputError(f"fit_X has shape {fit_X.shape}; n_neighbors={n_neighbors} needs more rows and a column")
     pairs = (n_rows, n_neighbors)
     neighbors = integers("neighbors", arrays["neighbors"], shape=pairs, low=0, high=n_rows, dtype=np.intp,
                          what="(fitted rows x n_neighbors)")
     bad = first_false(neighbors != np.arange(n_rows)[:, None])
     if bad is not None:
-        raise ValueError(f"neighbors[{bad // n_neighbors}, {bad % n_neighbors}] is the row itself; a fitted row's "
+        raise InputError(f"neighbors[{bad // n_neighbors}, {bad % n_neighbors}] is the row itself; a fitted row's "
                          "neighbours are other rows")
     distances = floats("distances", arrays["distances"], shape=pairs, low=0.0, what="(fitted rows x n_neighbors)")
     bad = first_false(np.diff(distances, axis=1) >= 0)
     if bad is not None:
         row, j = divmod(bad, n_neighbors - 1)
-        raise ValueError(f"distances[{row}, {j + 1}] = {distances[row, j + 1]} is below distances[{row}, {j}]; "
+        raise InputError(f"distances[{row}, {j + 1}] = {distances[row, j + 1]} is below distances[{row}, {j}]; "
                          "a row's neighbours come nearest first")
     k_distances = floats("k_distances", arrays["k_distances"], shape=(n_rows,), what="(one per fitted row)")
     check_same("k_distances", k_distances, distances[:, -1])
@@ -106,6 +107,6 @@ def check_arrays(arrays: dict, *, n_neighbors: int, n_values) -> dict:
         bad = first_false(codes < counts[None, :])
         if bad is not None:
             row, column = divmod(bad, len(counts))
-            raise ValueError(f"codes[{row}, {column}] = {codes[row, column]} is outside the {counts[column]} values "
+            raise InputError(f"codes[{row}, {column}] = {codes[row, column]} is outside the {counts[column]} values "
                              f"of sensitive attribute {column}")
     return {"fit_X": fit_X, "neighbors": neighbors, "distances": distances, "codes": codes}

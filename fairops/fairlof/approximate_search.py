@@ -33,6 +33,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..errors import InputError
 from . import _knn  # type: ignore[attr-defined]  # a compiled kernel: no source for mypy to read
 from .blocked_search import BlockedKNeighbors, effective_threads, without_own
 from .search_params import check_params
@@ -89,7 +90,7 @@ class HNSWKNeighbors(RecheckedSearch):
         n_fit = self._fit_X.shape[0]
         self_search = X is None
         if k < 1 or k > n_fit - self_search:
-            raise ValueError(f"n_neighbors={k} must be in [1, {n_fit - self_search}] for {n_fit} fitted rows")
+            raise InputError(f"n_neighbors={k} must be in [1, {n_fit - self_search}] for {n_fit} fitted rows")
         queries = self._fit_X if self_search else np.ascontiguousarray(X, dtype=np.float64)
         wanted = k + self_search
         parameters = faiss.SearchParametersHNSW()
@@ -124,5 +125,5 @@ def _check_found(found: np.ndarray) -> None:
     """The graph answers -1 where it found fewer than k rows; such a row is refused rather than guessed."""
     missing = np.flatnonzero((found < 0).any(axis=1))
     if missing.size:
-        raise ValueError(f"the approximate search found fewer than {found.shape[1]} neighbours for "
+        raise InputError(f"the approximate search found fewer than {found.shape[1]} neighbours for "
                          f"{missing.size} row(s) (first: {missing[0]}); raise search_params['ef_search']")

@@ -33,6 +33,7 @@ import numpy as np
 from sklearn.neighbors import NearestNeighbors
 from threadpoolctl import threadpool_limits
 
+from ..errors import InputError
 from . import _knn  # type: ignore[attr-defined]  # a compiled kernel: no source for mypy to read
 
 #: Rows per tile: a (TILE x TILE) float32 block of products is 1 MiB, about a core's L2 cache.
@@ -75,7 +76,7 @@ class BlockedKNeighbors:
     def fit(self, X) -> BlockedKNeighbors:
         X = np.ascontiguousarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[0] < 2:
-            raise ValueError(f"X must be 2-D with at least 2 rows, got shape {X.shape}")
+            raise InputError(f"X must be 2-D with at least 2 rows, got shape {X.shape}")
         self._fit_X = X
         self._mean = X.mean(axis=0)
         centred = X - self._mean
@@ -93,7 +94,7 @@ class BlockedKNeighbors:
         n_fit = self._fit_X.shape[0]
         self_search = X is None or isinstance(X, _FittedRows)
         if k < 1 or k > n_fit - self_search:
-            raise ValueError(f"n_neighbors={k} must be in [1, {n_fit - self_search}] for {n_fit} fitted rows")
+            raise InputError(f"n_neighbors={k} must be in [1, {n_fit - self_search}] for {n_fit} fitted rows")
         if X is None:
             queries, own = self._fit_X, np.arange(n_fit, dtype=np.intp)
         elif self_search:
@@ -101,7 +102,7 @@ class BlockedKNeighbors:
         else:
             queries = np.ascontiguousarray(X, dtype=np.float64)
             if queries.ndim != 2 or queries.shape[1] != self._fit_X.shape[1]:
-                raise ValueError(f"X must have shape (n, {self._fit_X.shape[1]}), got {queries.shape}")
+                raise InputError(f"X must have shape (n, {self._fit_X.shape[1]}), got {queries.shape}")
             own = np.full(len(queries), -1, dtype=np.intp)
         distances, indices, proven = self._search(np.float32, queries, own, k, k + self.extra_candidates,
                                                   symmetric=X is None)

@@ -30,6 +30,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._param_checks import Interval, Options, Satisfies, checked_params
+from ..errors import InputError
 from . import _native, _state, neighbor_search
 from ._inputs import check_finite, encode_fit_groups, group_weights, no_groups
 from .corrections import CORRECTIONS, group_statistics
@@ -43,7 +44,7 @@ DEFAULT_FLOOR = 0.01
 
 def _check_unit_interval(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
-        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+        raise InputError(f"{name} must be a number in [0, 1], got {value!r}")
     return float(value)
 
 
@@ -192,9 +193,9 @@ class FairLOF(NoveltyScoring, OutlierMixin, BaseEstimator):
         ``_param_constraints``, against the ``n_rows`` fitted rows, and the neighbour search's against each other."""
         checked_params(self)
         if self.n_neighbors >= n_rows:
-            raise ValueError(f"n_neighbors={self.n_neighbors} must be smaller than the number of rows ({n_rows})")
+            raise InputError(f"n_neighbors={self.n_neighbors} must be smaller than the number of rows ({n_rows})")
         if self.top_t is not None and self.top_t > n_rows:
-            raise ValueError(f"top_t={self.top_t} is larger than the number of rows ({n_rows})")
+            raise InputError(f"top_t={self.top_t} is larger than the number of rows ({n_rows})")
         neighbor_search.check_options(self.algorithm, self.metric, self.search_params)
         strength = self.correction_strength
         return (strength if strength == "auto" else float(strength)), float(self.weight_exponent), \
@@ -338,9 +339,9 @@ class FairLOF(NoveltyScoring, OutlierMixin, BaseEstimator):
         check_is_fitted(self)
         lambdas = [_check_unit_interval(value, "lambdas") for value in np.atleast_1d(lambdas).tolist()]
         if not lambdas:
-            raise ValueError("lambdas must hold at least one value")
+            raise InputError("lambdas must hold at least one value")
         if not self.sensitive_names_:
-            raise ValueError("the detector was fitted without sensitive_features: a lambda path has no groups "
+            raise InputError("the detector was fitted without sensitive_features: a lambda path has no groups "
                              "to measure")
         sensitive = {name: self._codes[:, j] for j, name in enumerate(self.sensitive_names_)}
         rows = []

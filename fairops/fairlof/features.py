@@ -31,6 +31,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._param_checks import Options, Satisfies, checked_params
+from ..errors import InputError
 
 CATEGORICAL = ("drop", "onehot")
 _COLUMN_NAMES = Satisfies(lambda value: isinstance(value, (list, tuple, np.ndarray, pd.Index)),
@@ -81,7 +82,7 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
         checked_params(self)
         missing = [name for name in [*self.sensitive, *self.exclude] if name not in frame.columns]
         if missing:
-            raise ValueError(f"column(s) {missing} are not in the data; it has {list(frame.columns)}")
+            raise InputError(f"column(s) {missing} are not in the data; it has {list(frame.columns)}")
 
     def fit(self, frame, y=None):
         """Learn the columns, categories, means and scales from the raw rows ``frame`` (a DataFrame)."""
@@ -109,7 +110,7 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
         constant = [str(c) for c in scale.index[scale <= 0]]
         encoded = encoded.loc[:, scale > 0]
         if encoded.shape[1] == 0:
-            raise ValueError("no usable feature column: FairLOF needs at least one numeric, non-constant feature "
+            raise InputError("no usable feature column: FairLOF needs at least one numeric, non-constant feature "
                              "(try categorical='onehot')")
         self.feature_names_out_ = [str(c) for c in encoded.columns]
         self.means_ = encoded.mean(axis=0).to_numpy(dtype=np.float64)
@@ -120,29 +121,29 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
     def _encode(self, frame: pd.DataFrame, standardise: bool) -> pd.DataFrame:
         missing = [name for name in [*self.numeric_columns_, *self.categories_] if name not in frame.columns]
         if missing:
-            raise ValueError(f"input lacks the feature column(s) {missing}; the encoder was fitted with "
+            raise InputError(f"input lacks the feature column(s) {missing}; the encoder was fitted with "
                              f"{self.numeric_columns_ + list(self.categories_)}")
         parts = {}
         for name in self.numeric_columns_:
             try:
                 parts[name] = pd.to_numeric(frame[name], errors="raise").astype(np.float64)
             except (TypeError, ValueError):
-                raise ValueError(f"feature column {name!r} must be numeric, got values such as "
+                raise InputError(f"feature column {name!r} must be numeric, got values such as "
                                  f"{frame[name].astype(str).unique()[:3].tolist()}") from None
         for name, values in self.categories_.items():
             text = _as_text(frame[name])
             unseen = sorted(set(text[frame[name].notna()]) - set(values))
             if unseen:
-                raise ValueError(f"feature column {name!r} holds value(s) {unseen[:5]} unseen at fit time; "
+                raise InputError(f"feature column {name!r} holds value(s) {unseen[:5]} unseen at fit time; "
                                  f"known values: {values}")
             for value in values:
                 parts[f"{name}={value}"] = (text == value).astype(np.float64).where(frame[name].notna())
         encoded = pd.DataFrame(parts, index=frame.index)
         holes = {c: int(n) for c, n in encoded.isna().sum().items() if n}
         if holes:
-            raise ValueError(f"feature column(s) with missing values {holes}; impute or drop them first")
+            raise InputError(f"feature column(s) with missing values {holes}; impute or drop them first")
         if not np.isfinite(encoded.to_numpy()).all():
-            raise ValueError("feature columns hold infinite values; clean them first")
+            raise InputError("feature columns hold infinite values; clean them first")
         if not standardise:
             return encoded
         encoded = encoded[self.feature_names_out_]
@@ -164,12 +165,12 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "feature_names_out_")
         missing = [name for name in self.sensitive_columns_ if name not in frame.columns]
         if missing:
-            raise ValueError(f"input lacks the sensitive column(s) {missing}; the model records "
+            raise InputError(f"input lacks the sensitive column(s) {missing}; the model records "
                              f"{self.sensitive_columns_}")
         sensitive = frame[self.sensitive_columns_]
         holes = [name for name in self.sensitive_columns_ if sensitive[name].isna().any()]
         if holes:
-            raise ValueError(f"sensitive column(s) {holes} have missing values")
+            raise InputError(f"sensitive column(s) {holes} have missing values")
         labels = {name: _as_text(sensitive[name]) for name in self.sensitive_columns_}
         return pd.DataFrame(labels).reset_index(drop=True)
 
@@ -194,7 +195,7 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
     def from_dict(cls, document: dict) -> FeatureEncoder:
         """Rebuild a fitted encoder from :meth:`to_dict`'s output; a malformed document raises ValueError."""
         if not isinstance(document, dict) or document.get("format") != FORMAT:
-            raise ValueError(f"not a saved feature encoding (expected format {FORMAT!r})")
+            raise InputError(f"not a saved feature encoding (expected format {FORMAT!r})")
         try:
             encoder = cls(**document["params"])
             encoder.sensitive_columns_ = [str(c) for c in document["params"]["sensitive"]]
@@ -206,11 +207,11 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
             encoder.scales_ = np.asarray(document["scales"], dtype=np.float64)
             encoder.dropped_columns_ = [str(c) for c in document["dropped_columns"]]
         except (KeyError, TypeError) as error:
-            raise ValueError(f"saved feature encoding is incomplete: {error!r}") from None
+            raise InputError(f"saved feature encoding is incomplete: {error!r}") from None
         checked_params(encoder)
         n_features = len(encoder.feature_names_out_)
         if encoder.means_.shape != (n_features,) or encoder.scales_.shape != (n_features,) or not np.all(
             encoder.scales_ > 0
         ):
-            raise ValueError("saved feature encoding has means/scales that do not match its features")
+            raise InputError("saved feature encoding has means/scales that do not match its features")
         return encoder

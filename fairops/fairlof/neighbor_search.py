@@ -12,13 +12,14 @@ top of the LOF ranking: ``fairops.fairlof.approximate_search``).
 >>> check_options("blocked", "manhattan", None)
 Traceback (most recent call last):
 ...
-ValueError: algorithm='blocked' measures Euclidean distances only: use metric='euclidean', got metric='manhattan'
-"""
+fairops.errors.InputError: algorithm='blocked' measures Euclidean distances only: use metric='euclidean', got metric='manhattan'
+"""  # noqa: E501 - a doctest's expected output is one line
 
 from __future__ import annotations
 
 from sklearn.neighbors import NearestNeighbors
 
+from ..errors import InputError
 from .approximate_search import HNSWKNeighbors
 from .blocked_search import BlockedKNeighbors
 from .nndescent_search import NNDescentKNeighbors
@@ -36,12 +37,12 @@ def check_options(algorithm, metric, search_params) -> None:
     """Refuse a metric fairops' searches cannot measure and misplaced search_params (``algorithm`` is one of
     :data:`ALGORITHMS`: FairLOF's parameter table checks that)."""
     if algorithm in FAIROPS_ALGORITHMS and metric != "euclidean":
-        raise ValueError(f"algorithm={algorithm!r} measures Euclidean distances only: use metric='euclidean', "
+        raise InputError(f"algorithm={algorithm!r} measures Euclidean distances only: use metric='euclidean', "
                          f"got metric={metric!r}")
     if algorithm == "approximate":
         check_params(search_params)
     elif search_params is not None:
-        raise ValueError(f"search_params applies to algorithm='approximate' only; got {search_params!r} with "
+        raise InputError(f"search_params applies to algorithm='approximate' only; got {search_params!r} with "
                          f"algorithm={algorithm!r}")
 
 

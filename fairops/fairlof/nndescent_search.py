@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from ..errors import InputError
 from . import _knn, _nndescent  # type: ignore[attr-defined]  # a compiled kernel: no source for mypy to read
 from .blocked_search import BlockedKNeighbors, effective_threads
 from .search_params import check_params
@@ -55,13 +56,13 @@ class _Threads:
 def _checked(X, n_neighbors, n_trees) -> tuple[np.ndarray, int]:
     X = np.ascontiguousarray(X, dtype=np.float32)
     if X.ndim != 2 or not np.isfinite(X).all():
-        raise ValueError(f"X must be 2-D and finite (no NaN or infinity), got shape {X.shape}")
+        raise InputError(f"X must be 2-D and finite (no NaN or infinity), got shape {X.shape}")
     n = X.shape[0]
     K = int(n_neighbors)
     if not 1 <= K < n:
-        raise ValueError(f"n_neighbors={K} must be in [1, {n - 1}] for {n} rows")
+        raise InputError(f"n_neighbors={K} must be in [1, {n - 1}] for {n} rows")
     if n_trees < 2:
-        raise ValueError(f"n_trees must be at least 2, got {n_trees}: the rows of one tree's leaves share "
+        raise InputError(f"n_trees must be at least 2, got {n_trees}: the rows of one tree's leaves share "
                          "no neighbour with other leaves, so the rounds could never join them")
     return X, K
 
@@ -171,7 +172,7 @@ class NNDescentKNeighbors(RecheckedSearch):
             return self._exact.kneighbors(X, n_neighbors=k)
         n_fit = self._fit_X.shape[0]
         if k < 1 or k > n_fit - 1:
-            raise ValueError(f"n_neighbors={k} must be in [1, {n_fit - 1}] for {n_fit} fitted rows")
+            raise InputError(f"n_neighbors={k} must be in [1, {n_fit - 1}] for {n_fit} fitted rows")
         settings = self._settings
         width = min(n_fit - 1, max(k, settings["graph_neighbors"]))
         found, _ = nndescent_graph(self._fit_X, width, n_jobs=self.n_jobs, n_trees=settings["n_trees"],

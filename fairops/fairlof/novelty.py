@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..errors import InputError
 from . import _native
 from ._inputs import check_finite, encode_new_groups, finite_scores, no_groups
 
@@ -73,7 +74,7 @@ class NoveltyScoring:
         if self.sensitive_names_:
             codes = encode_new_groups(sensitive_features, X.shape[0], self.sensitive_names_, self.sensitive_labels_)
         elif sensitive_features is not None:
-            raise ValueError("sensitive_features given, but the detector was fitted without sensitive_features")
+            raise InputError("sensitive_features given, but the detector was fitted without sensitive_features")
         else:
             codes = no_groups(X.shape[0]).codes
         distances, neighbors = self._searcher().kneighbors(X, n_neighbors=self.n_neighbors_)

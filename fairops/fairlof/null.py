@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ..errors import InputError
 from . import _native
 from .corrections import CORRECTIONS, group_statistics
 from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, path_metrics
@@ -31,9 +32,9 @@ def permuted_label_paths(detector, n_permutations: int = 5, random_state=0, lamb
     """One lambda path (as ``FairLOF.path`` returns it) per permutation of the sensitive labels."""
     check_is_fitted(detector)
     if not detector.sensitive_names_:
-        raise ValueError("the detector was fitted without sensitive_features: there are no labels to permute")
+        raise InputError("the detector was fitted without sensitive_features: there are no labels to permute")
     if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) or n_permutations < 1:
-        raise ValueError(f"n_permutations must be a positive integer, got {n_permutations!r}")
+        raise InputError(f"n_permutations must be a positive integer, got {n_permutations!r}")
     lambdas = [float(value) for value in np.atleast_1d(lambdas)]
     codes, hood = detector._codes, detector._hood
     _, weight_exponent, share_exponent = detector._check_params(len(codes))

@@ -13,6 +13,8 @@ import numpy as np
 
 from fairops.metrics.inputs import as_scores, encode_sensitive
 
+from ..errors import InputError
+
 
 def group_quotas(counts: np.ndarray, t: int) -> np.ndarray:
     """t split over the groups in proportion to ``counts`` (largest remainders, ties to the larger group).
@@ -39,7 +41,7 @@ def quota_outliers(scores, sensitive_feature, top_t: int) -> np.ndarray:
     scores = as_scores(scores, "scores")
     encoded = encode_sensitive(sensitive_feature, len(scores), min_values=1)
     if len(encoded.codes) != 1:
-        raise ValueError(f"the quota baseline takes one sensitive column, got {len(encoded.codes)}")
+        raise InputError(f"the quota baseline takes one sensitive column, got {len(encoded.codes)}")
     _check_top_t(top_t, len(scores))
     codes = encoded.codes[0]
     quotas = group_quotas(np.bincount(codes, minlength=len(encoded.labels[0])), int(top_t))
@@ -66,12 +68,12 @@ def partial_quota_outliers(scores, sensitive_feature, top_t: int, strength: floa
     """
     scores = as_scores(scores, "scores")
     if not 0.0 <= float(strength) <= 1.0:
-        raise ValueError(f"strength must be in [0, 1], got {strength!r}")
+        raise InputError(f"strength must be in [0, 1], got {strength!r}")
     if float(strength) == 1.0:
         return quota_outliers(scores, sensitive_feature, top_t)
     encoded = encode_sensitive(sensitive_feature, len(scores), min_values=1)
     if len(encoded.codes) != 1:
-        raise ValueError(f"the quota baseline takes one sensitive column, got {len(encoded.codes)}")
+        raise InputError(f"the quota baseline takes one sensitive column, got {len(encoded.codes)}")
     _check_top_t(top_t, len(scores))
     codes = encoded.codes[0]
     n_groups = len(encoded.labels[0])
@@ -87,7 +89,7 @@ def partial_quota_outliers(scores, sensitive_feature, top_t: int, strength: floa
 
 def _check_top_t(top_t, n_rows: int) -> None:
     if isinstance(top_t, bool) or not isinstance(top_t, (int, np.integer)) or not 1 <= top_t <= n_rows:
-        raise ValueError(f"top_t must be an integer in [1, {n_rows}], got {top_t!r}")
+        raise InputError(f"top_t must be an integer in [1, {n_rows}], got {top_t!r}")
 
 
 def _top(scores: np.ndarray, t: int) -> np.ndarray:

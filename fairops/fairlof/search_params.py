@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from .._param_checks import Interval, Options, check_params as check_table
+from ..errors import InputError
 
 #: The graphs ``search_params["graph"]`` chooses from, each with its settings and their defaults.
 GRAPH_PARAMS = {
@@ -38,7 +39,7 @@ def check_params(params) -> dict:
     defaults = GRAPH_PARAMS[graph]
     unknown = sorted(set(params) - set(defaults) - {"graph"}, key=str)
     if unknown:
-        raise ValueError(f"search_params has unknown key(s) {unknown} for graph {graph!r}; it takes "
+        raise InputError(f"search_params has unknown key(s) {unknown} for graph {graph!r}; it takes "
                          f"{sorted(defaults)} (and 'graph')")
     merged = {**defaults, **{name: value for name, value in params.items() if name != "graph"}}
     check_table({f"search_params[{name!r}]": value for name, value in merged.items()},

@@ -6,6 +6,7 @@ import csv
 from pathlib import Path
 
 from ..datasets import LOADERS
+from ..errors import InputError
 from .options import DEFAULT_PROJECT_DIR, FAMILIES_HELP, add_decision_options, decision_words
 from .progress import NO_PROGRESS_HELP
 
@@ -69,11 +70,11 @@ def _run(args) -> int:
     from .progress import FitProgress
 
     if args.seeds < 1:
-        raise ValueError(f"--seeds must be at least 1, got {args.seeds}")
+        raise InputError(f"--seeds must be at least 1, got {args.seeds}")
     methods = [m.strip() for m in args.methods.split(",")]
     unknown = [m for m in methods if m not in METHOD_NAMES]
     if unknown:
-        raise ValueError(f"unknown method(s) {unknown}; choose from {sorted(METHOD_NAMES)}")
+        raise InputError(f"unknown method(s) {unknown}; choose from {sorted(METHOD_NAMES)}")
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     data = load_dataset(args.dataset)

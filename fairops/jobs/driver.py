@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import InputError
 from ..tracking.ui_links import DEFAULT_UI_PORT
 from .running import (
     HEARTBEAT_SECONDS,
@@ -120,7 +121,7 @@ def open_study(plan: Plan, sampler, pruner=None, on_stale=None):
     except ValueError:
         raise
     except Exception as error:  # noqa: BLE001 - an unreachable server, a locked file
-        raise ValueError(f"cannot open the Optuna storage {plan.storage!r}: {str(error).splitlines()[0]}") from None
+        raise InputError(f"cannot open the Optuna storage {plan.storage!r}: {str(error).splitlines()[0]}") from None
     if isinstance(sampler, FairbandSampler):
         sampler.check_configuration(study)
     with warnings.catch_warnings():

@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+from ..errors import InputError
+
 DEFAULT_PORT = 13000
 
 
@@ -23,13 +25,13 @@ def serve(storage_url: str, host: str = "0.0.0.0", port: int = DEFAULT_PORT, thr
 
     out = out or sys.stdout
     if storage_url.startswith("grpc://") or storage_url.endswith((".log", ".journal")):
-        raise ValueError(f"--storage must be a database URL (the proxy serves RDB storages only), got {storage_url!r}")
+        raise InputError(f"--storage must be a database URL (the proxy serves RDB storages only), got {storage_url!r}")
     if threads < 1:
-        raise ValueError(f"--threads must be at least 1, got {threads}")
+        raise InputError(f"--threads must be at least 1, got {threads}")
     try:
         storage = optuna.storages.get_storage(storage_url)
     except Exception as error:  # unreachable server, bad URL, missing driver
-        raise ValueError(f"cannot open the Optuna storage {storage_url!r}: {error}") from error
+        raise InputError(f"cannot open the Optuna storage {storage_url!r}: {error}") from error
     print(f"gRPC storage proxy for {storage_url.split('@')[-1]} on {host}:{port} "
           f"({threads} threads); workers use --storage grpc://<host>:{port}", file=out, flush=True)
     with warnings.catch_warnings():

@@ -28,6 +28,7 @@ from optuna.exceptions import UpdateFinishedTrialError
 from optuna.storages import GrpcStorageProxy
 from optuna.trial import TrialState
 
+from ..errors import InputError
 from ._optuna_heartbeat import BaseHeartbeat, trial_id
 
 SCHEME = "grpc"
@@ -42,19 +43,19 @@ def parse_grpc_url(url: str) -> tuple[str, int]:
     >>> parse_grpc_url("grpc://proxy")
     Traceback (most recent call last):
     ...
-    ValueError: storage must look like grpc://host:port, got 'grpc://proxy' (no port)
+    fairops.errors.InputError: storage must look like grpc://host:port, got 'grpc://proxy' (no port)
     """
     parts = urlsplit(url)
     if parts.scheme != SCHEME or not parts.hostname:
-        raise ValueError(f"storage must look like grpc://host:port, got {url!r}")
+        raise InputError(f"storage must look like grpc://host:port, got {url!r}")
     try:
         port = parts.port
     except ValueError:
         port = None
     if port is None:
-        raise ValueError(f"storage must look like grpc://host:port, got {url!r} (no port)")
+        raise InputError(f"storage must look like grpc://host:port, got {url!r} (no port)")
     if parts.path not in ("", "/") or parts.query or parts.username:
-        raise ValueError(f"storage must look like grpc://host:port with nothing else, got {url!r}")
+        raise InputError(f"storage must look like grpc://host:port with nothing else, got {url!r}")
     return parts.hostname, port
 
 
@@ -69,10 +70,10 @@ class HeartbeatGrpcStorage(GrpcStorageProxy, BaseHeartbeat):
     def __init__(self, *, host: str = "localhost", port: int = 13000, heartbeat_interval: int = 10,
                  grace_period: int | None = None, heartbeat_stale_trial_callback=None) -> None:
         if heartbeat_interval <= 0:
-            raise ValueError(f"heartbeat_interval must be positive, got {heartbeat_interval!r}")
+            raise InputError(f"heartbeat_interval must be positive, got {heartbeat_interval!r}")
         grace_period = 2 * heartbeat_interval if grace_period is None else grace_period
         if grace_period <= heartbeat_interval:
-            raise ValueError(f"grace_period must exceed heartbeat_interval ({heartbeat_interval}), "
+            raise InputError(f"grace_period must exceed heartbeat_interval ({heartbeat_interval}), "
                              f"got {grace_period!r}")
         super().__init__(host=host, port=port)
         self.heartbeat_interval = heartbeat_interval
@@ -147,6 +148,6 @@ def open_grpc_storage(url: str, heartbeat: float, on_stale=None, timeout: float 
         storage.wait_server_ready(timeout=timeout)
     except ConnectionError as error:
         storage.close()
-        raise ValueError(f"no gRPC storage proxy answers at {host}:{port} after {timeout:g} s "
+        raise InputError(f"no gRPC storage proxy answers at {host}:{port} after {timeout:g} s "
                          "(start one with `fairops grpc-proxy --storage <database URL> --port N`)") from error
     return storage

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..datasets import LOADERS
+from ..errors import InputError
 from ..metrics.windows import ALERT_LEVEL
 from .options import refuse_options
 
@@ -39,18 +40,21 @@ def read_chunks(path, chunk_rows: int = CHUNK_ROWS, columns=None):
 
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"data file {str(path)!r} does not exist")
+        raise InputError(f"data file {str(path)!r} does not exist")
     suffix = path.suffix.lower()
-    if suffix == ".csv":
-        with pd.read_csv(path, chunksize=chunk_rows, usecols=columns) as reader:
-            yield from reader
-    elif suffix == ".parquet":
-        import pyarrow.parquet as pq
+    if suffix not in (".csv", ".parquet"):
+        raise InputError(f"data file {str(path)!r} must end in .csv or .parquet")
+    try:
+        if suffix == ".csv":
+            with pd.read_csv(path, chunksize=chunk_rows, usecols=columns) as reader:
+                yield from reader
+        else:
+            import pyarrow.parquet as pq
 
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows, columns=columns):
-            yield batch.to_pandas()
-    else:
-        raise ValueError(f"data file {str(path)!r} must end in .csv or .parquet")
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows, columns=columns):
+                yield batch.to_pandas()
+    except (ValueError, OSError) as error:  # a malformed CSV, a damaged Parquet file, a column it lacks
+        raise InputError(f"data file {str(path)!r} cannot be read: {error}") from None
 
 
 def windows_of(chunks, size: int):
@@ -86,12 +90,12 @@ def binary_labels(column, positive=None) -> np.ndarray:
 
     values = pd.Series(column)
     if values.isna().any():
-        raise ValueError(f"the label column has {int(values.isna().sum())} missing value(s)")
+        raise InputError(f"the label column has {int(values.isna().sum())} missing value(s)")
     if positive is not None:
         return (values.astype(str) == str(positive)).to_numpy(np.int8)
     if not set(pd.unique(values).tolist()) <= {0, 1}:
         shown = sorted(map(str, pd.unique(values)))[:4]
-        raise ValueError(f"the label column holds {shown}, not 0/1: give --positive VALUE (the class that is 1)")
+        raise InputError(f"the label column holds {shown}, not 0/1: give --positive VALUE (the class that is 1)")
     return values.astype(np.int8).to_numpy()
 
 
@@ -116,7 +120,7 @@ def file_windows(path, size, target, sensitive, *, time_column=None, positive=No
     for frame in windows_of(chunks, size):
         missing = [c for c in [target, *sensitive] if c not in frame.columns]
         if missing:
-            raise ValueError(f"column(s) {missing} not in {Path(path).name}; it has {list(frame.columns)}")
+            raise InputError(f"column(s) {missing} not in {Path(path).name}; it has {list(frame.columns)}")
         yield frame.drop(columns=[target]), binary_labels(frame[target], positive), frame[sensitive].astype(str)
 
 
@@ -136,16 +140,16 @@ def _run(args) -> int:
     from .running import quiet_libraries
 
     if args.window < 2:
-        raise ValueError(f"--window must be at least 2 rows, got {args.window}")
+        raise InputError(f"--window must be at least 2 rows, got {args.window}")
     if (args.data is None) == (args.dataset is None):
-        raise ValueError("give either --data FILE (with --target and --sensitive) or --dataset NAME")
+        raise InputError("give either --data FILE (with --target and --sensitive) or --dataset NAME")
     if args.dataset is not None:
         refuse_options(args, ["--target", "--sensitive", "--time-column", "--positive"],
                        "to a bundled --dataset, which brings its own label and sensitive columns")
         windows = dataset_windows(args.dataset, args.window)
     else:
         if not args.target or not args.sensitive:
-            raise ValueError("--data needs --target COLUMN and --sensitive COLUMN[,COLUMN...]")
+            raise InputError("--data needs --target COLUMN and --sensitive COLUMN[,COLUMN...]")
         columns = [c.strip() for c in args.sensitive.split(",")]
         windows = file_windows(args.data, args.window, args.target, columns, time_column=args.time_column,
                                positive=args.positive)

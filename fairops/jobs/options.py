@@ -8,12 +8,14 @@ a job names the options that make no sense in the mode it runs in.
 >>> refuse_options(args, ["--neighbors", "--lambda"], "with --tune (Fairband searches them)")
 Traceback (most recent call last):
 ...
-ValueError: --neighbors does not apply with --tune (Fairband searches them)
+fairops.errors.InputError: --neighbors does not apply with --tune (Fairband searches them)
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+
+from ..errors import InputError
 
 
 def options_in(argv: Sequence[str]) -> frozenset[str]:
@@ -30,7 +32,7 @@ def refuse_options(args, options: Iterable[str], why: str) -> None:
     given = [option for option in options if option in getattr(args, "given", frozenset())]
     if given:
         verb = "does" if len(given) == 1 else "do"
-        raise ValueError(f"{', '.join(given)} {verb} not apply {why}")
+        raise InputError(f"{', '.join(given)} {verb} not apply {why}")
 
 
 #: Where every command keeps its stores unless told otherwise.

@@ -7,6 +7,8 @@ import threading
 import time
 from typing import Any
 
+from ..errors import InputError
+
 #: The ``--no-progress`` help of the commands that tune.
 NO_PROGRESS_HELP = "no progress reports (a bar on a terminal, a line per rung and per 10%% of fits elsewhere)"
 
@@ -61,7 +63,7 @@ class FitProgress:
 
     def __init__(self, total: int, alpha, *, stream=None, label: str = "", enabled: bool = True) -> None:
         if not isinstance(total, int) or total < 1:
-            raise ValueError(f"total must be a positive integer, got {total!r}")
+            raise InputError(f"total must be a positive integer, got {total!r}")
         self.total = total
         self.alpha = alpha
         self.stream = stream if stream is not None else sys.stdout

@@ -18,6 +18,7 @@ import textwrap
 from pathlib import Path
 
 from ..datasets import LOADERS
+from ..errors import InputError
 from ..metrics.classification import FOUR_FIFTHS
 from ..tracking.stores import mlflow_file_in
 from .options import refuse_options
@@ -50,7 +51,7 @@ def tracking_uri_of(project_dir: str, tracking_uri: str | None) -> str:
         return tracking_uri
     path = mlflow_file_in(Path(project_dir).resolve())
     if not path.is_file():
-        raise ValueError(f"no MLflow store at {path}: give the --project-dir of a fairops tune run, or --tracking-uri")
+        raise InputError(f"no MLflow store at {path}: give the --project-dir of a fairops tune run, or --tracking-uri")
     return f"sqlite:///{path}"
 
 
@@ -65,7 +66,7 @@ def _run(args) -> int:
                        "to a bundled --dataset, which brings its own label, sensitive columns and task")
         args.dataset = args.dataset or "adult"
     if args.data is not None and (not args.target or not args.sensitive):
-        raise ValueError("--data needs --target COLUMN and --sensitive COLUMN[,COLUMN...]")
+        raise InputError("--data needs --target COLUMN and --sensitive COLUMN[,COLUMN...]")
     quiet_libraries()
     uri = tracking_uri_of(args.project_dir, args.tracking_uri)
     X, y, sensitive, task = gate_rows(args.dataset, args.data, args.target, args.sensitive, args.task, args.seed,

@@ -20,6 +20,7 @@ import re
 import numpy as np
 
 from .._asgi import BodyTooLarge, answer_json, header, read_body, replay
+from ..errors import InputError
 from .request_shapes import shape_problem
 
 DEFAULT_MAX_DEPTH = 32
@@ -74,7 +75,7 @@ class RequestGuard:
                  paths=GUARDED_PATHS):
         for name, value in (("max_depth", max_depth), ("max_bytes", max_bytes)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+                raise InputError(f"{name} must be a positive integer, got {value!r}")
         self.app, self.max_depth, self.max_bytes, self.paths = app, max_depth, max_bytes, tuple(paths)
 
     async def __call__(self, scope, receive, send):

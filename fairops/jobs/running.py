@@ -16,6 +16,8 @@ import sys
 import threading
 import time
 
+from ..errors import InputError
+
 OVERFLOW_ATTR = "fairops:beyond_budget"
 HEARTBEAT_SECONDS = 10
 #: MLflow's public switch of its artifact upload/download progress bar (``mlflow.environment_variables``).
@@ -52,7 +54,7 @@ def open_storage(url: str, heartbeat: float = HEARTBEAT_SECONDS, on_stale=None):
                                               grace_period=max(2, round(3 * heartbeat)),
                                               heartbeat_stale_trial_callback=on_stale)
     except Exception as error:  # unreachable server, bad URL, missing driver
-        raise ValueError(f"cannot open the Optuna storage {url!r}: {error}") from error
+        raise InputError(f"cannot open the Optuna storage {url!r}: {error}") from error
 
 
 class StaleTrialCallbacks:

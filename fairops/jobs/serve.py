@@ -21,6 +21,7 @@ import socket
 import tempfile
 from pathlib import Path
 
+from ..errors import InputError
 from .promote import model_parser, tracking_uri_of
 from .request_guard import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, RequestGuard
 
@@ -44,7 +45,7 @@ def model_uri_of(model: str) -> str:
         return str(Path(model).resolve())
     match = _NAME.match(model)
     if match is None:
-        raise ValueError(f"MODEL {model!r} is neither a registered model name (NAME, NAME@ALIAS, NAME/VERSION), "
+        raise InputError(f"MODEL {model!r} is neither a registered model name (NAME, NAME@ALIAS, NAME/VERSION), "
                          "a model URI, nor a folder holding an MLmodel file")
     if match["version"]:
         return f"models:/{match['name']}/{match['version']}"
@@ -66,7 +67,7 @@ def local_model(model_uri: str, tracking_uri: str | None, folder: str) -> str:
     try:
         return mlflow.artifacts.download_artifacts(artifact_uri=model_uri, dst_path=folder)
     except MlflowException as error:
-        raise ValueError(f"cannot fetch {model_uri}: {error.message.splitlines()[0]}") from None
+        raise InputError(f"cannot fetch {model_uri}: {error.message.splitlines()[0]}") from None
 
 
 def guarded_app(model_path: str, max_depth: int = DEFAULT_MAX_DEPTH, max_bytes: int = DEFAULT_MAX_BYTES):
@@ -83,7 +84,7 @@ def guarded_app(model_path: str, max_depth: int = DEFAULT_MAX_DEPTH, max_bytes: 
     try:
         model = loader.load_model(model_path)
     except MlflowException as error:
-        raise ValueError(f"cannot load the model at {model_path}: {error.message.splitlines()[0]}") from None
+        raise InputError(f"cannot load the model at {model_path}: {error.message.splitlines()[0]}") from None
     return RequestGuard(scoring_app(model), max_depth=max_depth, max_bytes=max_bytes)
 
 
@@ -95,21 +96,21 @@ def worker_app():
 
 def check_port(host: str, port: int) -> None:
     if not 1 <= port <= 65535:
-        raise ValueError(f"--port must be in [1, 65535], got {port}")
+        raise InputError(f"--port must be in [1, 65535], got {port}")
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
         try:
             probe.bind((host, port))
         except OSError as error:
-            raise ValueError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+            raise InputError(f"cannot listen on {host}:{port}: {error.strerror}") from None
 
 
 def _limits(args) -> tuple[int, int]:
     if args.max_json_depth < 1:
-        raise ValueError(f"--max-json-depth must be at least 1, got {args.max_json_depth}")
+        raise InputError(f"--max-json-depth must be at least 1, got {args.max_json_depth}")
     if not args.max_request_mb > 0:
-        raise ValueError(f"--max-request-mb must be positive, got {args.max_request_mb}")
+        raise InputError(f"--max-request-mb must be positive, got {args.max_request_mb}")
     if args.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+        raise InputError(f"--workers must be at least 1, got {args.workers}")
     return args.max_json_depth, int(args.max_request_mb * 2**20)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ._ranks import average_ranks
 from .inputs import as_binary_labels, as_scores, check_same_length, encode_sensitive
 
@@ -32,7 +33,7 @@ def auc_y(y_true, y_score) -> float:
     n = check_same_length(y_true=y_true, y_score=y_score)
     n_pos = int(y_true.sum())
     if n_pos in (0, n):
-        raise ValueError("auc_y is undefined: y_true holds a single class")
+        raise InputError("auc_y is undefined: y_true holds a single class")
     rank_sum = float(_ranks(y_score)[y_true == 1].sum())
     return float(_auc_from_rank_sums(np.array([rank_sum]), np.array([n_pos]), n)[0])
 
@@ -71,6 +72,6 @@ def auc_s(y_score, sensitive_features, *, aggregate="max") -> float:
     0.75
     """
     if aggregate not in ("max", "mean"):
-        raise ValueError(f"aggregate must be 'max' or 'mean', got {aggregate!r}")
+        raise InputError(f"aggregate must be 'max' or 'mean', got {aggregate!r}")
     values = np.fromiter(group_aucs(y_score, sensitive_features).values(), dtype=np.float64)
     return float(values.max() if aggregate == "max" else values.mean())

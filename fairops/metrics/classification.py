@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
 from .inputs import EncodedGroups, as_binary_labels, check_same_length, encode_sensitive
 
 RATES = ("tpr", "fpr", "ppr")
@@ -41,7 +42,7 @@ def recall(y_true, y_pred) -> float:
     y_true, y_pred = _labels_and_predictions(y_true, y_pred)
     positives = int(y_true.sum())
     if positives == 0:
-        raise ValueError("recall is undefined: y_true has no positive rows")
+        raise InputError("recall is undefined: y_true has no positive rows")
     return float((y_true & y_pred).sum() / positives)
 
 
@@ -79,7 +80,7 @@ class GroupRates:
 
     def rate(self, name: str) -> np.ndarray:
         if name not in RATES:
-            raise ValueError(f"rate must be one of {RATES}, got {name!r}")
+            raise InputError(f"rate must be one of {RATES}, got {name!r}")
         return getattr(self, name)
 
     def defined(self, name: str) -> GroupRates:
@@ -159,13 +160,13 @@ def _ratio(rates: GroupRates, rate: str) -> float:
     undefined = [group for group, value in zip(rates.groups, values) if np.isnan(value)]
     if undefined:
         missing = {"tpr": "positive rows", "fpr": "negative rows", "ppr": "rows"}[rate]
-        raise ValueError(
+        raise InputError(
             f"{rate} is undefined for group(s) {undefined} of {rates.attribute!r}: "
             f"they have no {missing}"
         )
     if len(values) < 2:
         held = f"a single group {list(rates.groups)}" if len(values) else "no groups"
-        raise ValueError(f"sensitive attribute {rates.attribute!r} has {held}; a ratio needs at least two")
+        raise InputError(f"sensitive attribute {rates.attribute!r} has {held}; a ratio needs at least two")
     highest = values.max()
     # All groups at rate 0 are treated equally: the ratio is 1.
     return float(values.min() / highest) if highest > 0 else 1.0
@@ -185,7 +186,7 @@ def fairness_ratio(y_true, y_pred, sensitive_features, *, rate="tpr", intersecti
     0.5
     """
     if rate not in RATES:
-        raise ValueError(f"rate must be one of {RATES}, got {rate!r}")
+        raise InputError(f"rate must be one of {RATES}, got {rate!r}")
     return ratio_of(group_rates(y_true, y_pred, sensitive_features, intersectional=intersectional), rate)
 
 
@@ -196,10 +197,10 @@ def ratio_of(rates, rate="tpr") -> float:
     0.5
     """
     if rate not in RATES:
-        raise ValueError(f"rate must be one of {RATES}, got {rate!r}")
+        raise InputError(f"rate must be one of {RATES}, got {rate!r}")
     if isinstance(rates, GroupRates):
         return _ratio(rates, rate)
     rates = list(rates) if isinstance(rates, (list, tuple)) else [rates]
     if not rates or not all(isinstance(per_column, GroupRates) for per_column in rates):
-        raise ValueError(f"rates must be a GroupRates or a non-empty list of them (one per attribute), got {rates!r}")
+        raise InputError(f"rates must be a GroupRates or a non-empty list of them (one per attribute), got {rates!r}")
     return min(_ratio(per_column, rate) for per_column in rates)

@@ -26,8 +26,8 @@ OperatingPoint(threshold=0.5, tie_share=1.0)
 >>> rule.apply([0.95], {"sex": ["x"]})
 Traceback (most recent call last):
 ...
-ValueError: sensitive group sex='x' (row 0) had no rows when the thresholds were set (known: sex='f', sex='m')
-"""
+fairops.errors.InputError: sensitive group sex='x' (row 0) had no rows when the thresholds were set (known: sex='f', sex='m')
+"""  # noqa: E501 - a doctest's expected output is one line
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
 from .inputs import _column_values, as_scores, encode_sensitive
 from .thresholds import OperatingPoint, binarize, given_target, operating_point
 
@@ -48,7 +49,7 @@ def check_decision(decision: str) -> str:
     'per-group'
     """
     if decision not in DECISIONS:
-        raise ValueError(f"decision must be one of {DECISIONS}, got {decision!r}")
+        raise InputError(f"decision must be one of {DECISIONS}, got {decision!r}")
     return decision
 
 
@@ -77,10 +78,10 @@ def check_per_group_target(target: str) -> str:
     >>> check_per_group_target("threshold")
     Traceback (most recent call last):
     ...
-    ValueError: per-group decisions need a target each group meets (tpr, fpr or top_k), not a fixed threshold
-    """
+    fairops.errors.InputError: per-group decisions need a target each group meets (tpr, fpr or top_k), not a fixed threshold
+    """  # noqa: E501 - a doctest's expected output is one line
     if target == "threshold":
-        raise ValueError("per-group decisions need a target each group meets (tpr, fpr or top_k), not a fixed "
+        raise InputError("per-group decisions need a target each group meets (tpr, fpr or top_k), not a fixed "
                          "threshold")
     return target
 
@@ -91,7 +92,7 @@ def _targets(name: str, value, codes: np.ndarray, n_groups: int) -> list[dict]:
         return [{name: value}] * n_groups
     sizes = np.bincount(codes, minlength=n_groups)
     if not value <= sizes.sum():
-        raise ValueError(f"top_k must be an integer in [0, {sizes.sum()}], got {value!r}")
+        raise InputError(f"top_k must be an integer in [0, {sizes.sum()}], got {value!r}")
     return [{"top_k": int(share)} for share in _shares(sizes, int(value))]
 
 
@@ -108,7 +109,7 @@ class GroupThresholds:
         """The rule of one group (a tuple of values, one per column)."""
         key = tuple(str(value) for value in group)
         if key not in self.groups:
-            raise ValueError(f"sensitive group {self._name(key)} had no rows when the thresholds were set "
+            raise InputError(f"sensitive group {self._name(key)} had no rows when the thresholds were set "
                              f"(known: {', '.join(self._name(g) for g in self.groups)})")
         return self.points[self.groups.index(key)]
 
@@ -120,13 +121,13 @@ class GroupThresholds:
         pairs = dict(_column_values(sensitive_features))
         missing = [c for c in self.columns if c not in pairs]
         if missing:
-            raise ValueError(f"sensitive_features lacks the column(s) {missing} the thresholds were set on")
+            raise InputError(f"sensitive_features lacks the column(s) {missing} the thresholds were set on")
         names, keys, codes = _keys({c: pairs[c] for c in self.columns}, n_rows)
         lookup = {key: i for i, key in enumerate(self.groups)}
         unknown = [i for i, key in enumerate(keys) if key not in lookup]
         if unknown:
             row = int(np.flatnonzero(codes == unknown[0])[0])
-            raise ValueError(f"sensitive group {self._name(keys[unknown[0]])} (row {row}) had no rows when the "
+            raise InputError(f"sensitive group {self._name(keys[unknown[0]])} (row {row}) had no rows when the "
                              f"thresholds were set (known: {', '.join(self._name(g) for g in self.groups)})")
         return np.array([lookup[key] for key in keys], dtype=np.intp)[codes]
 
@@ -156,9 +157,9 @@ class GroupThresholds:
             points = tuple(OperatingPoint(float(entry["threshold"]), float(entry["tie_share"]))
                            for entry in document["groups"])
         except (KeyError, TypeError, ValueError) as error:
-            raise ValueError(f"group thresholds are malformed: {error!r}") from None
+            raise InputError(f"group thresholds are malformed: {error!r}") from None
         if not columns or not groups or any(len(g) != len(columns) for g in groups) or len(set(groups)) != len(groups):
-            raise ValueError("group thresholds are malformed: every group needs one value per column, once")
+            raise InputError("group thresholds are malformed: every group needs one value per column, once")
         return cls(columns, groups, points)
 
 
@@ -184,7 +185,7 @@ def group_thresholds(y_score, y_true, sensitive_features, *, tpr=None, fpr=None,
             points.append(operating_point(y_score[rows], y_true[rows], seed=seed, **group_target))
         except ValueError as error:
             names = ", ".join(f"{c}={v!r}" for c, v in zip(columns, keys[i]))
-            raise ValueError(f"group {names} ({len(rows)} rows): {error}") from None
+            raise InputError(f"group {names} ({len(rows)} rows): {error}") from None
     return GroupThresholds(columns, tuple(keys), tuple(points))
 
 

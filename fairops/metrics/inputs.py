@@ -9,17 +9,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
+
 
 def as_scores(values, name: str) -> np.ndarray:
     """A finite 1-D float64 array."""
     array = np.asarray(values)
     if array.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
+        raise InputError(f"{name} must be 1-D, got shape {array.shape}")
     if array.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be numeric, got dtype {array.dtype}")
     array = np.ascontiguousarray(array, dtype=np.float64)
     if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} contains NaN or infinite values")
+        raise InputError(f"{name} contains NaN or infinite values")
     return array
 
 
@@ -27,17 +29,17 @@ def as_binary_labels(values, name: str) -> np.ndarray:
     """A 1-D int8 array of 0/1 labels (booleans accepted)."""
     array = np.asarray(values)
     if array.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
+        raise InputError(f"{name} must be 1-D, got shape {array.shape}")
     if array.dtype.kind == "b":
         return array.astype(np.int8)
     if array.dtype.kind not in "iuf":
         raise TypeError(f"{name} must hold 0/1 labels, got dtype {array.dtype}")
     if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} contains NaN or infinite values")
+        raise InputError(f"{name} contains NaN or infinite values")
     labels = array.astype(np.int8)
     if not np.all((labels == 0) | (labels == 1)) or not np.array_equal(labels, array):
         found = np.unique(array)[:5]
-        raise ValueError(f"{name} must hold only 0 and 1, found values such as {found.tolist()}")
+        raise InputError(f"{name} must hold only 0 and 1, found values such as {found.tolist()}")
     return labels
 
 
@@ -46,10 +48,10 @@ def check_same_length(**arrays) -> int:
     lengths = {name: len(array) for name, array in arrays.items()}
     if len(set(lengths.values())) > 1:
         listed = ", ".join(f"{name}={length}" for name, length in lengths.items())
-        raise ValueError(f"length mismatch: {listed}")
+        raise InputError(f"length mismatch: {listed}")
     (length,) = set(lengths.values()) or {0}
     if length == 0:
-        raise ValueError(f"{', '.join(lengths)} must not be empty")
+        raise InputError(f"{', '.join(lengths)} must not be empty")
     return length
 
 
@@ -108,7 +110,7 @@ def _column_values(sensitive_features):
         return [("sensitive_0", array)]
     if array.ndim == 2:
         return [(f"sensitive_{j}", array[:, j]) for j in range(array.shape[1])]
-    raise ValueError(f"sensitive_features must be 1-D or 2-D, got shape {array.shape}")
+    raise InputError(f"sensitive_features must be 1-D or 2-D, got shape {array.shape}")
 
 
 def _value_kind(value) -> str:
@@ -129,14 +131,14 @@ def _refuse_mixed_kinds(name: str, array: np.ndarray) -> None:
     >>> _refuse_mixed_kinds("sex", np.array(["f", 1], dtype=object))
     Traceback (most recent call last):
     ...
-    ValueError: sensitive_features column 'sex' mixes value types (number: 1, text: 'f'); give every value the same type
-    """
+    fairops.errors.InputError: sensitive_features column 'sex' mixes value types (number: 1, text: 'f'); give every value the same type
+    """  # noqa: E501 - a doctest's expected output is one line
     examples: dict = {}
     for value in array:
         examples.setdefault(_value_kind(value), value)
         if len(examples) > 1:
             listed = ", ".join(f"{kind}: {examples[kind]!r}" for kind in sorted(examples))
-            raise ValueError(
+            raise InputError(
                 f"sensitive_features column {name!r} mixes value types ({listed}); give every value the same type"
             )
 
@@ -147,18 +149,18 @@ def _encode_column(name: str, column) -> tuple[np.ndarray, np.ndarray]:
     if categorical is not None:  # pandas categorical: reuse its codes, drop unused categories
         raw_codes = np.asarray(categorical.codes, dtype=np.intp)
         if np.any(raw_codes < 0):
-            raise ValueError(f"sensitive_features column {name!r} contains missing values")
+            raise InputError(f"sensitive_features column {name!r} contains missing values")
         categories = np.asarray(categorical.categories, dtype=object)
         used, codes = compact_codes(raw_codes, len(categories))
         return categories[used], codes
     array = np.asarray(column)
     if array.ndim != 1:
-        raise ValueError(f"sensitive_features column {name!r} must be 1-D, got shape {array.shape}")
+        raise InputError(f"sensitive_features column {name!r} must be 1-D, got shape {array.shape}")
     if array.dtype.kind == "f" and np.isnan(array).any():
-        raise ValueError(f"sensitive_features column {name!r} contains missing values")
+        raise InputError(f"sensitive_features column {name!r} contains missing values")
     if array.dtype.kind == "O":
         if any(value is None or value != value for value in array):
-            raise ValueError(f"sensitive_features column {name!r} contains missing values")
+            raise InputError(f"sensitive_features column {name!r} contains missing values")
         _refuse_mixed_kinds(name, array)
         return np.unique(array, return_inverse=True)
     return np.unique(array, return_inverse=True)
@@ -180,19 +182,19 @@ def encode_sensitive(sensitive_features, n_rows: int | None = None, *, min_value
     (('sex&race',), [0, 2, 1], (('f', 'a'), ('f', 'b'), ('m', 'a')))
     """
     if sensitive_features is None:
-        raise ValueError("sensitive_features is required")
+        raise InputError("sensitive_features is required")
     pairs = _column_values(sensitive_features)
     if not pairs:
-        raise ValueError("sensitive_features has no columns")
+        raise InputError("sensitive_features has no columns")
     names, codes, labels = [], [], []
     for name, column in pairs:
         if n_rows is not None and len(column) != n_rows:
-            raise ValueError(
+            raise InputError(
                 f"sensitive_features column {name!r} has {len(column)} rows, expected {n_rows}"
             )
         uniques, inverse = _encode_column(name, column)
         if len(uniques) < min_values:
-            raise ValueError(
+            raise InputError(
                 f"sensitive_features column {name!r} has {len(uniques)} distinct value(s) "
                 f"({list(uniques)}); at least {min_values} are needed to compare groups"
             )

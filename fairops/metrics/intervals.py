@@ -41,12 +41,14 @@ from statistics import NormalDist
 
 import numpy as np
 
+from ..errors import InputError
+
 LEVEL = 0.9
 
 
 def _check_level(level: float) -> float:
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-        raise ValueError(f"level must be a float in (0, 1), got {level!r}")
+        raise InputError(f"level must be a float in (0, 1), got {level!r}")
     return float(level)
 
 
@@ -58,11 +60,11 @@ def _whole_counts(values, name: str) -> np.ndarray:
     """``values`` as a 1-D int64 array of counts; a ValueError names ``name`` and what is wrong."""
     array = np.asarray(values)
     if array.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array of per-group counts, got shape {array.shape}")
+        raise InputError(f"{name} must be a 1-D array of per-group counts, got shape {array.shape}")
     if array.dtype.kind not in "iuf" or (array.dtype.kind == "f" and not np.all(np.isfinite(array))):
-        raise ValueError(f"{name} must hold whole-number counts, got {array.tolist()[:5]}")
+        raise InputError(f"{name} must hold whole-number counts, got {array.tolist()[:5]}")
     if np.any(array != np.round(array)) or np.any(array < 0):
-        raise ValueError(f"{name} must hold whole numbers >= 0, got {array.tolist()[:5]}")
+        raise InputError(f"{name} must hold whole numbers >= 0, got {array.tolist()[:5]}")
     return array.astype(np.int64)
 
 
@@ -70,14 +72,14 @@ def _check_counts(events, bases, where: str, names=("events", "bases")) -> tuple
     """Per-group ``(events, bases)`` checked: whole numbers, same length, at least one group, events <= bases."""
     events, bases = (_whole_counts(values, f"{where} {name}") for values, name in zip((events, bases), names))
     if len(events) != len(bases):
-        raise ValueError(f"{where}: {names[0]} and {names[1]} need the same length, got {len(events)} and {len(bases)}")
+        raise InputError(f"{where}: {names[0]} and {names[1]} need the same length, got {len(events)} and {len(bases)}")
     if len(events) == 0:
-        raise ValueError(f"{where} holds no groups")
+        raise InputError(f"{where} holds no groups")
     over = np.flatnonzero(events > bases)
     if over.size:
         group = int(over[0])
         which = f"group {group} has" if len(events) > 1 else "got"
-        raise ValueError(f"{where}: {which} {events[group]} {names[0]} of {bases[group]}; "
+        raise InputError(f"{where}: {which} {events[group]} {names[0]} of {bases[group]}; "
                          f"counts need 0 <= {names[0]} <= {names[1]} per group")
     return events, bases
 
@@ -87,7 +89,7 @@ def _attribute_counts(counts) -> list[tuple[str, np.ndarray, np.ndarray]]:
     single = not isinstance(counts, list)
     pairs = [counts] if single else counts
     if not pairs:
-        raise ValueError("counts holds no attribute: give an (events, bases) pair of per-group arrays "
+        raise InputError("counts holds no attribute: give an (events, bases) pair of per-group arrays "
                          "or a list of them")
     checked = []
     for index, pair in enumerate(pairs):
@@ -95,7 +97,7 @@ def _attribute_counts(counts) -> list[tuple[str, np.ndarray, np.ndarray]]:
         try:
             events, bases = pair
         except (TypeError, ValueError):
-            raise ValueError(f"{where} must be an (events, bases) pair of per-group arrays") from None
+            raise InputError(f"{where} must be an (events, bases) pair of per-group arrays") from None
         checked.append((where, *_check_counts(events, bases, where)))
     return checked
 
@@ -104,9 +106,9 @@ def _check_katz(pairs) -> None:
     """Katz needs two groups or more, each with a base: the 0.5 correction would give a group without one rate 1."""
     for where, events, bases in pairs:
         if len(events) < 2:
-            raise ValueError(f"{where} holds {len(events)} group; a ratio needs at least two groups")
+            raise InputError(f"{where} holds {len(events)} group; a ratio needs at least two groups")
         if np.any(bases == 0):
-            raise ValueError(f"{where}: group {int(np.flatnonzero(bases == 0)[0])} has no base (bases 0), so its rate "
+            raise InputError(f"{where}: group {int(np.flatnonzero(bases == 0)[0])} has no base (bases 0), so its rate "
                              "does not exist; leave it out (GroupRates.defined) or use method='exact', which does")
 
 
@@ -158,7 +160,7 @@ def ratio_interval(counts, *, level: float = LEVEL, method: str = "katz") -> tup
     """
     level = _check_level(level)
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        raise InputError(f"method must be one of {METHODS}, got {method!r}")
     pairs = _attribute_counts(counts)
     if method == "exact":
         return _exact_ratio_interval(pairs, level)
@@ -189,7 +191,7 @@ def clopper_pearson(successes, trials, level: float = LEVEL) -> tuple[np.ndarray
 
     k, n = _check_counts(successes, trials, "clopper_pearson", ("successes", "trials"))
     if np.any(n == 0):
-        raise ValueError(f"clopper_pearson: trials must be positive, group {int(np.flatnonzero(n == 0)[0])} has none")
+        raise InputError(f"clopper_pearson: trials must be positive, group {int(np.flatnonzero(n == 0)[0])} has none")
     k, n = k.astype(np.float64), n.astype(np.float64)
     tail = (1.0 - _check_level(level)) / 2.0
     with np.errstate(invalid="ignore"):
@@ -244,7 +246,7 @@ def lowest_possible_upper(bases, *, level: float = LEVEL, attributes: int = 1) -
     """
     level = _check_level(level)
     if isinstance(attributes, bool) or not isinstance(attributes, int) or attributes < 1:
-        raise ValueError(f"attributes must be a whole number >= 1, got {attributes!r}")
+        raise InputError(f"attributes must be a whole number >= 1, got {attributes!r}")
     n = _whole_counts(bases, "lowest_possible_upper bases")
     n = n[n > 0]
     if len(n) < 2:
@@ -283,5 +285,5 @@ def rate_counts(rates, rate: str):
     events = {"tpr": rates.true_positives, "fpr": rates.false_positives, "ppr": rates.predicted_positive}
     bases = {"tpr": rates.positives, "fpr": rates.negatives, "ppr": rates.count}
     if rate not in events:
-        raise ValueError(f"rate must be one of {sorted(events)}, got {rate!r}")
+        raise InputError(f"rate must be one of {sorted(events)}, got {rate!r}")
     return np.asarray(events[rate]), np.asarray(bases[rate])

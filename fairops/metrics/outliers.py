@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from .inputs import as_scores, encode_sensitive
 
 
 def _as_index_set(indices, name: str, n: int | None = None) -> np.ndarray:
     array = np.asarray(indices)
     if array.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array of row indices, got shape {array.shape}")
+        raise InputError(f"{name} must be a 1-D array of row indices, got shape {array.shape}")
     if array.size and array.dtype.kind not in "iu":
         raise TypeError(f"{name} must hold integer row indices, got dtype {array.dtype}")
     array = array.astype(np.intp)
     if n is not None and array.size and (array.min() < 0 or array.max() >= n):
-        raise ValueError(f"{name} holds indices outside [0, {n})")
+        raise InputError(f"{name} holds indices outside [0, {n})")
     if len(np.unique(array)) != len(array):
-        raise ValueError(f"{name} holds repeated indices")
+        raise InputError(f"{name} holds repeated indices")
     return array
 
 
@@ -46,7 +47,7 @@ def preservation(scores, fair_top, plain_top) -> float:
     plain_top = _as_index_set(plain_top, "plain_top", len(scores))
     denominator = scores[plain_top].sum()
     if denominator == 0:
-        raise ValueError("preservation is undefined: the scores of plain_top sum to 0")
+        raise InputError("preservation is undefined: the scores of plain_top sum to 0")
     return float(scores[fair_top].sum() / denominator)
 
 
@@ -59,7 +60,7 @@ def outlier_fraction(scores, top) -> float:
     scores = as_scores(scores, "scores")
     top = _as_index_set(top, "top", len(scores))
     if top.size == 0:
-        raise ValueError("outlier_fraction is undefined for an empty top list")
+        raise InputError("outlier_fraction is undefined for an empty top list")
     return float(np.mean(scores[top] >= 1.0))
 
 
@@ -68,7 +69,7 @@ def _distributions(sensitive_features, top):
     encoded = encode_sensitive(sensitive_features, min_values=1)
     top = _as_index_set(top, "top", encoded.n_rows)
     if top.size == 0:
-        raise ValueError("top must hold at least one row index")
+        raise InputError("top must hold at least one row index")
     for codes, labels in zip(encoded.codes, encoded.labels):
         in_data = np.bincount(codes, minlength=len(labels)) / len(codes)
         in_top = np.bincount(codes[top], minlength=len(labels)) / len(top)
@@ -125,5 +126,5 @@ def wasserstein_disparity(sensitive_features, top, *, mode: str = "shares") -> f
     elif mode == "ordinal":
         distance = _wasserstein_of_values
     else:
-        raise ValueError(f"mode must be one of {list(WASSERSTEIN_MODES)}, got {mode!r}")
+        raise InputError(f"mode must be one of {list(WASSERSTEIN_MODES)}, got {mode!r}")
     return float(sum(distance(p, q) for p, q in _distributions(sensitive_features, top)))

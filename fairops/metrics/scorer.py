@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import numbers
 
+from ..errors import InputError
 from .task import Task
 
 
 def _check_alpha(alpha) -> float:
     if alpha == "auto":
-        raise ValueError("alpha='auto' weighs by the means over all fits, which one scorer call cannot see; "
+        raise InputError("alpha='auto' weighs by the means over all fits, which one scorer call cannot see; "
                          "give a float in [0, 1] (FB-bal: 0.5), or score 'accuracy' and 'fairness' "
                          "separately (alpha=1 and alpha=0) and pick with fairops.fairband.select_best")
     # typeshed's numbers ABCs define no ordering with int
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 <= alpha <= 1:  # type: ignore[operator]
-        raise ValueError(f"alpha must be a float in [0, 1], got {alpha!r}")
+        raise InputError(f"alpha must be a float in [0, 1], got {alpha!r}")
     return float(alpha)
 
 
@@ -56,7 +57,7 @@ def make_fairness_scorer(task: Task, alpha: float = 0.5, *, seed: int = 0):
 
     def weighted_score(y_true, y_score, sensitive_features=None) -> float:
         if sensitive_features is None:
-            raise ValueError("the fairness scorer got no sensitive_features: turn on metadata routing "
+            raise InputError("the fairness scorer got no sensitive_features: turn on metadata routing "
                              "(sklearn.set_config(enable_metadata_routing=True)) and pass "
                              "sensitive_features=... to the search's fit")
         figures = task.evaluate(y_true, y_score, sensitive_features, seed=seed)

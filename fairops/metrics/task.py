@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
 from .auc import auc_s, auc_y
 from .classification import RATES, group_rates, precision, ratio_of, recall
 from .decisions import GroupThresholds, check_decision, group_decisions, group_thresholds
@@ -59,23 +60,23 @@ class Task:
 
     def __post_init__(self):
         if self.metric not in ACCURACY_METRICS:
-            raise ValueError(f"task metric must be one of {sorted(ACCURACY_METRICS)}, got {self.metric!r}")
+            raise InputError(f"task metric must be one of {sorted(ACCURACY_METRICS)}, got {self.metric!r}")
         if self.target not in TARGETS:
-            raise ValueError(f"task target must be one of {TARGETS}, got {self.target!r}")
+            raise InputError(f"task target must be one of {TARGETS}, got {self.target!r}")
         if self.fairness not in RATES:
-            raise ValueError(f"task fairness ratio must be one of {RATES}, got {self.fairness!r}")
+            raise InputError(f"task fairness ratio must be one of {RATES}, got {self.fairness!r}")
         if isinstance(self.sensitive, str):
             object.__setattr__(self, "sensitive", (self.sensitive,))
         object.__setattr__(self, "sensitive", tuple(self.sensitive))
         if not self.sensitive:
-            raise ValueError("task needs at least one sensitive attribute")
+            raise InputError("task needs at least one sensitive attribute")
         _check_target(self.target, self.target_value)
         if self.target == "top_k":
             object.__setattr__(self, "target_value", int(self.target_value))
         if self.positive is not None and (not isinstance(self.positive, str) or not self.positive.strip()):
-            raise ValueError(f"task positive must be None or a non-empty description, got {self.positive!r}")
+            raise InputError(f"task positive must be None or a non-empty description, got {self.positive!r}")
         if self.groups not in GROUPINGS:
-            raise ValueError(f"task groups must be one of {GROUPINGS}, got {self.groups!r}")
+            raise InputError(f"task groups must be one of {GROUPINGS}, got {self.groups!r}")
 
     def check_rows(self, n_rows: int, where: str = "the evaluation rows") -> None:
         """Refuse a top-k task asking for more rows than ``where`` holds.
@@ -83,10 +84,10 @@ class Task:
         >>> Task("precision", "top_k", 50, "tpr", ["sex"]).check_rows(40, "the validation split")
         Traceback (most recent call last):
         ...
-        ValueError: task top_k=50 asks for more rows than the validation split holds (40)
+        fairops.errors.InputError: task top_k=50 asks for more rows than the validation split holds (40)
         """
         if self.target == "top_k" and self.target_value > n_rows:
-            raise ValueError(f"task top_k={self.target_value} asks for more rows than {where} holds ({n_rows})")
+            raise InputError(f"task top_k={self.target_value} asks for more rows than {where} holds ({n_rows})")
 
     @classmethod
     def from_string(cls, spec: str, *, sensitive, positive: str | None = None) -> Task:
@@ -99,7 +100,7 @@ class Task:
         """
         match = _SPEC.match(spec.replace(" ", ""))
         if not match:
-            raise ValueError(
+            raise InputError(
                 f"task spec {spec!r} is not of the form 'precision@tpr=0.5,ratio=tpr' "
                 f"(metric in {sorted(ACCURACY_METRICS)}, target in {TARGETS}, ratio in {RATES}, "
                 f"optionally ',groups=' one of {GROUPINGS})"
@@ -185,7 +186,7 @@ class Task:
         if hasattr(sensitive_features, "columns") or isinstance(sensitive_features, dict):
             missing = [name for name in self.sensitive if name not in sensitive_features]
             if missing:
-                raise ValueError(f"sensitive_features lacks the task's column(s) {missing}")
+                raise InputError(f"sensitive_features lacks the task's column(s) {missing}")
             if isinstance(sensitive_features, dict):
                 return {name: sensitive_features[name] for name in self.sensitive}
             return sensitive_features[list(self.sensitive)]
@@ -291,15 +292,15 @@ def _group_key(group) -> str:
 def _check_target(target: str, value) -> None:
     """A rate target in (0, 1] (FPR may be 0), a top-k target a whole number >= 1, a threshold a probability."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value:
-        raise ValueError(f"task {target} target must be a number, got {value!r}")
+        raise InputError(f"task {target} target must be a number, got {value!r}")
     # typeshed's numbers.Real converts to int and compares with int in none of these lines
     if target == "top_k" and (value != int(value) or value < 1):  # type: ignore[call-overload, operator]
-        raise ValueError(f"task top_k must be a whole number of rows >= 1, got {value:g}")
+        raise InputError(f"task top_k must be a whole number of rows >= 1, got {value:g}")
     if target == "threshold":
         if not 0 <= value <= 1:  # type: ignore[operator]  # the task's scores are the model's probabilities
-            raise ValueError(f"task threshold target must be a probability in [0, 1], got {value:g}")
+            raise InputError(f"task threshold target must be a probability in [0, 1], got {value:g}")
         return
     low_ok = value >= 0 if target == "fpr" else value > 0  # type: ignore[operator]
     if target != "top_k" and not (low_ok and value <= 1):
         interval = "[0, 1]" if target == "fpr" else "(0, 1]"
-        raise ValueError(f"task {target} target must be a rate in {interval}, got {value:g}")
+        raise InputError(f"task {target} target must be a rate in {interval}, got {value:g}")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
 from .inputs import as_binary_labels, as_scores, check_same_length
 
 #: The targets a cut can be set by: three met exactly on the rows given, and a fixed score.
@@ -35,20 +36,20 @@ def check_target_value(name: str, value):
     >>> check_target_value("tpr", "0.5")
     Traceback (most recent call last):
     ...
-    ValueError: tpr must be a number in (0, 1], got '0.5'
+    fairops.errors.InputError: tpr must be a number in (0, 1], got '0.5'
     """
     if name == "top_k":
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise ValueError(f"top_k must be a non-negative integer, got {value!r}")
+            raise InputError(f"top_k must be a non-negative integer, got {value!r}")
     elif name == "threshold":
         if not _is_number(value):
-            raise ValueError(f"threshold must be a finite number, got {value!r}")
+            raise InputError(f"threshold must be a finite number, got {value!r}")
     elif name in ("tpr", "fpr"):
         low_ok = _is_number(value) and (value >= 0 if name == "fpr" else value > 0)
         if not (low_ok and value <= 1):
-            raise ValueError(f"{name} must be a number in {'[0, 1]' if name == 'fpr' else '(0, 1]'}, got {value!r}")
+            raise InputError(f"{name} must be a number in {'[0, 1]' if name == 'fpr' else '(0, 1]'}, got {value!r}")
     else:
-        raise ValueError(f"target key {name!r} is not one of {TARGETS}")
+        raise InputError(f"target key {name!r} is not one of {TARGETS}")
     return value
 
 
@@ -61,10 +62,10 @@ def checked_target(target) -> dict:
     >>> checked_target({"cut": 0.5})
     Traceback (most recent call last):
     ...
-    ValueError: target key 'cut' is not one of ('tpr', 'fpr', 'top_k', 'threshold')
+    fairops.errors.InputError: target key 'cut' is not one of ('tpr', 'fpr', 'top_k', 'threshold')
     """
     if not isinstance(target, dict) or len(target) != 1:
-        raise ValueError(f"target must hold exactly one key of {TARGETS} with its value, e.g. {{'tpr': 0.5}}; "
+        raise InputError(f"target must hold exactly one key of {TARGETS} with its value, e.g. {{'tpr': 0.5}}; "
                          f"got {target!r}")
     ((name, value),) = target.items()
     return {name: check_target_value(name, value)}
@@ -78,7 +79,7 @@ def given_target(**targets) -> tuple[str, object]:
     """
     given = [name for name, value in targets.items() if value is not None]
     if len(given) != 1:
-        raise ValueError(f"give exactly one of {', '.join(TARGETS)}; got {given or 'none'}")
+        raise InputError(f"give exactly one of {', '.join(TARGETS)}; got {given or 'none'}")
     return given[0], check_target_value(given[0], targets[given[0]])
 
 
@@ -136,20 +137,20 @@ def _cut(y_score, y_true, tpr, fpr, top_k, threshold, seed) -> tuple[np.ndarray,
     elif tpr is not None:
         n_pos = int(ranked_labels.sum())
         if n_pos == 0:
-            raise ValueError("tpr target is unreachable: y_true has no positive rows")
+            raise InputError("tpr target is unreachable: y_true has no positive rows")
         needed = math.ceil(tpr * n_pos - 1e-12)
         true_positives = np.cumsum(ranked_labels)
         cut = int(np.searchsorted(true_positives, needed)) + 1
     elif fpr is not None:
         n_neg = n - int(ranked_labels.sum())
         if n_neg == 0:
-            raise ValueError("fpr target is unreachable: y_true has no negative rows")
+            raise InputError("fpr target is unreachable: y_true has no negative rows")
         allowed = math.floor(fpr * n_neg + 1e-12)
         false_positives = np.cumsum(1 - ranked_labels)
         cut = int(np.searchsorted(false_positives, allowed, side="right"))
     else:
         if top_k > n:
-            raise ValueError(f"top_k={top_k} is unreachable: only {n} rows")
+            raise InputError(f"top_k={top_k} is unreachable: only {n} rows")
         cut = int(top_k)
     return order, cut
 
@@ -173,9 +174,9 @@ class OperatingPoint:
 
     def __post_init__(self):
         if math.isnan(self.threshold):
-            raise ValueError("threshold must not be NaN")
+            raise InputError("threshold must not be NaN")
         if not 0.0 <= self.tie_share <= 1.0:
-            raise ValueError(f"tie_share must be in [0, 1], got {self.tie_share}")
+            raise InputError(f"tie_share must be in [0, 1], got {self.tie_share}")
 
     def apply(self, y_score, *, seed=0) -> np.ndarray:
         """0/1 decisions for scores; on the rows it was set on (same seed) it gives :func:`binarize`'s."""

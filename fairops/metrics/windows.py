@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InputError
 from .classification import group_rates
 from .intervals import clopper_pearson, exact_attribute_intervals, lowest_possible_upper, rate_counts, ratio_interval
 from .task import Task
@@ -188,7 +189,7 @@ def score_window(task: Task, y, score, sensitive, point: OperatingPoint, *, seed
     y = np.asarray(y).astype(np.int8)
     y_pred = point.apply(score, seed=seed) if decided is None else np.asarray(decided, dtype=np.int8)
     if len(y_pred) != len(y):
-        raise ValueError(f"decided holds {len(y_pred)} decisions for {len(y)} rows")
+        raise InputError(f"decided holds {len(y_pred)} decisions for {len(y)} rows")
     overall, attributes = fairness_ratios(task, y, y_pred, sensitive, level=level)
     rates = group_rates(y, y_pred, _task_columns(task, sensitive))
     successes, trials = rate_counts(rates, task.fairness)

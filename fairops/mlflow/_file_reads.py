@@ -21,12 +21,14 @@ import io
 import os
 import stat
 
+from ..errors import InputError
+
 # Never follow a link, never wait on a pipe; the open file itself is then checked to be a regular file.
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _BLOCK = 1 << 20
 
 
-class ModelFilesError(ValueError):
+class ModelFilesError(InputError):
     """A saved model is missing, tampered with, truncated, unsigned where a signature is required, or unknown."""
 
 

@@ -16,6 +16,7 @@ import yaml
 
 import fairops
 
+from ..errors import InputError
 from .sealing import DATA_FOLDER, ModelFilesError, read_model, verify_enclosing
 
 DATA_SUBPATH = DATA_FOLDER
@@ -67,7 +68,7 @@ def _refusal_class():
     from mlflow.exceptions import MlflowException
     from mlflow.protos.databricks_pb2 import INVALID_PARAMETER_VALUE
 
-    class InputRefused(MlflowException, ValueError):
+    class InputRefused(MlflowException, InputError):
         def __init__(self, reason: str):
             self._reason = reason
             super().__init__(reason, error_code=INVALID_PARAMETER_VALUE)
@@ -256,7 +257,7 @@ def _ship_wheel(path, pip_requirements) -> None:
     for line in pip_requirements:
         if line.startswith(f"{_wheel.WHEELS_FOLDER}/"):
             if line != _wheel.requirement():
-                raise ValueError(f"requirement {line!r} names a wheel this fairops does not ship; the wheel of "
+                raise InputError(f"requirement {line!r} names a wheel this fairops does not ship; the wheel of "
                                  f"the running fairops is {_wheel.requirement()!r}")
             _wheel.ship(path, line)
 
@@ -283,5 +284,5 @@ def pick_columns(frame, names, what: str):
     """``frame[names]`` or a ValueError naming the missing columns."""
     missing = [name for name in names if name not in frame.columns]
     if missing:
-        raise ValueError(f"input lacks the {what} column(s) {missing}; the model records {list(names)}")
+        raise InputError(f"input lacks the {what} column(s) {missing}; the model records {list(names)}")
     return frame[list(names)]

@@ -20,12 +20,14 @@ iteration, objective ``binary sigmoid:<positive number>``).
 >>> check_model_text(text.replace("right_child=-2", "right_child=0"))
 Traceback (most recent call last):
 ...
-ValueError: LightGBM tree 0: right_child[0] = 0 points back at node 0 (a cycle or a node reached twice)
+fairops.errors.InputError: LightGBM tree 0: right_child[0] = 0 points back at node 0 (a cycle or a node reached twice)
 """
 
 from __future__ import annotations
 
 import math
+
+from ..errors import InputError
 
 _MAX_LEAVES = 1 << 17  # LightGBM caps num_leaves at 131072
 _INTEGER_FIELDS = ("split_feature", "decision_type", "left_child", "right_child", "leaf_count", "internal_count",
@@ -38,7 +40,7 @@ def _fields(block: str, where: str) -> dict:
         if "=" in line:
             key, _, value = line.partition("=")
             if key in fields:
-                raise ValueError(f"{where}: field {key!r} appears twice")
+                raise InputError(f"{where}: field {key!r} appears twice")
             fields[key] = value
     return fields
 
@@ -48,11 +50,11 @@ def _numbers(fields: dict, key: str, count: int | None, where: str) -> list:
     try:
         values = [int(v) if key in _INTEGER_FIELDS else float(v) for v in text.split()]
     except ValueError:
-        raise ValueError(f"{where}: {key} holds something other than numbers: {text[:80]!r}") from None
+        raise InputError(f"{where}: {key} holds something other than numbers: {text[:80]!r}") from None
     if count is not None and len(values) != count:
-        raise ValueError(f"{where}: {key} has {len(values)} entries, num_leaves says {count}")
+        raise InputError(f"{where}: {key} has {len(values)} entries, num_leaves says {count}")
     if key not in _INTEGER_FIELDS and not all(math.isfinite(v) for v in values):
-        raise ValueError(f"{where}: {key} holds a value that is not finite")
+        raise InputError(f"{where}: {key} holds a value that is not finite")
     return values
 
 
@@ -60,9 +62,9 @@ def _integer(fields: dict, key: str, where: str, low: int, high: int) -> int:
     try:
         value = int(fields.get(key, ""))
     except ValueError:
-        raise ValueError(f"{where}: {key} is {fields.get(key)!r}, not a whole number") from None
+        raise InputError(f"{where}: {key} is {fields.get(key)!r}, not a whole number") from None
     if not low <= value <= high:
-        raise ValueError(f"{where}: {key} = {value} is outside [{low}, {high}]")
+        raise InputError(f"{where}: {key} = {value} is outside [{low}, {high}]")
     return value
 
 
@@ -75,21 +77,21 @@ def _check_structure(left: list, right: list, n_leaves: int, where: str) -> None
             child = children[node]
             if child >= 0:
                 if child >= len(left):
-                    raise ValueError(f"{where}: {name}[{node}] = {child} is beyond the {len(left)} internal nodes")
+                    raise InputError(f"{where}: {name}[{node}] = {child} is beyond the {len(left)} internal nodes")
                 if child in seen_nodes:
-                    raise ValueError(f"{where}: {name}[{node}] = {child} points back at node {child} "
+                    raise InputError(f"{where}: {name}[{node}] = {child} points back at node {child} "
                                      "(a cycle or a node reached twice)")
                 seen_nodes.add(child)
                 stack.append(child)
             else:
                 leaf = ~child
                 if leaf >= n_leaves:
-                    raise ValueError(f"{where}: {name}[{node}] = {child} names leaf {leaf} of {n_leaves}")
+                    raise InputError(f"{where}: {name}[{node}] = {child} names leaf {leaf} of {n_leaves}")
                 if leaf in seen_leaves:
-                    raise ValueError(f"{where}: leaf {leaf} is reached twice")
+                    raise InputError(f"{where}: leaf {leaf} is reached twice")
                 seen_leaves.add(leaf)
     if len(seen_leaves) != n_leaves:
-        raise ValueError(f"{where}: {n_leaves - len(seen_leaves)} of {n_leaves} leaves are never reached")
+        raise InputError(f"{where}: {n_leaves - len(seen_leaves)} of {n_leaves} leaves are never reached")
 
 
 def _check_categorical(fields: dict, decision: list, threshold: list, where: str) -> None:
@@ -98,13 +100,13 @@ def _check_categorical(fields: dict, decision: list, threshold: list, where: str
     bitsets = _numbers(fields, "cat_threshold", None, where)
     if n_cat and (boundaries[0] != 0 or boundaries[-1] != len(bitsets)
                   or any(b > a for a, b in zip(boundaries[1:], boundaries))):
-        raise ValueError(f"{where}: cat_boundaries {boundaries[:8]} do not rise from 0 to the "
+        raise InputError(f"{where}: cat_boundaries {boundaries[:8]} do not rise from 0 to the "
                          f"{len(bitsets)} entries of cat_threshold")
     for node, kind in enumerate(decision):
         if not 0 <= kind < 16:
-            raise ValueError(f"{where}: decision_type[{node}] = {kind} is not a LightGBM decision type")
+            raise InputError(f"{where}: decision_type[{node}] = {kind} is not a LightGBM decision type")
         if kind & 1 and not (threshold[node] == int(threshold[node]) and 0 <= threshold[node] < n_cat):
-            raise ValueError(f"{where}: categorical split {node} names bitset {threshold[node]} of {n_cat}")
+            raise InputError(f"{where}: categorical split {node} names bitset {threshold[node]} of {n_cat}")
 
 
 def check_tree(block: str, index: int, n_features: int) -> None:
@@ -112,13 +114,13 @@ def check_tree(block: str, index: int, n_features: int) -> None:
     where = f"LightGBM tree {index}"
     fields = _fields(block, where)
     if fields.get("is_linear", "0") != "0":
-        raise ValueError(f"{where}: is a linear tree; fairops never fits them")
+        raise InputError(f"{where}: is a linear tree; fairops never fits them")
     n_leaves = _integer(fields, "num_leaves", where, 1, _MAX_LEAVES)
     n_internal = n_leaves - 1
     split_feature = _numbers(fields, "split_feature", n_internal, where)
     bad = next((f for f in split_feature if not 0 <= f < n_features), None)
     if bad is not None:
-        raise ValueError(f"{where}: split_feature {bad} is outside the model's {n_features} features")
+        raise InputError(f"{where}: split_feature {bad} is outside the model's {n_features} features")
     threshold = _numbers(fields, "threshold", n_internal, where)
     decision = _numbers(fields, "decision_type", n_internal, where)
     left = _numbers(fields, "left_child", n_internal, where)
@@ -148,7 +150,7 @@ def _check_objective(objective) -> None:
     except ValueError:
         fits = False
     if not fits:
-        raise ValueError(f"LightGBM model header: objective {str(objective)[:80]!r} is not a binary classifier's "
+        raise InputError(f"LightGBM model header: objective {str(objective)[:80]!r} is not a binary classifier's "
                          "('binary sigmoid:<positive number>'), the only LightGBM model fairops fits")
 
 
@@ -163,20 +165,20 @@ def check_model_text(text: str) -> int:
     _integer(header, "num_class", "LightGBM model header", 1, 1)
     _check_objective(header.get("objective"))
     if len(header.get("feature_names", "").split()) != n_features:
-        raise ValueError(f"LightGBM model header: feature_names does not list max_feature_idx + 1 = {n_features}")
+        raise InputError(f"LightGBM model header: feature_names does not list max_feature_idx + 1 = {n_features}")
     trees_text, found, _ = ("Tree=" + rest).partition("end of trees") if rest else ("", "", "")
     if rest and not found:
-        raise ValueError("LightGBM model text has no 'end of trees' line")
+        raise InputError("LightGBM model text has no 'end of trees' line")
     blocks = trees_text.split("Tree=")[1:] if trees_text else []
     if len(blocks) % per_iteration:
-        raise ValueError(f"LightGBM model holds {len(blocks)} trees, not a multiple of {per_iteration} per iteration")
+        raise InputError(f"LightGBM model holds {len(blocks)} trees, not a multiple of {per_iteration} per iteration")
     if "tree_sizes" in header:
         sizes = [len("Tree=" + block) for block in blocks]
         if header["tree_sizes"].split() != [str(size) for size in sizes]:
-            raise ValueError("LightGBM model header: tree_sizes do not match the trees that follow")
+            raise InputError("LightGBM model header: tree_sizes do not match the trees that follow")
     for index, block in enumerate(blocks):
         number, _, body = block.partition("\n")
         if number.strip() != str(index):
-            raise ValueError(f"LightGBM tree {index} is numbered {number.strip()[:20]!r}")
+            raise InputError(f"LightGBM tree {index} is numbered {number.strip()[:20]!r}")
         check_tree(body, index, n_features)
     return len(blocks)

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InputError
 from .sealing import ModelData, ModelFilesError, check_bytes, read_file, sha256_file, verify_enclosing
 
 FORMAT_NAME = "fairops-model"
@@ -167,9 +168,9 @@ def max_array_bytes() -> int:
     try:
         limit = int(value)
     except ValueError:
-        raise ValueError(f"{MAX_ARRAY_BYTES_ENV} must be a whole number of bytes, got {value!r}") from None
+        raise InputError(f"{MAX_ARRAY_BYTES_ENV} must be a whole number of bytes, got {value!r}") from None
     if limit < 1:
-        raise ValueError(f"{MAX_ARRAY_BYTES_ENV} must be positive, got {limit}")
+        raise InputError(f"{MAX_ARRAY_BYTES_ENV} must be positive, got {limit}")
     return limit
 
 
@@ -180,14 +181,14 @@ def _npy_header(member, where: str, records: bool = False) -> tuple[tuple, bool,
     elif version == (2, 0):
         shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(member)
     else:
-        raise ValueError(f"{where} has .npy format version {version}; fairops reads 1.0 and 2.0")
+        raise InputError(f"{where} has .npy format version {version}; fairops reads 1.0 and 2.0")
     # numpy's stubs: a dtype with names has fields
     parts = ([dtype.fields[name][0] for name in dtype.names]  # type: ignore[index]
              if records and dtype.names else [dtype])
     plain = all(part.kind in _ARRAY_KINDS and part.fields is None and part.subdtype is None and part.itemsize
                 for part in parts)
     if not plain or (dtype.fields is not None and not records) or dtype.subdtype is not None:
-        raise ValueError(f"{where} has dtype {dtype}; model arrays hold plain numbers or text, read without pickle")
+        raise InputError(f"{where} has dtype {dtype}; model arrays hold plain numbers or text, read without pickle")
     return shape, fortran_order, dtype
 
 

@@ -32,6 +32,7 @@ import json
 
 from .._asgi import answer_json, header, read_body, replay
 from .._versions import describe, in_range
+from ..errors import InputError
 
 #: MLflow versions (lowest included, highest excluded) whose ``scoring_server.init`` this was written for.
 WRITTEN_FOR = ((3, 17), (4, 0))
@@ -87,9 +88,9 @@ def csv_as_json(body: bytes, text: tuple = ()) -> bytes:
     try:
         frame = pd.read_csv(io.StringIO(body.decode("utf-8")), dtype={name: str for name in text})
     except UnicodeDecodeError as error:
-        raise ValueError(f"the CSV body is not UTF-8 text: {error}") from None
+        raise InputError(f"the CSV body is not UTF-8 text: {error}") from None
     except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
-        raise ValueError(f"the CSV body cannot be read as a table: {str(error).strip()}") from None
+        raise InputError(f"the CSV body cannot be read as a table: {str(error).strip()}") from None
     split = frame.to_dict(orient="split", index=False)
     split["data"] = [[None if isinstance(value, float) and value != value else value for value in row]
                      for row in split["data"]]

@@ -28,8 +28,8 @@ reads outside the tree, a cycle never ends. fairops checks, in this order:
 >>> check_fitted(tree)
 Traceback (most recent call last):
 ...
-ValueError: DecisionTreeClassifier: tree node 0's left child 1 is reached twice (a cycle or a shared node)
-"""
+fairops.errors.InputError: DecisionTreeClassifier: tree node 0's left child 1 is reached twice (a cycle or a shared node)
+"""  # noqa: E501 - a doctest's expected output is one line
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ import zipfile
 import numpy as np
 
 from .._state_checks import first_false, reached_from
+from ..errors import InputError
 from ._lightgbm_text import check_model_text
 from ._model_files import MAX_ARRAY_BYTES_ENV, entry_size, max_array_bytes
 
@@ -99,11 +100,11 @@ def check_boosters(schema: dict) -> int:
         content = node.get("content")
         handle = content.get("content", {}).get("_handle") if isinstance(content, dict) else None
         if not isinstance(handle, dict) or not isinstance(handle.get("content"), str):
-            raise ValueError("a LightGBM Booster in the skops file holds no model text")
+            raise InputError("a LightGBM Booster in the skops file holds no model text")
         try:
             text = json.loads(handle["content"])
         except ValueError:
-            raise ValueError("a LightGBM Booster's model text is not a JSON string") from None
+            raise InputError("a LightGBM Booster's model text is not a JSON string") from None
         check_model_text(text)
         count += 1
     return count
@@ -119,11 +120,11 @@ def check_reached(left, right, inner, owner: str) -> None:
     if bad is not None:
         parent = np.flatnonzero(inner & ((left == bad) | (right == bad)))
         side = "left" if len(parent) and left[parent[0]] == bad else "right"
-        raise ValueError(f"{owner}: tree node {parent[0] if len(parent) else '?'}'s {side} child {bad} is "
+        raise InputError(f"{owner}: tree node {parent[0] if len(parent) else '?'}'s {side} child {bad} is "
                          f"{'reached twice (a cycle or a shared node)' if reached[bad] else 'never reached'}")
     bad = first_false(reached_from(np.array([0]), left, right, inner))
     if bad is not None:
-        raise ValueError(f"{owner}: tree node {bad} is never reached from the root (a cycle apart from it)")
+        raise InputError(f"{owner}: tree node {bad} is never reached from the root (a cycle apart from it)")
 
 
 def check_tree(tree, n_features: int, owner: str) -> None:
@@ -132,24 +133,24 @@ def check_tree(tree, n_features: int, owner: str) -> None:
     left, right = np.asarray(tree.children_left), np.asarray(tree.children_right)
     feature, threshold = np.asarray(tree.feature), np.asarray(tree.threshold)
     if count < 1 or left.shape != (count,) or right.shape != (count,) or int(tree.n_features) != n_features:
-        raise ValueError(f"{owner}: tree of {count} nodes over {tree.n_features} features does not fit the "
+        raise InputError(f"{owner}: tree of {count} nodes over {tree.n_features} features does not fit the "
                          f"estimator's {n_features} features")
     leaf = left == -1
     if not np.array_equal(leaf, right == -1):
-        raise ValueError(f"{owner}: tree node {first_false(leaf == (right == -1))} has one child only")
+        raise InputError(f"{owner}: tree node {first_false(leaf == (right == -1))} has one child only")
     inner = ~leaf
     for name, values in (("left", left), ("right", right)):
         bad = first_false(~inner | ((values > 0) & (values < count)))
         if bad is not None:
-            raise ValueError(f"{owner}: tree node {bad}'s {name} child {values[bad]} is outside [1, {count})")
+            raise InputError(f"{owner}: tree node {bad}'s {name} child {values[bad]} is outside [1, {count})")
     bad = first_false(~inner | ((feature >= 0) & (feature < n_features) & np.isfinite(threshold)))
     if bad is not None:
-        raise ValueError(f"{owner}: tree node {bad} splits feature {feature[bad]} at {threshold[bad]}; "
+        raise InputError(f"{owner}: tree node {bad} splits feature {feature[bad]} at {threshold[bad]}; "
                          f"features are [0, {n_features}) and thresholds finite")
     check_reached(left, right, inner, owner)
     values = np.asarray(tree.value)
     if values.shape[0] != count or not np.all(np.isfinite(values)):
-        raise ValueError(f"{owner}: tree values must be finite, one row per node")
+        raise InputError(f"{owner}: tree values must be finite, one row per node")
 
 
 # scikit-learn's HistGradientBoosting internals, read from scikit-learn 1.9's source (pyproject.toml asks
@@ -171,7 +172,7 @@ def _bitsets(predictor, name: str, owner: str) -> np.ndarray:
     array = vars(predictor).get(name)
     if not isinstance(array, np.ndarray) or array.dtype != np.uint32 or array.ndim != 2 \
             or array.shape[1] != _BITSET_WORDS:
-        raise ValueError(f"{owner}: {name} must be a uint32 array of {_BITSET_WORDS} words per row")
+        raise InputError(f"{owner}: {name} must be a uint32 array of {_BITSET_WORDS} words per row")
     return array
 
 
@@ -180,37 +181,37 @@ def check_tree_predictor(predictor, n_features: int, categorical: np.ndarray, ow
     ``categorical`` (a mask) are categories: its nodes' structure, features, thresholds, values, bitsets."""
     nodes = vars(predictor).get("nodes")
     if not isinstance(nodes, np.ndarray) or nodes.dtype != HGB_NODE_RECORD or nodes.ndim != 1 or not len(nodes):
-        raise ValueError(f"{owner}: its nodes are not a list of the node record this check was written for "
+        raise InputError(f"{owner}: its nodes are not a list of the node record this check was written for "
                          f"(scikit-learn 1.9's PREDICTOR_RECORD_DTYPE)")
     raw = _bitsets(predictor, "raw_left_cat_bitsets", owner)
     if _bitsets(predictor, "binned_left_cat_bitsets", owner).shape != raw.shape:
-        raise ValueError(f"{owner}: binned_left_cat_bitsets and raw_left_cat_bitsets differ in shape")
+        raise InputError(f"{owner}: binned_left_cat_bitsets and raw_left_cat_bitsets differ in shape")
     count = len(nodes)
     inner = nodes["is_leaf"] == 0
     left, right = nodes["left"].astype(np.int64), nodes["right"].astype(np.int64)
     for name, values in (("left", left), ("right", right)):
         bad = first_false(~inner | ((values > 0) & (values < count)))
         if bad is not None:
-            raise ValueError(f"{owner}: tree node {bad}'s {name} child {values[bad]} is outside [1, {count})")
+            raise InputError(f"{owner}: tree node {bad}'s {name} child {values[bad]} is outside [1, {count})")
     check_reached(left, right, inner, owner)
     feature = nodes["feature_idx"]
     bad = first_false(~inner | ((feature >= 0) & (feature < n_features)))
     if bad is not None:
-        raise ValueError(f"{owner}: tree node {bad} splits feature {feature[bad]}; features are [0, {n_features})")
+        raise InputError(f"{owner}: tree node {bad} splits feature {feature[bad]}; features are [0, {n_features})")
     split_on_category = inner & (nodes["is_categorical"] != 0)
     # +inf is a real threshold: a split that sends only the missing values right
     threshold = nodes["num_threshold"]
     bad = first_false(~(inner & ~split_on_category) | (threshold > -np.inf))
     if bad is not None:
-        raise ValueError(f"{owner}: tree node {bad} splits at {threshold[bad]}; thresholds are numbers or +inf")
+        raise InputError(f"{owner}: tree node {bad} splits at {threshold[bad]}; thresholds are numbers or +inf")
     bad = first_false(~split_on_category | (categorical[np.where(split_on_category, feature, 0)]
                                             & (nodes["bitset_idx"] < len(raw))))
     if bad is not None:
-        raise ValueError(f"{owner}: tree node {bad} splits feature {feature[bad]} as categories with bitset "
+        raise InputError(f"{owner}: tree node {bad} splits feature {feature[bad]} as categories with bitset "
                          f"{nodes['bitset_idx'][bad]}; the feature must be a category one and bitsets are "
                          f"[0, {len(raw)})")
     if not np.all(np.isfinite(nodes["value"])):
-        raise ValueError(f"{owner}: tree node {first_false(np.isfinite(nodes['value']))}'s value is not finite")
+        raise InputError(f"{owner}: tree node {first_false(np.isfinite(nodes['value']))}'s value is not finite")
 
 
 def _keeps_width(step) -> bool:
@@ -245,7 +246,7 @@ def _preprocessed_width(model, owner: str) -> int:
             raise unknown
         width += 0 if dropped else int(mask.sum())
     if width != n_features:
-        raise ValueError(f"{owner}: its category encoder passes {width} of its {n_features} columns")
+        raise InputError(f"{owner}: its category encoder passes {width} of its {n_features} columns")
     return width
 
 
@@ -254,12 +255,12 @@ def _check_known_categories(mapper, n_features: int, owner: str) -> np.ndarray:
     categorical = np.asarray(vars(mapper).get("is_categorical_"))
     thresholds = vars(mapper).get("bin_thresholds_")
     if categorical.shape != (n_features,) or not isinstance(thresholds, list) or len(thresholds) != n_features:
-        raise ValueError(f"{owner}: its bin mapper does not describe its {n_features} features")
+        raise InputError(f"{owner}: its bin mapper does not describe its {n_features} features")
     for feature in np.flatnonzero(categorical):
         values = np.asarray(thresholds[feature])
         if values.ndim != 1 or values.dtype.kind not in "iuf" \
                 or not np.all((values >= 0) & (values < 256) & (values == np.floor(values))):
-            raise ValueError(f"{owner}: feature {feature}'s known categories must be whole numbers in [0, 256)")
+            raise InputError(f"{owner}: feature {feature}'s known categories must be whole numbers in [0, 256)")
     return categorical != 0
 
 
@@ -269,22 +270,22 @@ def _check_hist_gradient_boosting(model, owner: str) -> list:
 
     fitted = vars(model)
     if fitted.get("_in_fit"):
-        raise ValueError(f"{owner}: saved in the middle of fit (_in_fit is set)")
+        raise InputError(f"{owner}: saved in the middle of fit (_in_fit is set)")
     n_features = _preprocessed_width(model, owner)
     categorical = _check_known_categories(fitted.get("_bin_mapper"), n_features, owner)
     per_iteration = int(model.n_trees_per_iteration_)
     baseline = np.asarray(fitted.get("_baseline_prediction"))
     if baseline.dtype.kind != "f" or baseline.size != per_iteration or not np.all(np.isfinite(baseline)):
-        raise ValueError(f"{owner}: _baseline_prediction must be {per_iteration} finite number(s)")
+        raise InputError(f"{owner}: _baseline_prediction must be {per_iteration} finite number(s)")
     predictors = fitted.get("_predictors")
     if not isinstance(predictors, list) or not all(isinstance(trees, list) and len(trees) == per_iteration
                                                    for trees in predictors):
-        raise ValueError(f"{owner}: _predictors must be a list of {per_iteration} TreePredictor(s) per iteration")
+        raise InputError(f"{owner}: _predictors must be a list of {per_iteration} TreePredictor(s) per iteration")
     found = []
     for number, trees in enumerate(predictors):
         for tree in trees:
             if type(tree) is not TreePredictor:
-                raise ValueError(f"{owner}: iteration {number} holds a {type(tree).__name__}, not a TreePredictor")
+                raise InputError(f"{owner}: iteration {number} holds a {type(tree).__name__}, not a TreePredictor")
             check_tree_predictor(tree, n_features, categorical, f"{owner} iteration {number}'s TreePredictor")
             found.append(tree)
     return found
@@ -294,28 +295,28 @@ def _check_mlp(model, owner: str) -> None:
     coefs, intercepts = list(model.coefs_), list(model.intercepts_)
     widths = [int(model.n_features_in_)]
     if len(coefs) != len(intercepts) or not coefs or int(model.n_layers_) != len(coefs) + 1:
-        raise ValueError(f"{owner}: {len(coefs)} weight matrices, {len(intercepts)} intercepts and "
+        raise InputError(f"{owner}: {len(coefs)} weight matrices, {len(intercepts)} intercepts and "
                          f"n_layers_ = {model.n_layers_} do not describe one network")
     for layer, (weights, bias) in enumerate(zip(coefs, intercepts)):
         weights, bias = np.asarray(weights), np.asarray(bias)
         if weights.ndim != 2 or weights.shape[0] != widths[-1] or bias.shape != (weights.shape[1],):
-            raise ValueError(f"{owner}: layer {layer} has weights {weights.shape} and intercepts {bias.shape}; "
+            raise InputError(f"{owner}: layer {layer} has weights {weights.shape} and intercepts {bias.shape}; "
                              f"its input has {widths[-1]} units")
         if weights.dtype.kind != "f" or not (np.all(np.isfinite(weights)) and np.all(np.isfinite(bias))):
-            raise ValueError(f"{owner}: layer {layer}'s weights must be finite floating-point numbers")
+            raise InputError(f"{owner}: layer {layer}'s weights must be finite floating-point numbers")
         widths.append(weights.shape[1])
     if widths[-1] != int(model.n_outputs_):
-        raise ValueError(f"{owner}: the last layer has {widths[-1]} units, n_outputs_ is {model.n_outputs_}")
+        raise InputError(f"{owner}: the last layer has {widths[-1]} units, n_outputs_ is {model.n_outputs_}")
 
 
 def _check_linear(model, owner: str) -> None:
     coef, intercept = np.asarray(model.coef_), np.asarray(model.intercept_)
     n_features = int(model.n_features_in_)
     if coef.ndim != 2 or coef.shape[1] != n_features or intercept.shape != (coef.shape[0],):
-        raise ValueError(f"{owner}: coef_ {coef.shape} and intercept_ {intercept.shape} do not fit "
+        raise InputError(f"{owner}: coef_ {coef.shape} and intercept_ {intercept.shape} do not fit "
                          f"{n_features} features")
     if coef.dtype.kind != "f" or not (np.all(np.isfinite(coef)) and np.all(np.isfinite(intercept))):
-        raise ValueError(f"{owner}: coef_ and intercept_ must be finite floating-point numbers")
+        raise InputError(f"{owner}: coef_ and intercept_ must be finite floating-point numbers")
 
 
 def _check_one(value, owner: str) -> list:
@@ -333,7 +334,7 @@ def _check_one(value, owner: str) -> list:
         for member in value.estimators_:
             if not isinstance(member, BaseDecisionTree) or "tree_" not in vars(member) \
                     or int(member.n_features_in_) != n_features:
-                raise ValueError(f"{owner}: a member {type(member).__name__} is not a fitted tree taking the "
+                raise InputError(f"{owner}: a member {type(member).__name__} is not a fitted tree taking the "
                                  f"forest's {n_features} features")
     elif isinstance(value, (HistGradientBoostingClassifier, HistGradientBoostingRegressor)) and "_predictors" in fitted:
         return _check_hist_gradient_boosting(value, owner)
@@ -365,7 +366,7 @@ def check_fitted(model) -> None:
                 predictors.add(id(value))
             stack.extend(vars(value).values())
     if predictors - checked:
-        raise ValueError("a TreePredictor outside a fitted HistGradientBoosting model: nothing checks its nodes")
+        raise InputError("a TreePredictor outside a fitted HistGradientBoosting model: nothing checks its nodes")
 
 
 def _type_name(value) -> str:

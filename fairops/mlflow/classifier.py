@@ -51,6 +51,7 @@ from __future__ import annotations
 import json
 import os
 
+from ..errors import InputError
 from ..models.families import built_in_trusted_types
 from . import _flavor_base as _flavor, _skops_save
 from .sealing import ModelFilesError
@@ -139,7 +140,7 @@ def _check_finite(probability) -> None:
 
     bad = np.flatnonzero(~np.isfinite(probability))
     if bad.size:
-        raise ValueError(f"the model's probability for row {int(bad[0])} is {probability[bad[0]]}, not a number in "
+        raise InputError(f"the model's probability for row {int(bad[0])} is {probability[bad[0]]}, not a number in "
                          f"[0, 1] ({bad.size} such row(s)); its saved state overflows on these inputs")
 
 
@@ -157,7 +158,7 @@ def _prepare(sk_model, input_schema, input_example, positive_class, decision=Non
     classes = [_plain(c) for c in classes]
     positive_class = classes[1] if positive_class is None else _plain(positive_class)
     if positive_class not in classes:
-        raise ValueError(f"positive_class {positive_class!r} is not one of the model's classes {classes}")
+        raise InputError(f"positive_class {positive_class!r} is not one of the model's classes {classes}")
     if input_schema is None:
         if input_example is None:
             raise TypeError("give input_schema (fairops.models.InputSchema) or an input_example DataFrame: "

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from . import _flavor_base as _flavor, _model_files
 
 FLAVOR_NAME = "fairops_fairlof"
@@ -87,10 +88,10 @@ def _preprocessing_extra(detector, encoder) -> dict:
                         f"got {type(encoder).__name__}")
     document = encoder.to_dict()
     if len(document["features"]) != detector.n_features_in_:
-        raise ValueError(f"preprocessing makes {len(document['features'])} features, the detector was fitted "
+        raise InputError(f"preprocessing makes {len(document['features'])} features, the detector was fitted "
                          f"with {detector.n_features_in_}")
     if document["params"]["sensitive"] != [str(name) for name in detector.sensitive_names_]:
-        raise ValueError(f"preprocessing's sensitive columns {document['params']['sensitive']} differ from the "
+        raise InputError(f"preprocessing's sensitive columns {document['params']['sensitive']} differ from the "
                          f"detector's {list(detector.sensitive_names_)}")
     return {"feature_names": document["features"], "sensitive_names": document["params"]["sensitive"],
             "preprocessing": document}
@@ -98,10 +99,10 @@ def _preprocessing_extra(detector, encoder) -> dict:
 
 def _extra(detector, feature_names, input_example, preprocessing=None) -> dict:
     if not getattr(detector, "novelty", False):
-        raise ValueError("detector must be fitted with novelty=True to be saved as a model that scores new rows")
+        raise InputError("detector must be fitted with novelty=True to be saved as a model that scores new rows")
     if preprocessing is not None:
         if feature_names is not None:
-            raise ValueError("give preprocessing or feature_names, not both (the encoder names the features)")
+            raise InputError("give preprocessing or feature_names, not both (the encoder names the features)")
         return _preprocessing_extra(detector, preprocessing)
     sensitive_names = [str(name) for name in detector.sensitive_names_]
     if feature_names is None and hasattr(detector, "feature_names_in_"):
@@ -109,17 +110,17 @@ def _extra(detector, feature_names, input_example, preprocessing=None) -> dict:
     if feature_names is None:
         columns = getattr(input_example, "columns", None)
         if columns is None:
-            raise ValueError(
+            raise InputError(
                 "feature_names is required (or an input_example DataFrame whose non-sensitive columns are the features)"
             )
         feature_names = [str(c) for c in columns if str(c) not in sensitive_names]
     feature_names = [str(name) for name in feature_names]
     n_features = detector.n_features_in_
     if len(feature_names) != n_features:
-        raise ValueError(f"feature_names has {len(feature_names)} names, the detector was fitted with {n_features}")
+        raise InputError(f"feature_names has {len(feature_names)} names, the detector was fitted with {n_features}")
     clash = sorted(set(feature_names) & set(sensitive_names))
     if clash:
-        raise ValueError(f"feature_names and the sensitive columns overlap: {clash}")
+        raise InputError(f"feature_names and the sensitive columns overlap: {clash}")
     return {"feature_names": feature_names, "sensitive_names": sensitive_names}
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from . import _flavor_base as _flavor, _model_files
 
 FLAVOR_NAME = "fairops_scaff"
@@ -64,7 +65,7 @@ class _ScaffPyfunc:
 def _extra(sk_model, threshold) -> dict:
     if threshold is not None:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-            raise ValueError(f"threshold must be a probability in [0, 1] or None, got {threshold!r}")
+            raise InputError(f"threshold must be a probability in [0, 1] or None, got {threshold!r}")
         threshold = float(threshold)
     names = getattr(sk_model, "feature_names_in_", None)
     return {"threshold": threshold, "feature_names": None if names is None else [str(n) for n in names]}

@@ -43,6 +43,7 @@ import os
 import warnings
 from typing import NamedTuple
 
+from ..errors import InputError
 from ._file_reads import (
     ModelFilesError,
     check_bytes,  # noqa: F401  (re-exported: part of this module's API)
@@ -73,11 +74,11 @@ def model_key() -> bytes | None:
     if value is None:
         return None
     if not value.strip():
-        raise ValueError(f"{KEY_ENV} is set but empty; unset it to load unsigned models, or give the key "
+        raise InputError(f"{KEY_ENV} is set but empty; unset it to load unsigned models, or give the key "
                          f"(at least {MIN_KEY_BYTES} bytes)")
     key = value.encode("utf-8")
     if len(key) < MIN_KEY_BYTES:
-        raise ValueError(f"{KEY_ENV} must hold at least {MIN_KEY_BYTES} bytes to sign models, got {len(key)}")
+        raise InputError(f"{KEY_ENV} must hold at least {MIN_KEY_BYTES} bytes to sign models, got {len(key)}")
     return key
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from ..errors import InputError
 from ..scaff import SCAFFClassifier
 
 
@@ -39,7 +40,7 @@ class SCAFFOnColumns(ClassifierMixin, BaseEstimator):
         columns = list(self.sensitive_columns)
         missing = [c for c in columns if c not in getattr(X, "columns", ())]
         if missing:
-            raise ValueError(f"X lacks the sensitive column(s) {missing} SCAFF needs")
+            raise InputError(f"X lacks the sensitive column(s) {missing} SCAFF needs")
         self.forest_ = SCAFFClassifier(
             n_estimators=self.n_estimators, theta=self.theta, max_depth=self.max_depth,
             max_features=self.max_features, random_state=self.random_state, n_jobs=1,
@@ -84,7 +85,7 @@ class RestoreCategories(BaseEstimator):
         X = X.copy()
         for column, categories in self.categories_.items():
             if column not in X.columns:
-                raise ValueError(f"input lacks the column {column!r} the model was trained with")
+                raise InputError(f"input lacks the column {column!r} the model was trained with")
             values = X[column].astype(object)
             X[column] = pd.Categorical(values.where(values.isin(categories)), categories=categories)
         return X

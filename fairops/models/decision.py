@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InputError
 from ..metrics import GroupThresholds, OperatingPoint
 from ..metrics.decisions import served_decision
 from .schema import Column, InputSchema
@@ -42,7 +43,7 @@ class ServedDecision:
 
     def __post_init__(self):
         if not isinstance(self.positive_label, str) or not self.positive_label:
-            raise ValueError(f"positive_label must be a non-empty text, got {self.positive_label!r}")
+            raise InputError(f"positive_label must be a non-empty text, got {self.positive_label!r}")
         if not isinstance(self.rule, (OperatingPoint, GroupThresholds)):
             raise TypeError(f"rule must be an OperatingPoint or GroupThresholds, got {type(self.rule).__name__}")
         if self.model_inputs is not None:
@@ -96,7 +97,7 @@ class ServedDecision:
     def from_dict(cls, document) -> ServedDecision:
         """The inverse of :meth:`to_dict`; a ValueError names what is malformed."""
         if not isinstance(document, dict) or document.get("mode") not in ("single", "per-group"):
-            raise ValueError(f"a decision document needs mode 'single' or 'per-group', got {document!r:.200}")
+            raise InputError(f"a decision document needs mode 'single' or 'per-group', got {document!r:.200}")
         rule: Any = document.get("rule")  # as stored: each kind of rule refuses what it cannot read
         if document["mode"] == "per-group":
             rule = GroupThresholds.from_dict(rule)
@@ -104,6 +105,6 @@ class ServedDecision:
             try:
                 rule = OperatingPoint(float(rule["threshold"]), float(rule["tie_share"]))
             except (KeyError, TypeError, ValueError) as error:
-                raise ValueError(f"a single decision rule needs threshold and tie_share: {error!r}") from None
+                raise InputError(f"a single decision rule needs threshold and tie_share: {error!r}") from None
         return cls(document.get("positive_label"), rule,  # type: ignore[arg-type]  # __post_init__ checks it
                    document.get("model_inputs"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
+from ..errors import InputError
+
 
 class CategoryCodes(TransformerMixin, BaseEstimator):
     """pandas ``category`` columns as their integer codes, for a one-hot encoder to expand.
@@ -38,6 +40,6 @@ class CategoryCodes(TransformerMixin, BaseEstimator):
         for name, categories in zip(X.columns, self.categories_):
             column = self._column(X, name)
             if list(column.cat.categories) != categories:
-                raise ValueError(f"column {name!r} has other categories than in fit; codes would change meaning")
+                raise InputError(f"column {name!r} has other categories than in fit; codes would change meaning")
             codes.append(column.cat.codes.to_numpy())
         return np.column_stack(codes) if codes else np.empty((len(X), 0), dtype=np.int8)

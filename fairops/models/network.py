@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from ..errors import InputError
+
 
 class WeightDecayMLP(ClassifierMixin, BaseEstimator):
     """scikit-learn's ``MLPClassifier`` (Adam) with PyTorch-style weight decay.
@@ -40,7 +42,7 @@ class WeightDecayMLP(ClassifierMixin, BaseEstimator):
         from sklearn.neural_network import MLPClassifier
 
         if not self.weight_decay >= 0:
-            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
+            raise InputError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
         rows_per_batch = min(int(self.batch_size), X.shape[0])
         self.network_ = MLPClassifier(
             hidden_layer_sizes=tuple(self.hidden_layer_sizes), solver="adam",

@@ -35,11 +35,11 @@ silently become a missing value.
 >>> schema.check(pd.DataFrame({"age": [40.5], "sex": ["Male"], "hours": [40]}))
 Traceback (most recent call last):
 ...
-ValueError: column 'age' must hold whole numbers; row 0 has 40.5
+fairops.errors.InputError: column 'age' must hold whole numbers; row 0 has 40.5
 >>> schema.check(pd.DataFrame({"age": [40], "sex": ["Alien"], "hours": [40]}))
 Traceback (most recent call last):
 ...
-ValueError: column 'sex' has the category 'Alien' in row 0, unseen in training (known: 'Female', 'Male')
+fairops.errors.InputError: column 'sex' has the category 'Alien' in row 0, unseen in training (known: 'Female', 'Male')
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._column_names import describe, near_misses, space_clashes
+from ..errors import InputError
 
 KINDS = ("integer", "number", "boolean", "category")
 _SHOWN = 8  # categories named in a message
@@ -67,17 +68,17 @@ class Column:
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
-            raise ValueError(f"column name must be a non-empty string, got {self.name!r}")
+            raise InputError(f"column name must be a non-empty string, got {self.name!r}")
         if self.kind not in KINDS:
-            raise ValueError(f"column {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+            raise InputError(f"column {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
         if self.categories is not None:
             if self.kind != "category":
-                raise ValueError(f"column {self.name!r}: only a category column has categories")
+                raise InputError(f"column {self.name!r}: only a category column has categories")
             if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in self.categories):
-                raise ValueError(f"column {self.name!r}: categories must be text or numbers")
+                raise InputError(f"column {self.name!r}: categories must be text or numbers")
             object.__setattr__(self, "categories", tuple(self.categories))
         if not isinstance(self.missing, bool):
-            raise ValueError(f"column {self.name!r}: missing must be true or false, got {self.missing!r}")
+            raise InputError(f"column {self.name!r}: missing must be true or false, got {self.missing!r}")
 
 
 def _kind(name, series) -> str:
@@ -115,13 +116,13 @@ class InputSchema:
     def __post_init__(self):
         columns = tuple(self.columns)
         if not columns or not all(isinstance(c, Column) for c in columns):
-            raise ValueError("an input schema needs at least one Column")
+            raise InputError("an input schema needs at least one Column")
         names = [c.name for c in columns]
         if len(set(names)) != len(names):
-            raise ValueError(f"an input schema names each column once, got {names}")
+            raise InputError(f"an input schema names each column once, got {names}")
         clashes = space_clashes(names)
         if clashes:
-            raise ValueError(f"columns {describe(clashes[0])} differ only by surrounding spaces; rename them "
+            raise InputError(f"columns {describe(clashes[0])} differ only by surrounding spaces; rename them "
                              "(column names are compared exactly)")
         object.__setattr__(self, "columns", columns)
 
@@ -167,18 +168,18 @@ class InputSchema:
         """Rebuild from :meth:`to_dict`'s form; a malformed document is a ``ValueError``."""
         if not isinstance(document, dict) or not isinstance(document.get("columns"), list) \
                 or set(document) - {"columns", "unseen_categories"}:
-            raise ValueError("an input schema document must be a dict with a 'columns' list and "
+            raise InputError("an input schema document must be a dict with a 'columns' list and "
                              "'unseen_categories' only")
         unseen = document.get("unseen_categories", False)
         if not isinstance(unseen, bool):
-            raise ValueError(f"unseen_categories must be true or false, got {unseen!r}")
+            raise InputError(f"unseen_categories must be true or false, got {unseen!r}")
         columns = []
         for entry in document["columns"]:
             if not isinstance(entry, dict) or set(entry) - {"name", "kind", "categories", "missing"}:
-                raise ValueError(f"an input schema column has name, kind, categories and missing only, got {entry!r}")
+                raise InputError(f"an input schema column has name, kind, categories and missing only, got {entry!r}")
             categories = entry.get("categories")
             if categories is not None and not isinstance(categories, list):
-                raise ValueError(f"categories of column {entry.get('name')!r} must be a list")
+                raise InputError(f"categories of column {entry.get('name')!r} must be a list")
             columns.append(Column(entry.get("name"), entry.get("kind"),  # type: ignore[arg-type]  # Column checks them
                                   None if categories is None else tuple(categories), entry.get("missing", False)))
         return cls(tuple(columns), unseen)
@@ -192,9 +193,9 @@ class InputSchema:
         self.check_names(list(data.columns))
         lacking = [c.name for c in self.columns if c.name not in data.columns]
         if lacking:  # first: a served body of none of the columns reaches the model as an empty frame
-            raise ValueError(f"input lacks the required column(s) {lacking}")
+            raise InputError(f"input lacks the required column(s) {lacking}")
         if len(data) == 0:
-            raise ValueError("input has no rows; send at least one row")
+            raise InputError("input has no rows; send at least one row")
         checked = {c.name: pd.Series(self._column(c, data[c.name].reset_index(drop=True)))
                    for c in self.columns}
         return pd.DataFrame(checked)
@@ -209,19 +210,19 @@ class InputSchema:
         >>> schema.check_names(["x1", " x1 "])
         Traceback (most recent call last):
         ...
-        ValueError: input has columns 'x1' and ' x1 ', which differ only by surrounding spaces; send each column once, named exactly as the model's
+        fairops.errors.InputError: input has columns 'x1' and ' x1 ', which differ only by surrounding spaces; send each column once, named exactly as the model's
         >>> schema.check_names([" x1 "])
         Traceback (most recent call last):
         ...
-        ValueError: input lacks the required column 'x1'; it has ' x1 ', which differs only by surrounding spaces (names are compared exactly)
+        fairops.errors.InputError: input lacks the required column 'x1'; it has ' x1 ', which differs only by surrounding spaces (names are compared exactly)
         """  # noqa: E501 - a doctest's expected output is one line
         own = {c.name.strip() for c in self.columns}
         for group in space_clashes(names):
             if group[0].strip() in own:
-                raise ValueError(f"input has columns {describe(group)}, which differ only by surrounding spaces; "
+                raise InputError(f"input has columns {describe(group)}, which differ only by surrounding spaces; "
                                  "send each column once, named exactly as the model's")
         for name, similar in near_misses([c.name for c in self.columns], list(names)).items():
-            raise ValueError(f"input lacks the required column {name!r}; it has {describe(similar)}, which differs "
+            raise InputError(f"input lacks the required column {name!r}; it has {describe(similar)}, which differs "
                              "only by surrounding spaces (names are compared exactly)")
 
     def _column(self, column: Column, values):
@@ -229,7 +230,7 @@ class InputSchema:
 
         absent = values.isna().to_numpy()
         if absent.any() and not column.missing:
-            raise ValueError(f"column {column.name!r} has a missing value in row {_first(absent)}; "
+            raise InputError(f"column {column.name!r} has a missing value in row {_first(absent)}; "
                              "this model cannot take missing values")
         present = values.astype(object).to_numpy()
         if column.kind in ("integer", "number"):
@@ -237,29 +238,29 @@ class InputSchema:
                      for i, v in enumerate(present)]
             if any(wrong):
                 row = _first(wrong)
-                raise ValueError(f"column {column.name!r} must hold numbers; row {row} has {present[row]!r}")
+                raise InputError(f"column {column.name!r} must hold numbers; row {row} has {present[row]!r}")
             numbers_ = _as_floats(column.name, present, absent)
             infinite = np.isinf(numbers_)
             if infinite.any():
                 row = _first(infinite)
-                raise ValueError(f"column {column.name!r} must hold finite numbers; row {row} has {numbers_[row]}")
+                raise InputError(f"column {column.name!r} must hold finite numbers; row {row} has {numbers_[row]}")
             if column.kind == "number":
                 return numbers_
             fractional = ~absent & (numbers_ != np.floor(np.where(absent, 0.0, numbers_)))
             if fractional.any():
                 row = _first(fractional)
-                raise ValueError(f"column {column.name!r} must hold whole numbers; row {row} has {numbers_[row]}")
+                raise InputError(f"column {column.name!r} must hold whole numbers; row {row} has {numbers_[row]}")
             beyond = ~absent & (np.abs(np.where(absent, 0.0, numbers_)) >= 2.0**63)
             if beyond.any():  # would wrap around when cast to int64
                 row = _first(beyond)
-                raise ValueError(f"column {column.name!r} must hold 64-bit whole numbers; row {row} has "
+                raise InputError(f"column {column.name!r} must hold 64-bit whole numbers; row {row} has "
                                  f"{present[row]!r}")
             return numbers_ if absent.any() else numbers_.astype(np.int64)
         if column.kind == "boolean":
             wrong = [not absent[i] and not isinstance(v, (bool, np.bool_)) for i, v in enumerate(present)]
             if any(wrong):
                 row = _first(wrong)
-                raise ValueError(f"column {column.name!r} must hold true or false; row {row} has {present[row]!r}")
+                raise InputError(f"column {column.name!r} must hold true or false; row {row} has {present[row]!r}")
             return present if absent.any() else present.astype(bool)
         if column.categories is None:  # trained on plain text: any value, as text
             return pd.Series(np.where(absent, None, present), dtype=object)
@@ -269,7 +270,7 @@ class InputSchema:
             row = _first(unseen)
             shown = ", ".join(repr(v) for v in column.categories[:_SHOWN])
             more = f", ... ({len(column.categories)} in all)" if len(column.categories) > _SHOWN else ""
-            raise ValueError(f"column {column.name!r} has the category {present[row]!r} in row {row}, "
+            raise InputError(f"column {column.name!r} has the category {present[row]!r} in row {row}, "
                              f"unseen in training (known: {shown}{more})")
         # trained on a pandas categorical: the same categories in the same order (an unseen value is missing)
         return pd.Series(pd.Categorical(np.where(known, present, None), categories=list(column.categories)))
@@ -283,7 +284,7 @@ def _as_floats(name, present, absent) -> np.ndarray:
         # typeshed's numbers ABCs define no ordering with int
         row = next(i for i, v in enumerate(present)
                    if isinstance(v, numbers.Integral) and abs(v) > 2**1023)  # type: ignore[operator]
-        raise ValueError(f"column {name!r} has a number too large for a float in row {row}") from None
+        raise InputError(f"column {name!r} has a number too large for a float in row {row}") from None
 
 
 def _leaves(model):

@@ -33,6 +33,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, column_or_1d, has_fit_parameter, validate_data
 
 from .._param_checks import RANDOM_STATE, Interval, Options, Satisfies, checked_params
+from ..errors import InputError
 from ..metrics.inputs import encode_sensitive
 from . import _state_checks
 from ._row_hash import row_uniforms
@@ -104,7 +105,7 @@ class ReductionBase(ClassifierMixin, BaseEstimator):
         """Every parameter checked; ``(ratio r, bound)`` of the constraint."""
         params = checked_params(self)
         if params["difference_bound"] is not None and params["ratio_bound"] is not None:
-            raise ValueError("give difference_bound or ratio_bound, not both")
+            raise InputError("give difference_bound or ratio_bound, not both")
         base = self._base_estimator()
         if self.sample_weight_name == "sample_weight" and not has_fit_parameter(base, "sample_weight"):
             raise TypeError(f"estimator {type(base).__name__} takes no sample_weight in fit: a reduction fits it "
@@ -121,15 +122,15 @@ class ReductionBase(ClassifierMixin, BaseEstimator):
         y = column_or_1d(np.asarray(y), warn=True)
         check_classification_targets(y)
         if len(y) != _n_rows(X):
-            raise ValueError(f"X has {_n_rows(X)} rows and y {len(y)}")
+            raise InputError(f"X has {_n_rows(X)} rows and y {len(y)}")
         kind = type_of_target(y, input_name="y")
         if kind != "binary":
-            raise ValueError(f"Only binary classification is supported. The type of the target is {kind}.")
+            raise InputError(f"Only binary classification is supported. The type of the target is {kind}.")
         self.classes_, y01 = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
-            raise ValueError(f"y holds one class ({self.classes_[0]!r}); a classifier needs two")
+            raise InputError(f"y holds one class ({self.classes_[0]!r}); a classifier needs two")
         if sensitive_features is None:
-            raise ValueError(f"{type(self).__name__}.fit needs sensitive_features: the groups its constraint "
+            raise InputError(f"{type(self).__name__}.fit needs sensitive_features: the groups its constraint "
                              "compares (they are not needed to predict)")
         groups = encode_sensitive(sensitive_features, len(y01))
         if self.groups == "intersectional":

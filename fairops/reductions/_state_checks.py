@@ -14,12 +14,14 @@ a predictor that cannot give a probability of a 0/1 label; classes that are not 
 >>> check_reduction(model)
 Traceback (most recent call last):
 ...
-ValueError: ExponentiatedGradient: weights_ sum to 2, not 1
+fairops.errors.InputError: ExponentiatedGradient: weights_ sum to 2, not 1
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from ..errors import InputError
 
 #: More predictors than any fit makes (each iteration adds at most nine: one best response and the
 #: gap's eight), kept as a bound on what a saved file may make the loader build and run.
@@ -31,21 +33,21 @@ def check_reduction(model) -> None:
     owner = type(model).__name__
     weights, predictors = model.__dict__.get("weights_"), model.__dict__.get("predictors_")
     if not isinstance(predictors, list) or not predictors or len(predictors) > MAX_PREDICTORS:
-        raise ValueError(f"{owner}: predictors_ must be a list of 1 to {MAX_PREDICTORS} fitted predictors")
+        raise InputError(f"{owner}: predictors_ must be a list of 1 to {MAX_PREDICTORS} fitted predictors")
     weights = np.asarray(weights)
     if weights.dtype.kind != "f" or weights.shape != (len(predictors),):
-        raise ValueError(f"{owner}: weights_ must be {len(predictors)} floating-point numbers, one per predictor; "
+        raise InputError(f"{owner}: weights_ must be {len(predictors)} floating-point numbers, one per predictor; "
                          f"got {weights.dtype} of shape {weights.shape}")
     if not np.all(np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError(f"{owner}: weights_ must be finite and non-negative")
+        raise InputError(f"{owner}: weights_ must be finite and non-negative")
     if abs(float(weights.sum()) - 1.0) > 1e-6:
-        raise ValueError(f"{owner}: weights_ sum to {float(weights.sum()):.6g}, not 1")
+        raise InputError(f"{owner}: weights_ sum to {float(weights.sum()):.6g}, not 1")
     classes = np.asarray(model.__dict__.get("classes_", []))
     if classes.shape != (2,) or classes[0] == classes[1]:
-        raise ValueError(f"{owner}: classes_ must hold two distinct classes, got {classes.tolist()[:5]}")
+        raise InputError(f"{owner}: classes_ must hold two distinct classes, got {classes.tolist()[:5]}")
     for index, predictor in enumerate(predictors):
         learned = np.asarray(getattr(predictor, "classes_", []))
         if not (hasattr(predictor, "predict_proba") and learned.ndim == 1 and 1 <= len(learned) <= 2
                 and set(learned.tolist()) <= {0, 1}):
-            raise ValueError(f"{owner}: predictor {index} ({type(predictor).__name__}) is not a fitted classifier "
+            raise InputError(f"{owner}: predictor {index} ({type(predictor).__name__}) is not a fitted classifier "
                              "of 0/1 labels with predict_proba")

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
+
 #: The rates a parity constraint can hold equal, named as the task grammar names fairness ratios.
 CONSTRAINTS = ("tpr", "fpr", "ppr")
 
@@ -68,14 +70,14 @@ class ParityConstraint:
 
     def __init__(self, kind: str, y01: np.ndarray, blocks, *, ratio: float = 1.0, bound: float = 0.01):
         if kind not in CONSTRAINTS:
-            raise ValueError(f"constraint must be one of {CONSTRAINTS}, got {kind!r}")
+            raise InputError(f"constraint must be one of {CONSTRAINTS}, got {kind!r}")
         y01 = np.asarray(y01)
         self.kind, self.ratio, self.bound_value = kind, float(ratio), float(bound)
         self.n_rows = len(y01)
         self.event = np.ones(self.n_rows, bool) if kind == "ppr" else (y01 == (1 if kind == "tpr" else 0))
         self.n_event = int(self.event.sum())
         if self.n_event == 0:
-            raise ValueError(f"no training row is in the constraint's event ({_EVENT_WORDS[kind]})")
+            raise InputError(f"no training row is in the constraint's event ({_EVENT_WORDS[kind]})")
         # One entry per (block, group) with event rows: its block, its code, its event rows.
         pair_block: list[int] = []
         pair_group: list[int] = []

@@ -13,6 +13,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._param_checks import RANDOM_STATE, Interval, Options, Satisfies, checked_params, is_real
+from ..errors import InputError
 from . import _native, _state
 from ._inputs import (
     AGGREGATIONS,
@@ -52,7 +53,7 @@ def _base_weights(estimator, y, sample_weight, bootstrap: bool):
     try:
         expanded = compute_sample_weight(class_weight, y)
     except ValueError as error:
-        raise ValueError(f"class_weight {class_weight!r} does not fit y: {error}") from None
+        raise InputError(f"class_weight {class_weight!r} does not fit y: {error}") from None
     return expanded if sample_weight is None else sample_weight * expanded
 
 
@@ -64,7 +65,7 @@ def _check_weighted_groups(groups, weight, names) -> None:
         present = np.unique(groups[:, c])
         weighted = np.unique(groups[weight > 0, c])
         if len(weighted) < len(present):
-            raise ValueError(
+            raise InputError(
                 f"sensitive_features column {name!r} has values that occur only in rows with weight 0; "
                 "drop those rows or give them a positive sample_weight"
             )
@@ -146,17 +147,17 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if y_type != "binary":
-            raise ValueError(
+            raise InputError(
                 f"Only binary classification is supported. The type of the target is {y_type}; "
                 "y must hold exactly 2 classes."
             )
         self.classes_, y01 = np.unique(y, return_inverse=True)
         if len(self.classes_) != 2:
-            raise ValueError(f"y must hold exactly 2 classes, got {len(self.classes_)} class(es)")
+            raise InputError(f"y must hold exactly 2 classes, got {len(self.classes_)} class(es)")
         weight = _base_weights(self, y, check_sample_weight(sample_weight, X.shape[0]), bootstrap)
         if weight is not None:
             if len(np.unique(y01[weight > 0])) < 2:
-                raise ValueError(
+                raise InputError(
                     "sample_weight and class_weight leave only one class with positive weight; "
                     "SCAFF needs rows of both classes"
                 )

@@ -10,6 +10,7 @@ import numpy as np
 from fairops.metrics.inputs import encode_sensitive
 
 from .._param_checks import is_int
+from ..errors import InputError
 
 AGGREGATIONS = ("max", "mean")
 
@@ -36,13 +37,13 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray | None:
         raise TypeError(f"sample_weight must hold numbers, got dtype {weight.dtype}")
     weight = weight.astype(np.float64)
     if weight.ndim != 1 or weight.shape[0] != n_samples:
-        raise ValueError(f"sample_weight must have shape ({n_samples},), got {weight.shape}")
+        raise InputError(f"sample_weight must have shape ({n_samples},), got {weight.shape}")
     if not np.all(np.isfinite(weight)):
-        raise ValueError("sample_weight contains NaN or infinite values")
+        raise InputError("sample_weight contains NaN or infinite values")
     if np.any(weight < 0):
-        raise ValueError("sample_weight must be >= 0 everywhere")
+        raise InputError("sample_weight must be >= 0 everywhere")
     if not np.any(weight > 0):
-        raise ValueError("sample_weight is zero for every row; at least one row needs a positive weight")
+        raise InputError("sample_weight is zero for every row; at least one row needs a positive weight")
     return weight
 
 
@@ -90,7 +91,7 @@ def encode_categoricals(X, categories: dict):
         name = X.columns[position]
         column = X.iloc[:, position]
         if column.isna().any():
-            raise ValueError(f"X column {name!r} contains missing values; SCAFF does not accept NaN")
+            raise InputError(f"X column {name!r} contains missing values; SCAFF does not accept NaN")
         codes = pd.Index(known).get_indexer(column.astype(object)).astype(np.float64)
         X[name] = codes
     return X

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import InputError
 from . import _tree  # type: ignore[attr-defined]  # a compiled kernel: no source for mypy to read
 
 AGGREGATE_CODES = {"max": 0, "mean": 1}
@@ -36,13 +37,13 @@ class GrowthData:
         n_bins = np.ascontiguousarray(n_bins, dtype=np.int32)
         column_start = np.ascontiguousarray(column_start, dtype=np.int32)
         if y.shape != (n_samples,) or n_bins.shape != (binned.shape[0],):
-            raise ValueError("binned features, n_bins and y disagree in shape")
+            raise InputError("binned features, n_bins and y disagree in shape")
         if column_start.shape != (groups.shape[1] + 1,) or column_start[0] != 0 or np.any(np.diff(column_start) < 1):
-            raise ValueError("column_start must rise from 0 with one entry per sensitive column plus one")
+            raise InputError("column_start must rise from 0 with one entry per sensitive column plus one")
         for c in range(groups.shape[1]):
             ids = groups[:, c]
             if ids.size and (ids.min() < column_start[c] or ids.max() >= column_start[c + 1]):
-                raise ValueError(f"group ids of sensitive column {c} must lie in its own id range")
+                raise InputError(f"group ids of sensitive column {c} must lie in its own id range")
         return cls(binned, n_bins, y, groups, column_start)
 
 
@@ -52,7 +53,7 @@ def grow_tree(data: GrowthData, weight, *, max_depth, max_features, min_samples_
     gain."""
     weight = np.ascontiguousarray(weight, dtype=np.float64)
     if weight.shape != (data.y.shape[0],):
-        raise ValueError("weight must have one entry per sample")
+        raise InputError("weight must have one entry per sample")
     samples = np.flatnonzero(weight > 0)  # reordered in place by the kernel
     return _tree.build_tree(
         data.binned,

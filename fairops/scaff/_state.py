@@ -12,6 +12,7 @@ import numpy as np
 
 from .._param_checks import checked_params
 from .._state_checks import only_names
+from ..errors import InputError
 from ._state_checks import STATE_ARRAYS, check_arrays
 
 _PAIRS = "pairs"
@@ -42,7 +43,7 @@ def params_from_json(params: dict) -> dict:
         if set(weights) != {_PAIRS} or not isinstance(pairs, list) or not all(
             isinstance(pair, list) and len(pair) == 2 for pair in pairs
         ):
-            raise ValueError("saved class_weight must be {'pairs': [[label, weight], ...]}")
+            raise InputError("saved class_weight must be {'pairs': [[label, weight], ...]}")
         params["class_weight"] = {label: weight for label, weight in pairs}
     return params
 
@@ -64,15 +65,15 @@ def get_state(model) -> tuple[dict, dict]:
 
 def _count(name: str, value, low: int) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"saved {name} must be an integer >= {low}, got {value!r}")
+        raise InputError(f"saved {name} must be an integer >= {low}, got {value!r}")
     return int(value)
 
 
 def _text_list(name: str, value, length: int | None = None) -> list:
     if not isinstance(value, (list, tuple, np.ndarray)) or not all(isinstance(item, str) for item in value):
-        raise ValueError(f"saved {name} must be a list of strings, got {value!r}")
+        raise InputError(f"saved {name} must be a list of strings, got {value!r}")
     if length is not None and len(value) != length:
-        raise ValueError(f"saved {name} has {len(value)} names, the model has {length} features")
+        raise InputError(f"saved {name} has {len(value)} names, the model has {length} features")
     return list(value)
 
 
@@ -94,7 +95,7 @@ def check_fitted(model) -> None:
         and all(isinstance(value, (str, int, float)) for value in values)
         for key, values in categories.items()
     ):
-        raise ValueError(f"saved categories must map feature positions below {n_features} to lists of labels, "
+        raise InputError(f"saved categories must map feature positions below {n_features} to lists of labels, "
                          f"got {categories!r}")
     arrays = {name: model.__dict__[name] for name in STATE_ARRAYS if name in model.__dict__}
     for name, array in check_arrays(arrays, n_features=n_features, n_trees=n_estimators).items():
@@ -105,9 +106,9 @@ def from_state(cls, state: dict, arrays: dict):
     """Rebuild a fitted ``cls`` from :func:`get_state`'s output."""
     meta, params = (state.get(part) if isinstance(state, dict) else None for part in ("meta", "params"))
     if not (isinstance(meta, dict) and isinstance(params, dict) and isinstance(arrays, dict)):
-        raise ValueError("SCAFF state must be a dict of the dicts 'params' and 'meta', and a dict of arrays")
+        raise InputError("SCAFF state must be a dict of the dicts 'params' and 'meta', and a dict of arrays")
     if meta.get("class") != cls.__name__:
-        raise ValueError(f"state holds a {meta.get('class')!r}, not a {cls.__name__}")
+        raise InputError(f"state holds a {meta.get('class')!r}, not a {cls.__name__}")
     try:
         model = cls(**params_from_json(params))
     except TypeError as error:
@@ -122,7 +123,7 @@ def from_state(cls, state: dict, arrays: dict):
     model.n_sensitive_groups_ = meta.get("n_sensitive_groups")
     categories = meta.get("categories")
     if not isinstance(categories, dict) or not all(key.isdigit() for key in categories):
-        raise ValueError(f"saved categories must map feature positions to lists, got {categories!r}")
+        raise InputError(f"saved categories must map feature positions to lists, got {categories!r}")
     model._categories = {int(key): values for key, values in categories.items()}
     check_fitted(model)
     return model

@@ -22,14 +22,15 @@ True
 >>> check_arrays(arrays, n_features=1, n_trees=1)
 Traceback (most recent call last):
 ...
-ValueError: node_left_/node_right_ do not form a tree: node 0 of tree 0 is a root but also a child (a cycle)
-"""
+fairops.errors.InputError: node_left_/node_right_ do not form a tree: node 0 of tree 0 is a root but also a child (a cycle)
+"""  # noqa: E501 - a doctest's expected output is one line
 
 from __future__ import annotations
 
 import numpy as np
 
 from .._state_checks import check_shape, first_false, floats, integers, only_names, reached_from
+from ..errors import InputError
 
 STATE_ARRAYS = (
     "classes_",
@@ -57,9 +58,9 @@ def _classes(value) -> np.ndarray:
         raise TypeError(f"classes_ has dtype {classes.dtype}; expected numbers, booleans or text")
     check_shape("classes_", classes, (2,), "(SCAFF is a binary classifier)")
     if classes.dtype.kind == "f" and not np.all(np.isfinite(classes)):
-        raise ValueError(f"classes_ = {classes.tolist()} must be finite")
+        raise InputError(f"classes_ = {classes.tolist()} must be finite")
     if classes[0] == classes[1]:
-        raise ValueError(f"classes_ = {classes.tolist()} must hold two different labels")
+        raise InputError(f"classes_ = {classes.tolist()} must hold two different labels")
     return classes
 
 
@@ -69,17 +70,17 @@ def _bins(arrays: dict, n_features: int) -> tuple[np.ndarray, np.ndarray]:
                        what="(n_features_in + 1)")
     counts = np.diff(offsets)
     if offsets[0] != 0 or offsets[-1] != len(edges):
-        raise ValueError(f"bin_offsets_ must run from 0 to the {len(edges)} entries of bin_edges_, "
+        raise InputError(f"bin_offsets_ must run from 0 to the {len(edges)} entries of bin_edges_, "
                          f"got {offsets[0]} .. {offsets[-1]}")
     bad = first_false((counts >= 0) & (counts <= MAX_EDGES_PER_FEATURE))
     if bad is not None:
-        raise ValueError(f"bin_offsets_ gives feature {bad} {counts[bad]} cut points; expected 0 to "
+        raise InputError(f"bin_offsets_ gives feature {bad} {counts[bad]} cut points; expected 0 to "
                          f"{MAX_EDGES_PER_FEATURE}")
     rising = np.diff(edges) > 0
     rising[offsets[1:-1][(offsets[1:-1] > 0) & (offsets[1:-1] < len(edges))] - 1] = True  # feature boundaries
     bad = first_false(rising)
     if bad is not None:
-        raise ValueError(f"bin_edges_[{bad + 1}] = {edges[bad + 1]} does not rise above bin_edges_[{bad}] = "
+        raise InputError(f"bin_edges_[{bad + 1}] = {edges[bad + 1]} does not rise above bin_edges_[{bad}] = "
                          f"{edges[bad]} within its feature")
     return edges, offsets
 
@@ -88,10 +89,10 @@ def _node_offsets(arrays: dict, n_trees: int, n_nodes: int) -> np.ndarray:
     offsets = integers("node_offsets_", arrays["node_offsets_"], shape=(n_trees + 1,), low=0, high=n_nodes + 1,
                        what=f"(one start per tree of the model's {n_trees}, plus the end)")
     if offsets[0] != 0 or offsets[-1] != n_nodes:
-        raise ValueError(f"node_offsets_ must run from 0 to the {n_nodes} nodes, got {offsets[0]} .. {offsets[-1]}")
+        raise InputError(f"node_offsets_ must run from 0 to the {n_nodes} nodes, got {offsets[0]} .. {offsets[-1]}")
     bad = first_false(np.diff(offsets) >= 1)
     if bad is not None:
-        raise ValueError(f"node_offsets_ gives tree {bad} no nodes ({offsets[bad]} .. {offsets[bad + 1]})")
+        raise InputError(f"node_offsets_ gives tree {bad} no nodes ({offsets[bad]} .. {offsets[bad + 1]})")
     return offsets
 
 
@@ -104,8 +105,8 @@ def _children(name: str, value, internal, tree_of, size) -> np.ndarray:
     if bad is not None:
         t = tree_of[bad]
         if internal[bad]:
-            raise ValueError(f"{name}[{bad}] = {local[bad]} is outside tree {t}'s {size[t]} nodes")
-        raise ValueError(f"{name}[{bad}] = {local[bad]} at a leaf; leaves have no children (-1)")
+            raise InputError(f"{name}[{bad}] = {local[bad]} is outside tree {t}'s {size[t]} nodes")
+        raise InputError(f"{name}[{bad}] = {local[bad]} at a leaf; leaves have no children (-1)")
     return child
 
 
@@ -122,14 +123,14 @@ def _check_tree_shape(left, right, internal, tree_of, start) -> None:
         t = tree_of[bad]
         local = bad - start[t]
         if is_root[bad]:
-            raise ValueError(f"node_left_/node_right_ do not form a tree: node {local} of tree {t} is a root "
+            raise InputError(f"node_left_/node_right_ do not form a tree: node {local} of tree {t} is a root "
                              "but also a child (a cycle)")
-        raise ValueError(f"node_left_/node_right_ do not form a tree: node {local} of tree {t} has "
+        raise InputError(f"node_left_/node_right_ do not form a tree: node {local} of tree {t} has "
                          f"{indegree[bad]} parents, expected 1")
     bad = first_false(reached_from(roots, left + start[tree_of], right + start[tree_of], internal))
     if bad is not None:
         t = tree_of[bad]
-        raise ValueError(f"node_left_/node_right_ do not form a tree: node {bad - start[t]} of tree {t} cannot "
+        raise InputError(f"node_left_/node_right_ do not form a tree: node {bad - start[t]} of tree {t} cannot "
                          "be reached from its root (it lies on a cycle)")
 
 
@@ -156,32 +157,32 @@ def check_arrays(arrays: dict, *, n_features: int, n_trees: int) -> dict:
     for name, values in (("node_threshold_bin_", cut), ("node_threshold_", threshold), ("node_gain_", gain)):
         bad = first_false(internal | (values == 0))
         if bad is not None:
-            raise ValueError(f"{name}[{bad}] = {values[bad]} at a leaf; fit leaves 0 there")
+            raise InputError(f"{name}[{bad}] = {values[bad]} at a leaf; fit leaves 0 there")
     n_cuts = np.diff(bin_offsets)
     cut_of_internal = cut[internal].astype(np.int64)
     bad = first_false((cut_of_internal >= 0) & (cut_of_internal < n_cuts[feature[internal]]))
     if bad is not None:
         node = int(np.flatnonzero(internal)[bad])
-        raise ValueError(f"node_threshold_bin_[{node}] = {cut[node]} is outside the {n_cuts[feature[node]]} cut "
+        raise InputError(f"node_threshold_bin_[{node}] = {cut[node]} is outside the {n_cuts[feature[node]]} cut "
                          f"points of feature {feature[node]}")
     expected = edges[bin_offsets[feature[internal]] + cut_of_internal]
     bad = first_false(threshold[internal] == expected)
     if bad is not None:
         node = int(np.flatnonzero(internal)[bad])
-        raise ValueError(f"node_threshold_[{node}] = {threshold[node]} differs from its cut point {expected[bad]} "
+        raise InputError(f"node_threshold_[{node}] = {threshold[node]} differs from its cut point {expected[bad]} "
                          f"(bin_edges_ of feature {feature[node]}, bin {cut[node]})")
     # SG = (1 - theta)(AUC_Y - 0.5) - theta(AUC_S - 0.5) <= 0.5; a split of gain exactly 0 is made when its
     # children differ (as fair-trees makes it), so 0 is a gain a saved model holds.
     bad = first_false((gain[internal] >= 0) & (gain[internal] <= MAX_GAIN))
     if bad is not None:
         node = int(np.flatnonzero(internal)[bad])
-        raise ValueError(f"node_gain_[{node}] = {gain[node]} is outside [0, {MAX_GAIN}], the gains of a split")
+        raise InputError(f"node_gain_[{node}] = {gain[node]} is outside [0, {MAX_GAIN}], the gains of a split")
     value = floats("node_value_", arrays["node_value_"], shape=per_node, low=0.0, high=1.0,
                    what="(one entry per node)")
     weight = floats("node_weight_", arrays["node_weight_"], shape=per_node, low=0.0, what="(one entry per node)")
     bad = first_false(weight[start[:-1]] > 0)
     if bad is not None:
-        raise ValueError(f"node_weight_[{start[bad]}] = {weight[start[bad]]} is the root weight of tree {bad}; "
+        raise InputError(f"node_weight_[{start[bad]}] = {weight[start[bad]]} is the root weight of tree {bad}; "
                          "it must be positive")
     # A child holds part of its parent's rows (the tolerance absorbs summation order).
     nodes = np.flatnonzero(internal)
@@ -189,7 +190,7 @@ def check_arrays(arrays: dict, *, n_features: int, n_trees: int) -> dict:
         below = weight[child[nodes] + start[tree_of[nodes]]]
         bad = first_false(below <= weight[nodes] * (1 + WEIGHT_RTOL))
         if bad is not None:
-            raise ValueError(f"node_weight_ of node {nodes[bad]}'s child ({below[bad]}, by {name}) exceeds its own "
+            raise InputError(f"node_weight_ of node {nodes[bad]}'s child ({below[bad]}, by {name}) exceeds its own "
                              f"({weight[nodes[bad]]})")
     return {
         "classes_": _classes(arrays["classes_"]),

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
+
 
 def _feature_edges(column: np.ndarray, max_bins: int) -> np.ndarray:
     distinct = np.unique(column)
@@ -42,7 +44,7 @@ def fit_bin_edges(X: np.ndarray, max_bins: int) -> tuple[np.ndarray, np.ndarray]
     ([0.5], [0, 1, 1])
     """
     if not 2 <= max_bins <= 256:
-        raise ValueError(f"max_bins must be an integer in [2, 256], got {max_bins!r}")
+        raise InputError(f"max_bins must be an integer in [2, 256], got {max_bins!r}")
     per_feature = [_feature_edges(X[:, j], max_bins) for j in range(X.shape[1])]
     offsets = np.zeros(X.shape[1] + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([len(edges) for edges in per_feature])

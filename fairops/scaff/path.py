@@ -9,6 +9,7 @@ import numpy as np
 from fairops.metrics import auc_s, auc_y
 from fairops.metrics.inputs import encode_sensitive
 
+from ..errors import InputError
 from .forest import SCAFFClassifier
 
 DEFAULT_THETAS = tuple(np.round(np.linspace(0.0, 1.0, 11), 10))
@@ -102,12 +103,12 @@ def scaff_path(
     """
     given = [v is not None for v in (X_val, y_val, sensitive_val)]
     if any(given) and not all(given):
-        raise ValueError("X_val, y_val and sensitive_val must be given together (or none of them)")
+        raise InputError("X_val, y_val and sensitive_val must be given together (or none of them)")
     if "theta" in forest_params:
         raise TypeError("theta is set by thetas=, not as a forest parameter")
     thetas = np.asarray(thetas, dtype=np.float64).ravel()
     if thetas.size == 0:
-        raise ValueError("thetas must hold at least one value")
+        raise InputError("thetas must hold at least one value")
     if not all(given):
         X_val, y_val, sensitive_val = X, y, sensitive_features
     template = SCAFFClassifier(**forest_params)

@@ -24,6 +24,7 @@ import uuid
 import warnings
 
 from .._versions import in_range
+from ..errors import InputError
 
 #: MLflow versions (lowest included, highest excluded) whose run tables this module was written for.
 WRITTEN_FOR = ((3, 17), (3, 18))
@@ -50,7 +51,7 @@ class SqlRunWriter:
         if experiment_id not in self._artifact_roots:
             experiment = self.store.get_experiment(experiment_id)
             if experiment.lifecycle_stage != LifecycleStage.ACTIVE:
-                raise ValueError(f"experiment {experiment_id} is deleted")
+                raise InputError(f"experiment {experiment_id} is deleted")
             self._artifact_roots[experiment_id] = experiment.artifact_location
         run_id = uuid.uuid4().hex
         with self.store.ManagedSessionMaker(read_only=False) as session:

@@ -17,6 +17,7 @@ import json
 import re
 
 from .._versions import in_range
+from ..errors import InputError
 
 #: MLflow versions (lowest included, highest excluded) whose UI reads the views written here.
 WRITTEN_FOR = ((3, 17), (3, 18))
@@ -34,7 +35,7 @@ def view_supported(version: str) -> bool:
 def column(kind: str, key: str) -> str:
     """A runs-table column key: ``column("metrics", "fairness")`` -> ``metrics.`fairness```."""
     if kind not in ("attributes", "metrics", "params", "tags"):
-        raise ValueError(f"kind must be attributes, metrics, params or tags, got {kind!r}")
+        raise InputError(f"kind must be attributes, metrics, params or tags, got {kind!r}")
     return f"{kind}.`{key}`"
 
 
@@ -87,7 +88,7 @@ def write_view(client, experiment_id: str, key: str, state: dict) -> bool:
     import mlflow
 
     if not _KEY.match(key):
-        raise ValueError(f"key must be 1-100 letters, digits, '_', '.' or '-', got {key!r}")
+        raise InputError(f"key must be 1-100 letters, digits, '_', '.' or '-', got {key!r}")
     if not view_supported(mlflow.__version__):
         return False
     client.set_experiment_tag(experiment_id, TAG_PREFIX + key, json.dumps(state, separators=(",", ":")))

@@ -64,6 +64,7 @@ import threading
 import time
 import warnings
 
+from ..errors import InputError
 from .anytime import BUDGET_SPENT, pick_metrics, running_pick
 from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG, now_ms
 from .session import TRIAL_TAG, TrackingSession, artifacts_beside, run_status
@@ -130,9 +131,9 @@ class FairnessTrackingCallback:
                  log_models=False, model_pip_requirements=None, settle_seconds=1.0, artifact_location=None,
                  fast_sql=False, family_param="model", family=None):
         if alpha is not None and alpha != "auto" and (finite(alpha) is None or not 0 <= alpha <= 1):
-            raise ValueError(f"alpha must be None, 'auto' or a float in [0, 1], got {alpha!r}")
+            raise InputError(f"alpha must be None, 'auto' or a float in [0, 1], got {alpha!r}")
         if not (isinstance(settle_seconds, (int, float)) and settle_seconds >= 0):
-            raise ValueError(f"settle_seconds must be a number >= 0, got {settle_seconds!r}")
+            raise InputError(f"settle_seconds must be a number >= 0, got {settle_seconds!r}")
         if metric_names is not None and (isinstance(metric_names, str) or not all(
                 isinstance(name, str) and name for name in metric_names)):
             raise TypeError(f"metric_names must be a sequence of non-empty strings, got {metric_names!r}")
@@ -248,7 +249,7 @@ class FairnessTrackingCallback:
         """End the parent run with ``status`` (FINISHED, KILLED or FAILED) after logging its last
         anytime-curve point and the fits not yet in its ``fairops_trials.json`` table."""
         if status not in ("FINISHED", "KILLED", "FAILED"):
-            raise ValueError(f"status must be FINISHED, KILLED or FAILED, got {status!r}")
+            raise InputError(f"status must be FINISHED, KILLED or FAILED, got {status!r}")
         self.flush()
         parent = self.parent_run_id(study)
         if self.alpha is not None:

@@ -38,6 +38,7 @@ import numpy as np
 
 from fairops.metrics.windows import ALERT_LEVEL, rate_bases, score_window
 
+from ..errors import InputError
 from ._tracking_uri import tracking_uri as tracking_uri_set
 from .registry import _alias_holder
 from .version_record import read_record
@@ -108,7 +109,7 @@ def _watched_columns(groups, watched, task):
         return groups  # one attribute's values
     missing = [column for column in watched if column not in groups]
     if missing:
-        raise ValueError(f"the rows lack the sensitive column(s) {missing} of the task ({', '.join(task.sensitive)})")
+        raise InputError(f"the rows lack the sensitive column(s) {missing} of the task ({', '.join(task.sensitive)})")
     return {column: groups[column] for column in watched}
 
 
@@ -137,18 +138,18 @@ def _version(client, name: str, version) -> tuple[str, Any]:
     text = str(version or "@champion")
     resolved = _alias_holder(client, name, text[1:]) if text.startswith("@") else text
     if resolved is None:
-        raise ValueError(f"registered model {name!r} has no alias {text[1:]!r}")
+        raise InputError(f"registered model {name!r} has no alias {text[1:]!r}")
     return resolved, read_record(client, name, resolved)
 
 
 def _baseline(record, baseline, where: str) -> tuple[float | None, float, float | None]:
     """``(the number given or None, the baseline, its lower bound or None)``."""
     if baseline is not None and not 0 <= baseline <= 1:
-        raise ValueError(f"baseline must be a fairness ratio in [0, 1], got {baseline!r}")
+        raise InputError(f"baseline must be a fairness ratio in [0, 1], got {baseline!r}")
     if baseline is not None:
         return float(baseline), float(baseline), None
     if record.baseline is None:
-        raise ValueError(f"{where} records no validation fairness; give a baseline")
+        raise InputError(f"{where} records no validation fairness; give a baseline")
     return None, record.baseline, record.baseline_lower
 
 

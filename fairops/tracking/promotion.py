@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InputError
 from ..metrics.classification import FOUR_FIFTHS
 from ._tracking_uri import tracking_uri
 from .registry import _alias_holder
@@ -87,10 +88,10 @@ def _resolve(client, name: str, candidate) -> str:
     if text.startswith("@"):
         version = _alias_holder(client, name, text[1:])
         if version is None:
-            raise ValueError(f"candidate {text!r}: registered model {name!r} has no alias {text[1:]!r}")
+            raise InputError(f"candidate {text!r}: registered model {name!r} has no alias {text[1:]!r}")
         return version
     if not text.isdigit():
-        raise ValueError(f"candidate must be a version number or '@alias', got {candidate!r}")
+        raise InputError(f"candidate must be a version number or '@alias', got {candidate!r}")
     client.get_model_version(name, text)  # refuses an unknown version
     return text
 
@@ -234,10 +235,10 @@ def _frame(X, y, sensitive):
 
     frame = pd.DataFrame(X).reset_index(drop=True).copy()
     if LABEL in frame.columns:
-        raise ValueError(f"X must not hold a column named {LABEL!r} (the label travels in it)")
+        raise InputError(f"X must not hold a column named {LABEL!r} (the label travels in it)")
     labels = np.asarray(y)
     if len(labels) != len(frame) or not set(np.unique(labels).tolist()) <= {0, 1}:
-        raise ValueError(f"y must hold one 0/1 label per row of X ({len(frame)} rows)")
+        raise InputError(f"y must hold one 0/1 label per row of X ({len(frame)} rows)")
     frame[LABEL] = labels.astype(int)
     groups = pd.DataFrame(sensitive).reset_index(drop=True)
     return frame, {str(c): groups[c].astype(str).to_numpy() for c in groups.columns}
@@ -258,7 +259,7 @@ def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, m
     for label, bound in (("min_fairness", min_fairness), ("max_accuracy_drop", max_accuracy_drop),
                          ("fairness_line", fairness_line)):
         if bound is not None and not (isinstance(bound, (int, float)) and 0 <= bound <= 1):
-            raise ValueError(f"{label} must be a number in [0, 1] or None, got {bound!r}")
+            raise InputError(f"{label} must be a number in [0, 1] or None, got {bound!r}")
     frame, groups = _frame(X, y, sensitive)
     client = MlflowClient(tracking_uri)
     with registry_lock(client, name, wait=lock_wait):
@@ -294,7 +295,7 @@ def _fresh(client, name: str, versions: list, X, sensitive):
     fresh = fresh_rows(client, name, versions, row_hashes(X, sensitive))
     if not fresh.keep.any():
         seen = ", ".join(f"version {v}: {n}" for v, n in fresh.seen_by.items())
-        raise ValueError(f"every one of the {len(fresh.keep)} rows was seen in training or validation ({seen}): "
+        raise InputError(f"every one of the {len(fresh.keep)} rows was seen in training or validation ({seen}): "
                          "give labelled rows neither model saw")
     return fresh, pd.DataFrame(X).index.to_numpy()
 

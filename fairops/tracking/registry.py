@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 import fairops
 from fairops.fairband.selection import Selection, pareto_front, select_best, successful_fits
 
+from ..errors import InputError
 from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG
 from .run_once import MODEL_TAG, register_once
 from .search import quoted, tags_equal
@@ -149,7 +150,7 @@ def _logged_model_uri(client, experiment_id, study, trial) -> str:
         )
         if models:
             return models[0].model_uri
-    raise ValueError(
+    raise InputError(
         f"trial {trial.number} has no logged model; pass refit=callable(params, trial) -> fitted model, "
         "or track the study with FairnessTrackingCallback(log_models=True) and keep_model(...)"
     )
@@ -170,14 +171,14 @@ def _check_aliases(alias, if_taken) -> None:
         if value is None and label == "if_taken":
             continue
         if not isinstance(value, str) or not value or (value.lower().startswith("v") and value[1:].isdigit()):
-            raise ValueError(f"{label} must be a non-empty name not of the form 'v<number>', got {value!r}")
+            raise InputError(f"{label} must be a non-empty name not of the form 'v<number>', got {value!r}")
     if alias == if_taken:
-        raise ValueError(f"if_taken must differ from alias, both are {alias!r}")
+        raise InputError(f"if_taken must differ from alias, both are {alias!r}")
 
 
 def _check_arguments(name, alias, if_taken, refit) -> None:
     if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty registered model name, got {name!r}")
+        raise InputError(f"name must be a non-empty registered model name, got {name!r}")
     _check_aliases(alias, if_taken)
     if refit is not None and not callable(refit):
         raise TypeError(f"refit must be None or a callable(params, trial) -> fitted model, got {refit!r}")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..datasets.row_ids import HASH_RULE
+from ..errors import InputError
 
 ROWS_TAG = "fairops.rows"
 FOLDER = "fairops_rows"
@@ -43,17 +44,17 @@ def seen_rows(client, name: str, version: str) -> np.ndarray | None:
         tag = json.loads(text)
         run_id, path, rule = tag["run_id"], tag["path"], tag["rule"]
     except (ValueError, KeyError, TypeError) as error:
-        raise ValueError(f"{name} version {version}: its {ROWS_TAG} tag is not a row record ({error})") from None
+        raise InputError(f"{name} version {version}: its {ROWS_TAG} tag is not a row record ({error})") from None
     if rule != HASH_RULE:
-        raise ValueError(f"{name} version {version}: rows hashed by {rule!r}, this fairops knows {HASH_RULE!r}")
+        raise InputError(f"{name} version {version}: rows hashed by {rule!r}, this fairops knows {HASH_RULE!r}")
     with tempfile.TemporaryDirectory() as folder:
         local = client.download_artifacts(run_id, f"{path}/{SEEN}", folder)
         try:
             hashes = np.load(local, allow_pickle=False)
         except (ValueError, OSError) as error:
-            raise ValueError(f"{name} version {version}: its record of seen rows is unreadable ({error})") from None
+            raise InputError(f"{name} version {version}: its record of seen rows is unreadable ({error})") from None
     if hashes.dtype != np.uint64 or hashes.ndim != 1:
-        raise ValueError(f"{name} version {version}: its record of seen rows holds {hashes.dtype} of shape "
+        raise InputError(f"{name} version {version}: its record of seen rows holds {hashes.dtype} of shape "
                          f"{hashes.shape}, not row hashes")
     return hashes
 

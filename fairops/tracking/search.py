@@ -15,10 +15,12 @@ takes a ``page_token`` and returns a paged list with ``.token``.
 >>> quoted('both \\' and "')
 Traceback (most recent call last):
 ...
-ValueError: MLflow's search filter cannot match the value 'both \\' and "': it holds both kinds of quote
+fairops.errors.InputError: MLflow's search filter cannot match the value 'both \\' and "': it holds both kinds of quote
 """
 
 from __future__ import annotations
+
+from ..errors import InputError
 
 
 def quoted(value) -> str:
@@ -31,7 +33,7 @@ def quoted(value) -> str:
         reason = "it holds both kinds of quote"
     else:
         reason = "it ends in a backslash"
-    raise ValueError(f"MLflow's search filter cannot match the value {text!r}: {reason}")
+    raise InputError(f"MLflow's search filter cannot match the value {text!r}: {reason}")
 
 
 def tags_equal(**tags) -> str:

@@ -12,6 +12,7 @@ import re
 
 from fairops.fairband.selection import Selection, SelectionKind, select_best, successful_fits
 
+from ..errors import InputError
 from .parent_run import STUDY_TAG
 from .session import TRIAL_TAG
 
@@ -23,14 +24,14 @@ def _trial_of_run(study, run_id: str, tracking_uri=None):
 
     tags = MlflowClient(tracking_uri).get_run(run_id).data.tags
     if tags.get(STUDY_TAG) != study.study_name or TRIAL_TAG not in tags:
-        raise ValueError(f"run {run_id} is not a trial run of study {study.study_name!r}")
+        raise InputError(f"run {run_id} is not a trial run of study {study.study_name!r}")
     return int(tags[TRIAL_TAG])
 
 
 def _by_hand(study, number) -> Selection:
     chosen = [t for t in successful_fits(study) if t.number == number]
     if not chosen:
-        raise ValueError(f"trial {number!r} is not a completed fit with finite (accuracy, fairness) in the study")
+        raise InputError(f"trial {number!r} is not a completed fit with finite (accuracy, fairness) in the study")
     return Selection(chosen[0], None, float(chosen[0].values[0]), f"trial {number} chosen by hand",
                      kind=SelectionKind.BY_HAND)
 
@@ -38,17 +39,17 @@ def _by_hand(study, number) -> Selection:
 def select(study, rule="fairband", *, alpha=None, tracking_uri=None) -> Selection:
     """Apply a selection rule (see the module docstring) and return the :class:`Selection`."""
     if len(study.directions) != 2:
-        raise ValueError(f"study must have two objectives (accuracy, fairness), got {len(study.directions)}")
+        raise InputError(f"study must have two objectives (accuracy, fairness), got {len(study.directions)}")
     if isinstance(rule, Selection):
         if rule.trial.number not in {t.number for t in successful_fits(study)}:
-            raise ValueError(f"the selection's trial {rule.trial.number} is not a completed fit of the study")
+            raise InputError(f"the selection's trial {rule.trial.number} is not a completed fit of the study")
         return rule
     if isinstance(rule, dict):
         if set(rule) == {"trial"}:
             return _by_hand(study, rule["trial"])
         if set(rule) == {"run_id"}:
             return _by_hand(study, _trial_of_run(study, rule["run_id"], tracking_uri))
-        raise ValueError(f"a rule given as a dict must be {{'trial': n}} or {{'run_id': id}}, got {rule!r}")
+        raise InputError(f"a rule given as a dict must be {{'trial': n}} or {{'run_id': id}}, got {rule!r}")
     if not isinstance(rule, str):
         raise TypeError(f"rule must be 'fairband', a constraint like 'fairness>=0.8', a dict or a Selection; "
                         f"got {rule!r}")
@@ -56,7 +57,7 @@ def select(study, rule="fairband", *, alpha=None, tracking_uri=None) -> Selectio
         return select_best(study, alpha=alpha, rule="paper" if rule == "fairband" else "robust")
     match = _CONSTRAINT.match(rule)
     if not match:
-        raise ValueError(f"rule {rule!r} is not 'fairband', 'robust', 'fairness>=<x>', 'accuracy>=<x>' or a dict")
+        raise InputError(f"rule {rule!r} is not 'fairband', 'robust', 'fairness>=<x>', 'accuracy>=<x>' or a dict")
     bound = float(match[2])
     if match[1] == "fairness":
         return select_best(study, min_fairness=bound)

@@ -21,6 +21,8 @@ import re
 
 import fairops
 
+from ..errors import InputError
+
 METRIC_ATTRS = (
     "auc_y",
     "auc_s",
@@ -104,7 +106,7 @@ def value_names(metric_names, n_values: int) -> tuple:
     """
     if metric_names is not None:
         if len(metric_names) != n_values:
-            raise ValueError(f"metric_names has {len(metric_names)} names, the trial has {n_values} values")
+            raise InputError(f"metric_names has {len(metric_names)} names, the trial has {n_values} values")
         return metric_names
     if n_values == 2:
         return ("accuracy", "fairness")

@@ -27,6 +27,8 @@ from __future__ import annotations
 import json
 from urllib.parse import quote, urlencode
 
+from ..errors import InputError
+
 #: Where ``mlflow ui`` serves by default.
 DEFAULT_UI = "http://127.0.0.1:5000"
 DEFAULT_UI_PORT = 5000
@@ -98,7 +100,7 @@ def serve_command(tracking_uri: str, model_uri: str, port: int = DEFAULT_UI_PORT
 
 def _port(port) -> int:
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        raise ValueError(f"port must be an integer in [1, 65535], got {port!r}")
+        raise InputError(f"port must be an integer in [1, 65535], got {port!r}")
     return port
 
 
@@ -115,7 +117,7 @@ def runs_url(base_url: str, experiment_id: str, *, view: str | None = None, mode
     An empty ``base_url`` makes a link relative to the UI (for notes shown inside it).
     """
     if mode is not None and mode not in RUN_COMPARE_MODES:
-        raise ValueError(f"mode must be one of {RUN_COMPARE_MODES}, got {mode!r}")
+        raise InputError(f"mode must be one of {RUN_COMPARE_MODES}, got {mode!r}")
     query = {"workflowType": "machine_learning"}
     if view is not None:
         query["viewStateShareKey"] = view
@@ -139,7 +141,7 @@ def compare_runs_url(base_url: str, experiment_id: str, run_ids) -> str:
     """MLflow's compare page for ``run_ids`` (params and metrics side by side, parallel coordinates)."""
     run_ids = [str(run_id) for run_id in run_ids]
     if not run_ids:
-        raise ValueError("run_ids must name at least one run")
+        raise InputError("run_ids must name at least one run")
     query = urlencode({"runs": json.dumps(run_ids, separators=(",", ":")),
                        "experiments": json.dumps([str(experiment_id)])}, quote_via=quote)
     return f"{_base(base_url)}#/compare-runs?{query}"

@@ -36,6 +36,8 @@ from typing import Any
 from fairops.metrics import OperatingPoint, Task
 from fairops.metrics.decisions import check_decision
 
+from ..errors import InputError
+
 PREFIX = "fairops."
 REQUIRED = ("task", "sensitive", "threshold", "tie_share")
 BY_ATTRIBUTE = "validation_fairness_by_attribute"
@@ -107,7 +109,7 @@ class VersionRecord:
     def from_tags(cls, tags: dict, *, where: str = "the model version") -> VersionRecord:
         missing = [f"{PREFIX}{key}" for key in REQUIRED if f"{PREFIX}{key}" not in tags]
         if missing:
-            raise ValueError(f"{where} has no tag(s) {missing}: it was not registered by fairops tune, so its task "
+            raise InputError(f"{where} has no tag(s) {missing}: it was not registered by fairops tune, so its task "
                              "and threshold are unknown")
         get: Any = tags.get  # the required tags are there (checked above), the others may be None
         sensitive = get(f"{PREFIX}sensitive").split(",")
@@ -133,7 +135,7 @@ def _attribute_baselines(text: str | None, where: str) -> dict:
         return {str(name): (float(bounds[0]), None if bounds[1] is None else float(bounds[1]))
                 for name, bounds in document.items() if bounds[0] is not None}
     except (AttributeError, IndexError, TypeError, ValueError) as error:
-        raise ValueError(f"{where} has a malformed tag {PREFIX}{BY_ATTRIBUTE} ({error}): {text[:200]!r}") from None
+        raise InputError(f"{where} has a malformed tag {PREFIX}{BY_ATTRIBUTE} ({error}): {text[:200]!r}") from None
 
 
 def read_record(client, name: str, version: str) -> VersionRecord:

@@ -17,6 +17,8 @@ import math
 
 from fairops.metrics.windows import ALERT_LEVEL, alert_bound
 
+from ..errors import InputError
+
 #: What ``alerted`` and the baselines call the task's own ratio (beside the attributes' names).
 OVERALL = "overall"
 
@@ -182,18 +184,18 @@ def watched_attributes(task, sensitive, where: str) -> tuple[str, ...]:
     >>> watched_attributes(task, ["sex", "age"], "model m version 1")
     Traceback (most recent call last):
     ...
-    ValueError: sensitive column(s) ['age'] are not attributes of the task of model m version 1 (sex, race): it \
+    fairops.errors.InputError: sensitive column(s) ['age'] are not attributes of the task of model m version 1 (sex, race): it \
 records no baseline for them
-    """
+    """  # noqa: E501 - a doctest's expected output is one line
     if sensitive is None:
         return task.sensitive
     if isinstance(sensitive, str):
         sensitive = [sensitive]
     if not sensitive:
-        raise ValueError(f"sensitive names no column; give some of the task's attributes ({', '.join(task.sensitive)})")
+        raise InputError(f"sensitive names no column; give some of the task's attributes ({', '.join(task.sensitive)})")
     unknown = [name for name in sensitive if name not in task.sensitive]
     if unknown:
-        raise ValueError(f"sensitive column(s) {unknown} are not attributes of the task of {where} "
+        raise InputError(f"sensitive column(s) {unknown} are not attributes of the task of {where} "
                          f"({', '.join(task.sensitive)}): it records no baseline for them")
     return tuple(name for name in task.sensitive if name in sensitive)
 

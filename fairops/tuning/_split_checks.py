@@ -16,12 +16,14 @@ validation rows, so it must not exceed them.
 >>> check_split(task, y, {**parts, "validation": np.array([], dtype=int)}, n_cells=12, n_small_cells=12)
 Traceback (most recent call last):
 ...
-ValueError: no fit can succeed: the validation part of the data holds no rows; the split shares out each label x group cell and a cell of fewer than 3 rows goes to training only (12 of the 12 cells are that small); use fewer, larger groups
+fairops.errors.InputError: no fit can succeed: the validation part of the data holds no rows; the split shares out each label x group cell and a cell of fewer than 3 rows goes to training only (12 of the 12 cells are that small); use fewer, larger groups
 """  # noqa: E501 - a doctest's expected output is one line
 
 from __future__ import annotations
 
 import numpy as np
+
+from ..errors import InputError
 
 
 def check_split(task, y, parts: dict, *, n_cells: int, n_small_cells: int) -> None:
@@ -30,13 +32,13 @@ def check_split(task, y, parts: dict, *, n_cells: int, n_small_cells: int) -> No
     for name, rows in parts.items():
         where = f"the {'training' if name == 'train' else name} part of the data"
         if len(rows) == 0:
-            raise ValueError(f"no fit can succeed: {where} holds no rows; the split shares out each label x group "
+            raise InputError(f"no fit can succeed: {where} holds no rows; the split shares out each label x group "
                              f"cell and a cell of fewer than 3 rows goes to training only ({n_small_cells} of the "
                              f"{n_cells} cells are that small); use fewer, larger groups")
         positives = int(y[rows].sum())
         if positives in (0, len(rows)):
             missing, total = ("positive", int(y.sum())) if positives == 0 else ("negative", int(len(y) - y.sum()))
-            raise ValueError(f"no fit can succeed: {where} ({len(rows)} rows) holds no {missing} rows ({total} in "
+            raise InputError(f"no fit can succeed: {where} ({len(rows)} rows) holds no {missing} rows ({total} in "
                              f"all the data); every part needs both classes")
     task.check_rows(len(parts["validation"]), "the validation part of the data (where the threshold is set)")
 

@@ -35,6 +35,8 @@ from fairops.fairband.constraints import check_min_fairness, record_constraint
 from fairops.fairband.sampler import FairbandSampler
 from fairops.fairband.selection import Selection, select_best
 
+from ..errors import InputError
+
 TUNERS = ("RS", "RS-bal", "HB", "FB-bal", "FB-auto")
 _ALPHA: dict[str, float | str] = {"RS": 1.0, "RS-bal": 0.5, "HB": 1.0, "FB-bal": 0.5, "FB-auto": "auto"}
 
@@ -69,7 +71,7 @@ class TunerResult:
 
 def _check(tuner: str) -> None:
     if tuner not in TUNERS:
-        raise ValueError(f"tuner must be one of {TUNERS}, got {tuner!r}")
+        raise InputError(f"tuner must be one of {TUNERS}, got {tuner!r}")
 
 
 def trials_per_iteration(tuner: str, eta: int = 3, s_max: int = 4) -> int:
@@ -106,7 +108,7 @@ def run_tuner(tuner: str, objective, *, seed: int = 0, iterations: int = 1, stud
     """Run one tuner for ``iterations`` Fairband iterations' worth of budget and apply its pick."""
     _check(tuner)
     if not isinstance(iterations, int) or iterations < 1:
-        raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
+        raise InputError(f"iterations must be a positive integer, got {iterations!r}")
     if study is None:
         study = make_study(tuner, seed=seed)
     shape = {}

@@ -17,6 +17,7 @@ from typing import Any
 
 from fairops.fairband.selection import RULES, select_best
 
+from ..errors import InputError
 from .baselines import TUNERS, make_study, pick_alpha, run_tuner, start_configurations, trials_per_iteration
 from .objective import SMALL_DATA_FLOOR, FairnessObjective, failure_reason
 from .refit_choice import dominates, refit_all, refit_choice
@@ -67,10 +68,10 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
     (['RS', 'RS-bal'], 24)
     """
     if selection not in RULES:
-        raise ValueError(f"selection must be one of {RULES}, got {selection!r}")
+        raise InputError(f"selection must be one of {RULES}, got {selection!r}")
     unknown = [t for t in tuners if t not in TUNERS]
     if unknown or not tuners:
-        raise ValueError(f"tuners must be a non-empty list from {TUNERS}, got unknown {unknown}")
+        raise InputError(f"tuners must be a non-empty list from {TUNERS}, got unknown {unknown}")
     rows = []
     for seed in seeds:
         floor: dict[str, Any] = SMALL_DATA_FLOOR if selection == "robust" else {}

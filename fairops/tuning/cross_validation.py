@@ -16,6 +16,8 @@ import numpy as np
 
 from fairops.datasets import strata
 
+from ..errors import InputError
+
 
 def cross_validated(objective, frozen_trial, folds: int = 5) -> dict:
     """The task's metrics (with intervals) of ``frozen_trial``'s out-of-fold scores on train + validation.
@@ -42,7 +44,7 @@ def cross_validated(objective, frozen_trial, folds: int = 5) -> dict:
     from .search_space import fit_model
 
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
-        raise ValueError(f"folds must be an integer >= 2, got {folds!r}")
+        raise InputError(f"folds must be an integer >= 2, got {folds!r}")
     parts = [objective.rows("train"), objective.rows("validation")]
     X = _concat([p[0] for p in parts])
     y = np.concatenate([p[1] for p in parts])

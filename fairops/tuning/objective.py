@@ -29,6 +29,7 @@ from optuna.trial import FixedTrial
 
 from fairops.fairband.sampler import budget as trial_budget
 
+from ..errors import InputError
 from ._split_checks import cell_sizes, check_split
 from .outcome import CONSTANT_SCORES, FAILURE_ATTR, outcome_values, record_measures  # shared with own objectives
 from .search_space import fit_model, make_model
@@ -50,7 +51,7 @@ def _floor_fraction(min_rows, min_positives, n_train: int, n_positives: int) -> 
         if wanted is None:
             continue
         if isinstance(wanted, bool) or not isinstance(wanted, int) or wanted < 1:
-            raise ValueError(f"{name} must be None or a positive integer, got {wanted!r}")
+            raise InputError(f"{name} must be None or a positive integer, got {wanted!r}")
         floor = max(floor, min(1.0, wanted / max(available, 1)))
     return floor
 
@@ -190,7 +191,7 @@ class FairnessObjective:
         rows = self._train[self._slicer.indices(self.fraction(fraction))]
         X, y, sensitive = self._rows(rows)
         if len(np.unique(y)) < 2:
-            raise ValueError(f"budget slice {fraction:.4f} holds a single class")
+            raise InputError(f"budget slice {fraction:.4f} holds a single class")
         return fit_model(model, X, y, self.task.select_sensitive(sensitive))
 
     def _scores(self, model, rows) -> np.ndarray:
@@ -257,7 +258,7 @@ class FairnessObjective:
         threshold, applied unchanged.
         """
         if part not in ("validation", "test"):
-            raise ValueError(f"part must be 'validation' or 'test', got {part!r}")
+            raise InputError(f"part must be 'validation' or 'test', got {part!r}")
         result, point = self._validation_metrics(model)
         if part == "test":
             result = self._test_metrics(model, point)
@@ -273,5 +274,5 @@ class FairnessObjective:
         """(X, y, sensitive) of ``"train"``, ``"validation"`` or ``"test"``."""
         chosen = {"train": self._train, "validation": self._validation, "test": self._test}.get(part)
         if chosen is None:
-            raise ValueError(f"part must be 'train', 'validation' or 'test', got {part!r}")
+            raise InputError(f"part must be 'train', 'validation' or 'test', got {part!r}")
         return self._rows(chosen)

@@ -27,6 +27,8 @@ import numpy as np
 
 from fairops.fairband.selection import INTERVALS_ATTR
 
+from ..errors import InputError
+
 FAILURE_ATTR = "failure"
 CONSTANT_SCORES = "constant validation scores"
 BY_ATTRIBUTE_ATTR = "fairness_by_attribute"
@@ -76,7 +78,7 @@ def record_outcome(trial, task, y_true, scores, sensitive, *, seed: int = 0,
     """
     scores = np.asarray(scores, dtype=float)
     if scores.ndim != 1 or len(scores) != len(y_true):
-        raise ValueError(f"scores must be one probability per row of y_true ({len(y_true)}), got shape {scores.shape}")
+        raise InputError(f"scores must be one probability per row of y_true ({len(y_true)}), got shape {scores.shape}")
     if np.ptp(scores) == 0:
         trial.set_user_attr(FAILURE_ATTR, CONSTANT_SCORES)
         return math.nan, math.nan

@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from fairops.models import CategoryCodes
 from fairops.models.families import FAMILIES, PAPER_FAMILIES, Family, families_for  # noqa: F401 (re-exported)
 
+from ..errors import InputError
+
 PROFILES = ("paper", "fast")
 # The libraries' own defaults in each family's parameter names: LightGBM's (100 rounds, learning rate 0.1, 31
 # leaves, 20 rows per leaf; its unlimited depth becomes the range's largest), scikit-learn's logistic
@@ -47,7 +49,7 @@ def register_family(name: str, suggest: Callable, *, needs_encoding: bool = True
     >>> del FAMILIES["constant"]
     """
     if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty string, got {name!r}")
+        raise InputError(f"name must be a non-empty string, got {name!r}")
     if not callable(suggest):
         raise TypeError(f"suggest must be callable, got {type(suggest).__name__}")
     FAMILIES[name] = Family(name, suggest, needs_encoding, reads_sensitive)
@@ -77,15 +79,15 @@ def check_families(families: Sequence[str], *, blind: bool = False) -> list[str]
     >>> check_families(["scaff_forest"], blind=True)
     Traceback (most recent call last):
     ...
-    ValueError: --families scaff_forest does not apply with --blind: it reads the sensitive columns from its inputs
-    """
+    fairops.errors.InputError: --families scaff_forest does not apply with --blind: it reads the sensitive columns from its inputs
+    """  # noqa: E501 - a doctest's expected output is one line
     names = list(families)
     unknown = [name for name in names if name not in FAMILIES]
     if not names or unknown:
-        raise ValueError(f"families must be a non-empty list from {sorted(FAMILIES)}, got unknown {unknown}")
+        raise InputError(f"families must be a non-empty list from {sorted(FAMILIES)}, got unknown {unknown}")
     reading = [name for name in names if FAMILIES[name].reads_sensitive]
     if blind and reading:
-        raise ValueError(f"--families {','.join(reading)} does not apply with --blind: it reads the sensitive "
+        raise InputError(f"--families {','.join(reading)} does not apply with --blind: it reads the sensitive "
                          "columns from its inputs")
     return names
 
@@ -117,18 +119,18 @@ def make_model(trial, *, profile: str = "fast", families: Sequence[str] | None =
     which hands a reduction its groups.
     """
     if profile not in PROFILES:
-        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+        raise InputError(f"profile must be one of {PROFILES}, got {profile!r}")
     names = list(PAPER_FAMILIES if families is None else families)
     unknown = [n for n in names if n not in FAMILIES]
     if not names or unknown:
-        raise ValueError(f"families must be a non-empty list from {sorted(FAMILIES)}, got {names!r}")
+        raise InputError(f"families must be a non-empty list from {sorted(FAMILIES)}, got {names!r}")
     from sklearn.pipeline import Pipeline
 
     name = trial.suggest_categorical("model", names) if len(names) > 1 else names[0]
     family = FAMILIES[name]
     if family.bases:
         if task is None:
-            raise ValueError(f"family {name!r} constrains the task's fairness ratio: pass task")
+            raise InputError(f"family {name!r} constrains the task's fairness ratio: pass task")
         base = FAMILIES[trial.suggest_categorical(family.base_param, list(family.bases))]
         estimator = family.suggest(trial, profile, seed, _suggested(base, trial, profile, seed, sensitive_columns),
                                    task)
@@ -146,7 +148,7 @@ def make_model(trial, *, profile: str = "fast", families: Sequence[str] | None =
 def _suggested(family, trial, profile, seed, sensitive_columns):
     if family.reads_sensitive:
         if not sensitive_columns:
-            raise ValueError(f"family {family.name!r} reads the sensitive columns: pass sensitive_columns")
+            raise InputError(f"family {family.name!r} reads the sensitive columns: pass sensitive_columns")
         return family.suggest(trial, profile, seed, list(sensitive_columns))
     return family.suggest(trial, profile, seed)
 
@@ -173,5 +175,5 @@ def fit_model(model, X, y, sensitive=None):
     if not has_fit_parameter(last, "sensitive_features"):
         return model.fit(X, y)
     if sensitive is None:
-        raise ValueError(f"{type(last).__name__} fits with the sensitive groups: pass sensitive")
+        raise InputError(f"{type(last).__name__} fits with the sensitive groups: pass sensitive")
     return model.fit(X, y, **{f"{name}__sensitive_features" if name else "sensitive_features": sensitive})

@@ -10,6 +10,7 @@ import pandas as pd
 
 from ...datasets import LOADERS, BudgetSlicer, load_dataset
 from ...datasets.custom import READERS
+from ...errors import InputError
 from ...fairlof.features import CATEGORICAL, FeatureEncoder
 
 DEFAULT_DATASET = "credit_default"
@@ -48,7 +49,7 @@ def _split_names(text) -> list[str]:
         return []
     names = [name.strip() for name in (text.split(",") if isinstance(text, str) else text)]
     if any(not name for name in names):
-        raise ValueError(f"--sensitive must be comma-separated column names, got {text!r}")
+        raise InputError(f"--sensitive must be comma-separated column names, got {text!r}")
     return names
 
 
@@ -56,9 +57,9 @@ def _read_table(path) -> pd.DataFrame:
     path = Path(path)
     reader = READERS.get(path.suffix.lower())
     if reader is None:
-        raise ValueError(f"--data file {str(path)!r} must end in one of {sorted(READERS)}")
+        raise InputError(f"--data file {str(path)!r} must end in one of {sorted(READERS)}")
     if not path.is_file():
-        raise ValueError(f"--data file {str(path)!r} does not exist")
+        raise InputError(f"--data file {str(path)!r} does not exist")
     return reader(path)
 
 
@@ -67,22 +68,22 @@ def _source(dataset, data, sensitive, target):
     names = _split_names(sensitive)
     if data is not None:
         if dataset is not None:
-            raise ValueError("give either --dataset or --data, not both")
+            raise InputError("give either --dataset or --data, not both")
         frame = _read_table(data)
         if not names:
-            raise ValueError("--sensitive is required with --data (comma-separated column names)")
+            raise InputError("--sensitive is required with --data (comma-separated column names)")
         wanted = names + ([target] if target is not None else [])
         missing = [name for name in wanted if name not in frame.columns]
         if missing:
-            raise ValueError(f"column(s) {missing} not in {Path(data).name}; it has {list(frame.columns)}")
+            raise InputError(f"column(s) {missing} not in {Path(data).name}; it has {list(frame.columns)}")
         drop = names + ([target] if target is not None else [])
         return Path(data).stem, frame.drop(columns=drop), frame[names]
     dataset = dataset or DEFAULT_DATASET
     if dataset not in LOADERS:
-        raise ValueError(f"unknown dataset {dataset!r}; choose one of {sorted(LOADERS)} or pass --data FILE")
+        raise InputError(f"unknown dataset {dataset!r}; choose one of {sorted(LOADERS)} or pass --data FILE")
     bundled = load_dataset(dataset)
     if target is not None:
-        raise ValueError("--target applies to --data only (bundled data sets keep their label apart)")
+        raise InputError("--target applies to --data only (bundled data sets keep their label apart)")
     names = names or list(bundled.sensitive.columns)
     columns = {}
     for name in names:
@@ -92,7 +93,7 @@ def _source(dataset, data, sensitive, target):
             columns[name] = bundled.X[name]
         else:
             known = sorted(set(bundled.X.columns) | set(bundled.sensitive.columns))
-            raise ValueError(f"unknown sensitive column {name!r} for dataset {dataset!r}; columns: {known}")
+            raise InputError(f"unknown sensitive column {name!r} for dataset {dataset!r}; columns: {known}")
     features = bundled.X.drop(columns=[name for name in names if name in bundled.X.columns])
     return dataset, features, pd.DataFrame(columns)
 
@@ -101,9 +102,9 @@ def _check_sensitive(sensitive: pd.DataFrame, where: str) -> pd.DataFrame:
     for name in sensitive.columns:
         column = sensitive[name]
         if column.isna().any():
-            raise ValueError(f"sensitive column {name!r} has {int(column.isna().sum())} missing values{where}")
+            raise InputError(f"sensitive column {name!r} has {int(column.isna().sum())} missing values{where}")
         if column.nunique() < 2:
-            raise ValueError(f"sensitive column {name!r} has a single value{where}; "
+            raise InputError(f"sensitive column {name!r} has a single value{where}; "
                              "fair outlier detection needs at least two groups")
     return sensitive.astype(str).reset_index(drop=True)
 
@@ -121,14 +122,14 @@ def load_outlier_data(dataset=None, *, data=None, sensitive=None, target=None, m
     (1002, 20, ['SEX', 'EDUCATION', 'MARRIAGE'])
     """
     if categorical not in CATEGORICAL:
-        raise ValueError(f"--categorical must be 'drop' or 'onehot', got {categorical!r}")
+        raise InputError(f"--categorical must be 'drop' or 'onehot', got {categorical!r}")
     name, frame, groups = _source(dataset, data, sensitive, target)
     groups = _check_sensitive(groups, "")
     frame = frame.reset_index(drop=True)
     n_source = len(frame)
     if max_rows is not None:
         if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 2:
-            raise ValueError(f"--max-rows must be an integer >= 2, got {max_rows!r}")
+            raise InputError(f"--max-rows must be an integer >= 2, got {max_rows!r}")
         if max_rows < n_source:
             rows = BudgetSlicer(np.zeros(n_source, dtype=np.int8), groups, seed=seed).indices(max_rows / n_source)
             frame, groups = frame.iloc[rows].reset_index(drop=True), groups.iloc[rows].reset_index(drop=True)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...errors import InputError
 from ...metrics import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
 
 if TYPE_CHECKING:
@@ -29,11 +30,11 @@ def fit_detector(data: OutlierData, *, n_neighbors=5, correction_strength="auto"
         features, sensitive = features.iloc[rows], sensitive.iloc[rows]
     n_rows = len(features)
     if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, (int, np.integer)) or n_neighbors < 1:
-        raise ValueError(f"--neighbors must be a positive integer, got {n_neighbors!r}")
+        raise InputError(f"--neighbors must be a positive integer, got {n_neighbors!r}")
     if top_t is not None and (isinstance(top_t, bool) or not isinstance(top_t, (int, np.integer)) or top_t < 1):
-        raise ValueError(f"--top-t must be a positive integer, got {top_t!r}")
+        raise InputError(f"--top-t must be a positive integer, got {top_t!r}")
     if top_t is not None and top_t > n_rows:
-        raise ValueError(f"--top-t={top_t} is larger than the number of rows ({n_rows})")
+        raise InputError(f"--top-t={top_t} is larger than the number of rows ({n_rows})")
     detector = FairLOF(n_neighbors=int(min(n_neighbors, n_rows - 1)), correction_strength=correction_strength,
                        weight_exponent=weight_exponent, share_exponent=share_exponent, correction=correction,
                        top_t=top_t, target_jaccard=target_jaccard, novelty=True)

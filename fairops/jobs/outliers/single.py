@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...errors import InputError
 from ...tracking.session import ensure_experiment
 from .data import load_outlier_data
 from .frontier import frontier_lines
@@ -20,9 +21,9 @@ def parse_lambda(text) -> float | str:
     try:
         value = float(text)
     except (TypeError, ValueError):
-        raise ValueError(f"--lambda must be a number in [0, 1] or 'auto', got {text!r}") from None
+        raise InputError(f"--lambda must be a number in [0, 1] or 'auto', got {text!r}") from None
     if not 0.0 <= value <= 1.0:
-        raise ValueError(f"--lambda must be a number in [0, 1] or 'auto', got {text!r}")
+        raise InputError(f"--lambda must be a number in [0, 1] or 'auto', got {text!r}")
     return value
 
 

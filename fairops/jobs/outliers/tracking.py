@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...errors import InputError
 from ...tracking.session import open_client
 from ...tracking.stores import artifacts_in, storage_in, tracking_uri_in
 from ..options import DEFAULT_PROJECT_DIR
@@ -57,7 +58,7 @@ def resolve_stores(project_dir, tracking_uri=None, storage=None, *, tune=False) 
         try:
             project.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise ValueError(f"cannot create --project-dir {str(project)!r}: {error.strerror}") from None
+            raise InputError(f"cannot create --project-dir {str(project)!r}: {error.strerror}") from None
     artifact_location = None if is_server(tracking_uri) else artifacts_in(project).as_uri()
     if tune and storage is None:
         storage = storage_in(project)
@@ -70,7 +71,7 @@ def _client(tracking_uri: str):
         client = open_client(tracking_uri)
     except Exception as error:  # noqa: BLE001 - any store failure is the user's URL or server
         reason = str(error).splitlines()[0]
-        raise ValueError(f"cannot reach the MLflow tracking store {tracking_uri!r}: {reason}") from error
+        raise InputError(f"cannot reach the MLflow tracking store {tracking_uri!r}: {reason}") from error
     return client
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ...datasets import BudgetSlicer
+from ...errors import InputError
 from ...tracking.session import ensure_experiment
 from ..driver import TuningJob
 from ..running import HEARTBEAT_SECONDS
@@ -83,7 +84,7 @@ class OutlierTuneSettings:
     >>> OutlierTuneSettings(trials=0)
     Traceback (most recent call last):
     ...
-    ValueError: --trials must be a positive integer, got 0
+    fairops.errors.InputError: --trials must be a positive integer, got 0
     """
 
     method: str = "fb-auto"
@@ -99,18 +100,18 @@ class OutlierTuneSettings:
 
     def __post_init__(self):
         if self.method not in METHODS:
-            raise ValueError(f"--method must be one of {sorted(METHODS)}, got {self.method!r}")
+            raise InputError(f"--method must be one of {sorted(METHODS)}, got {self.method!r}")
         alpha = self.alpha
         if alpha != "auto" and not 0.0 <= float(alpha) <= 1.0:
-            raise ValueError(f"--fairband-alpha must be a number in [0, 1], got {alpha!r}")
+            raise InputError(f"--fairband-alpha must be a number in [0, 1], got {alpha!r}")
         if self.iterations < 1:
-            raise ValueError(f"--iterations must be a positive integer, got {self.iterations}")
+            raise InputError(f"--iterations must be a positive integer, got {self.iterations}")
         if self.trials is not None and self.trials < 1:
-            raise ValueError(f"--trials must be a positive integer, got {self.trials}")
+            raise InputError(f"--trials must be a positive integer, got {self.trials}")
         if self.n_jobs < 1:
-            raise ValueError(f"--n-jobs must be at least 1, got {self.n_jobs}")
+            raise InputError(f"--n-jobs must be at least 1, got {self.n_jobs}")
         if not self.heartbeat > 0:
-            raise ValueError(f"--heartbeat must be a positive number of seconds, got {self.heartbeat}")
+            raise InputError(f"--heartbeat must be a positive number of seconds, got {self.heartbeat}")
 
     @property
     def alpha(self):
@@ -144,7 +145,7 @@ def run_tune(args) -> int:
     data = load_outlier_data(args.dataset, data=args.data, sensitive=args.sensitive, target=args.target,
                              max_rows=args.max_rows, seed=args.seed, categorical=args.categorical)
     if args.top_t is not None and not 1 <= args.top_t <= data.n_rows:
-        raise ValueError(f"--top-t must be an integer in [1, {data.n_rows}] (the rows used), got {args.top_t}")
+        raise InputError(f"--top-t must be an integer in [1, {data.n_rows}] (the rows used), got {args.top_t}")
     stores = resolve_stores(args.project_dir, args.tracking_uri, args.storage, tune=True)
     quiet_libraries()
     client = _client(stores.tracking_uri)

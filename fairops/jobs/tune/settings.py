@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...errors import InputError
 from ...tracking.stores import storage_in, tracking_uri_in
 from ..options import DEFAULT_PROJECT_DIR
 from ..running import HEARTBEAT_SECONDS
@@ -70,28 +71,28 @@ class TuneSettings:
 
         check_decision(self.decision)
         if self.method not in METHODS:
-            raise ValueError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
+            raise InputError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
         if self.selection not in SELECTIONS:
-            raise ValueError(f"selection must be one of {SELECTIONS}, got {self.selection!r}")
+            raise InputError(f"selection must be one of {SELECTIONS}, got {self.selection!r}")
         if self.alpha is not None and not 0.0 <= self.alpha <= 1.0:
-            raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
+            raise InputError(f"alpha must be in [0, 1], got {self.alpha}")
         if self.alpha is not None and self.method.startswith("rs"):
-            raise ValueError("--alpha applies to the Fairband methods (fb-auto, fb-bal, hb), not to random search")
+            raise InputError("--alpha applies to the Fairband methods (fb-auto, fb-bal, hb), not to random search")
         from ...fairband.schedule import check_iterations
 
         check_iterations(self.iterations)
         if self.n_jobs < 1:
-            raise ValueError(f"n-jobs must be at least 1, got {self.n_jobs}")
+            raise InputError(f"n-jobs must be at least 1, got {self.n_jobs}")
         if not 1 <= self.ui_port <= 65534:
-            raise ValueError(f"ui-port must be in [1, 65534] (the serve command takes the next), got {self.ui_port}")
+            raise InputError(f"ui-port must be in [1, 65534] (the serve command takes the next), got {self.ui_port}")
         if (self.data is None) == (self.dataset is None):
-            raise ValueError("give either --dataset NAME or --data FILE (with --target and --sensitive)")
+            raise InputError("give either --dataset NAME or --data FILE (with --target and --sensitive)")
         if self.data is not None and (not self.target or not self.sensitive):
-            raise ValueError("--data needs --target COLUMN and --sensitive COLUMN[,COLUMN...]")
+            raise InputError("--data needs --target COLUMN and --sensitive COLUMN[,COLUMN...]")
         if self.holdout is not None and self.data is None:
-            raise ValueError("--holdout names a column of --data FILE; a bundled --dataset has its own split")
+            raise InputError("--holdout names a column of --data FILE; a bundled --dataset has its own split")
         if self.min_fairness is not None and not 0.0 <= self.min_fairness <= 1.0:
-            raise ValueError(f"min-fairness must be in [0, 1], got {self.min_fairness}")
+            raise InputError(f"min-fairness must be in [0, 1], got {self.min_fairness}")
         if self.data is not None:
             from ...metrics import Task
             from ...metrics.decisions import check_per_group_target
