@@ -64,7 +64,7 @@ def test_an_edited_model_never_takes_a_server_down(tmp_path):
         assert _wait_exit_or_ready(process, url) == "exited"
         log = log_path.read_text()
         assert process.returncode == 1, f"exit code {process.returncode} (negative: killed by a signal):\n{log[-3000:]}"
-        assert "ValueError: node_feature_[0] = 100000000 is outside [-1, 4)" in log
+        assert "fairops.errors.InputError: node_feature_[0] = 100000000 is outside [-1, 4)" in log
         with pytest.raises(urllib.error.URLError):
             post_frame(f"{url}/invocations", X.head(3))
 

@@ -82,7 +82,9 @@ def test_the_registered_pick_is_a_signed_reduction_saved_as_data(project, tmp_pa
 
 def test_served_by_fairops_serve_it_answers_as_loaded_in_process(project, tmp_path, monkeypatch):
     monkeypatch.setenv(sealing.KEY_ENV, KEY)
-    folder = _local_model(project, "1", tmp_path / "model")
+    # fairops serve serves @champion: version 1, or 2 when the second tune's gate passed
+    champion = str(project["client"].get_model_version_by_alias(NAME, "champion").version)
+    folder = _local_model(project, champion, tmp_path / "model")
     model = loader.load_model(str(folder))
     rows = load_german().X.head(20)
     expected = model.predict(rows)
