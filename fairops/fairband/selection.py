@@ -44,7 +44,15 @@ INTERVALS_ATTR = "intervals"  # {"accuracy": [low, high], "fairness": [low, high
 
 
 class SelectionKind(StrEnum):
-    """Which rule made a :class:`Selection` (its value is how records and cards name the rule)."""
+    """Which rule made a :class:`Selection` (its value is how records and cards name the rule).
+
+    >>> import optuna
+    >>> study = optuna.create_study(directions=["maximize", "maximize"])
+    >>> study.add_trial(optuna.trial.create_trial(values=[0.9, 0.5]))
+    >>> kind = select_best(study, min_fairness=0.4).kind
+    >>> kind, kind.value, kind.weighs_alpha
+    (<SelectionKind.CONSTRAINT: 'constraint'>, 'constraint', False)
+    """
 
     FAIRBAND = "fairband"  #: the paper's argmax of alpha*accuracy + (1-alpha)*fairness over the fits' values
     LOWER_BOUNDS = "lower bounds"  #: the same argmax over the fits' lower confidence bounds (``rule="robust"``)

@@ -15,7 +15,7 @@ from ..running import quiet_libraries
 from .registration import record_rows, register_pick
 from .report import counts_text, failures_of, print_summary
 from .settings import TuneSettings, families_of, pick_alpha_of, target_trials
-from .study import held_out_rows, load_source, make_sampler, study_configuration, study_params
+from .study import held_out_rows, held_out_words, load_source, make_sampler, study_configuration, study_params
 
 
 @dataclass
@@ -112,11 +112,9 @@ class TuneJob(TuningJob):
         chosen = _Chosen(result, picked)
         pick, accurate = picked.pick, picked.accurate
         result.choice = picked.refits
-        result.test_counts = counts_text(self.objective.task, *self.objective.rows("test")[1:])
-        if self.settings.data is not None:
-            how = f"marked by --holdout {self.settings.holdout}" if self.settings.holdout else "chosen by row content"
-            result.test_counts = result.test_counts.replace(" rows; ", f" rows held out, {how}, the same in every "
-                                                            "tune of this file; ", 1)
+        _, y_test, sensitive_test = self.objective.rows("test")
+        result.test_counts = counts_text(self.objective.task, y_test, sensitive_test,
+                                         held=held_out_words(self.settings))
         result.rows = {
             f"Fairband pick (#{pick.trial.number}, {family_of(pick.trial, self.families)})":
                 {"trial": pick.trial, **picked.scores},

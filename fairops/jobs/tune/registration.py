@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .report import counts_text, outside_notes, threshold_origin, with_interval
+from .study import held_out_words
 
 
 def lifecycle_tags(objective, model, seed: int) -> dict:
@@ -56,6 +57,7 @@ def version_description(settings, study, objective, chosen) -> str:
                 f"| {with_interval(v, 'fairness')} | {with_interval(t, 'accuracy')} | {with_interval(t, 'fairness')} |")
 
     scores = chosen.scores
+    _, y_test, sensitive_test = objective.rows("test")
     task, v = objective.task, scores["validation"]
     return "\n".join([
         f"fairops tune on `{settings.source_name}`: {settings.tuner}, profile {settings.profile}, "
@@ -64,7 +66,7 @@ def version_description(settings, study, objective, chosen) -> str:
         f"{task.fairness.upper()} ratio over {task.over}; the positive class is {task.positive or 'label 1'}.",
         f"Validation fairness of this model: {with_interval(v, 'fairness')} (90% confidence interval from "
         f"the group counts); test fairness {with_interval(scores['test'], 'fairness')} "
-        f"(test: {counts_text(task, *objective.rows('test')[1:])}).",
+        f"(test: {counts_text(task, y_test, sensitive_test, held=held_out_words(settings))}).",
         *[f"{note.removeprefix('note: ')}: the validation figure did not hold on the test rows."
           for note in outside_notes({"This model": scores})],
         f"Selection: {describe(chosen.pick, study)}.",

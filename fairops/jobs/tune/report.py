@@ -50,9 +50,9 @@ def with_interval(figures: dict, name: str) -> str:
     return text if low is None or high is None else f"{text} [{low:.4f}, {high:.4f}]"
 
 
-def counts_text(task, y, sensitive) -> str:
+def counts_text(task, y, sensitive, held: str = "") -> str:
     """The rows behind the task's fairness ratio, per group of each attribute (positives for TPR, negatives
-    for FPR, all rows for the positive rate).
+    for FPR, all rows for the positive rate); ``held`` says how the rows were held out.
 
     >>> import numpy as np, pandas as pd
     >>> from fairops.metrics import Task
@@ -65,7 +65,7 @@ def counts_text(task, y, sensitive) -> str:
     bases = rate_bases(task, y, sensitive)
     parts = [f"{attribute} " + ", ".join(f"{group} {count}" for group, count in groups.items())
              + f" {BASE_UNIT[task.fairness]}" for attribute, groups in bases.attributes.items()]
-    return f"{bases.rows} rows; behind the {task.fairness_label}: " + "; ".join(parts)
+    return f"{bases.rows} rows{held}; behind the {task.fairness_label}: " + "; ".join(parts)
 
 
 def outside_notes(rows: dict, choice=None) -> list[str]:

@@ -31,6 +31,18 @@ def held_out_rows(settings: TuneSettings, data, row_ids):
     return content_holdout(data.y, data.sensitive[list(data.task.sensitive)], row_ids, share=0.2)
 
 
+def held_out_words(settings: TuneSettings) -> str:
+    """How a file's test rows were held out, in words for the counts line (nothing for a bundled data set).
+
+    >>> held_out_words(TuneSettings(dataset=None, data="own.csv", target="y", sensitive="g", holdout="fresh"))
+    ' held out, marked by --holdout fresh, the same in every tune of this file'
+    """
+    if settings.data is None:
+        return ""
+    how = f"marked by --holdout {settings.holdout}" if settings.holdout else "chosen by row content"
+    return f" held out, {how}, the same in every tune of this file"
+
+
 def make_sampler(settings: TuneSettings, configuration: dict | None = None):
     """The method's sampler: Fairband's (``configuration``, see :func:`study_configuration`, stored with a
     new study; a worker started with another one is refused, naming the first difference) or random search.
