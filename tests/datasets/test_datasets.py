@@ -9,7 +9,7 @@ import pytest
 from fairops.datasets import LOADERS, BudgetSlicer, load_compas, load_dataset, strata, train_validation_test_split
 from fairops.datasets._bundle import SHA256, data_path, file_sha256
 
-LOGS = Path(__file__).resolve().parents[1] / "benchmarks" / "reference" / "fair-automl"
+LOGS = Path(__file__).resolve().parents[2] / "benchmarks" / "reference" / "fair-automl"
 EXPECTED_ROWS = {"adult": 45222, "compas": 6172, "german": 1000, "bank": 4521, "credit_default": 30000}
 EXPECTED_ROWS.update({"student_mat": 395, "student_por": 649})
 

@@ -9,7 +9,7 @@ from sklearn.neighbors import LocalOutlierFactor
 from fairops.fairlof import guide_lambda
 from fairops.metrics import euclidean_disparity
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "fairlof_path.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "fairlof_path.py"
 
 
 def load_example():

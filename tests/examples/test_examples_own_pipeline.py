@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from services import free_port, post_frame, start, stop, wait_ready
+from tests.services import free_port, post_frame, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "own_pipeline.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "own_pipeline.py"
 MODEL = "own-compas"
 
 

@@ -1,7 +1,7 @@
 import importlib.util
 from pathlib import Path
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "scaff_theta_curve.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "scaff_theta_curve.py"
 
 
 def test_theta_curve_example_trades_label_auc_for_group_parity(capsys):

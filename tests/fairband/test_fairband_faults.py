@@ -16,11 +16,11 @@ from optuna.storages import JournalStorage, RDBStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
-from fairband_worker import spawn
 from fairops.fairband import FairbandConfigurationError, FairbandSampler, schedule
 from fairops.fairband.claims import holds_slot, slot_of_trial
 from fairops.tuning.toy import ToyFitError
-from test_fairband_sync import FAIL_BELOW, NAN_ABOVE, _objective, check_against_reference
+from tests.fairband.test_fairband_sync import FAIL_BELOW, NAN_ABOVE, _objective, check_against_reference
+from tests.fairband_worker import spawn
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning",

@@ -14,7 +14,7 @@ from optuna.storages.journal import JournalFileBackend
 
 from fairops.fairband import FairbandSampler, _optuna_internals as internals
 from fairops.tuning.toy import ToyFitError
-from test_fairband_sync import _objective, check_against_reference
+from tests.fairband.test_fairband_sync import _objective, check_against_reference
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 

@@ -15,7 +15,7 @@ import pytest
 
 from fairops.fairband import FairbandSampler, budget, ranking, select_best, slot_of
 
-LOGS = Path(__file__).resolve().parents[1] / "benchmarks" / "reference" / "fair-automl"
+LOGS = Path(__file__).resolve().parents[2] / "benchmarks" / "reference" / "fair-automl"
 EVALS = LOGS / "all_tuner_iters_evals_Adult.csv.gz"
 PICKS = LOGS / "Adult_non-aggregated-results.csv"
 optuna.logging.set_verbosity(optuna.logging.ERROR)

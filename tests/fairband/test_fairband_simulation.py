@@ -9,7 +9,7 @@ import pytest
 
 from fairops.fairband import schedule
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "fairband_simulation.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "fairband_simulation.py"
 spec = importlib.util.spec_from_file_location("fairband_simulation", SCRIPT)
 simulation = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(simulation)

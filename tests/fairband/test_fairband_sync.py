@@ -15,8 +15,6 @@ from optuna.storages import JournalStorage, RDBStorage, RetryHeartbeatStaleTrial
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
-from fairband_reference import reference_run
-from fairband_worker import spawn
 from fairops.fairband import (
     FairbandSampler,
     FairbandScheduleError,
@@ -28,6 +26,8 @@ from fairops.fairband import (
 )
 from fairops.fairband.claims import claim_of, fits_of_run, holds_slot
 from fairops.tuning.toy import ToyFitError, make_toy_objective, toy_values
+from tests.fairband.fairband_reference import reference_run
+from tests.fairband_worker import spawn
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 FAIL_BELOW, NAN_ABOVE = 0.04, 0.96  # about 8% of configurations fail (exception or NaN)

@@ -28,7 +28,7 @@ import optunahub
 from fairops.fairband import FairbandScheduleError, schedule, select_best
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
-REGISTRY = Path(__file__).resolve().parents[1] / "plugins" / "optunahub"
+REGISTRY = Path(__file__).resolve().parents[2] / "plugins" / "optunahub"
 PACKAGE = REGISTRY / "samplers" / "fairband"
 
 

@@ -14,7 +14,7 @@ from fairops.fairlof.approximate_search import HNSWKNeighbors
 from fairops.fairlof.blocked_search import BlockedKNeighbors
 from fairops.fairlof.top_recheck import recheck_top
 from fairops.mlflow import fairlof as fairlof_flavor
-from outlier_data import blobs, grouped_rows
+from tests.fairlof.outlier_data import blobs, grouped_rows
 
 
 def assert_exact_neighbours(X, distances, indices, ref_distances, ref_indices, queries=None):

@@ -15,7 +15,7 @@ from fairops.fairlof import FairLOF, _nndescent
 from fairops.fairlof.blocked_search import BlockedKNeighbors
 from fairops.fairlof.nndescent_search import NNDescentKNeighbors, nndescent_graph
 from fairops.mlflow import fairlof as fairlof_flavor
-from outlier_data import blobs, grouped_rows
+from tests.fairlof.outlier_data import blobs, grouped_rows
 
 NNDESCENT = {"graph": "nndescent"}
 

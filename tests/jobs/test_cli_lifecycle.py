@@ -21,7 +21,7 @@ from fairops.models.packaging import servable as _servable
 from fairops.tracking.promotion import GATE_TAG
 from fairops.tracking.registry import register_best
 from fairops.tuning import FairnessObjective
-from services import free_port, stop, wait_ready
+from tests.services import free_port, stop, wait_ready
 
 pytestmark = pytest.mark.slow
 NAME = "fairops-german"

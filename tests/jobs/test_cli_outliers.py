@@ -19,7 +19,7 @@ from fairops.datasets import load_credit_default, load_german
 from fairops.fairlof import FairLOF, guide_lambda
 from fairops.jobs.outliers import load_outlier_data, normalised_fairness
 from fairops.metrics import euclidean_disparity, wasserstein_disparity
-from kill_mid_fit import kill_mid_fit
+from tests.jobs.kill_mid_fit import kill_mid_fit
 
 ROWS = 1500
 CREDIT = ["outliers", "--dataset", "credit_default", "--sensitive", "SEX,EDUCATION,MARRIAGE", "--max-rows", str(ROWS)]

@@ -27,8 +27,8 @@ from fairops.fairband.claims import fits_of_run, holds_slot, slot_of_trial
 from fairops.jobs.tune.study import data_sha256
 from fairops.store_lock import sqlite_open_lock
 from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
-from kill_mid_fit import kill_mid_fit
-from log_records import LogRecords
+from tests.jobs.kill_mid_fit import kill_mid_fit
+from tests.log_records import LogRecords
 
 FAST = ["--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression,scaff_forest",
         "--no-progress"]

@@ -87,7 +87,7 @@ def test_requests_through_fairops_loader_name_both_columns(saved):
 
 
 def test_fairops_serve_answers_400_naming_both_columns(saved):
-    from test_serve_formats import _post_in_process
+    from tests.serving.test_serve_formats import _post_in_process
 
     path, _, X = saved
     with tempfile.TemporaryDirectory() as folder:

@@ -2,7 +2,7 @@
 `mlflow server`. The Fairband schedule must stay exact, and a killed worker must not stop the others.
 
 The server and the one-worker run every distributed run must equal (``mlflow_server``, ``single``) are
-made once per test run in conftest.py: tests/test_grpc_proxy.py compares its workers with the same run."""
+made once per test run in conftest.py: tests/jobs/test_grpc_proxy.py compares its workers with the same run."""
 
 import os
 import signal

@@ -19,8 +19,8 @@ from fairops.fairband.claims import claim_of, fits_of_run, holds_slot
 from fairops.jobs.grpc_storage import BEAT_ATTR, HeartbeatGrpcStorage, open_grpc_storage
 from fairops.jobs.running import open_storage
 from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
-from services import free_port, grpc_storage_proxy
-from test_distributed import FAST, _child_runs, _drop, _kill_a_worker_in_a_fit, _same_as_single, _workers
+from tests.jobs.test_distributed import FAST, _child_runs, _drop, _kill_a_worker_in_a_fit, _same_as_single, _workers
+from tests.services import free_port, grpc_storage_proxy
 
 pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning",
                                         "ignore:Heartbeat of storage")

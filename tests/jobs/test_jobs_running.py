@@ -12,7 +12,6 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from fairband_worker import spawn
 from fairops.fairband import FairbandSampler
 from fairops.fairband.claims import holds_slot, slot_of_trial
 from fairops.jobs.running import (
@@ -26,7 +25,8 @@ from fairops.jobs.running import (
     work_until_complete,
 )
 from fairops.tuning.toy import ToyFitError
-from test_fairband_sync import FAIL_BELOW, NAN_ABOVE, _objective, check_against_reference
+from tests.fairband.test_fairband_sync import FAIL_BELOW, NAN_ABOVE, _objective, check_against_reference
+from tests.fairband_worker import spawn
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")

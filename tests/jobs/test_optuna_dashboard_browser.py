@@ -17,9 +17,9 @@ import pytest
 from optuna.trial import TrialState
 from optuna_dashboard import wsgi
 
-from browser import Browser, chromium_path
 from fairops.cli import main
 from fairops.datasets import load_german
+from tests.browser import Browser, chromium_path
 
 pytestmark = pytest.mark.slow
 

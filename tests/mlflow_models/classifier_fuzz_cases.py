@@ -1,4 +1,4 @@
-"""Edited copies of saved classifiers of every tuning family, for tests/test_model_fuzz.py.
+"""Edited copies of saved classifiers of every tuning family, for tests/mlflow_models/test_model_fuzz.py.
 
 Each family of the tuning table (logistic regression, decision tree, random forest, LightGBM, MLP,
 SCAFF forest on columns, and the two bias reductions, over a tree and over LightGBM) is fitted small, saved
@@ -26,11 +26,11 @@ import numpy as np
 import pandas as pd
 import skops.io
 
-from fair_data import biased_rows
 from fairops.mlflow import classifier, sealing
 from fairops.models import SCAFFOnColumns
 from fairops.tuning.search_space import FAMILIES
-from npz_bombs import add_deflated_zeros
+from tests.fair_data import biased_rows
+from tests.mlflow_models.npz_bombs import add_deflated_zeros
 
 SMALL = {
     "logistic_regression": {"lr_C": 1.0, "lr_penalty": "l2", "lr_tol": 1e-3, "lr_max_iter": 120},

@@ -1,4 +1,4 @@
-"""Child process of tests/test_model_fuzz.py: load edited models with fairops' loader and predict.
+"""Child process of tests/mlflow_models/test_model_fuzz.py: load edited models with fairops' loader and predict.
 
 Usage: ``python model_fuzz_child.py PLAN.json FIRST`` where the plan holds ``kind`` ("scaff",
 "fairlof" or "classifier"; a case's own ``kind`` overrides it), ``rows`` (a DataFrame in pandas' "split" form;

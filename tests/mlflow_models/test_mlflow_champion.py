@@ -23,13 +23,13 @@ import skops.io
 import yaml
 from mlflow.tracking import MlflowClient
 
-from conftest import MODEL_KEY, copy_project
 from fairops.datasets import load_adult
 from fairops.fairlof import FairLOF
 from fairops.mlflow import fairlof as fairlof_flavor, loader, scaff as scaff_flavor, sealing
 from fairops.mlflow.sealing import KEY_ENV, ModelFilesError
 from fairops.scaff import SCAFFClassifier
-from services import BIN, free_port, start, stop, wait_ready
+from tests.conftest import MODEL_KEY, copy_project
+from tests.services import BIN, free_port, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow
 KEY = MODEL_KEY

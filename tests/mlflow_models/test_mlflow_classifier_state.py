@@ -2,7 +2,7 @@
 
 The edits are the attacks that took a process down before these checks (a self-looping tree node
 hung ``predict``; a child index out of range read outside the tree) and a deflate bomb that inflated
-to 64 times the size limit. tests/test_model_fuzz.py runs many more edits of every family in child
+to 64 times the size limit. tests/mlflow_models/test_model_fuzz.py runs many more edits of every family in child
 processes; these run in process, so a regression here would take the test run down with it.
 """
 
@@ -19,7 +19,7 @@ from sklearn.tree import DecisionTreeClassifier
 from fairops.mlflow import _model_files, classifier, loader, sealing
 from fairops.mlflow._lightgbm_text import check_model_text
 from fairops.mlflow.sealing import ModelFilesError
-from npz_bombs import add_deflated_zeros
+from tests.mlflow_models.npz_bombs import add_deflated_zeros
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,11 @@ import os
 import numpy as np
 import pytest
 
-from fair_data import biased_rows
 from fairops.fairlof import FairLOF
 from fairops.mlflow import _model_files as mf
 from fairops.scaff import SCAFFClassifier, SCAFFTreeClassifier
-from npz_bombs import add_deflated_zeros, add_lying_header, declare_size
+from tests.fair_data import biased_rows
+from tests.mlflow_models.npz_bombs import add_deflated_zeros, add_lying_header, declare_size
 
 CLASSES = {"SCAFFClassifier": SCAFFClassifier, "SCAFFTreeClassifier": SCAFFTreeClassifier, "FairLOF": FairLOF}
 

@@ -265,7 +265,7 @@ def test_swapping_files_during_loads_never_loads_the_unsigned_model(signed, tmp_
 @pytest.mark.slow
 def test_promote_and_monitor_open_each_file_of_the_versions_they_load_once(tmp_path, monkeypatch):
     from fairops.cli import main
-    from lifecycle_models import register, rows
+    from tests.lifecycle_models import register, rows
 
     monkeypatch.setenv(KEY_ENV, KEY)
     uri = f"sqlite:///{tmp_path}/mlflow.db"

@@ -28,8 +28,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from classifier_fuzz_cases import build_classifier_cases, fit_families, fit_own_models
-from fair_data import biased_rows
 from fairops.fairlof import FairLOF
 from fairops.mlflow import (
     _model_files,
@@ -39,7 +37,9 @@ from fairops.mlflow import (
     sealing,
 )
 from fairops.scaff import SCAFFClassifier, SCAFFTreeClassifier
-from npz_bombs import add_deflated_zeros, add_lying_header, declare_size
+from tests.fair_data import biased_rows
+from tests.mlflow_models.classifier_fuzz_cases import build_classifier_cases, fit_families, fit_own_models
+from tests.mlflow_models.npz_bombs import add_deflated_zeros, add_lying_header, declare_size
 
 pytestmark = pytest.mark.slow
 

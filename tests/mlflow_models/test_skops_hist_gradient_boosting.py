@@ -1,7 +1,8 @@
 """A HistGradientBoosting model's fitted trees load only after fairops checked them, and the checks read what
 the installed scikit-learn really holds: the node record, TreePredictor's arrays and the attributes its
 predict hands them. A scikit-learn that changes any of these fails here first (fairops.mlflow._skops_checks
-was written from scikit-learn 1.9's source). tests/test_model_fuzz.py runs many more edits in child processes.
+was written from scikit-learn 1.9's source). tests/mlflow_models/test_model_fuzz.py runs many more edits in child
+processes.
 """
 
 import shutil
@@ -15,9 +16,9 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.ensemble._hist_gradient_boosting.common import PREDICTOR_RECORD_DTYPE
 from sklearn.ensemble._hist_gradient_boosting.predictor import TreePredictor
 
-from fair_data import biased_rows
 from fairops.mlflow import _skops_checks, classifier, loader, sealing
 from fairops.mlflow.sealing import ModelFilesError
+from tests.fair_data import biased_rows
 
 
 @pytest.fixture(scope="module")

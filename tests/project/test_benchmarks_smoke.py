@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 QUICK_RUNS = ["metrics_speed.py", "fairlof_speed.py", "fairlof_scale.py", "fairlof_paper.py", "scaff_speed.py",
               "scaff_paper.py", "mlflow_tracking_overhead.py", "fairband_overhead.py", "fairband_paper.py",
               "fairband_fit_times.py", "fairband_utilisation.py", "fairband_simulation.py", "spark_scoring.py",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FACES = ["datasets", "fairband", "fairlof", "metrics", "mlflow", "models", "reductions", "scaff", "tracking",
          "tuning"]
 # moved out of the faces: the slot bookkeeping of a distributed run, the metrics' encoded group codes

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from log_records import LogRecords
+from tests.log_records import LogRecords
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from fairops.datasets import load_german
 from fairops.mlflow import classifier, loader, sealing
 from fairops.mlflow.sealing import ModelFilesError
 from fairops.reductions._base import ReductionBase
-from services import free_port, post_frame, start, stop, wait_ready
+from tests.services import free_port, post_frame, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow
 NAME, KEY = "reduced-german", "reductions-signing-key-of-32-byte"

@@ -5,7 +5,7 @@ import pytest
 
 from fairops.metrics import auc_y
 from fairops.scaff import SCAFFClassifier, SCAFFTreeClassifier
-from scaff_brute_force import brute_force_gains
+from tests.scaff.scaff_brute_force import brute_force_gains
 
 
 def _data(seed, n=120, group_values=(2,)):

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from fairops.scaff import SCAFFTreeClassifier
-from scaff_brute_force import brute_force_gains
+from tests.scaff.scaff_brute_force import brute_force_gains
 
 ZERO_GAIN = 1e-12  # the tree's own threshold for "the split gains"
 THETAS = [round(0.1 * k, 1) for k in range(8)]

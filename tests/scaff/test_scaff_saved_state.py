@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import skops.io
 
-from fair_data import biased_rows
 from fairops.models import SCAFFOnColumns
 from fairops.scaff import SCAFFClassifier, SCAFFTreeClassifier
+from tests.fair_data import biased_rows
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from fairops.datasets import load_german
 from fairops.metrics import GroupThresholds, OperatingPoint
 from fairops.models import ServedDecision
 from fairops.tuning import FairnessObjective
-from services import BIN, free_port, post_frame as post, start, stop, wait_ready
+from tests.services import BIN, free_port, post_frame as post, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow
 

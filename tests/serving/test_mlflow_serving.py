@@ -14,7 +14,7 @@ from fairops.fairlof.features import FeatureEncoder
 from fairops.mlflow import fairlof as fairlof_flavor
 from fairops.scaff import SCAFFClassifier
 from fairops.tracking.registry import register_best
-from services import BIN, free_port, post_frame as post, start, stop, wait_ready
+from tests.services import BIN, free_port, post_frame as post, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow
 

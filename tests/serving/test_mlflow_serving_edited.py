@@ -15,10 +15,10 @@ import urllib.request
 import numpy as np
 import pytest
 
-from fair_data import biased_rows
 from fairops.mlflow import _model_files, scaff as scaff_flavor, sealing
 from fairops.scaff import SCAFFClassifier
-from services import BIN, free_port, post_frame, start, stop, wait_ready
+from tests.fair_data import biased_rows
+from tests.services import BIN, free_port, post_frame, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow
 

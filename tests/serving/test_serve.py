@@ -1,6 +1,6 @@
 """`fairops serve`: MLflow's scoring app behind request limits, checked in process over ASGI (no sockets).
 
-The HTTP path (the command `fairops tune` prints, pasted into a shell) is in tests/test_serve_command.py.
+The HTTP path (the command `fairops tune` prints, pasted into a shell) is in tests/serving/test_serve_command.py.
 """
 
 import asyncio

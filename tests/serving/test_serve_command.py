@@ -21,11 +21,11 @@ import pytest
 
 from fairops.cli import main
 from fairops.datasets import load_adult
-from services import free_port, post_frame, stop, wait_ready
+from tests.services import free_port, post_frame, stop, wait_ready
 
 pytestmark = pytest.mark.slow
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 CLEAN_PATH = "/usr/local/bin:/usr/bin:/bin"  # a fresh shell's PATH: no virtual environment on it
 
 

@@ -26,7 +26,7 @@ from sklearn.preprocessing import OneHotEncoder
 from fairops.mlflow import classifier
 from fairops.mlflow._scoring_app import csv_as_json
 from fairops.models import InputSchema
-from services import free_port, start, stop, wait_ready
+from tests.services import free_port, start, stop, wait_ready
 
 JSON, CSV = "application/json", "text/csv"
 

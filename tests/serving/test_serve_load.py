@@ -13,7 +13,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import serve_load  # noqa: E402
 
 ROUNDS, REQUESTS, CLIENTS, GROWTH_MB = 6, 300, 8, 50

@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
-from conftest import MODEL_KEY, REPO, copy_project
 from fairops.datasets import load_adult
 from fairops.fairlof import FairLOF
 from fairops.fairlof.features import FeatureEncoder
 from fairops.mlflow import fairlof as fairlof_flavor, scaff as scaff_flavor
 from fairops.mlflow.sealing import KEY_ENV
 from fairops.scaff import SCAFFClassifier
+from tests.conftest import MODEL_KEY, REPO, copy_project
 
 pytestmark = pytest.mark.slow
 sys.path.insert(0, str(REPO / "examples"))

@@ -13,7 +13,7 @@ import fairops.mlflow
 from fairops.cli import main
 from fairops.tracking.promotion import GATE_TAG
 from fairops.tracking.registry_lock import RegistryBusy, registry_lock
-from lifecycle_models import FEATURES, example, register, register_sex_and_race, rows, sex_and_race_rows
+from tests.lifecycle_models import FEATURES, example, register, register_sex_and_race, rows, sex_and_race_rows
 
 NAME = "lifecycle"
 

@@ -10,7 +10,7 @@ import time
 import pytest
 from mlflow.tracking import MlflowClient
 
-from lifecycle_models import register, rows
+from tests.lifecycle_models import register, rows
 
 pytestmark = pytest.mark.slow
 NAME = "served"

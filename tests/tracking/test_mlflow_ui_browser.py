@@ -14,10 +14,10 @@ import time
 import pytest
 from mlflow.tracking import MlflowClient
 
-from browser import Browser, chromium_path
 from fairops.cli import main
 from fairops.fairband.selection import pareto_front
-from services import mlflow_tracking_server
+from tests.browser import Browser, chromium_path
+from tests.services import mlflow_tracking_server
 
 pytestmark = pytest.mark.slow
 

@@ -35,7 +35,7 @@ from fairops.models import InputSchema
 from fairops.scaff import SCAFFClassifier
 from fairops.tracking.registry import register_best
 from fairops.tracking.version_record import validation_tags
-from services import free_port, post_frame, start, stop, wait_ready
+from tests.services import free_port, post_frame, start, stop, wait_ready
 
 FINAL_STEPS = ("hist_gradient_boosting", "scaff", "lightgbm")
 

@@ -13,7 +13,7 @@ from fairops.datasets.row_ids import row_hashes
 from fairops.metrics import Task
 from fairops.tracking.promotion import gate_checks
 from fairops.tracking.row_record import ROWS_TAG, log_rows, seen_rows
-from lifecycle_models import FEATURES, register, rows
+from tests.lifecycle_models import FEATURES, register, rows
 
 NAME = "fresh-rows"
 

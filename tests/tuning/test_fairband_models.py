@@ -17,7 +17,7 @@ from fairops.tuning.search_space import PAPER_FAMILIES
 from fairops.tuning.toy import make_toy_objective
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("family", PAPER_FAMILIES)
