@@ -79,7 +79,7 @@ def measure(name: str, learner_name: str, learner, repeats: int) -> dict:
             "in_fits": own.oracle_seconds_ / own_seconds, "ratio": own_seconds / anchor_seconds}
 
 
-ERROR_TOLERANCE = 0.01  # the oracle tests' tolerance on the training error (tests/test_reductions_oracle.py)
+ERROR_TOLERANCE = 0.01  # the oracle tests' tolerance on the training error (tests/reductions/test_reductions_oracle.py)
 
 
 def main(argv=None) -> None:

@@ -1,6 +1,6 @@
 """fairops: fairness for the Optuna + MLflow stack.
 
-Packages, by floor (each imports only from floors below it; ``tests/test_architecture.py`` checks it):
+Packages, by floor (each imports only from floors below it; ``tests/project/test_architecture.py`` checks it):
 
 1. ``fairops.metrics``: accuracy at a target threshold, fairness ratios and their intervals, AUCs.
 2. ``fairops.datasets`` (bundled data, splits, budget slices), ``fairops.fairband`` (the Optuna sampler

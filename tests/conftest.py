@@ -69,7 +69,7 @@ def screenshots(tmp_path_factory) -> Path:
 def mlflow_server(tmp_path_factory):
     """A real `mlflow server` (SQLite backend, loopback) for the whole run; each test logs to experiments
     of its own (study names with a random part, or names no other test uses)."""
-    from services import mlflow_tracking_server
+    from tests.services import mlflow_tracking_server
 
     with mlflow_tracking_server(tmp_path_factory.mktemp("mlflow-server")) as url:
         yield url
@@ -77,13 +77,13 @@ def mlflow_server(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def single(tmp_path_factory):
-    """The distributed tests' run (``test_distributed.FAST``) by one worker on SQLite: the schedule and
+    """The distributed tests' run (``tests.jobs.test_distributed.FAST``) by one worker on SQLite: the schedule and
     pick every distributed run must equal, here and through the gRPC proxy. Made once: the tests only read it."""
     import optuna
 
     from fairops.cli import main
     from fairops.fairband.claims import fits_of_run
-    from test_distributed import FAST
+    from tests.jobs.test_distributed import FAST
 
     project = tmp_path_factory.mktemp("single")
     assert main(["tune", *FAST, "--project-dir", str(project)]) == 0

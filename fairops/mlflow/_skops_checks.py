@@ -157,7 +157,7 @@ def check_tree(tree, n_features: int, owner: str) -> None:
 # for >= 1.9): TreePredictor's arrays and its node record, the fields of PREDICTOR_RECORD_DTYPE in
 # sklearn/ensemble/_hist_gradient_boosting/common.pyx in their order. A scikit-learn whose record differs
 # is refused by name (TreePredictor casts its nodes to the record on load, and the cast ones do not match)
-# and tests/test_skops_hist_gradient_boosting.py fails.
+# and tests/mlflow_models/test_skops_hist_gradient_boosting.py fails.
 TREE_PREDICTOR = "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor"
 HGB_NODE_RECORD = np.dtype([
     ("value", np.float64), ("count", np.uint32), ("feature_idx", np.intp), ("num_threshold", np.float64),

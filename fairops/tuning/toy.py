@@ -1,7 +1,7 @@
 """A deterministic, instant (accuracy, fairness) objective for schedule tests, examples and benchmarks.
 
 Values depend only on the suggested parameters and the trial's budget, so a plain-Python run
-(:mod:`fairband_reference`) can reproduce them. Parameters with ``x < fail_below`` raise
+(:mod:`tests.fairband.fairband_reference`) can reproduce them. Parameters with ``x < fail_below`` raise
 (a failed fit) and ``y > nan_above`` return NaN (Optuna marks the trial FAIL).
 
 >>> round(toy_values({"x": 0.5, "y": 0.25}, 1.0)[0], 4)

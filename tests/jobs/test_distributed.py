@@ -1,0 +1,148 @@
+"""The distributed mode: several `fairops tune` workers on one PostgreSQL study, logging to a real
+`mlflow server`. The Fairband schedule must stay exact, and a killed worker must not stop the others.
+
+The server and the one-worker run every distributed run must equal (``mlflow_server``, ``single``) are
+made once per test run in conftest.py: tests/jobs/test_grpc_proxy.py compares its workers with the same run."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+
+import optuna
+import pytest
+from mlflow.tracking import MlflowClient
+from optuna.trial import TrialState
+
+from fairops.cli import main
+from fairops.fairband import select_best
+from fairops.fairband.claims import claim_of, fits_of_run, holds_slot, slot_of_trial, this_worker
+from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
+
+pytestmark = pytest.mark.slow
+FAST = ["--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression", "--no-progress",
+        "--method", "fb-auto", "--seed", "3"]
+
+
+def _workers(count, postgres_url, server, study_name, tmp_path):
+    command = [sys.executable, "-m", "fairops.cli", "tune", *FAST, "--storage", postgres_url, "--tracking-uri", server,
+               "--study-name", study_name, "--no-finalize", "--heartbeat", "1", "--project-dir", str(tmp_path)]
+    return [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True) for _ in range(count)]
+
+
+def _own_fits(study):
+    return [t for t in study.get_trials(deepcopy=False) if t.number < 206]
+
+
+def _drop(postgres_url, study_name):
+    try:
+        optuna.delete_study(study_name=study_name, storage=postgres_url)
+    except KeyError:
+        pass
+
+
+def _same_as_single(fits, single):
+    assert len(fits) == 206 and all(t.state.is_finished() for t in fits)
+    assert [t.params for t in fits] == [t.params for t in single]
+    assert [t.values for t in fits] == [t.values for t in single]
+    pick, expected = select_best(fits, alpha="auto"), select_best(single, alpha="auto")
+    assert slot_of_trial(pick.trial) == slot_of_trial(expected.trial) and pick.score == expected.score
+
+
+def _child_runs(server, name):
+    client = MlflowClient(server)
+    experiment = client.get_experiment_by_name(name)
+    return client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'trial'", max_results=1000)
+
+
+def test_three_workers_give_the_one_worker_schedule_and_pick(postgres_url, mlflow_server, tmp_path, single):
+    name = f"dist-{uuid.uuid4().hex[:8]}"
+    try:
+        workers = _workers(3, postgres_url, mlflow_server, name, tmp_path)
+        for worker in workers:
+            _, err = worker.communicate(timeout=600)
+            assert worker.returncode == 0, err[-3000:]
+        # any machine can then take the pick: it joins, finds the fits done, refits and registers
+        assert main(["tune", *FAST, "--storage", postgres_url, "--tracking-uri", mlflow_server,
+                     "--study-name", name, "--model-name", name, "--project-dir", str(tmp_path)]) == 0
+        shared = optuna.load_study(study_name=name, storage=postgres_url)
+        fits = fits_of_run(shared.get_trials(deepcopy=False), 206)
+        # every fit finished: complete, or failed on purpose for constant validation scores
+        assert all(t.state == TrialState.COMPLETE or failure_reason(t) == CONSTANT_SCORES for t in fits)
+        assert len({(t.user_attrs["bracket"], t.user_attrs["configuration_id"]) for t in fits}) == 143
+        assert len({(t.user_attrs["bracket"], t.user_attrs["rung"], t.user_attrs["configuration_id"])
+                    for t in fits}) == 206
+        others = [t for t in shared.get_trials(deepcopy=False) if holds_slot(t) is None]
+        assert all(t.state == TrialState.PRUNED and not t.params for t in others)  # refused, never fitted
+        _same_as_single(fits, single)
+
+        runs = _child_runs(mlflow_server, name)
+        assert sorted(int(r.data.tags["fairops.trial_number"]) for r in runs) == sorted(t.number for t in fits)
+        assert MlflowClient(mlflow_server).get_model_version_by_alias(name, "champion").version == "1"
+    finally:
+        _drop(postgres_url, name)
+
+
+def test_a_killed_worker_loses_nothing(postgres_url, mlflow_server, tmp_path, single):
+    """SIGKILL one of three workers mid-fit: the others redo its fit; the result equals one worker's."""
+    name = f"kill-{uuid.uuid4().hex[:8]}"
+    try:
+        workers = _workers(3, postgres_url, mlflow_server, name, tmp_path)
+        storage = optuna.storages.RDBStorage(postgres_url)
+        victim = _kill_a_worker_in_a_fit(workers, name, storage)
+        assert any(t.state == TrialState.RUNNING and claim_of(t) and claim_of(t).worker.endswith(f":{victim.pid}")
+                   for t in optuna.load_study(study_name=name, storage=storage).get_trials(deepcopy=False))
+        for worker in workers:
+            if worker.poll() is None or worker.returncode != -signal.SIGKILL:
+                _, err = worker.communicate(timeout=600)
+                assert worker.returncode == 0, err[-3000:]
+        shared = optuna.load_study(study_name=name, storage=storage)
+        trials = shared.get_trials(deepcopy=False)
+        dead = [t for t in trials if t.state == TrialState.FAIL and holds_slot(t) is None and t.params]
+        assert dead, "the victim had a fit in progress"
+        fits = fits_of_run(trials, 206)
+        _same_as_single(fits, single)  # the surviving workers redid the victim's fit
+        assert main(["tune", *FAST, "--storage", postgres_url, "--tracking-uri", mlflow_server,
+                     "--study-name", name, "--model-name", name, "--project-dir", str(tmp_path)]) == 0
+        runs = _child_runs(mlflow_server, name)
+        by_trial = Counter(int(r.data.tags["fairops.trial_number"]) for r in runs)
+        assert all(by_trial[t.number] == 1 for t in fits)
+        assert all(r.info.status == "FAILED" for r in runs if int(r.data.tags["fairops.trial_number"])
+                   in {t.number for t in dead})
+    finally:
+        _drop(postgres_url, name)
+
+
+def _fitting_workers(name, storage) -> set[str]:
+    """host:pid of every worker with a trial in a fit (running, its parameters drawn), once 40 are finished."""
+    try:
+        trials = optuna.load_study(study_name=name, storage=storage).get_trials(deepcopy=False)
+    except KeyError:
+        return set()
+    if sum(t.state.is_finished() for t in trials) < 40:
+        return set()
+    return {claim_of(t).worker for t in trials if t.state == TrialState.RUNNING and t.params and claim_of(t)}
+
+
+def _kill_a_worker_in_a_fit(workers, name, storage):
+    """SIGKILL a worker process while one of its trials is in a fit (found by the claim's host:pid).
+
+    The worker is stopped (SIGSTOP) before its fit is looked at again, so the fit cannot end between the look
+    and the kill; a worker whose fit ended meanwhile goes on (SIGCONT)."""
+    host = this_worker().rsplit(":", 1)[0]
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        for worker in workers:
+            if worker.poll() is None and f"{host}:{worker.pid}" in _fitting_workers(name, storage):
+                os.killpg(worker.pid, signal.SIGSTOP)
+                if f"{host}:{worker.pid}" in _fitting_workers(name, storage):
+                    os.killpg(worker.pid, signal.SIGKILL)
+                    worker.wait()
+                    return worker
+                os.killpg(worker.pid, signal.SIGCONT)
+        time.sleep(0.02)
+    raise AssertionError("no worker was caught in a fit")

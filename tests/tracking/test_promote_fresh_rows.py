@@ -1,0 +1,102 @@
+"""The gate leaves out rows a version was trained or validated on (by the row record fairops tune keeps
+with it), says so, and refuses by default a candidate the rows show to be below the four-fifths line."""
+
+import json
+
+import mlflow
+import numpy as np
+import pytest
+from mlflow.tracking import MlflowClient
+
+import fairops.tracking
+from fairops.datasets.row_ids import row_hashes
+from fairops.metrics import Task
+from fairops.tracking.promotion import gate_checks
+from fairops.tracking.row_record import ROWS_TAG, log_rows, seen_rows
+from tests.lifecycle_models import FEATURES, register, rows
+
+NAME = "fresh-rows"
+
+
+@pytest.fixture()
+def store(tmp_path):
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    versions = [register(uri, NAME, C=1.0, seed=0), register(uri, NAME, C=0.5, seed=1)]
+    yield {"uri": uri, "client": MlflowClient(uri), "versions": versions}
+    mlflow.set_tracking_uri(None)
+
+
+def _record(store, version: int, seen_rows_of):
+    registered = store["versions"][version - 1]
+    hashes = row_hashes(seen_rows_of[FEATURES], seen_rows_of[["sex"]])
+    log_rows(store["client"], NAME, registered.version, registered.run_id, seen=hashes, held_out=hashes[:0])
+
+
+def test_rows_a_version_saw_are_left_out_and_named(store):
+    gate = rows(8, 3000)
+    _record(store, 1, gate.iloc[:500])  # the champion trained on the first 500 gate rows
+    _record(store, 2, gate.iloc[400:1000])  # the challenger on 600, 100 of them the champion's too
+    assert len(seen_rows(store["client"], NAME, "2")) == 600
+    verdict = fairops.tracking.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], max_accuracy_drop=1.0,
+                                       fairness_line=None, tracking_uri=store["uri"])
+    text = verdict.text()
+    assert ("  left out 1000 of 3000 rows seen in training or validation (version 2: 600, version 1: 500; "
+            "rows 0, 1, 2, 3, 4, 5, 6, 7, ...): the gate scores the other 2000") in text.splitlines(), text
+    assert "  on 2000 rows (sex: " in text
+    gate_json = json.loads(open(mlflow.artifacts.download_artifacts(
+        run_id=verdict.run_id, artifact_path="gate.json", tracking_uri=store["uri"])).read())
+    assert (gate_json["rows"], gate_json["rows_left_out"], gate_json["rows_seen_by"]) == \
+        (2000, 1000, {"2": 600, "1": 500})
+
+
+def test_a_gate_on_rows_every_version_saw_is_an_error(store):
+    gate = rows(8, 400)
+    _record(store, 1, gate)
+    with pytest.raises(ValueError, match=r"every one of the 400 rows was seen in training or validation "
+                                         r"\(version 1: 400\): give labelled rows neither model saw"):
+        fairops.tracking.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], tracking_uri=store["uri"])
+
+
+def test_a_version_without_a_record_is_said_and_a_broken_record_refused(store):
+    gate = rows(8, 1000)
+    verdict = fairops.tracking.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], max_accuracy_drop=1.0,
+                                       tracking_uri=store["uri"])
+    assert "  version 2 carries no record of the rows it was trained on" in verdict.text()
+    client = store["client"]
+    client.set_model_version_tag(NAME, "1", ROWS_TAG, "{not json")
+    with pytest.raises(ValueError, match="version 1: its fairops.rows tag is not a row record"):
+        seen_rows(client, NAME, "1")
+    client.set_model_version_tag(NAME, "1", ROWS_TAG, json.dumps({"rule": "md5-rows", "run_id": "x", "path": "p"}))
+    with pytest.raises(ValueError, match="rows hashed by 'md5-rows'"):
+        seen_rows(client, NAME, "1")
+
+
+def test_a_tampered_row_record_is_refused(store, tmp_path):
+    _record(store, 1, rows(8, 50))
+    registered, client = store["versions"][0], store["client"]
+    bad = tmp_path / "seen.npy"
+    np.save(bad, np.arange(5, dtype=np.float64))
+    client.log_artifact(registered.run_id, str(bad), artifact_path="fairops_rows")
+    with pytest.raises(ValueError, match=r"holds float64 of shape \(5,\), not row hashes"):
+        seen_rows(client, NAME, "1")
+    bad.write_bytes(b"not an npy file")
+    client.log_artifact(registered.run_id, str(bad), artifact_path="fairops_rows")
+    with pytest.raises(ValueError, match="its record of seen rows is unreadable"):
+        seen_rows(client, NAME, "1")
+
+
+def _scores(value, lower, upper):
+    return {"fairops_precision": 0.8, "fairops_tpr_ratio": value, "fairops_tpr_ratio_lower": lower,
+            "fairops_tpr_ratio_upper": upper}
+
+
+@pytest.mark.parametrize("candidate, refused", [
+    (_scores(0.0, 0.0, 0.43), True),  # the rows show it below 4/5
+    (_scores(0.5, 0.15, 1.0), False),  # a 0.15 lower bound the rows cannot tell from fair: not refused on noise
+    (_scores(0.7, 0.6, 0.8), False),
+])
+def test_the_default_line_refuses_only_what_the_rows_show_below_four_fifths(candidate, refused):
+    task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
+    metrics, thresholds = gate_checks(task, candidate, None, fairness_line=0.8)
+    assert list(thresholds) == ["fairness_upper"]
+    assert (metrics["fairness_upper"] < thresholds["fairness_upper"].threshold) == refused
