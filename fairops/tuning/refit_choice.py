@@ -75,18 +75,33 @@ def refit_choice(objective, selection, most_accurate, *, refit=refit_all, folds:
     or (``folds=None``) the validation rows' own.
     """
     trials = list(selection.candidates or (selection.trial,))
-    refits = {}
+    refits: dict[int, Refit] = {}
+    # Hyperband promotes a configuration through its rungs as one trial per rung: each configuration is
+    # refit (and cross-validated) once, and its other trials share the figures.
+    first_of: dict[tuple, Refit] = {}
     for trial in [*trials, most_accurate]:
-        if trial.number not in refits:
-            refits[trial.number] = refit(objective, trial)
+        if trial.number in refits:
+            continue
+        same = first_of.get(_configuration(trial))
+        refits[trial.number] = (Refit(trial, same.model, same.validation, same.test) if same is not None
+                                else refit(objective, trial))
+        first_of.setdefault(_configuration(trial), refits[trial.number])
     accurate = refits[most_accurate.number]
     dominated = tuple(n for n, r in refits.items() if dominates(accurate.validation, r.validation))
     kept = [r for n, r in refits.items() if n not in dominated]
     if folds is not None and len(kept) > 1:
+        assessed: dict[tuple, dict] = {}
         for candidate in kept:
-            try:
-                candidate.assessed = cross_validated(objective, candidate.trial, folds)
-            except ConstantScoresError:  # constant out of fold: it cannot be told apart from noise
-                candidate.assessed = {**candidate.validation, "accuracy_low": 0.0, "fairness_low": 0.0}
+            key = _configuration(candidate.trial)
+            if key not in assessed:
+                try:
+                    assessed[key] = cross_validated(objective, candidate.trial, folds)
+                except ConstantScoresError:  # constant out of fold: it cannot be told apart from noise
+                    assessed[key] = {**candidate.validation, "accuracy_low": 0.0, "fairness_low": 0.0}
+            candidate.assessed = assessed[key]
     chosen = max(kept, key=lambda r: r.lower_score(selection.alpha))  # max keeps the first of equals
     return RefitChoice(chosen, accurate, refits, dominated)
+
+
+def _configuration(trial) -> tuple:
+    return tuple(sorted(trial.params.items()))

@@ -8,7 +8,7 @@ from fairops.datasets import load_german
 from fairops.fairband import select_best
 from fairops.tuning import FairnessObjective, refit_choice
 from fairops.tuning.cross_validation import cross_validated
-from fairops.tuning.refit_choice import dominates
+from fairops.tuning.refit_choice import dominates, refit_all
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 
@@ -56,6 +56,36 @@ def test_the_choice_among_refits_is_never_dominated_by_the_most_accurate_refit(s
     # a refit is the configuration on all training rows: its validation figures are the objective's
     model = objective.refit(choice.chosen.trial, 1.0)
     assert objective.evaluate(model, "validation") == pytest.approx(choice.chosen.validation)
+
+
+
+def test_a_configuration_promoted_through_rungs_is_refit_and_cross_validated_once(small_budget_study):
+    objective, fixture_study = small_budget_study
+    study = optuna.create_study(directions=["maximize"] * 2)  # a copy: the fixture is shared
+    study.add_trials(fixture_study.trials)
+    first = select_best(study, alpha="auto", rule="robust", candidates=1).trial
+    # the same configuration fitted again at a larger budget, as Hyperband's promotion records it
+    study.add_trial(optuna.trial.create_trial(params=first.params, distributions=first.distributions,
+                                              values=first.values, user_attrs={**first.user_attrs, "budget": 1 / 9}))
+    promoted = study.trials[-1]
+    ranked = select_best(study, alpha="auto", rule="robust", candidates=3)
+    assert {first.number, promoted.number} <= {t.number for t in ranked.candidates}
+    fitted = []
+
+    def counting_refit(objective, trial):
+        fitted.append(trial.number)
+        return refit_all(objective, trial)
+
+    accurate = select_best(study, alpha=1.0).trial
+    choice = refit_choice(objective, ranked, accurate, refit=counting_refit)
+    assert sorted(fitted) == sorted({first.number, *(t.number for t in ranked.candidates), accurate.number}
+                                    - {promoted.number})
+    assert choice.refits[promoted.number].trial is not choice.refits[first.number].trial
+    assert choice.refits[promoted.number].validation == choice.refits[first.number].validation
+    assert choice.refits[promoted.number].assessed == choice.refits[first.number].assessed
+    # what sharing assumes: a configuration refit from either trial is the same model
+    assert (objective.evaluate(objective.refit(promoted, 1.0), "validation")
+            == objective.evaluate(objective.refit(first, 1.0), "validation"))
 
 
 def test_the_floor_raises_small_budgets_only():
