@@ -27,7 +27,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from fairops.datasets import BudgetSlicer, load_compas, train_validation_test_split
 from fairops.fairband import FairbandPruner, FairbandSampler, budget, select_best
-from fairops.tracking import FairnessTrackingCallback, register_best, validation_tags
+from fairops.tracking import FairnessTrackingCallback, Refit, VersionDetails, register_best, validation_tags
 from fairops.tuning import quiet_trials, record_outcome
 
 MODEL_NAME = "own-compas"
@@ -88,8 +88,9 @@ def main(argv=None) -> int:
     # recorded on the registered version, so that fairops promote and fairops monitor decide as it was chosen
     final = make_pipeline(X_train, **pick.trial.params, seed=args.seed).fit(X_train, y_train)
     recorded = validation_tags(data.task, y_val, final.predict_proba(X_val)[:, 1], s_val, seed=args.seed)
-    registered = register_best(study, MODEL_NAME, rule="robust", refit=lambda params, trial: final,
-                               input_example=X_val.head(3), tracking_uri=tracking_uri, extra_tags=recorded)
+    registered = register_best(study, MODEL_NAME, rule="robust",
+                               refit=Refit(lambda params, trial: final, input_example=X_val.head(3)),
+                               details=VersionDetails(tags=recorded), session=tracker)
     alias = registered.alias
     print(f"registered: models:/{MODEL_NAME}@{alias} (version {registered.version})")
 

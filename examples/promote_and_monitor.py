@@ -23,7 +23,7 @@ from sklearn.linear_model import LogisticRegression
 import fairops.mlflow
 from fairops.metrics import Task
 from fairops.models import InputSchema
-from fairops.tracking import monitor, register_best, validation_tags
+from fairops.tracking import Refit, TrackingSession, VersionDetails, monitor, register_best, validation_tags
 
 TASK = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
 FEATURES = ["a", "b", "c"]
@@ -50,10 +50,11 @@ def register_version(uri: str, name: str, *, C: float = 1.0, seed: int = 0, extr
     tags = validation_tags(TASK, validation["y"].to_numpy(), scores, validation[["sex"]])
     study = optuna.create_study(directions=["maximize", "maximize"], study_name=f"{name}-{seed}")
     study.add_trial(optuna.trial.create_trial(values=[0.8, 0.9], params={}, distributions={}))
-    return register_best(study, name, rule={"trial": 0}, refit=lambda params, trial: model,
-                         tracking_uri=uri, experiment_name=f"{name}-{seed}", pip_requirements=["fairops"],
-                         log_options={"input_schema": InputSchema.for_model(model, train[FEATURES])},
-                         extra_tags={**tags, **(extra_tags or {})})
+    return register_best(study, name, rule={"trial": 0},
+                         refit=Refit(lambda params, trial: model, pip_requirements=["fairops"],
+                                     log_options={"input_schema": InputSchema.for_model(model, train[FEATURES])}),
+                         details=VersionDetails(tags={**tags, **(extra_tags or {})}),
+                         session=TrackingSession(uri, f"{name}-{seed}"))
 
 
 def windows(n_windows: int = 10, size: int = 1000, collapse_from: int | None = 6):

@@ -30,7 +30,7 @@ import pandas as pd
 from fairops.fairband import FairbandSampler, budget
 from fairops.metrics import binarize, fairness_ratio, precision
 from fairops.scaff import SCAFFTreeClassifier
-from fairops.tracking import FairnessTrackingCallback, describe, register_best
+from fairops.tracking import FairnessTrackingCallback, Refit, describe, register_best
 
 
 def make_data(n=1200, seed=0):
@@ -101,8 +101,8 @@ def main(argv=None):
     feasible = any(t.values[1] >= 0.8 for t in study.trials if t.values)
     refit = lambda params, trial: SCAFFTreeClassifier(**params).fit(  # noqa: E731
         X.iloc[train], y[train], sensitive_features=sex[train])
-    best = register_best(study, "fair-scaff", rule="fairness>=0.8" if feasible else "fairband", refit=refit,
-                         tracking_uri=uri, input_example=X.head(3))
+    best = register_best(study, "fair-scaff", rule="fairness>=0.8" if feasible else "fairband",
+                         refit=Refit(refit, input_example=X.head(3)), session=tracker)
     print(f"registered {best.name} version {best.version} as @{best.alias}: {describe(best.pick, study)}, "
           f"trial {best.pick.trial.number}, params {best.pick.trial.params}")
 

@@ -12,6 +12,7 @@ from sklearn.linear_model import LogisticRegression
 
 from fairops.metrics import Task
 from fairops.models import InputSchema
+from fairops.tracking import Refit, TrackingSession, VersionDetails
 from fairops.tracking.registry import register_best
 from fairops.tracking.version_record import validation_tags
 
@@ -51,6 +52,7 @@ def register_sex_and_race(uri: str, name: str, *, attribute_baselines: bool = Tr
         tags.pop("fairops.validation_fairness_by_attribute", None)
     study = optuna.create_study(directions=["maximize", "maximize"], study_name=name)
     study.add_trial(optuna.trial.create_trial(values=[0.8, 0.9], params={}, distributions={}))
-    return register_best(study, name, rule={"trial": 0}, refit=lambda params, trial: model, tracking_uri=uri,
-                         experiment_name=name, pip_requirements=["fairops"], extra_tags=tags,
-                         log_options={"input_schema": InputSchema.for_model(model, train[FEATURES])})
+    return register_best(study, name, rule={"trial": 0},
+                         refit=Refit(lambda params, trial: model, pip_requirements=["fairops"],
+                                     log_options={"input_schema": InputSchema.for_model(model, train[FEATURES])}),
+                         details=VersionDetails(tags=tags), session=TrackingSession(uri, name))

@@ -9,8 +9,10 @@ What an integrator calls is named here (``from fairops.tracking import ...``):
   objective keeps it (:func:`keep_model`). Its store is a :class:`TrackingSession` (``callback.session``):
   the client, the study's experiment and parent run, which :func:`register_best` takes too (``session=``).
 - :func:`register_best` (returning a :class:`RegisteredBest`): pick a trial by a rule, log and register its
-  model, set an alias, attach a model card and a Pareto-front picture (``once=True``: once per study and
-  pick); :func:`describe` says what a pick is.
+  model, set an alias, attach a model card and a Pareto-front picture; its options are :class:`Refit` (the
+  pick fitted anew and what is logged with it), :class:`Placement` (the alias it takes; ``once=True``: once
+  per study and pick) and :class:`VersionDetails` (description, tags, card notes); :func:`describe` says
+  what a pick is.
 - :func:`promote` (returning a :class:`Verdict`): the fairness gate that moves ``@champion`` to a
   challenger only if it passes, the verdict recorded first.
 - :func:`monitor` (returning a :class:`MonitorResult`): fairness of the champion over windows of labelled
@@ -23,7 +25,7 @@ registers them. Names are imported on first use so ``import fairops.tracking`` s
 
 >>> import fairops.tracking
 >>> sorted(fairops.tracking.__all__)[:3]
-['FairnessTrackingCallback', 'MonitorResult', 'RegisteredBest']
+['FairnessTrackingCallback', 'MonitorResult', 'Placement']
 >>> fairops.tracking.register_best.__module__
 'fairops.tracking.registry'
 """
@@ -38,6 +40,9 @@ _PUBLIC = {
     "RegisteredBest": "registry",
     "describe": "registry",
     "register_best": "registry",
+    "Placement": "registration_options",
+    "Refit": "registration_options",
+    "VersionDetails": "registration_options",
     "Verdict": "promotion",
     "promote": "promotion",
     "MonitorResult": "monitoring",

@@ -12,12 +12,13 @@
 - ``{"trial": 12}`` or ``{"run_id": "..."}``: a trial chosen by hand (by number or by its child run);
 - a :class:`~fairops.fairband.selection.Selection` already made (e.g. by ``select_best``).
 
-It then refits the chosen configuration when ``refit`` is given (``refit(params, trial) -> model``),
-or reuses the model logged in the trial's child run; logs the model with its fairops flavor in a
-``selection`` run, registers a new version, sets the alias, describes the version (the rule that
-made the pick, its scores, the most accurate fit it was compared with) and attaches the metrics,
-the rule, ``model_card.json`` and ``pareto_front.png`` (accuracy vs fairness of every fit, the
-Pareto front drawn, the pick highlighted, the rule as the title).
+It then refits the chosen configuration when a :class:`~fairops.tracking.Refit` is given
+(``Refit(fit)``, ``fit(params, trial) -> model``), or reuses the model logged in the trial's child run;
+logs the model with its fairops flavor in a ``selection`` run, registers a new version, sets the alias
+(:class:`~fairops.tracking.Placement`), describes the version (the rule that made the pick, its scores,
+the most accurate fit it was compared with; or :class:`~fairops.tracking.VersionDetails`) and attaches
+the metrics, the rule, ``model_card.json`` and ``pareto_front.png`` (accuracy vs fairness of every fit,
+the Pareto front drawn, the pick highlighted, the rule as the title).
 
 The selection itself is :func:`fairops.fairband.selection.select_best`; :func:`select` adds the rule
 parsing and :func:`describe` says in words what the rule did.
@@ -41,18 +42,24 @@ import json
 import os
 import tempfile
 import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import fairops
 from fairops.fairband.selection import Selection, pareto_front, select_best, successful_fits
 
 from ..errors import InputError
 from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG
+from .registration_options import Placement, Refit, VersionDetails, check_options
 from .run_once import MODEL_TAG, register_once
 from .search import quoted, tags_equal
 from .selection_rules import describe, record, rule_kind, select
 from .session import TRIAL_TAG, TrackingSession
 from .trial_record import trial_record
+
+if TYPE_CHECKING:
+    from .callback import FairnessTrackingCallback
 
 
 @dataclass
@@ -117,7 +124,7 @@ def default_description(study, pick: Selection) -> str:
             f"fairness {accurate.values[1]:.4f}.")
 
 
-def _card(study, pick: Selection, name, version, alias, flavor, refit: bool, extra: dict | None) -> dict:
+def _card(study, pick: Selection, name, version, alias, flavor, refit: bool, extra: Mapping | None) -> dict:
     trial = pick.trial
     keep = ("budget", "bracket", "rung", "configuration_id", "auc_y", "auc_s", "alpha")
     accurate = select_best(study, alpha=1.0).trial
@@ -166,24 +173,6 @@ def _alias_holder(client, name: str, alias: str) -> str | None:
         return None
 
 
-def _check_aliases(alias, if_taken) -> None:
-    for label, value in (("alias", alias), ("if_taken", if_taken)):
-        if value is None and label == "if_taken":
-            continue
-        if not isinstance(value, str) or not value or (value.lower().startswith("v") and value[1:].isdigit()):
-            raise InputError(f"{label} must be a non-empty name not of the form 'v<number>', got {value!r}")
-    if alias == if_taken:
-        raise InputError(f"if_taken must differ from alias, both are {alias!r}")
-
-
-def _check_arguments(name, alias, if_taken, refit) -> None:
-    if not isinstance(name, str) or not name:
-        raise InputError(f"name must be a non-empty registered model name, got {name!r}")
-    _check_aliases(alias, if_taken)
-    if refit is not None and not callable(refit):
-        raise TypeError(f"refit must be None or a callable(params, trial) -> fitted model, got {refit!r}")
-
-
 def _place_alias(client, name: str, version: str, alias: str, if_taken: str | None):
     """Point ``alias`` (or ``if_taken`` when ``alias`` is held by another version) at ``version``;
     returns the alias set and the version that kept ``alias`` (None when ``version`` took it)."""
@@ -197,7 +186,7 @@ def _place_alias(client, name: str, version: str, alias: str, if_taken: str | No
     return alias, kept
 
 
-def _version_tags(pick: Selection, rule_text: str, extra_tags: dict | None) -> dict:
+def _version_tags(pick: Selection, rule_text: str, extra_tags: Mapping | None) -> dict:
     """The new version's tags: the rule that made the pick, its scores, and the caller's own."""
     tags = {"selection_rule": rule_text, "selection_kind": rule_kind(pick), "trial_number": str(pick.trial.number),
             "accuracy": f"{pick.trial.values[0]:.6g}", "fairness": f"{pick.trial.values[1]:.6g}"}
@@ -218,42 +207,100 @@ def _log_selection_files(client, run_id: str, study, pick: Selection, card: dict
         client.log_artifacts(run_id, folder, artifact_path="selection")
 
 
-def register_best(study, name: str, rule="fairband", *, alias: str = "champion", if_taken: str | None = "challenger",
-                  session=None, once: bool = False,
-                  refit=None, alpha=None, tracking_uri=None, experiment_name=None, input_example=None,
-                  pip_requirements=None, description: str | None = None, card_notes: dict | None = None,
-                  log_options: dict | None = None, extra_tags: dict | None = None) -> RegisteredBest:
-    """Select a trial, log and register its model, set ``alias``; see the module docstring.
+# the defaults of register_best's options: frozen values, so one of each serves every call
+_CHAMPION = Placement()
+_AS_SELECTED = VersionDetails()
 
-    ``if_taken`` (default ``"challenger"``): when ``alias`` already points at a version of ``name``,
-    the new version gets ``if_taken`` instead and ``alias`` stays where it is (``kept_version`` of the
-    result; :func:`fairops.tracking.promote` gates the challenger); None moves ``alias`` to the new
-    version unconditionally. ``version_tags`` are set on the
-    new version besides the selection's own.
 
-    ``refit(params, trial)`` returns the fitted model for the chosen configuration (e.g. refit on the
-    full training data); it is logged with its fairops flavor, ``log_options`` going to the flavor's
-    ``log_model`` (for a classifier, ``{"input_schema": InputSchema.for_model(model, X_train)}``
-    records the training categories). ``pip_requirements`` default to the flavor's: the shipped
-    fairops wheel and pinned libraries. ``description`` (Markdown) describes the model version;
-    by default :func:`default_description`.
+def register_best(study, name: str, rule="fairband", *, alpha=None, refit: Refit | None = None,
+                  placement: Placement = _CHAMPION, details: VersionDetails = _AS_SELECTED,
+                  session: TrackingSession | FairnessTrackingCallback | None = None) -> RegisteredBest:
+    """Pick a trial of ``study`` by ``rule``, register its model as a new version of ``name``, place an alias.
 
-    ``session`` (a :class:`~fairops.tracking.session.TrackingSession` or the study's callback) stands for
-    ``tracking_uri`` and ``experiment_name``; ``once=True`` registers once per study and pick, an earlier
-    version coming back with ``registered_before`` (:func:`~fairops.tracking.run_once.register_once`).
+    A ``selection`` run (a child of the study's parent run) logs the pick, its model card and Pareto-front
+    picture; the version is described and tagged with the rule that made the pick (see the module docstring).
+
+    Parameters
+    ----------
+    study : optuna.study.Study
+        A two-objective (accuracy, fairness) study.
+    name : str
+        The registered model; created when missing.
+    rule : str, dict or Selection, default "fairband"
+        Which trial: ``"fairband"``, ``"robust"``, a constraint such as ``"fairness>=0.8"``,
+        ``{"trial": number}``, ``{"run_id": id}``, or a :class:`~fairops.fairband.selection.Selection`.
+    alpha : float, "auto" or None, optional
+        Fairband's weight of accuracy for ``"fairband"`` and ``"robust"``; None = the study's
+        FairbandSampler setting.
+    refit : Refit, optional
+        Register the chosen configuration fitted anew, logged with its fairops flavor; None = the model
+        logged with the chosen trial.
+    placement : Placement, default Placement()
+        The alias the version takes (``@champion``, or ``@challenger`` while another version is the
+        champion), and whether an earlier registration of the same study and pick is the answer.
+    details : VersionDetails, default VersionDetails()
+        The version's description (by default :func:`default_description`), extra tags and card notes.
+    session : TrackingSession or FairnessTrackingCallback, optional
+        Where the selection run is tracked: the store and the study's experiment. None =
+        ``TrackingSession()``: MLflow's tracking URI and an experiment named after the study.
+
+    Returns
+    -------
+    RegisteredBest
+        The version, the alias it took (``kept_version``: the version that kept ``placement.alias``), the
+        selection run, the pick and its model card.
+
+    Raises
+    ------
+    fairops.errors.InputError
+        ``name`` is empty, the rule yields no pick, or (without ``refit``) the pick has no logged model.
+    TypeError
+        An option is not of its type (a bare callable as ``refit``, a URI as ``session``) or unknown.
+
+    See Also
+    --------
+    select : The pick alone.
+    fairops.tracking.promote : The gate that moves ``@champion`` to a challenger.
+
+    Examples
+    --------
+    >>> import tempfile, optuna, pandas as pd
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from fairops.tracking import Placement, Refit, TrackingSession
+    >>> study = optuna.create_study(directions=["maximize", "maximize"], study_name="credit")
+    >>> study.add_trial(optuna.trial.create_trial(values=[0.8, 0.9], params={}, distributions={}))
+    >>> X, y = pd.DataFrame({"income": [1.0, 2.0, 3.0, 4.0]}), [0, 0, 1, 1]
+    >>> refit = Refit(lambda params, trial: LogisticRegression().fit(X, y), input_example=X.head(2),
+    ...               pip_requirements=["fairops"])
+    >>> session = TrackingSession(f"sqlite:///{tempfile.mkdtemp()}/mlflow.db", settle_seconds=0)
+    >>> best = register_best(study, "credit", {"trial": 0}, refit=refit, session=session)
+    >>> best.alias_uri, best.version
+    ('models:/credit@champion', '1')
+    >>> again = register_best(study, "credit", {"trial": 0}, refit=refit, placement=Placement(once=True),
+    ...                       session=session)
+    >>> again.version, again.registered_before
+    ('1', True)
     """
-    arguments = dict(locals())  # the call as made, for calling itself under the guard of ``once``
+    check_options(name, refit, placement, details, session)
+    pick = select(study, rule, alpha=alpha, tracking_uri=None if session is None else session.tracking_uri)
+    session = session if session is not None else TrackingSession()
+    if not placement.once:
+        return _register_new(session, study, name, pick, refit, placement, details)
+    # once per study and pick: the version an earlier (or concurrent) registration made, or a new one
+    registered, before = register_once(session, study, name, pick.trial.number,
+                                       lambda: _register_new(session, study, name, pick, refit, placement, details))
+    return _earlier_registration(session.client, registered, pick, placement) if before else registered
+
+
+def _register_new(session, study, name: str, pick: Selection, refit: Refit | None, placement: Placement,
+                  details: VersionDetails) -> RegisteredBest:
+    """A new version of ``name`` for ``pick``, made in a new selection run (see :func:`register_best`)."""
     from mlflow.entities import Metric, Param
     from mlflow.exceptions import MlflowException
     from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
 
     from ..mlflow.flavors import log_estimator
 
-    _check_arguments(name, alias, if_taken, refit)
-    pick = select(study, rule, alpha=alpha, tracking_uri=tracking_uri if session is None else session.tracking_uri)
-    session = session if session is not None else TrackingSession(tracking_uri, experiment_name)
-    if once:
-        return _registered_once(session, study, pick, arguments)
     client = session.client
     experiment_id = session.experiment_id(study)
     rule_text = describe(pick, study)
@@ -271,10 +318,10 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
         client.log_batch(run_id, metrics=[Metric(k, v, 0, 0) for k, v in metrics.items()],
                          params=[Param(k, v) for k, v in params.items()])
         if refit is not None:
-            model = refit(dict(pick.trial.params), pick.trial)
+            model = refit.fit(dict(pick.trial.params), pick.trial)
             info = log_estimator(model, run_id=run_id, tracking_uri=session.tracking_uri, registered_model_name=name,
-                                 input_example=input_example, pip_requirements=pip_requirements,
-                                 **(log_options or {}))
+                                 input_example=refit.input_example, pip_requirements=refit.pip_requirements,
+                                 **(refit.log_options or {}))
             flavor, version = type(model).__name__, info.registered_model_version
         else:
             source = _logged_model_uri(client, experiment_id, study, pick.trial)
@@ -284,11 +331,12 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
                 pass
             version = client.create_model_version(name, source, run_id=run_id).version
             flavor = "logged with the trial"
-        alias, kept = _place_alias(client, name, str(version), alias, if_taken)
-        client.update_model_version(name, str(version), description=description or default_description(study, pick))
-        for key, value in _version_tags(pick, rule_text, extra_tags).items():
+        alias, kept = _place_alias(client, name, str(version), placement.alias, placement.if_taken)
+        client.update_model_version(name, str(version),
+                                    description=details.description or default_description(study, pick))
+        for key, value in _version_tags(pick, rule_text, details.tags).items():
             client.set_model_version_tag(name, str(version), key, value)
-        card = _card(study, pick, name, version, alias, flavor, refit is not None, card_notes)
+        card = _card(study, pick, name, version, alias, flavor, refit is not None, details.card_notes)
         _log_selection_files(client, run_id, study, pick, card)
         client.set_terminated(run_id, "FINISHED")
     except BaseException:
@@ -297,20 +345,10 @@ def register_best(study, name: str, rule="fairband", *, alias: str = "champion",
     return RegisteredBest(name, str(version), alias, run_id, f"models:/{name}/{version}", pick, card, kept)
 
 
-def _registered_once(session, study, pick: Selection, arguments: dict) -> RegisteredBest:
-    """``register_best`` with ``arguments`` under :func:`~fairops.tracking.run_once.register_once`: a new
-    version, or the one an earlier registration of the study made for ``pick``."""
-    again = {**arguments, "rule": pick, "session": session, "once": False}
-    registered, before = register_once(session, study, arguments["name"], pick.trial.number,
-                                       lambda: register_best(**again))
-    if not before:
-        return registered
-    return _earlier_registration(session.client, registered, pick, arguments["alias"], arguments["if_taken"])
-
-
-def _earlier_registration(client, version, pick: Selection, alias: str, if_taken: str | None) -> RegisteredBest:
+def _earlier_registration(client, version, pick: Selection, placement: Placement) -> RegisteredBest:
     """What registering ``pick`` again finds: the version registered before, the alias it holds (``alias``,
     ``if_taken``, or another one; None when it holds none) and the card its selection run logged."""
+    alias, if_taken = placement.alias, placement.if_taken
     number = str(version.version)
     held = [a for a in (alias, if_taken) if a is not None and _alias_holder(client, version.name, a) == number]
     placed = held[0] if held else next(iter(client.get_model_version(version.name, number).aliases), None)

@@ -6,7 +6,7 @@
 - :func:`register_once`: both, under the model's registry lock, around a registration.
 
 ``fairops tune`` registers through :func:`register_once`, and so does
-:func:`~fairops.tracking.register_best` with ``once=True``.
+:func:`~fairops.tracking.register_best` with ``placement=Placement(once=True)``.
 
 >>> import optuna, tempfile
 >>> from fairops.tracking.session import TrackingSession

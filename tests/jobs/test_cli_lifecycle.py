@@ -18,6 +18,7 @@ from fairops.datasets import load_german
 from fairops.jobs.tune.registration import lifecycle_tags
 from fairops.models import InputSchema
 from fairops.models.packaging import servable as _servable
+from fairops.tracking import Refit, TrackingSession, VersionDetails
 from fairops.tracking.promotion import GATE_TAG
 from fairops.tracking.registry import register_best
 from fairops.tuning import FairnessObjective
@@ -37,10 +38,11 @@ def _champion_by_hand(uri: str):
     model = _servable(objective.refit(SimpleNamespace(params=params, number=0)), X_train)
     study = optuna.create_study(directions=["maximize", "maximize"], study_name="by-hand")
     study.add_trial(optuna.trial.create_trial(values=[0.9, 0.9], params={}, distributions={}))
-    return register_best(study, NAME, rule={"trial": 0}, refit=lambda p, t: model,
-                         tracking_uri=uri, experiment_name="by-hand", pip_requirements=["fairops"],
-                         log_options={"input_schema": InputSchema.for_model(model, X_train)},
-                         extra_tags=lifecycle_tags(objective, model, 0))
+    return register_best(study, NAME, rule={"trial": 0},
+                         refit=Refit(lambda p, t: model, pip_requirements=["fairops"],
+                                     log_options={"input_schema": InputSchema.for_model(model, X_train)}),
+                         details=VersionDetails(tags=lifecycle_tags(objective, model, 0)),
+                         session=TrackingSession(uri, "by-hand"))
 
 
 def test_a_tune_meeting_a_champion_registers_the_challenger_and_gates_it(tmp_path):

@@ -13,6 +13,7 @@ from fairops.fairlof import FairLOF
 from fairops.fairlof.features import FeatureEncoder
 from fairops.mlflow import fairlof as fairlof_flavor
 from fairops.scaff import SCAFFClassifier
+from fairops.tracking import Refit, TrackingSession
 from fairops.tracking.registry import register_best
 from tests.services import BIN, free_port, post_frame as post, start, stop, wait_ready
 
@@ -39,8 +40,9 @@ def served(tmp_path_factory):
             distributions={"theta": optuna.distributions.FloatDistribution(0, 1)}))
     refit = lambda params, trial: SCAFFClassifier(n_estimators=10, theta=params["theta"]).fit(  # noqa: E731
         X, y, sensitive_features=sex)
-    best = register_best(study, "scaff-serving", rule="fairness>=0.8", refit=refit, input_example=X.head(3),
-                         pip_requirements=["fairops"], tracking_uri=uri)
+    best = register_best(study, "scaff-serving", rule="fairness>=0.8",
+                         refit=Refit(refit, input_example=X.head(3), pip_requirements=["fairops"]),
+                         session=TrackingSession(uri))
     # FairLOF is fitted on encoded features (one-hot + standardised); the served model takes raw rows.
     rows = X.assign(income=(X["income"] * 1000 + 30000).round(2), contract=rng.choice(["fixed", "temporary"], n),
                     sex=sex)

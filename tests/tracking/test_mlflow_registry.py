@@ -16,6 +16,7 @@ from fairops.fairband.selection import select_best
 from fairops.metrics import binarize, fairness_ratio, precision
 from fairops.mlflow import scaff as scaff_flavor
 from fairops.scaff import SCAFFTreeClassifier
+from fairops.tracking import Placement, Refit, TrackingSession, VersionDetails
 from fairops.tracking.callback import FairnessTrackingCallback, keep_model
 from fairops.tracking.registry import default_description, describe, register_best, select
 
@@ -113,8 +114,9 @@ def test_register_best_with_refit_card_and_picture(store, study, data):
         calls.append((params, trial.number))
         return _fit(params, X, y, s)
 
-    first = register_best(study, "fair-credit", rule="fairband", refit=refit, input_example=X.head(3),
-                          pip_requirements=["fairops"], card_notes={"owner": "risk team"})
+    first = register_best(study, "fair-credit", rule="fairband",
+                          refit=Refit(refit, input_example=X.head(3), pip_requirements=["fairops"]),
+                          details=VersionDetails(card_notes={"owner": "risk team"}))
     pick = select(study)
     assert calls == [(pick.trial.params, pick.trial.number)]
     assert str(client.get_model_version_by_alias("fair-credit", "champion").version) == first.version == "1"
@@ -156,8 +158,9 @@ def test_register_best_with_refit_card_and_picture(store, study, data):
     assert all(not (o["accuracy"] >= p["accuracy"] and o["fairness"] > p["fairness"]) for p in front for o in front)
     assert open(f"{local}/pareto_front.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
 
-    second = register_best(study, "fair-credit", rule="fairness>=0", refit=refit, pip_requirements=["fairops"],
-                           input_example=X.head(3), description="by the risk team's constraint")
+    second = register_best(study, "fair-credit", rule="fairness>=0",
+                           refit=Refit(refit, pip_requirements=["fairops"], input_example=X.head(3)),
+                           details=VersionDetails(description="by the risk team's constraint"))
     assert (second.version, second.alias, second.kept_version) == ("2", "challenger", "1")  # the champion stays
     assert str(client.get_model_version_by_alias("fair-credit", "champion").version) == "1"
     assert str(client.get_model_version_by_alias("fair-credit", "challenger").version) == "2"
@@ -170,14 +173,16 @@ def test_register_best_with_refit_card_and_picture(store, study, data):
 def test_a_selection_already_made_is_registered_as_it_was_made(store, study, data):
     X, y, s = data
     made = select_best(study, alpha="auto")
-    chosen = register_best(study, "fair-auto", rule=made, refit=lambda params, trial: _fit(params, X, y, s),
-                           input_example=X.head(3), pip_requirements=["fairops"])
+    chosen = register_best(study, "fair-auto", rule=made,
+                           refit=Refit(lambda params, trial: _fit(params, X, y, s), input_example=X.head(3),
+                                       pip_requirements=["fairops"]))
     assert chosen.pick is made
     tags = MlflowClient(store[0]).get_model_version("fair-auto", chosen.version).tags
     assert tags["alpha_rule"] == "auto" and float(tags["selection_alpha"]) == pytest.approx(made.alpha)
     assert "alpha rule auto (0.5*(mean fairness - mean accuracy) + 0.5 over all fits)" in tags["selection_rule"]
-    by_hand = register_best(study, "fair-hand", rule={"trial": 1}, refit=lambda params, trial: _fit(params, X, y, s),
-                            input_example=X.head(3), pip_requirements=["fairops"])
+    by_hand = register_best(study, "fair-hand", rule={"trial": 1},
+                            refit=Refit(lambda params, trial: _fit(params, X, y, s), input_example=X.head(3),
+                                        pip_requirements=["fairops"]))
     tags = MlflowClient(store[0]).get_model_version("fair-hand", by_hand.version).tags
     assert tags["selection_rule"] == "trial 1 chosen by hand" and tags["selection_kind"] == "by hand"
 
@@ -202,8 +207,10 @@ def test_register_the_model_logged_with_the_trial(store, study, data):
 def test_other_classifiers_go_through_the_fairops_classifier_flavor(store, study, data, make, name):
     X, y, _ = data
     model = make().fit(X, y)
-    chosen = register_best(study, f"model-{name}", refit=lambda params, trial: model, input_example=X.head(2),
-                           alias="candidate", pip_requirements=["fairops"])
+    chosen = register_best(study, f"model-{name}",
+                           refit=Refit(lambda params, trial: model, input_example=X.head(2),
+                                       pip_requirements=["fairops"]),
+                           placement=Placement(alias="candidate"))
     loaded = mlflow.pyfunc.load_model(chosen.alias_uri)
     assert loaded.metadata.flavors["python_function"]["loader_module"] == "fairops.mlflow.classifier"
     assert loaded.metadata.get_output_schema().input_names() == ["probability"]
@@ -221,6 +228,6 @@ def test_register_best_refusals(store, data):
     with pytest.raises(ValueError, match="alpha is required"):
         register_best(plain, "x")
     with pytest.raises(ValueError, match="alias"):
-        register_best(plain, "x", alias="v3")
+        register_best(plain, "x", placement=Placement(alias="v3"))
     with pytest.raises(ValueError, match="has no logged model"):
-        register_best(plain, "x", alpha=0.5, experiment_name="plain", tracking_uri=store[0])
+        register_best(plain, "x", alpha=0.5, session=TrackingSession(store[0], "plain"))

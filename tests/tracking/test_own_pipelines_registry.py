@@ -33,6 +33,7 @@ from fairops.datasets import load_compas, train_validation_test_split
 from fairops.mlflow import classifier
 from fairops.models import InputSchema
 from fairops.scaff import SCAFFClassifier
+from fairops.tracking import Placement, Refit, TrackingSession, VersionDetails
 from fairops.tracking.registry import register_best
 from fairops.tracking.version_record import validation_tags
 from tests.services import free_port, post_frame, start, stop, wait_ready
@@ -113,10 +114,11 @@ def registered(compas, tmp_path_factory):
         tags = validation_tags(compas["task"], y_val, model.predict_proba(X_val)[:, 1], s_val)
         study = optuna.create_study(directions=["maximize", "maximize"], study_name=name)
         study.add_trial(optuna.trial.create_trial(values=[0.8, 0.9], params={}, distributions={}))
-        register_best(study, name, rule={"trial": 0}, refit=lambda params, trial, fitted=model: fitted,
-                      alias="challenger", if_taken=None, tracking_uri=uri, experiment_name=name,
-                      pip_requirements=["fairops"], extra_tags=tags,
-                      log_options={"input_schema": InputSchema.for_model(model, compas["train"][0])})
+        register_best(study, name, rule={"trial": 0},
+                      refit=Refit(lambda params, trial, fitted=model: fitted, pip_requirements=["fairops"],
+                                  log_options={"input_schema": InputSchema.for_model(model, compas["train"][0])}),
+                      placement=Placement(alias="challenger", if_taken=None), details=VersionDetails(tags=tags),
+                      session=TrackingSession(uri, name))
         models[final_step] = (name, model)
     return {"uri": uri, "models": models}
 

@@ -8,6 +8,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 from sklearn.linear_model import LogisticRegression
 
+from fairops.tracking import Placement, Refit
 from fairops.tracking.callback import FairnessTrackingCallback
 from fairops.tracking.registry import register_best
 from fairops.tracking.run_once import register_once
@@ -80,13 +81,13 @@ def test_register_best_once_returns_the_version_an_earlier_registration_made(uri
 
     rows = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0]})
     model = LogisticRegression().fit(rows, [0, 0, 1, 1])
-    common = {"rule": {"trial": 0}, "refit": lambda params, trial: model, "input_example": rows,
-              "pip_requirements": ["fairops"]}
-    first = register_best(study, "once-model", session=callback, once=True, **common)
-    again = register_best(study, "once-model", session=callback.session, once=True, **common)
+    common = {"rule": {"trial": 0},
+              "refit": Refit(lambda params, trial: model, input_example=rows, pip_requirements=["fairops"])}
+    first = register_best(study, "once-model", session=callback, placement=Placement(once=True), **common)
+    again = register_best(study, "once-model", session=callback.session, placement=Placement(once=True), **common)
     assert (first.version, first.registered_before) == ("1", False)
     assert (again.version, again.alias, again.run_id, again.registered_before) == ("1", "champion", first.run_id,
                                                                                   True)
     assert again.card == first.card
-    other = register_best(study, "once-model", tracking_uri=uri, **common)
+    other = register_best(study, "once-model", session=TrackingSession(uri), **common)
     assert (other.version, other.alias, other.kept_version) == ("2", "challenger", "1")

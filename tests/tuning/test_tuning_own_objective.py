@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 
 from fairops.datasets import load_compas, load_german
 from fairops.fairband import FairbandPruner, FairbandSampler, budget, select_best
+from fairops.tracking import Refit, TrackingSession
 from fairops.tracking.registry import register_best
 from fairops.tuning import FairnessObjective, record_outcome
 from fairops.tuning.baselines import FullBudgetRandomSampler
@@ -117,8 +118,9 @@ def test_register_best_registers_the_robust_pick_of_an_own_objective(compas, tmp
         with threadpool_limits(1):
             return _pipeline(X_train, _gradient_boosting(optuna.trial.FixedTrial(params))).fit(X_train, y_train)
 
-    registered = register_best(study, "own-pipeline", rule="robust", refit=refit, tracking_uri=uri,
-                               input_example=X_val.head(3), pip_requirements=["fairops"])
+    registered = register_best(study, "own-pipeline", rule="robust",
+                               refit=Refit(refit, input_example=X_val.head(3), pip_requirements=["fairops"]),
+                               session=TrackingSession(uri))
     assert registered.pick.trial.number == select_best(study, rule="robust").trial.number
     client = mlflow.MlflowClient(uri)
     version = client.get_model_version("own-pipeline", registered.version)

@@ -22,7 +22,9 @@ def register_pick(settings, study, objective, chosen):
     """Register the refit pick (``chosen``, a :class:`~fairops.tuning.pick.PickChoice`) with its serving package."""
     from ...models import InputSchema
     from ...models.packaging import as_client_rows, servable, with_decision_columns
+    from ...tracking.registration_options import Placement, Refit, VersionDetails
     from ...tracking.registry import register_best
+    from ...tracking.session import TrackingSession
 
     X_train, _, sensitive_train = objective.rows("train")
     X_test, _, sensitive_test = objective.rows("test")
@@ -34,15 +36,17 @@ def register_pick(settings, study, objective, chosen):
     compared = {"trial": chosen.accurate.trial.number, "validation_refit": accurate_scores["validation"],
                 "test": accurate_scores["test"]}
     return register_best(
-        study, settings.model_name, rule=chosen.pick, alias="champion",
-        refit=lambda params, trial: served, extra_tags=lifecycle_tags(objective, served, settings.seed),
-        tracking_uri=settings.tracking_uri, experiment_name=settings.study_name, input_example=as_client_rows(example),
-        log_options={"input_schema": schema, "decision": decision},
-        description=version_description(settings, study, objective, chosen),
-        card_notes={"method": settings.tuner, "task": str(objective.task), "refit": "all training rows",
-                    "test": scores["test"], "validation_refit": scores["validation"],
-                    "most_accurate_fit_refit": compared, "input_schema": decision.extend_schema(schema).to_dict(),
-                    "decision": decision.to_dict()},
+        study, settings.model_name, rule=chosen.pick, placement=Placement(alias="champion"),
+        refit=Refit(lambda params, trial: served, input_example=as_client_rows(example),
+                    log_options={"input_schema": schema, "decision": decision}),
+        details=VersionDetails(
+            description=version_description(settings, study, objective, chosen),
+            tags=lifecycle_tags(objective, served, settings.seed),
+            card_notes={"method": settings.tuner, "task": str(objective.task), "refit": "all training rows",
+                        "test": scores["test"], "validation_refit": scores["validation"],
+                        "most_accurate_fit_refit": compared, "input_schema": decision.extend_schema(schema).to_dict(),
+                        "decision": decision.to_dict()}),
+        session=TrackingSession(settings.tracking_uri, settings.study_name),
     )
 
 
