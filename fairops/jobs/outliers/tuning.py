@@ -11,7 +11,7 @@ import numpy as np
 from ...datasets import BudgetSlicer
 from ...errors import InputError
 from ...tracking.session import ensure_experiment
-from ..driver import TuningJob
+from ..driver import Outcome, TuningJob
 from ..running import HEARTBEAT_SECONDS
 from .data import OutlierData, load_outlier_data
 from .report import compare, explained, fit_detector, format_table
@@ -159,7 +159,7 @@ _DESCRIPTION = ("**accuracy** = Jaccard of FairLOF's top-t outliers against plai
                 "FairLOF removes.")
 
 
-class OutlierTuneJob(TuningJob):
+class OutlierTuneJob(TuningJob["_Pick", None, None]):
     """``fairops outliers --tune`` for the driver: FairLOF's objective, the pick refitted on all rows and
     logged (and registered) in a selection run."""
 
@@ -229,12 +229,14 @@ class OutlierTuneJob(TuningJob):
     def register(self, study, tracker, chosen: _Pick) -> _Logged:
         return _log_pick(self, study, tracker, chosen)
 
-    def report(self, study, chosen: _Pick, version, before: bool, links) -> None:
+    def report(self, outcome: Outcome[_Pick, None]) -> None:
+        version, before = outcome.registration.version, outcome.registration.before
         model_uri = f"models:/{self.plan.model_name}/{version.version}"
         if before:
             print(f"the pick was logged by an earlier run of this study: run {version.run_id}; nothing new logged")
-        print(f"runs: parent {chosen.parent_run_id}, pick {version.run_id} in experiment {self.args.experiment!r}")
-        print_where_to_find(self.stores, self.experiment_id, model_uri, links, ui_port=self.settings.ui_port)
+        print(f"runs: parent {outcome.chosen.parent_run_id}, pick {version.run_id} in experiment "
+              f"{self.args.experiment!r}")
+        print_where_to_find(self.stores, self.experiment_id, model_uri, outcome.links, ui_port=self.settings.ui_port)
 
 
 @dataclass(frozen=True)
