@@ -8,6 +8,12 @@ is reported, Ctrl-C stops cleanly (the parent run ends KILLED), the run is worke
 workers' fits redone, live workers' awaited), fits whose worker died before logging them are logged,
 then the pick is made and registered once per study and pick
 (:func:`fairops.tracking.run_once.register_once`), and the study's views are published in MLflow.
+
+Each hook returns what it produced as a new value and changes no value another hook made: ``choose``
+returns the job's pick, ``register`` the new version, ``registered`` what acting on the registration
+produced (a promotion's verdict); the driver keeps the registration as a :class:`Registration` and gathers
+these, with the published links, into one frozen :class:`Outcome`, which the job's ``report`` turns into
+the command's result.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ..errors import InputError
 from ..tracking.ui_links import DEFAULT_UI_PORT
@@ -30,6 +36,12 @@ from .running import (
     tracked,
     work_until_complete,
 )
+
+if TYPE_CHECKING:
+    from optuna import Study
+    from optuna.trial import FrozenTrial
+
+    from ..tracking.study_views import StudyLinks
 
 
 @dataclass
@@ -57,15 +69,99 @@ class Plan:
     description: str = ""
 
 
-class TuningJob:
+class Picked(Protocol):
+    """What a job's ``choose`` returns: a pick the driver registers and marks by its fit.
+
+    Attributes
+    ----------
+    trial : optuna.trial.FrozenTrial
+        The picked fit.
+    """
+
+    @property
+    def trial(self) -> FrozenTrial: ...
+
+
+class RegisteredVersion(Protocol):
+    """What a job's ``register`` returns, and what an earlier registration of the same pick left: a version
+    of the job's registered model (a :class:`~fairops.tracking.registry.RegisteredBest`, an MLflow
+    ``ModelVersion``).
+
+    Attributes
+    ----------
+    version : str
+        The version number.
+    run_id : str
+        The run that logged the version's model (listed beside the pick in the study's views).
+    """
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def run_id(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class Registration:
+    """The pick's registration as :func:`~fairops.tracking.run_once.register_once` settled it.
+
+    Parameters
+    ----------
+    version : RegisteredVersion
+        The version the job's ``register`` made, or the one an earlier (or concurrent) run of the study
+        registered for the same pick.
+    before : bool
+        True when that earlier run registered it: nothing new was registered.
+    """
+
+    version: RegisteredVersion
+    before: bool
+
+
+PickT = TypeVar("PickT", bound=Picked)
+FollowUpT = TypeVar("FollowUpT")
+ResultT = TypeVar("ResultT")
+
+
+@dataclass(frozen=True)
+class Outcome(Generic[PickT, FollowUpT]):
+    """What :func:`drive` gathers from a finished run's hooks, for the job's ``report``.
+
+    Parameters
+    ----------
+    study : optuna.Study
+        The run's study.
+    trials : tuple of optuna.trial.FrozenTrial
+        The run's fits, as ``choose`` was given them.
+    chosen : PickT
+        What the job's ``choose`` returned.
+    registration : Registration
+        The pick's registration.
+    follow_up : FollowUpT or None
+        What the job's ``registered`` returned (``fairops tune --promote``: the promotion gate's verdict).
+    links : StudyLinks
+        The links to the study's views in MLflow.
+    """
+
+    study: Study
+    trials: tuple[FrozenTrial, ...]
+    chosen: PickT
+    registration: Registration
+    follow_up: FollowUpT | None
+    links: StudyLinks
+
+
+class TuningJob(Generic[PickT, FollowUpT, ResultT]):
     """What a command supplies to :func:`drive`; subclasses fill in the hooks.
 
     ``plan`` and ``objective`` are attributes; ``sampler()`` (and ``pruner()``) make the study's;
-    ``announce`` prints the job's header, ``choose`` picks among the run's fits (returning an object
-    with the picked ``trial``), ``register`` logs and registers it (returning an object with the new
-    version's ``run_id``), ``registered`` acts on the registration outside the model's lock (a
-    promotion), ``report`` prints the outcome and returns the command's result; ``worker_done`` ends a
-    worker that leaves the pick to another (``plan.finalize`` False).
+    ``announce`` prints the job's header, ``choose`` picks among the run's fits (returning a frozen value
+    with the picked ``trial``), ``register`` logs and registers it (returning the new version, whose
+    ``run_id`` names the run of its model), ``registered`` acts on the :class:`Registration` outside the
+    model's lock and returns what that produced (a promotion's verdict; None by default), ``report`` prints
+    the :class:`Outcome` and returns the command's result made from it; ``worker_done`` ends a worker that
+    leaves the pick to another (``plan.finalize`` False) and returns the command's result.
     """
 
     plan: Plan
@@ -85,19 +181,21 @@ class TuningJob:
     def announce(self, study, done_before: int) -> None:
         raise NotImplementedError
 
-    def worker_done(self, study, trials):
+    def worker_done(self, study, trials: list[FrozenTrial]) -> ResultT:
         raise NotImplementedError
 
-    def choose(self, study, tracker, trials):
+    def choose(self, study, tracker, trials: list[FrozenTrial]) -> PickT:
         raise NotImplementedError
 
-    def register(self, study, tracker, chosen):
+    def register(self, study, tracker, chosen: PickT) -> RegisteredVersion:
         raise NotImplementedError
 
-    def registered(self, study, tracker, chosen, version, before: bool) -> None:
-        """After registration (``before``: registered by an earlier or concurrent run); nothing by default."""
+    def registered(self, study, tracker, chosen: PickT, registration: Registration) -> FollowUpT | None:
+        """After registration (``registration.before``: registered by an earlier or concurrent run); what
+        it returns is :attr:`Outcome.follow_up`. None by default."""
+        return None
 
-    def report(self, study, chosen, version, before: bool, links):
+    def report(self, outcome: Outcome[PickT, FollowUpT]) -> ResultT:
         raise NotImplementedError
 
 
@@ -144,7 +242,7 @@ def _tracker(plan: Plan):
                                     family=plan.family, artifact_location=plan.artifact_location, fast_sql=True)
 
 
-def _fit_all(job: TuningJob, study, run, tracker) -> None:
+def _fit_all(job: TuningJob[Any, Any, Any], study, run, tracker) -> None:
     """Work the run to its end (KeyboardInterrupt when Ctrl-C stops it first)."""
     from .progress import FitProgress
 
@@ -161,7 +259,7 @@ def _fit_all(job: TuningJob, study, run, tracker) -> None:
         raise KeyboardInterrupt  # stopped early: the study keeps what was done
 
 
-def drive(job: TuningJob):
+def drive(job: TuningJob[PickT, FollowUpT, ResultT]) -> ResultT:
     """Run (or resume, or join) the job's study to its end, then pick, register and publish; see the module."""
     from ..tracking.run_once import register_once
     from . import mlflow_study
@@ -185,8 +283,9 @@ def drive(job: TuningJob):
         chosen = job.choose(study, tracker, trials)
         version, before = register_once(tracker, study, plan.model_name, chosen.trial.number,
                                         lambda: job.register(study, tracker, chosen))
-        job.registered(study, tracker, chosen, version, before)
+        registration = Registration(version, before)
+        follow_up = job.registered(study, tracker, chosen, registration)
         tracker.finish(study)
     links = mlflow_study.publish(tracker, study, chosen.trial, description=plan.description, ui_port=plan.ui_port,
-                                 refit_run_id=getattr(version, "run_id", None))
-    return job.report(study, chosen, version, before, links)
+                                 refit_run_id=registration.version.run_id)
+    return job.report(Outcome(study, tuple(trials), chosen, registration, follow_up, links))

@@ -11,7 +11,7 @@ import numpy as np
 from ...datasets import BudgetSlicer
 from ...errors import InputError
 from ...tracking.session import ensure_experiment
-from ..driver import TuningJob
+from ..driver import Outcome, TuningJob
 from ..running import HEARTBEAT_SECONDS
 from .data import OutlierData, load_outlier_data
 from .report import compare, explained, fit_detector, format_table
@@ -159,7 +159,7 @@ _DESCRIPTION = ("**accuracy** = Jaccard of FairLOF's top-t outliers against plai
                 "FairLOF removes.")
 
 
-class OutlierTuneJob(TuningJob):
+class OutlierTuneJob(TuningJob["_Pick", None, None]):
     """``fairops outliers --tune`` for the driver: FairLOF's objective, the pick refitted on all rows and
     logged (and registered) in a selection run."""
 
@@ -168,7 +168,7 @@ class OutlierTuneJob(TuningJob):
         from ..driver import Plan
 
         self.settings, self.args, self.data, self.stores, self.out = settings, args, data, stores, sys.stdout
-        self.experiment_id, self.parent_run_id = experiment_id, None
+        self.experiment_id = experiment_id
         assert stores.storage is not None  # the stores of a tuning run hold an Optuna storage
         alpha = settings.alpha
         self.objective = make_objective(data, seed=settings.seed, top_t=args.top_t, correction=args.correction)
@@ -210,7 +210,7 @@ class OutlierTuneJob(TuningJob):
     def choose(self, study, tracker, trials) -> _Pick:
         from ...fairband import select_best
 
-        self.parent_run_id = tracker.parent_run_id(study)
+        parent_run_id = tracker.parent_run_id(study)
         pick = select_best(trials, alpha=self.settings.alpha)
         params = pick.trial.params
         detector = fit_detector(self.data, n_neighbors=params["n_neighbors"], correction_strength=params["lambda"],
@@ -224,33 +224,37 @@ class OutlierTuneJob(TuningJob):
         print(f"refitted on all {self.data.n_rows} rows (k={detector.n_neighbors_}, t={detector.top_t_}):")
         print(format_table(result, {"LOF": 0.0, "FairLOF": detector.fitted_lambda_}))
         print(explained(result))
-        return _Pick(pick, detector, result)
+        return _Pick(pick, detector, result, parent_run_id)
 
-    def register(self, study, tracker, chosen: _Pick):
+    def register(self, study, tracker, chosen: _Pick) -> _Logged:
         return _log_pick(self, study, tracker, chosen)
 
-    def report(self, study, chosen: _Pick, version, before: bool, links) -> None:
+    def report(self, outcome: Outcome[_Pick, None]) -> None:
+        version, before = outcome.registration.version, outcome.registration.before
         model_uri = f"models:/{self.plan.model_name}/{version.version}"
         if before:
             print(f"the pick was logged by an earlier run of this study: run {version.run_id}; nothing new logged")
-        print(f"runs: parent {self.parent_run_id}, pick {version.run_id} in experiment {self.args.experiment!r}")
-        print_where_to_find(self.stores, self.experiment_id, model_uri, links, ui_port=self.settings.ui_port)
+        print(f"runs: parent {outcome.chosen.parent_run_id}, pick {version.run_id} in experiment "
+              f"{self.args.experiment!r}")
+        print_where_to_find(self.stores, self.experiment_id, model_uri, outcome.links, ui_port=self.settings.ui_port)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Pick:
-    """The Fairband pick of a FairLOF tuning, refitted on all rows, and its comparison with LOF."""
+    """The Fairband pick of a FairLOF tuning, refitted on all rows, its comparison with LOF, and the study's
+    parent run."""
 
     selection: Any
     detector: Any
     result: dict
+    parent_run_id: str
 
     @property
     def trial(self):
         return self.selection.trial
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Logged:
     """The pick's selection run and the version it registered."""
 

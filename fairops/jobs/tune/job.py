@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...datasets.row_ids import row_hashes
 from ...tuning.pick import PickChoice, budget_floor, choose_pick
-from ..driver import TuningJob
+from ..driver import Outcome, RegisteredVersion, Registration, TuningJob
 from ..options import decision_words
 from ..progress import legend
 from ..running import quiet_libraries
@@ -17,23 +17,85 @@ from .report import counts_text, failures_of, print_summary
 from .settings import TuneSettings, families_of, pick_alpha_of, target_trials
 from .study import held_out_rows, held_out_words, load_source, make_sampler, study_configuration, study_params
 
+if TYPE_CHECKING:
+    from optuna import Study
 
-@dataclass
+    from ...metrics import Task
+    from ...tracking.promotion import Verdict
+    from ...tracking.study_views import StudyLinks
+    from ...tuning.refit_choice import RefitChoice
+
+
+@dataclass(frozen=True)
 class TuneResult:
-    """What a finished (or joined) run produced."""
+    """What a finished (or joined) run produced, as ``fairops tune`` prints it.
+
+    Parameters
+    ----------
+    settings : TuneSettings
+        The run's resolved settings.
+    study : optuna.Study
+        The run's study.
+    fits : int
+        How many fits the study holds for the run.
+    rows : dict
+        The summary's rows, the pick's first then the most accurate fit's: label to the fit's ``trial`` and
+        its refit ``validation`` and ``test`` figures (empty for a worker that left the pick to another).
+    registered : RegisteredVersion or None
+        The pick's registered version (None: nothing picked).
+    already_registered : bool
+        True when an earlier run of the study had registered the pick: nothing new was registered.
+    links : StudyLinks or None
+        The links to the study's views in MLflow.
+    task : Task or None
+        What accuracy and fairness measure.
+    failures : dict
+        Failed fits by reason.
+    choice : RefitChoice or None
+        The robust rule's refit choice (None under the paper's rule).
+    verdict : Verdict or None
+        The promotion gate's verdict (``--promote`` when the new version became the challenger).
+    test_counts : str or None
+        The test rows behind the fairness ratio, in words.
+    """
 
     settings: TuneSettings
-    study: Any
+    study: Study
     fits: int
     rows: dict = field(default_factory=dict)
-    registered: Any = None
+    registered: RegisteredVersion | None = None
     already_registered: bool = False
-    links: Any = None
-    task: Any = None
+    links: StudyLinks | None = None
+    task: Task | None = None
     failures: dict = field(default_factory=dict)
-    choice: Any = None
-    verdict: Any = None
+    choice: RefitChoice | None = None
+    verdict: Verdict | None = None
     test_counts: str | None = None
+
+
+@dataclass(frozen=True)
+class TunePick:
+    """What ``fairops tune`` picked from a finished run, with what its summary and parent run show of it.
+
+    Parameters
+    ----------
+    picked : PickChoice
+        The pick refit, its scores, and the most accurate fit beside it.
+    rows : dict
+        The summary's rows, the pick's first then the most accurate fit's: label to the fit's ``trial`` and
+        its refit ``validation`` and ``test`` figures.
+    test_counts : str
+        The test rows behind the fairness ratio, in words.
+    """
+
+    picked: PickChoice
+    rows: dict
+    test_counts: str
+
+    @property
+    def trial(self):
+        """The picked fit."""
+        return self.picked.trial
 
 
 def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
@@ -50,7 +112,7 @@ def run_tune(settings: TuneSettings, *, out=None) -> TuneResult:
     return drive(TuneJob(settings, out or sys.stdout))
 
 
-class TuneJob(TuningJob):
+class TuneJob(TuningJob[TunePick, "Verdict", TuneResult]):
     """``fairops tune`` for the driver: the data, the objective over the model families, the pick and its
     registration with the refit model, and the summary."""
 
@@ -98,61 +160,51 @@ class TuneJob(TuningJob):
         if settings.progress and done_before < target:
             print(legend(self.plan.alpha), file=out, flush=True)
 
-    def _result(self, study, trials) -> TuneResult:
-        return TuneResult(self.settings, study, fits=len(trials), task=self.data.task, failures=failures_of(trials))
-
     def worker_done(self, study, trials) -> TuneResult:
-        result = self._result(study, trials)
+        result = TuneResult(self.settings, study, fits=len(trials), task=self.data.task, failures=failures_of(trials))
         print(f"worker done: {result.fits} fits in the study", file=self.out)
         return result
 
-    def choose(self, study, tracker, trials) -> _Chosen:
-        result = self._result(study, trials)
+    def choose(self, study, tracker, trials) -> TunePick:
         picked = choose_pick(self.settings.selection, self.objective, trials, self.plan.alpha)
-        chosen = _Chosen(result, picked)
         pick, accurate = picked.pick, picked.accurate
-        result.choice = picked.refits
         _, y_test, sensitive_test = self.objective.rows("test")
-        result.test_counts = counts_text(self.objective.task, y_test, sensitive_test,
-                                         held=held_out_words(self.settings))
-        result.rows = {
+        rows = {
             f"Fairband pick (#{pick.trial.number}, {family_of(pick.trial, self.families)})":
                 {"trial": pick.trial, **picked.scores},
             f"most accurate (#{accurate.trial.number}, {family_of(accurate.trial, self.families)})":
                 {"trial": accurate.trial, **picked.accurate_scores},
         }
-        return chosen
+        return TunePick(picked, rows, counts_text(self.objective.task, y_test, sensitive_test,
+                                                  held=held_out_words(self.settings)))
 
-    def register(self, study, tracker, chosen: _Chosen):
+    def register(self, study, tracker, chosen: TunePick) -> RegisteredVersion:
         registered = register_pick(self.settings, study, self.objective, chosen.picked)
         record_rows(self.settings, self.objective, self.row_ids, registered)
         return registered
 
-    def registered(self, study, tracker, chosen: _Chosen, version, before: bool) -> None:
+    def registered(self, study, tracker, chosen: TunePick, registration: Registration) -> Verdict | None:
+        """``--promote``: the gate's verdict when this run's new version became the challenger."""
+        from ...tracking.registry import RegisteredBest
         from .. import mlflow_study
 
-        result = chosen.result
-        result.registered, result.already_registered = version, before
-        if self.settings.promote and not before and version.kept_version is not None:
-            result.verdict = _promote_now(self.settings, self.objective, version)
-        mlflow_study.log_pick(tracker, study, result.rows, result.choice)
+        new = registration.version  # an MLflow ModelVersion when an earlier run registered the pick
+        verdict = None
+        if self.settings.promote and not registration.before and isinstance(new, RegisteredBest) \
+                and new.kept_version is not None:
+            verdict = _promote_now(self.settings, self.objective, new)
+        mlflow_study.log_pick(tracker, study, chosen.rows, chosen.picked.refits)
+        return verdict
 
-    def report(self, study, chosen: _Chosen, version, before: bool, links) -> TuneResult:
-        chosen.result.links = links
-        print_summary(chosen.result, out=self.out)
-        return chosen.result
-
-
-@dataclass(frozen=True)
-class _Chosen:
-    """What the driver carries from choosing to reporting: the result so far and the pick."""
-
-    result: TuneResult
-    picked: PickChoice
-
-    @property
-    def trial(self):
-        return self.picked.trial
+    def report(self, outcome: Outcome[TunePick, Verdict]) -> TuneResult:
+        chosen, registration = outcome.chosen, outcome.registration
+        result = TuneResult(
+            self.settings, outcome.study, fits=len(outcome.trials), rows=chosen.rows, registered=registration.version,
+            already_registered=registration.before, links=outcome.links, task=self.data.task,
+            failures=failures_of(outcome.trials), choice=chosen.picked.refits, verdict=outcome.follow_up,
+            test_counts=chosen.test_counts)
+        print_summary(result, out=self.out)
+        return result
 
 
 def _promote_now(settings: TuneSettings, objective, registered):
