@@ -26,6 +26,18 @@ def load_bank_full(*, drop_sensitive: bool = False) -> Dataset:
     have the ``category`` dtype. Task: precision at 50% TPR, TPR ratio over age group (as
     :func:`~fairops.datasets.load_bank`, the 10% sample of the same data).
 
+    Parameters
+    ----------
+    drop_sensitive : bool, default=False
+        Leave the two sensitive columns out of the features.
+
+    Returns
+    -------
+    Dataset
+        The data and its task.
+
+    Examples
+    --------
     >>> data = load_bank_full()
     >>> len(data.y), int((data.sensitive["age_group"] == ">=65").sum()), data.X.shape[1]
     (45203, 810, 16)

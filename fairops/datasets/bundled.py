@@ -22,7 +22,25 @@ from ._bundle import data_path
 
 @dataclass(frozen=True)
 class Dataset:
-    """Features, label, sensitive attributes and the evaluation task of one data set."""
+    """Features, label, sensitive attributes and the evaluation task of one data set.
+
+    Parameters
+    ----------
+    name : str
+        The data set's name.
+    X : DataFrame
+        Features; text columns have the ``category`` dtype.
+    y : ndarray of int8
+        The 0/1 label.
+    sensitive : DataFrame
+        The sensitive attributes, readable labels as ``category`` columns.
+    task : Task
+        The accuracy and fairness metrics to evaluate on.
+    source : str, default=""
+        Where the data comes from, and its licence.
+    held_out : ndarray of int or None, default=None
+        Row positions the file marks as held out, else None.
+    """
 
     name: str
     X: pd.DataFrame
@@ -75,6 +93,20 @@ def load_adult(*, positive: str = "<=50K", drop_sensitive: bool = False) -> Data
     sex. ``positive=">50K"`` gives the common income-prediction label with the same metrics.
     Sensitive: ``sex`` (Female/Male) and ``race``.
 
+    Parameters
+    ----------
+    positive : {"<=50K", ">50K"}, default="<=50K"
+        The income class that is label 1 (it also names the task's positive outcome).
+    drop_sensitive : bool, default=False
+        Drop the sensitive columns from the features.
+
+    Returns
+    -------
+    Dataset
+        The data and its task.
+
+    Examples
+    --------
     >>> data = load_adult()
     >>> data.X.shape, round(float(data.y.mean()), 3), str(data.task)
     ((45222, 14), 0.752, 'precision@tpr=0.5,ratio=tpr')
@@ -116,6 +148,20 @@ def load_compas(*, fpr: float = 0.1, drop_sensitive: bool = False) -> Dataset:
     charge degree; COMPAS's own scores are left out. Sensitive: ``race`` (Caucasian /
     non-Caucasian) and ``sex``.
 
+    Parameters
+    ----------
+    fpr : float, default=0.1
+        The false positive rate in (0, 1) at which precision is read.
+    drop_sensitive : bool, default=False
+        Drop the sensitive columns from the features.
+
+    Returns
+    -------
+    Dataset
+        The data and its task.
+
+    Examples
+    --------
     >>> data = load_compas()
     >>> len(data.y), sorted(data.sensitive["race"].cat.categories), str(data.task)
     (6172, ['Caucasian', 'non-Caucasian'], 'precision@fpr=0.1,ratio=fpr')
@@ -161,6 +207,18 @@ def load_german(*, drop_sensitive: bool = False) -> Dataset:
     and ``age_group`` (<=25 / >25). Task: precision at 50% TPR, TPR ratio over sex: of
     the applicants who would repay, each sex should be approved at the same rate.
 
+    Parameters
+    ----------
+    drop_sensitive : bool, default=False
+        Drop the sensitive columns from the features.
+
+    Returns
+    -------
+    Dataset
+        The data and its task.
+
+    Examples
+    --------
     >>> data = load_german()
     >>> len(data.y), int(data.y.sum())
     (1000, 700)
@@ -184,6 +242,18 @@ def load_bank(*, drop_sensitive: bool = False) -> Dataset:
     and ``marital``. Task: precision at 50% TPR, TPR ratio over age group: clients who
     would subscribe should be reached at the same rate whatever their age.
 
+    Parameters
+    ----------
+    drop_sensitive : bool, default=False
+        Drop the sensitive columns from the features.
+
+    Returns
+    -------
+    Dataset
+        The data and its task.
+
+    Examples
+    --------
     >>> data = load_bank()
     >>> len(data.y), int((data.sensitive["age_group"] == ">=65").sum())
     (4521, 89)
@@ -213,6 +283,18 @@ def load_credit_default(*, drop_sensitive: bool = False) -> Dataset:
     "other"). Task: recall at 10% FPR, FPR ratio over SEX: a false alarm denies credit,
     so it should fall on each sex at the same rate.
 
+    Parameters
+    ----------
+    drop_sensitive : bool, default=False
+        Drop the sensitive columns from the features.
+
+    Returns
+    -------
+    Dataset
+        The data and its task.
+
+    Examples
+    --------
     >>> data = load_credit_default()
     >>> len(data.y), sorted(data.sensitive["EDUCATION"].cat.categories)
     (30000, ['graduate school', 'high school', 'other', 'university'])
@@ -241,6 +323,20 @@ def load_student(subject: str = "mat", *, drop_sensitive: bool = False) -> Datas
     (under 18 / 18+; raw ages 20-22 have 1-6 rows each, too few for a group). ``age`` stays
     among the features. Task: precision at 50% TPR, TPR ratio over sex.
 
+    Parameters
+    ----------
+    subject : {"mat", "por"}, default="mat"
+        Mathematics or Portuguese.
+    drop_sensitive : bool, default=False
+        Drop the sensitive columns from the features.
+
+    Returns
+    -------
+    Dataset
+        The data and its task.
+
+    Examples
+    --------
     >>> data = load_student("mat")
     >>> len(data.y), int(data.y.sum()), sorted(data.sensitive["age_group"].cat.categories)
     (395, 265, ['18+', 'under 18'])
@@ -275,6 +371,25 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
 def load_dataset(name: str, **options) -> Dataset:
     """Load a bundled data set by name (one of ``LOADERS``).
 
+    Parameters
+    ----------
+    name : str
+        A key of ``LOADERS``.
+    **options
+        Keyword arguments of that loader (e.g. ``drop_sensitive``).
+
+    Returns
+    -------
+    Dataset
+        The data and its task.
+
+    Raises
+    ------
+    InputError
+        If ``name`` is not a bundled data set.
+
+    Examples
+    --------
     >>> load_dataset("german").name
     'german'
     """

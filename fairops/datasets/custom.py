@@ -151,16 +151,33 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
                drop_sensitive: bool = False, positive=None, holdout: str | None = None) -> Dataset:
     """A :class:`Dataset` from a ``.csv`` or ``.parquet`` file.
 
-    ``sensitive`` names one or more columns (a list or a comma-separated string); the
-    task's fairness ratio counts every one of them (the lowest of their ratios, or their
-    intersectional groups with ``,groups=intersectional`` in ``task``). Rows with a missing value in
-    the target or a sensitive column are refused with an error, not dropped silently.
-    So are repeated column names, names that differ only by surrounding spaces (``x1`` and `` x1 ``:
-    names are compared exactly, never stripped), feature columns that are all missing or hold an
-    infinite value, and a top-k task asking for more rows than the file has. ``positive`` names the target value that is
-    label 1 (default: the larger value). ``holdout`` names a yes/no column marking rows held out (the
-    dataset's ``held_out`` row positions; the column is not a feature).
+    Refused with an error: repeated column names, names differing only by surrounding spaces (``x1``, `` x1 ``:
+    never stripped), feature columns all missing or holding an infinite value, a top-k task over the file's row count.
 
+    Parameters
+    ----------
+    path : str or Path
+        The ``.csv`` or ``.parquet`` file.
+    target : str
+        The label column: two values; a row missing it is refused with an error, not dropped silently.
+    sensitive : str or list of str
+        One or more columns (a list or a comma-separated string), a row missing one refused; the fairness ratio
+        counts each (the lowest of their ratios, or their intersectional groups with ``,groups=intersectional``).
+    task : str, default="precision@tpr=0.5,ratio=tpr"
+        The task in :meth:`~fairops.metrics.Task.from_string`'s grammar.
+    drop_sensitive : bool, default=False
+        Drop the sensitive columns from the features.
+    positive, holdout : str or None, default=None
+        The target value that is label 1 (default: the larger value); a yes/no column marking rows held out
+        (the dataset's ``held_out`` row positions; not a feature).
+
+    Returns
+    -------
+    Dataset
+        The file's data, named after the file, with the task.
+
+    Examples
+    --------
     >>> import tempfile, pandas as pd
     >>> path = tempfile.mkdtemp() + "/toy.csv"
     >>> pd.DataFrame({"x": [1, 2, 3, 4], "g": list("abab"), "y": [0, 1, 1, 0]}).to_csv(path, index=False)

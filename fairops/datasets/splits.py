@@ -11,7 +11,20 @@ from ..metrics.inputs import as_binary_labels, encode_sensitive
 
 
 def strata(y, sensitive_features) -> np.ndarray:
-    """One integer code per row for its (label, intersectional group) cell."""
+    """One integer code per row for its (label, intersectional group) cell.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Binary labels (0/1 or booleans).
+    sensitive_features : DataFrame, Series, dict or array-like
+        The sensitive columns (one or several); their values seen together make the group.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+        ``2 * group code + label``.
+    """
     y = as_binary_labels(y, "y")
     groups = encode_sensitive(sensitive_features, len(y), min_values=1).intersection()
     return groups.codes[0] * 2 + y
@@ -27,7 +40,13 @@ def _shuffled_members(cells: np.ndarray, seed: int) -> list[np.ndarray]:
 
 @dataclass(frozen=True)
 class Split:
-    """Row indices of the train, validation and test parts (sorted, disjoint, covering all rows)."""
+    """Row indices of the train, validation and test parts (sorted, disjoint, covering all rows).
+
+    Parameters
+    ----------
+    train, validation, test : ndarray of int
+        Row positions of each part.
+    """
 
     train: np.ndarray
     validation: np.ndarray
@@ -40,6 +59,29 @@ def train_validation_test_split(y, sensitive_features, *, validation=0.2, test=0
     Each (label, group) cell is shared out in the given proportions, so every part keeps
     the data's base rates per group.
 
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Binary labels.
+    sensitive_features : DataFrame, Series, dict or array-like
+        The sensitive columns; the strata are label x their intersection.
+    validation, test : float, default=0.2
+        Shares of the rows in [0, 1) for each part; their sum must be below 1.
+    seed : int, default=0
+        Seeds the order in which each cell's rows are shared out.
+
+    Returns
+    -------
+    Split
+        The parts' sorted row indices.
+
+    Raises
+    ------
+    InputError
+        If a share is outside [0, 1) or the two leave no rows to train on.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> y = np.array([0, 1] * 50); s = np.array(["a"] * 50 + ["b"] * 50)
     >>> parts = train_validation_test_split(y, s, validation=0.2, test=0.2, seed=0)
@@ -97,6 +139,22 @@ class BudgetSlicer:
     takes the first ``max(1, round(r * n_cell))`` rows of each cell. The counts grow with
     ``r``, so a smaller slice is always inside every larger one.
 
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Binary labels of the training rows.
+    sensitive_features : DataFrame, Series, dict or array-like
+        Their sensitive columns.
+    seed : int, default=0
+        Seeds each cell's order.
+
+    Attributes
+    ----------
+    n_rows : int
+        Number of training rows.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> y = np.array([0, 1] * 50); s = np.array(["a"] * 50 + ["b"] * 50)
     >>> slicer = BudgetSlicer(y, s, seed=0)
@@ -110,7 +168,18 @@ class BudgetSlicer:
         self.n_rows = sum(len(members) for members in self._members)
 
     def indices(self, fraction: float) -> np.ndarray:
-        """Sorted row indices of the slice for ``fraction`` in (0, 1]."""
+        """Sorted row indices of the slice for ``fraction`` in (0, 1].
+
+        Parameters
+        ----------
+        fraction : float
+            The budget, a share of the rows in (0, 1].
+
+        Returns
+        -------
+        ndarray of int
+            The slice's row positions, sorted.
+        """
         if not 0 < fraction <= 1:
             raise InputError(f"fraction must be in (0, 1], got {fraction}")
         chosen = [members[: max(1, int(round(fraction * len(members))))] for members in self._members]
@@ -120,6 +189,24 @@ class BudgetSlicer:
 def budget_slice(y, sensitive_features, fraction, *, seed=0) -> np.ndarray:
     """The nested budget slice of :class:`BudgetSlicer` for one fraction.
 
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Binary labels.
+    sensitive_features : DataFrame, Series, dict or array-like
+        The sensitive columns.
+    fraction : float
+        The budget, a share of the rows in (0, 1].
+    seed : int, default=0
+        Seeds each cell's order.
+
+    Returns
+    -------
+    ndarray of int
+        The slice's row positions, sorted.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> len(budget_slice(np.array([0, 1] * 50), np.array(["a", "b"] * 50), 0.5))
     50

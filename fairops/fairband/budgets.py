@@ -20,6 +20,18 @@ def budget(trial) -> float:
     :class:`~optuna.trial.FrozenTrial` (from its ``budget`` user attribute). A live trial the schedule
     refused raises ``optuna.TrialPruned`` (see :mod:`fairops.fairband.sampler`).
 
+    Parameters
+    ----------
+    trial : optuna.Trial or optuna.trial.FrozenTrial
+        The trial.
+
+    Returns
+    -------
+    float
+        The share of the training rows in (0, 1].
+
+    Examples
+    --------
     >>> import optuna
     >>> from fairops.fairband import FairbandSampler
     >>> study = optuna.create_study(directions=["maximize"] * 2, sampler=FairbandSampler(seed=0))

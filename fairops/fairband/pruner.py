@@ -35,9 +35,6 @@ def _attr(rung: int, what: str) -> str:
 class FairbandPruner(BasePruner):
     """Fairness-aware Hyperband pruner (see the module docstring for the two modes).
 
-    Parameters ``eta``, ``s_max`` and ``alpha`` default to the study's FairbandSampler settings, else to
-    the paper's (3, 4, "auto").
-
     The objective does not call ``trial.report`` / ``trial.should_prune``: Optuna refuses both in a study with
     two objectives before asking any pruner. In asynchronous mode it reports through :class:`RungProgress`
     (``progress.report(accuracy, fairness)``; the loop over ``progress`` ends when this pruner stops the
@@ -45,6 +42,18 @@ class FairbandPruner(BasePruner):
     or ``budget`` raises a ``NotImplementedError`` that says so from both calls
     (:mod:`fairops.fairband.pruning_calls`).
 
+    Parameters
+    ----------
+    eta : int or None, default=None
+        Hyperband's reduction factor (None: the study's FairbandSampler setting, else the paper's 3).
+    s_max : int or None, default=None
+        The largest bracket (None: the sampler's, else 4).
+    alpha : float, "auto" or None, default=None
+        Weight of accuracy in the score ``o``, or ``"auto"`` (dynamic per rung); None: the sampler's, else
+        ``"auto"``.
+
+    Examples
+    --------
     >>> import optuna
     >>> from fairops.fairband import FairbandPruner, FairbandSampler, RungProgress
     >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -69,8 +78,19 @@ class FairbandPruner(BasePruner):
         self._alpha = None if alpha is None else ranking.check_alpha(alpha)
 
     def fairband_settings_for(self, study: optuna.Study) -> FairbandSettings:
-        """The settings in force for ``study``: its Fairband sampler's (which must agree with this
-        pruner's own), else this pruner's in asynchronous mode (defaults: the paper's 3, 4, "auto")."""
+        """The settings in force for ``study``.
+
+        Parameters
+        ----------
+        study : optuna.Study
+            The study pruned.
+
+        Returns
+        -------
+        FairbandSettings
+            Its Fairband sampler's (which must agree with this pruner's own), else this pruner's in
+            asynchronous mode (defaults: the paper's 3, 4, "auto").
+        """
         settings = settings_of(study)
         if settings is not None:
             return agreeing(settings, eta=self._eta, s_max=self._s_max, alpha=self._alpha)
@@ -79,17 +99,56 @@ class FairbandPruner(BasePruner):
                                 "auto" if self._alpha is None else self._alpha, "async")
 
     def settings(self, study: optuna.Study) -> tuple[int, int, float | str, str]:
-        """(eta, s_max, alpha, mode) in force for ``study``."""
+        """(eta, s_max, alpha, mode) in force for ``study``.
+
+        Parameters
+        ----------
+        study : optuna.Study
+            The study pruned.
+
+        Returns
+        -------
+        tuple
+            ``(eta, s_max, alpha, mode)`` of :meth:`fairband_settings_for`.
+        """
         settings = self.fairband_settings_for(study)
         return settings.eta, settings.s_max, settings.alpha, settings.mode
 
     def prune(self, study: optuna.Study, trial: FrozenTrial) -> bool:
-        """True when the trial should stop after its last reported rung (async mode only)."""
+        """True when the trial should stop after its last reported rung (async mode only).
+
+        Parameters
+        ----------
+        study : optuna.Study
+            The study.
+        trial : optuna.trial.FrozenTrial
+            The trial, with the rung attributes :class:`RungProgress` wrote.
+
+        Returns
+        -------
+        bool
+            Whether to stop it.
+        """
         return self.stops(study, trial.number, trial.user_attrs)
 
     def stops(self, study: optuna.Study, number: int, attrs: dict) -> bool:
-        """True when trial ``number``, whose user attributes are ``attrs``, stops after its last reported rung
-        (``attrs`` may be fresher than the stored ones: a live trial's own, as :class:`RungProgress` passes)."""
+        """True when trial ``number``, whose user attributes are ``attrs``, stops after its last reported rung.
+
+        Parameters
+        ----------
+        study : optuna.Study
+            The study.
+        number : int
+            The trial's number.
+        attrs : dict
+            Its user attributes; they may be fresher than the stored ones (a live trial's own, as
+            :class:`RungProgress` passes).
+
+        Returns
+        -------
+        bool
+            Whether the trial stops: always False in synchronous mode.
+        """
         eta, s_max, alpha, mode = self.settings(study)
         if mode == "sync":
             return False
@@ -133,6 +192,16 @@ class RungProgress:
     The study's :class:`FairbandPruner` decides; a study created without a pruner (Optuna's default, or
     ``NopPruner``) gets one with the paper's settings. Any other pruner is refused: a multi-objective trial
     cannot report to it, so it would never be asked.
+
+    Parameters
+    ----------
+    trial : optuna.Trial
+        The live trial of a study in asynchronous mode.
+
+    Attributes
+    ----------
+    values : tuple of float or None
+        The last reported ``(accuracy, fairness)``.
     """
 
     def __init__(self, trial: optuna.Trial) -> None:
@@ -159,6 +228,7 @@ class RungProgress:
 
     @property
     def rung(self) -> int:
+        """The rung being trained (-1 before the loop starts)."""
         return self._rung
 
     def __iter__(self):
@@ -171,7 +241,18 @@ class RungProgress:
                 raise RuntimeError(f"report(accuracy, fairness) was not called for rung {i}")
 
     def report(self, accuracy: float, fairness: float) -> bool:
-        """Record this rung's values; returns True if the trial goes on to the next rung."""
+        """Record this rung's values; returns True if the trial goes on to the next rung.
+
+        Parameters
+        ----------
+        accuracy, fairness : float
+            The rung's objective values (a non-finite one is stored as None).
+
+        Returns
+        -------
+        bool
+            Whether the next rung runs.
+        """
         if self._rung < 0:
             raise RuntimeError("report() must be called inside the loop over RungProgress")
         accuracy, fairness = float(accuracy), float(fairness)

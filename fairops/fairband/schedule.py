@@ -89,6 +89,22 @@ def bracket_start(s: int, eta: int = ETA, s_max: int = S_MAX) -> int:
 def rung_sizes(s: int, eta: int = ETA, s_max: int = S_MAX) -> list[int]:
     """Fits per rung of bracket ``s``: ``n_0 = bracket_start(s)``, ``n_{i+1} = floor(n_i / eta)``.
 
+    Parameters
+    ----------
+    s : int
+        The bracket, in [0, s_max].
+    eta : int, default=3
+        Hyperband's reduction factor.
+    s_max : int, default=4
+        The largest bracket.
+
+    Returns
+    -------
+    list of int
+        ``s + 1`` rung sizes.
+
+    Examples
+    --------
     >>> rung_sizes(2)
     [15, 5, 1]
     """
@@ -101,6 +117,24 @@ def rung_sizes(s: int, eta: int = ETA, s_max: int = S_MAX) -> list[int]:
 def rung_budget(s: int, i: int, eta: int = ETA, s_max: int = S_MAX) -> float:
     """Share of the training set for rung ``i`` of bracket ``s``: ``eta**(i - s)``.
 
+    Parameters
+    ----------
+    s : int
+        The bracket, in [0, s_max].
+    i : int
+        The rung, in [0, s].
+    eta : int, default=3
+        Hyperband's reduction factor.
+    s_max : int, default=4
+        The largest bracket.
+
+    Returns
+    -------
+    float
+        The budget in (0, 1].
+
+    Examples
+    --------
     >>> round(rung_budget(4, 0), 5), rung_budget(0, 0)
     (0.01235, 1.0)
     """
@@ -114,8 +148,21 @@ def rung_budget(s: int, i: int, eta: int = ETA, s_max: int = S_MAX) -> float:
 class Slot:
     """Where one trial sits in the schedule.
 
-    ``position`` is the index inside its rung; ``configuration`` is the global configuration id of a
-    rung-0 slot (``None`` for later rungs, whose configuration is decided by promotion).
+    Parameters
+    ----------
+    iteration : int
+        The Hyperband iteration, from 0.
+    bracket : int
+        The bracket ``s``.
+    rung : int
+        The rung ``i`` inside the bracket.
+    position : int
+        The index inside its rung.
+    configuration : int or None
+        The global configuration id of a rung-0 slot (``None`` for later rungs, whose configuration is
+        decided by promotion).
+    budget : float
+        The share of the training set, ``eta**(rung - bracket)``.
     """
 
     iteration: int
@@ -142,6 +189,20 @@ def _layout(eta: int, s_max: int) -> tuple[tuple[tuple[int, int, int], ...], dic
 def iteration_size(eta: int = ETA, s_max: int = S_MAX) -> int:
     """Fits in one iteration (206 for eta=3, s_max=4).
 
+    Parameters
+    ----------
+    eta : int, default=3
+        Hyperband's reduction factor.
+    s_max : int, default=4
+        The largest bracket.
+
+    Returns
+    -------
+    int
+        The number of slots of one iteration.
+
+    Examples
+    --------
     >>> iteration_size(eta=2, s_max=1)
     5
     """
@@ -182,6 +243,22 @@ def trial_numbers_of_rung(iteration: int, s: int, i: int, eta: int = ETA, s_max:
 def slot_of(number: int, eta: int = ETA, s_max: int = S_MAX) -> Slot:
     """The schedule slot of trial ``number`` (a pure function: no storage, no state).
 
+    Parameters
+    ----------
+    number : int
+        The trial number (slot index), from 0.
+    eta : int, default=3
+        Hyperband's reduction factor.
+    s_max : int, default=4
+        The largest bracket.
+
+    Returns
+    -------
+    Slot
+        Its iteration, bracket, rung, position, configuration and budget.
+
+    Examples
+    --------
     >>> slot_of(206 + 81)
     Slot(iteration=1, bracket=3, rung=0, position=0, configuration=224, budget=0.037037037037037035)
     """

@@ -46,6 +46,8 @@ INTERVALS_ATTR = "intervals"  # {"accuracy": [low, high], "fairness": [low, high
 class SelectionKind(StrEnum):
     """Which rule made a :class:`Selection` (its value is how records and cards name the rule).
 
+    Examples
+    --------
     >>> import optuna
     >>> study = optuna.create_study(directions=["maximize", "maximize"])
     >>> study.add_trial(optuna.trial.create_trial(values=[0.9, 0.5]))
@@ -70,8 +72,22 @@ class SelectionKind(StrEnum):
 class Selection:
     """The picked trial, the alpha it was picked with (None for a constraint) and its score.
 
-    ``alpha_rule`` is the alpha setting the pick was made with (``"auto"`` or a float; None for a
-    constraint), ``alpha`` the value it resolved to; ``rule`` says it in words, ``kind`` which rule it was.
+    Parameters
+    ----------
+    trial : optuna.trial.FrozenTrial
+        The picked fit.
+    alpha : float or None
+        The value the alpha setting resolved to (None for a constraint).
+    score : float
+        The picked fit's score: ``o``, or the maximised objective under a constraint.
+    rule : str
+        The rule in words.
+    alpha_rule : float, str or None, default=None
+        The alpha setting the pick was made with (``"auto"`` or a float; None for a constraint).
+    candidates : tuple of optuna.trial.FrozenTrial, default=()
+        The next best fits to refit (``rule="robust"``).
+    kind : SelectionKind, default=SelectionKind.FAIRBAND
+        Which rule it was.
     """
 
     trial: FrozenTrial
@@ -84,10 +100,12 @@ class Selection:
 
     @property
     def accuracy(self) -> float:
+        """The picked fit's accuracy (its first value)."""
         return float(self.trial.values[0])
 
     @property
     def fairness(self) -> float:
+        """The picked fit's fairness (its second value)."""
         return float(self.trial.values[1])
 
 
@@ -176,6 +194,32 @@ def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = Non
     keeps the best ``candidates`` fits, and the best ``candidates`` at the largest budget (user attribute
     ``budget``), in :attr:`Selection.candidates`.
 
+    Parameters
+    ----------
+    study_or_trials : optuna.Study or list of optuna.trial.FrozenTrial
+        The fits; a study must have two objectives.
+    alpha : float, "auto" or None, default=None
+        Weight of accuracy in ``o``, ``"auto"`` for the means over all fits, or None for the study's setting.
+    min_fairness, min_accuracy : float or None, default=None
+        A constraint in [0, 1] instead of ``o`` (at most one): best accuracy with fairness at least
+        ``min_fairness``, or best fairness with accuracy at least ``min_accuracy``.
+    rule : {"paper", "robust"}, default="paper"
+        Rank the point values, or the lower confidence bounds.
+    candidates : int, default=3
+        How many fits ``rule="robust"`` keeps to refit.
+
+    Returns
+    -------
+    Selection
+        The pick.
+
+    Raises
+    ------
+    InputError
+        If no fit is successful, or none meets the constraint.
+
+    Examples
+    --------
     >>> import optuna
     >>> study = optuna.create_study(directions=["maximize", "maximize"])
     >>> for acc, fair in [(0.9, 0.5), (0.8, 0.8), (0.6, 1.0)]:
@@ -237,6 +281,18 @@ def successful_fits(study_or_trials) -> list[FrozenTrial]:
 def pareto_front(study_or_trials) -> list[FrozenTrial]:
     """Successful (and feasible) fits not dominated in (accuracy, fairness), sorted by accuracy descending.
 
+    Parameters
+    ----------
+    study_or_trials : optuna.Study or list of optuna.trial.FrozenTrial
+        The fits.
+
+    Returns
+    -------
+    list of optuna.trial.FrozenTrial
+        The front.
+
+    Examples
+    --------
     >>> import optuna
     >>> study = optuna.create_study(directions=["maximize", "maximize"])
     >>> for acc, fair in [(0.9, 0.5), (0.8, 0.8), (0.7, 0.7), (0.6, 1.0)]:

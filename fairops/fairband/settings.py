@@ -39,6 +39,19 @@ RESERVED_KEYS = ("eta", "s_max", "alpha", "mode", "seed", "min_fairness", "start
 class FairbandSettings:
     """Hyperband's shape (``eta``, ``s_max``), Fairband's weight ``alpha`` and the ``mode``.
 
+    Parameters
+    ----------
+    eta : int, default=3
+        Hyperband's reduction factor.
+    s_max : int, default=4
+        The largest bracket.
+    alpha : float or "auto", default="auto"
+        Weight of accuracy in [0, 1], or dynamic per rung.
+    mode : {"sync", "async"}, default="sync"
+        One fit per trial on the paper's schedule, or one configuration per trial up its rungs.
+
+    Examples
+    --------
     >>> FairbandSettings(eta=2, s_max=1, alpha="auto", mode="async").mode
     'async'
     """
@@ -55,12 +68,30 @@ class FairbandSettings:
             raise InputError(f"mode must be 'sync' or 'async', got {self.mode!r}")
 
     def as_record(self) -> dict:
-        """The settings as stored with the study."""
+        """The settings as stored with the study.
+
+        Returns
+        -------
+        dict
+            ``eta``, ``s_max``, ``alpha`` and ``mode``.
+        """
         return {"eta": self.eta, "s_max": self.s_max, "alpha": self.alpha, "mode": self.mode}
 
     def slot(self, index: int) -> schedule.Slot:
         """Slot number ``index`` of the schedule under these settings (a configuration's slot in async mode).
 
+        Parameters
+        ----------
+        index : int
+            The slot's number, from 0.
+
+        Returns
+        -------
+        Slot
+            Where it sits in the schedule.
+
+        Examples
+        --------
         >>> FairbandSettings().slot(143).rung, FairbandSettings(mode="async").slot(143).iteration
         (1, 1)
         """
@@ -71,6 +102,18 @@ class FairbandSettings:
     def n_slots(self, iterations: int) -> int:
         """Slots in ``iterations`` iterations (fits in sync mode, configurations in async mode).
 
+        Parameters
+        ----------
+        iterations : int
+            Number of Hyperband iterations.
+
+        Returns
+        -------
+        int
+            Number of slots.
+
+        Examples
+        --------
         >>> FairbandSettings().n_slots(2), FairbandSettings(mode="async").n_slots(2)
         (412, 286)
         """

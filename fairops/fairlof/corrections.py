@@ -42,7 +42,15 @@ import numpy as np
 
 @dataclass(frozen=True)
 class GroupStatistics:
-    """P and Q as arrays of shape (n_attributes, max_values); entries past an attribute's value count are 0."""
+    """P and Q as arrays of shape (n_attributes, max_values); entries past an attribute's value count are 0.
+
+    Parameters
+    ----------
+    n_values : ndarray of int
+        Number of values of each attribute.
+    data_share, outlier_share : ndarray of shape (n_attributes, max_values)
+        P (share of the rows) and Q (share of plain LOF's top-t) of each attribute's values.
+    """
 
     n_values: np.ndarray
     data_share: np.ndarray
@@ -63,6 +71,22 @@ class GroupStatistics:
 def group_statistics(codes: np.ndarray, n_values, top: np.ndarray) -> GroupStatistics:
     """P and Q for every attribute (columns of ``codes``) and value; ``top`` is plain LOF's top-t.
 
+    Parameters
+    ----------
+    codes : ndarray of shape (n_samples, n_attributes)
+        Each row's value code per attribute.
+    n_values : sequence of int
+        Number of values of each attribute.
+    top : ndarray of int
+        Row indices of plain LOF's top-t list.
+
+    Returns
+    -------
+    GroupStatistics
+        P and Q.
+
+    Examples
+    --------
     >>> s = group_statistics(np.array([[0], [1]]), [2], top=np.array([0]))
     >>> s.data_share.tolist(), s.outlier_share.tolist()
     ([[0.5, 0.5]], [[1.0, 0.0]])
@@ -96,6 +120,22 @@ class Coefficients:
 def paper_coefficients(stats: GroupStatistics, c, weight_exponent: float, share_exponent: float) -> Coefficients:
     """a_S(v) = Dir_S * W_S^weight_exponent * P_S(v)^share_exponent (paper eqs 6-8, 11, 13).
 
+    Parameters
+    ----------
+    stats : GroupStatistics
+        P and Q.
+    c : array-like of float
+        c_S per attribute.
+    weight_exponent, share_exponent : float
+        The FairLOF-Flex exponents (1 and 1 are FairLOF).
+
+    Returns
+    -------
+    Coefficients
+        ``table[s, v]`` (0 past an attribute's values), W and Dir per attribute.
+
+    Examples
+    --------
     >>> s = group_statistics(np.array([[0], [0], [0], [1]]), [2], top=np.array([3]))
     >>> co = paper_coefficients(s, [1.0], 1.0, 1.0)   # P(v*) = 0.75 > Q(v*) = 0: Dir = +1, W = 1.75
     >>> co.skew.tolist(), co.direction.tolist(), co.table.round(4).tolist()
@@ -113,6 +153,22 @@ def paper_coefficients(stats: GroupStatistics, c, weight_exponent: float, share_
 def per_value_coefficients(stats: GroupStatistics, c, weight_exponent: float, share_exponent: float) -> Coefficients:
     """fairops' per-value variant: c_S * sign(Q - P) * (1 + |Q - P|)^weight_exponent * (1 - P)^share_exponent.
 
+    Parameters
+    ----------
+    stats : GroupStatistics
+        P and Q.
+    c : array-like of float
+        c_S per attribute, a multiplier here.
+    weight_exponent, share_exponent : float
+        Exponents on the skew and on 1 - P.
+
+    Returns
+    -------
+    Coefficients
+        ``table[s, v]``, the skew and the direction per attribute and value.
+
+    Examples
+    --------
     >>> s = group_statistics(np.array([[0], [0], [0], [1]]), [2], top=np.array([3]))
     >>> per_value_coefficients(s, [1.0], 1.0, 1.0).table.round(4).tolist()
     [[-0.4375, 1.3125]]

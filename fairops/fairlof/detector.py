@@ -21,7 +21,6 @@ neighbours. Scoring new rows (``novelty=True``) is in ``fairops.fairlof.novelty`
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -35,18 +34,12 @@ from . import _native, _state, neighbor_search
 from ._inputs import check_finite, encode_fit_groups, group_weights, no_groups
 from .corrections import CORRECTIONS, group_statistics
 from .novelty import NoveltyScoring
-from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, guide_lambda, jaccard_path, path_metrics, top_outliers
+from .path import DEFAULT_LAMBDAS, LambdaPath, guide_lambda, jaccard_path, top_outliers
 from .scoring import FairScores, Neighbourhood
 from .top_recheck import RecheckedSearch
 
 #: Smallest factor a k-distance or a pair distance is scaled by (see ``floor``).
 DEFAULT_FLOOR = 0.01
-
-def _check_unit_interval(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
-        raise InputError(f"{name} must be a number in [0, 1], got {value!r}")
-    return float(value)
-
 
 #: A Flex exponent: a finite number > 0.
 _EXPONENT = [Interval("real", 0, None, "neither")]
@@ -58,45 +51,61 @@ def _outlier_detection(detector) -> bool:
     return True
 
 
-class FairLOF(NoveltyScoring, OutlierMixin, BaseEstimator):
-    """Local outlier factor with the FairLOF distance corrections, which pull sensitive groups
-    towards their share of the data among the top-t outliers.
+class FairLOF(NoveltyScoring, LambdaPath, OutlierMixin, BaseEstimator):
+    """Local outlier factor with the FairLOF distance corrections.
+
+    The corrections pull sensitive groups towards their share of the data among the top-t outliers.
 
     Parameters
     ----------
-    n_neighbors : int, k of LOF (must be < number of rows).
-    correction_strength : float in [0, 1] or "auto"
+    n_neighbors : int, default=5
+        k of LOF (must be < number of rows).
+    correction_strength : float in [0, 1] or "auto", default=0.3
         The paper's lambda: 0 is plain LOF, 1 the full correction. "auto" takes the guide
         point for ``target_jaccard`` on the grid 0.0, 0.1, ..., 1.0 (see
         ``fairops.fairlof.path.guide_lambda``). Named so that it does not look like a
         fitted attribute; the lambda used is ``fitted_lambda_``.
-    c : None (1/|S| per attribute), a scalar, one value per attribute, or a dict by column name.
+    c : float, list, dict or None, default=None
+        None (1/|S| per attribute), a scalar, one value per attribute, or a dict by column name.
         The constant added in W_S = c_S + |P_S(v*) - Q_S(v*)| (paper eq. 11).
-    weight_exponent, share_exponent : FairLOF-Flex exponents on W_S and on D_S(x) = P_S(x.S)
-        (paper eq. 13; 1 and 1 are FairLOF). Eq. 14 as printed keeps the un-flexed k-distance
-        of the neighbour inside the max; that reads as a typo, and here the neighbour's
-        k-distance carries the same flexed correction as everywhere else.
-    correction : "paper" (default; eqs 6-14) or "per_value", fairops' own variant (W, D and the
+    weight_exponent, share_exponent : float, default=1.0
+        FairLOF-Flex exponents on W_S and on D_S(x) = P_S(x.S) (paper eq. 13; 1 and 1 are
+        FairLOF). Eq. 14 as printed keeps the un-flexed k-distance of the neighbour inside the max;
+        that reads as a typo, and here the neighbour's k-distance carries the same flexed correction
+        as everywhere else.
+    correction : {"paper", "per_value"}, default="paper"
+        The paper's (eqs 6-14) or fairops' own variant (W, D and the
         direction per value, the whole reach-distance scaled; see ``docs/fairlof.md``).
-    top_t : size of the outlier list; None -> min(500, 5% of n), at least 1.
-    metric : any metric scikit-learn's NearestNeighbors accepts ("euclidean" is the
+    top_t : int or None, default=None
+        Size of the outlier list; None -> min(500, 5% of n), at least 1.
+    metric : str or callable, default="euclidean"
+        Any metric scikit-learn's NearestNeighbors accepts ("euclidean" is the
         Minkowski p=2 that LocalOutlierFactor uses by default).
-    novelty : True enables ``score_samples``/``decision_function``/``predict`` on new rows
+    novelty : bool, default=False
+        True enables ``score_samples``/``decision_function``/``predict`` on new rows
         (and disables ``fit_predict``), as in scikit-learn's LocalOutlierFactor
         (:class:`fairops.fairlof.novelty.NoveltyScoring`).
-    target_jaccard : Jaccard guide point used when ``correction_strength == "auto"``.
-    floor : in (0, 1]; every correction factor (of a k-distance or of a pair distance) is
-        at least ``floor``. The paper has no floor: where its factor would fall below it (it can
-        reach 0 or go negative), the factor is clamped and counted in ``clamped_rows_`` /
-        ``clamped_pairs_``, and fit warns.
-    algorithm : the neighbour search. scikit-learn's "auto" (default; the same neighbours as
+    target_jaccard : float in (0, 1], default=0.9
+        Jaccard guide point used when ``correction_strength == "auto"``.
+    floor : float in (0, 1], default=0.01
+        Every correction factor (of a k-distance or of a pair distance) is at least ``floor``. The
+        paper has no floor: where its factor would fall below it (it can reach 0 or go negative), the
+        factor is clamped and counted in ``clamped_rows_`` / ``clamped_pairs_``, and fit warns.
+    algorithm : str, default="auto"
+        The neighbour search. scikit-learn's "auto" (the same neighbours as
         LocalOutlierFactor), "ball_tree", "kd_tree", "brute"; or fairops' "blocked" (exact
         blocked brute force: float32 BLAS tiles, exact float64 re-ranking), "fast" (exact:
         "kd_tree" up to 6 features, "blocked" above, the crossover measured in
         ``docs/fairlof.md``), "approximate" (a neighbour graph, then exact searches of the top
         of the rankings; neighbour distances are still exact). "blocked", "fast" and
         "approximate" need ``metric="euclidean"``. The search used is ``search_algorithm_``.
-    search_params : None, or a dict of settings of ``algorithm="approximate"``. ``graph``:
+    leaf_size : int, default=30
+        Passed to scikit-learn's trees.
+    n_jobs : int or None, default=None
+        Threads of the neighbour search (None: scikit-learn's default for its searches;
+        every core for "blocked" and "approximate").
+    search_params : dict or None, default=None
+        Settings of ``algorithm="approximate"``. ``graph``:
         "hnsw" (default: faiss's HNSW graph, the optional extra ``fairops[ann]``; settings
         ``hnsw_m`` 32, ``ef_construction`` 40, ``ef_search`` 32, ``recheck`` 4) or "nndescent"
         (fairops' own compiled NN-descent, no extra library; settings ``graph_neighbors``,
@@ -104,19 +113,36 @@ class FairLOF(NoveltyScoring, OutlierMixin, BaseEstimator):
         ``fairops.fairlof.search_params.GRAPH_PARAMS``). ``recheck``: the recheck * top_t rows
         of highest plain LOF, then of highest FairLOF at the fitted lambda, and their neighbours
         are searched again exactly; 0 = off (see ``fairops.fairlof.approximate_search``).
-    leaf_size : passed to scikit-learn's trees.
-    n_jobs : threads of the neighbour search (None: scikit-learn's default for its searches;
-        every core for "blocked" and "approximate").
 
-    Fitted attributes: ``outlier_scores_`` (FairLOF, higher = more outlying),
-    ``negative_outlier_factor_`` (its negative, scikit-learn's sign), ``lof_scores_`` (plain
-    LOF on the same neighbours), ``outliers_`` (top-t FairLOF rows, most outlying first),
-    ``plain_outliers_``, ``fitted_lambda_``, ``top_t_``, ``search_algorithm_``, ``n_neighbors_``, ``offset_``,
-    ``k_distances_``, ``clamped_rows_``, ``clamped_pairs_``, the group statistics
-    ``data_share_`` (P), ``outlier_share_`` (Q), ``majority_`` (v*), ``c_``, ``skew_`` (W),
-    ``direction_`` (Dir), ``coefficients_`` (Dir * W^weight_exponent * P(v)^share_exponent per
-    attribute and value), and ``n_features_in_`` (+ ``feature_names_in_`` for DataFrames).
+    Attributes
+    ----------
+    outlier_scores_, negative_outlier_factor_ : ndarray of shape (n_samples,)
+        FairLOF scores (higher = more outlying), and their negative (scikit-learn's sign).
+    lof_scores_ : ndarray of shape (n_samples,)
+        Plain LOF on the same neighbours.
+    outliers_, plain_outliers_ : ndarray of int
+        Top-t FairLOF rows, most outlying first, and plain LOF's.
+    fitted_lambda_ : float
+        The lambda used.
+    top_t_, n_neighbors_ : int
+        The list size and k used.
+    search_algorithm_ : str
+        The neighbour search used.
+    offset_ : float
+        ``decision_function`` is ``score_samples - offset_``.
+    k_distances_ : ndarray of shape (n_samples,)
+        Each row's k-distance.
+    clamped_rows_, clamped_pairs_ : int
+        k-distances and pair distances whose factor the floor clamped.
+    data_share_, outlier_share_, majority_, c_, skew_, direction_ : list
+        The group statistics per attribute: P, Q, v*, c, W and Dir.
+    coefficients_ : ndarray
+        Dir * W^weight_exponent * P(v)^share_exponent per attribute and value.
+    n_features_in_ : int
+        Features seen in ``fit`` (and ``feature_names_in_`` for DataFrames).
 
+    Examples
+    --------
     >>> import numpy as np
     >>> X = np.r_[np.zeros((5, 2)) + np.arange(5)[:, None] * 0.1, [[5.0, 5.0]]]
     >>> det = FairLOF(n_neighbors=2, correction_strength=0.0, top_t=1).fit(X, sensitive_features=[0, 0, 0, 1, 1, 1])
@@ -210,9 +236,20 @@ class FairLOF(NoveltyScoring, OutlierMixin, BaseEstimator):
     def fit(self, X, y=None, sensitive_features=None):
         """Find the neighbours once, then score every row with plain LOF and FairLOF.
 
-        ``sensitive_features``: one or more columns (DataFrame, dict, Series, 1-D/2-D array), one
-        row per row of X. Without them there is no group to correct for: the scores are plain
-        LOF and a warning says so.
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite features.
+        y : None
+            Ignored.
+        sensitive_features : DataFrame, Series, dict, array-like or None, default=None
+            One or more columns (1-D/2-D array), one row per row of X. Without them there is no group
+            to correct for: the scores are plain LOF and a warning says so.
+
+        Returns
+        -------
+        self
+            The fitted detector.
         """
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, ensure_all_finite=False)
         X = np.ascontiguousarray(check_finite(X))
@@ -311,6 +348,22 @@ class FairLOF(NoveltyScoring, OutlierMixin, BaseEstimator):
 
         Only when ``novelty=False`` (as scikit-learn's LocalOutlierFactor).
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite features.
+        y : None
+            Ignored.
+        sensitive_features : DataFrame, Series, dict, array-like or None, default=None
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            -1 or +1 per row.
+
+        Examples
+        --------
         >>> import numpy as np
         >>> X = np.r_[np.arange(6.0), [40.0]][:, None]
         >>> FairLOF(n_neighbors=2, top_t=1).fit_predict(X, sensitive_features=[0, 1] * 3 + [0]).tolist()
@@ -320,39 +373,6 @@ class FairLOF(NoveltyScoring, OutlierMixin, BaseEstimator):
         labels = np.ones(len(self.outlier_scores_), dtype=np.intp)
         labels[self.outliers_] = -1
         return labels
-
-    # ----------------------------------------------------------------- path
-    def path(self, lambdas=DEFAULT_LAMBDAS) -> dict:
-        """Per lambda: Jacc, Pres, OF, ED and Wass of FairLOF's top-t against plain LOF's, and
-        how many k-distances / pair distances the floor clamped.
-
-        Returns a dict of equal-length NumPy arrays keyed by ``PATH_COLUMNS``
-        (``pandas.DataFrame(det.path())`` prints it as a table). Reuses the fit's neighbours.
-
-        >>> import numpy as np
-        >>> rng = np.random.default_rng(1)
-        >>> det = FairLOF().fit(rng.normal(size=(100, 2)), sensitive_features=rng.integers(0, 2, 100))
-        >>> table = det.path([0.0, 0.5])
-        >>> float(table["jaccard"][0]), float(table["preservation"][0]), int(table["clamped_pairs"][0])
-        (1.0, 1.0, 0)
-        """
-        check_is_fitted(self)
-        lambdas = [_check_unit_interval(value, "lambdas") for value in np.atleast_1d(lambdas).tolist()]
-        if not lambdas:
-            raise InputError("lambdas must hold at least one value")
-        if not self.sensitive_names_:
-            raise InputError("the detector was fitted without sensitive_features: a lambda path has no groups "
-                             "to measure")
-        sensitive = {name: self._codes[:, j] for j, name in enumerate(self.sensitive_names_)}
-        rows = []
-        for lam in lambdas:
-            fair = self._hood.scores(lam, float(self.floor))
-            row = path_metrics(self.lof_scores_, fair.scores, self.plain_outliers_, self.top_t_, sensitive)
-            rows.append({**row, "clamped_rows": fair.clamped_rows, "clamped_pairs": fair.clamped_pairs})
-        table = {"lambda": np.array(lambdas)}
-        for column in PATH_COLUMNS[1:]:
-            table[column] = np.array([row[column] for row in rows])
-        return table
 
     # ---------------------------------------------------------------- state
     def _get_state(self) -> tuple[dict, dict]:

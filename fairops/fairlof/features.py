@@ -55,14 +55,29 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    categorical : "drop" or "onehot", what happens to text / categorical feature columns.
-    sensitive : names of the sensitive columns (passed to FairLOF as ``sensitive_features``).
-    sensitive_in_distance : also put the sensitive columns, one-hot encoded, into the features.
-    exclude : further column names that are not features.
+    categorical : {"drop", "onehot"}, default="drop"
+        What happens to text / categorical feature columns.
+    sensitive : sequence of str, default=()
+        Names of the sensitive columns (passed to FairLOF as ``sensitive_features``).
+    sensitive_in_distance : bool, default=False
+        Also put the sensitive columns, one-hot encoded, into the features.
+    exclude : sequence of str, default=()
+        Further column names that are not features.
 
-    Fitted attributes: ``numeric_columns_``, ``categories_`` ({column: values}, in feature order),
-    ``feature_names_out_``, ``means_``, ``scales_`` (per output feature), ``dropped_columns_``
-    (unused text columns and constant features) and ``input_columns_`` (what a raw row must hold).
+    Attributes
+    ----------
+    numeric_columns_ : list of str
+        The numeric feature columns.
+    categories_ : dict
+        ``{column: values}`` of the one-hot encoded columns, in feature order.
+    feature_names_out_ : list of str
+        The output features.
+    means_, scales_ : ndarray
+        Per output feature.
+    dropped_columns_ : list of str
+        Unused text columns and constant features.
+    input_columns_ : list of str
+        What a raw row must hold.
     """
 
     _param_constraints = {
@@ -85,7 +100,20 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
             raise InputError(f"column(s) {missing} are not in the data; it has {list(frame.columns)}")
 
     def fit(self, frame, y=None):
-        """Learn the columns, categories, means and scales from the raw rows ``frame`` (a DataFrame)."""
+        """Learn the columns, categories, means and scales from the raw rows ``frame`` (a DataFrame).
+
+        Parameters
+        ----------
+        frame : DataFrame
+            Raw rows.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+            The fitted encoder.
+        """
         if not isinstance(frame, pd.DataFrame):
             raise TypeError(f"frame must be a pandas DataFrame of raw rows, got {type(frame).__name__}")
         self._check_params(frame)
@@ -150,18 +178,52 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
         return (encoded - self.means_) / self.scales_
 
     def transform(self, frame) -> pd.DataFrame:
-        """The standardised features of raw rows, columns ``feature_names_out_``, index reset."""
+        """The standardised features of raw rows, columns ``feature_names_out_``, index reset.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            Raw rows holding ``input_columns_``.
+
+        Returns
+        -------
+        DataFrame
+            The features.
+        """
         check_is_fitted(self, "feature_names_out_")
         if not isinstance(frame, pd.DataFrame):
             raise TypeError(f"frame must be a pandas DataFrame of raw rows, got {type(frame).__name__}")
         return self._encode(frame, standardise=True).reset_index(drop=True)
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        """The output features' names.
+
+        Parameters
+        ----------
+        input_features : None
+            Ignored (scikit-learn's signature).
+
+        Returns
+        -------
+        ndarray of object
+            ``feature_names_out_``.
+        """
         check_is_fitted(self, "feature_names_out_")
         return np.asarray(self.feature_names_out_, dtype=object)
 
     def sensitive_frame(self, frame) -> pd.DataFrame:
-        """The sensitive columns of raw rows as text labels (what FairLOF was fitted with)."""
+        """The sensitive columns of raw rows as text labels (what FairLOF was fitted with).
+
+        Parameters
+        ----------
+        frame : DataFrame
+            Raw rows holding the sensitive columns, without missing values.
+
+        Returns
+        -------
+        DataFrame
+            One text column per sensitive column, index reset.
+        """
         check_is_fitted(self, "feature_names_out_")
         missing = [name for name in self.sensitive_columns_ if name not in frame.columns]
         if missing:
@@ -176,7 +238,13 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self) -> dict:
-        """The fitted encoding as JSON-able data (no code)."""
+        """The fitted encoding as JSON-able data (no code).
+
+        Returns
+        -------
+        dict
+            Format, parameters, columns, categories, features, means, scales and dropped columns.
+        """
         check_is_fitted(self, "feature_names_out_")
         return {
             "format": FORMAT,
@@ -193,7 +261,18 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
 
     @classmethod
     def from_dict(cls, document: dict) -> FeatureEncoder:
-        """Rebuild a fitted encoder from :meth:`to_dict`'s output; a malformed document raises ValueError."""
+        """Rebuild a fitted encoder from :meth:`to_dict`'s output; a malformed document raises ValueError.
+
+        Parameters
+        ----------
+        document : dict
+            What :meth:`to_dict` returned.
+
+        Returns
+        -------
+        FeatureEncoder
+            The fitted encoder.
+        """
         if not isinstance(document, dict) or document.get("format") != FORMAT:
             raise InputError(f"not a saved feature encoding (expected format {FORMAT!r})")
         try:

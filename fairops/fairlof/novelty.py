@@ -58,6 +58,20 @@ class NoveltyScoring:
         with its own sensitive values in a_S(x) and the fitted rows' kd_F and lrd_F. Only when
         ``novelty=True``.
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New rows, finite.
+        sensitive_features : DataFrame, Series, dict, array-like or None, default=None
+            Their sensitive columns (the fitted ones); None only for a detector fitted without them.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The scores.
+
+        Examples
+        --------
         >>> import numpy as np
         >>> from fairops.fairlof import FairLOF
         >>> rng = np.random.default_rng(0)
@@ -87,6 +101,20 @@ class NoveltyScoring:
     def decision_function(self, X, sensitive_features=None) -> np.ndarray:
         """score_samples - offset_: negative for rows more outlying than every fitted inlier.
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New rows.
+        sensitive_features : DataFrame, Series, dict, array-like or None, default=None
+            As in :meth:`score_samples`.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The decision values.
+
+        Examples
+        --------
         >>> import numpy as np
         >>> from fairops.fairlof import FairLOF
         >>> det = FairLOF(n_neighbors=2, novelty=True, top_t=1)
@@ -98,6 +126,19 @@ class NoveltyScoring:
 
     @available_if(_novelty)
     def predict(self, X, sensitive_features=None) -> np.ndarray:
-        """-1 for outliers (decision_function < 0), +1 for inliers (example in ``score_samples``)."""
+        """-1 for outliers (decision_function < 0), +1 for inliers (example in ``score_samples``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            New rows.
+        sensitive_features : DataFrame, Series, dict, array-like or None, default=None
+            As in :meth:`score_samples`.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            -1 or +1 per row.
+        """
         decision = self.decision_function(X, sensitive_features=sensitive_features)
         return np.where(decision < 0, -1, 1)

@@ -29,7 +29,24 @@ from .scoring import Neighbourhood
 
 
 def permuted_label_paths(detector, n_permutations: int = 5, random_state=0, lambdas=DEFAULT_LAMBDAS) -> list[dict]:
-    """One lambda path (as ``FairLOF.path`` returns it) per permutation of the sensitive labels."""
+    """One lambda path (as ``FairLOF.path`` returns it) per permutation of the sensitive labels.
+
+    Parameters
+    ----------
+    detector : FairLOF
+        A detector fitted with sensitive features.
+    n_permutations : int, default=5
+        Number of permutations.
+    random_state : int, Generator or None, default=0
+        Seeds the permutations.
+    lambdas : sequence of float, default=(0.0, 0.1, ..., 1.0)
+        The correction strengths of each path.
+
+    Returns
+    -------
+    list of dict
+        Per permutation: ``lambda`` and the five metrics of ``PATH_COLUMNS`` (no clamp counts).
+    """
     check_is_fitted(detector)
     if not detector.sensitive_names_:
         raise InputError("the detector was fitted without sensitive_features: there are no labels to permute")

@@ -12,7 +12,11 @@ lambda costs three passes over the (n, k) arrays plus a partial sort for the top
 
 from __future__ import annotations
 
+import numbers
+from typing import Any
+
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from fairops.metrics import (
     euclidean_disparity,
@@ -22,6 +26,7 @@ from fairops.metrics import (
     wasserstein_disparity,
 )
 
+from ..errors import InputError
 from .scoring import Neighbourhood
 
 DEFAULT_LAMBDAS = tuple(round(0.1 * step, 1) for step in range(11))
@@ -40,6 +45,20 @@ PATH_COLUMNS = (
 def top_outliers(scores: np.ndarray, t: int) -> np.ndarray:
     """Indices of the ``t`` highest scores, highest first; ties go to the lower index.
 
+    Parameters
+    ----------
+    scores : array-like of shape (n_samples,)
+        Outlier scores.
+    t : int
+        Length of the list.
+
+    Returns
+    -------
+    ndarray of int
+        The top ``t`` rows (all rows when ``t`` is at least their number).
+
+    Examples
+    --------
     >>> top_outliers(np.array([1.0, 3.0, 2.0]), 1).tolist()
     [1]
     """
@@ -89,6 +108,22 @@ def guide_lambda(lambdas, jaccards, target: float) -> float:
     the target (the previous one on a tie). If the Jaccard never falls that low,
     the largest lambda is the nearest.
 
+    Parameters
+    ----------
+    lambdas : sequence of float
+        The grid of correction strengths.
+    jaccards : sequence of float
+        Jaccard of each lambda's top-t list against plain LOF's.
+    target : float
+        The Jaccard aimed at.
+
+    Returns
+    -------
+    float
+        The guide lambda.
+
+    Examples
+    --------
     >>> guide_lambda([0.0, 0.1, 0.2], [1.0, 0.82, 0.7], target=0.8)
     0.1
     >>> guide_lambda([0.0, 0.1], [1.0, 0.99], target=0.9)
@@ -105,3 +140,66 @@ def guide_lambda(lambdas, jaccards, target: float) -> float:
             return lambdas[position]
         previous = position
     return lambdas[order[-1]]
+
+
+def _check_unit_interval(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
+        raise InputError(f"{name} must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+class LambdaPath:
+    """The lambda path of a fitted FairLOF; :class:`~fairops.fairlof.FairLOF` inherits it."""
+
+    # what the detector this class is mixed into holds once fitted (declared for the type checker only)
+    floor: Any
+    top_t_: int
+    lof_scores_: np.ndarray
+    plain_outliers_: np.ndarray
+    sensitive_names_: Any
+    _codes: Any
+    _hood: Any
+
+    def path(self, lambdas=DEFAULT_LAMBDAS) -> dict:
+        """Per lambda: Jacc, Pres, OF, ED and Wass of FairLOF's top-t against plain LOF's, and the clamps.
+
+        The clamps: how many k-distances / pair distances the floor clamped. Reuses the fit's neighbours.
+
+        Parameters
+        ----------
+        lambdas : float or sequence of float, default=(0.0, 0.1, ..., 1.0)
+            Correction strengths in [0, 1], at least one.
+
+        Returns
+        -------
+        dict of str to ndarray
+            Equal-length arrays keyed by ``PATH_COLUMNS`` (``pandas.DataFrame(det.path())`` prints it as a
+            table).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from fairops.fairlof import FairLOF
+        >>> rng = np.random.default_rng(1)
+        >>> det = FairLOF().fit(rng.normal(size=(100, 2)), sensitive_features=rng.integers(0, 2, 100))
+        >>> table = det.path([0.0, 0.5])
+        >>> float(table["jaccard"][0]), float(table["preservation"][0]), int(table["clamped_pairs"][0])
+        (1.0, 1.0, 0)
+        """
+        check_is_fitted(self)
+        lambdas = [_check_unit_interval(value, "lambdas") for value in np.atleast_1d(lambdas).tolist()]
+        if not lambdas:
+            raise InputError("lambdas must hold at least one value")
+        if not self.sensitive_names_:
+            raise InputError("the detector was fitted without sensitive_features: a lambda path has no groups "
+                             "to measure")
+        sensitive = {name: self._codes[:, j] for j, name in enumerate(self.sensitive_names_)}
+        rows = []
+        for lam in lambdas:
+            fair = self._hood.scores(lam, float(self.floor))
+            row = path_metrics(self.lof_scores_, fair.scores, self.plain_outliers_, self.top_t_, sensitive)
+            rows.append({**row, "clamped_rows": fair.clamped_rows, "clamped_pairs": fair.clamped_pairs})
+        table = {"lambda": np.array(lambdas)}
+        for column in PATH_COLUMNS[1:]:
+            table[column] = np.array([row[column] for row in rows])
+        return table

@@ -19,6 +19,20 @@ from ..errors import InputError
 def group_quotas(counts: np.ndarray, t: int) -> np.ndarray:
     """t split over the groups in proportion to ``counts`` (largest remainders, ties to the larger group).
 
+    Parameters
+    ----------
+    counts : array-like of int
+        Rows per group.
+    t : int
+        Length of the list to split.
+
+    Returns
+    -------
+    ndarray of int64
+        Each group's quota, at most its count.
+
+    Examples
+    --------
     >>> group_quotas(np.array([70, 20, 10]), 7).tolist()
     [5, 1, 1]
     """
@@ -37,6 +51,20 @@ def quota_outliers(scores, sensitive_feature, top_t: int) -> np.ndarray:
 
     Within a group, rows are taken by descending score (ties to the lower index); the
     result lists the groups in code order, each group's rows most outlying first.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_samples,)
+        Outlier scores (higher = more outlying).
+    sensitive_feature : array-like, Series, dict or DataFrame
+        One sensitive column.
+    top_t : int
+        Length of the list, in [1, n_samples].
+
+    Returns
+    -------
+    ndarray of intp
+        The rows picked.
     """
     scores = as_scores(scores, "scores")
     encoded = encode_sensitive(sensitive_feature, len(scores), min_values=1)
@@ -61,6 +89,24 @@ def partial_quota_outliers(scores, sensitive_feature, top_t: int, strength: floa
     highest-scored rows: strength 0 is the plain top-t, 1 is :func:`quota_outliers`. Sweeping it
     traces how far the quota re-ranking trades Jaccard with the plain list for representation.
 
+    Parameters
+    ----------
+    scores : array-like of shape (n_samples,)
+        Outlier scores (higher = more outlying).
+    sensitive_feature : array-like, Series, dict or DataFrame
+        One sensitive column.
+    top_t : int
+        Length of the list, in [1, n_samples].
+    strength : float
+        How far to move, in [0, 1].
+
+    Returns
+    -------
+    ndarray of intp
+        The rows picked, group by group.
+
+    Examples
+    --------
     >>> scores = np.array([9.0, 8.0, 7.0, 6.0, 1.0, 2.0, 3.0, 0.5])
     >>> groups = ["a", "a", "a", "a", "b", "b", "b", "b"]
     >>> partial_quota_outliers(scores, groups, 4, 0.5).tolist()

@@ -25,6 +25,20 @@ def _auc_from_rank_sums(rank_sums: np.ndarray, sizes: np.ndarray, n: int) -> np.
 def auc_y(y_true, y_score) -> float:
     """Area under the ROC curve of ``y_score`` for the 0/1 label ``y_true``.
 
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Binary labels, both classes present.
+    y_score : array-like of shape (n_samples,)
+        Finite scores, higher for label 1.
+
+    Returns
+    -------
+    float
+        The AUC in [0, 1].
+
+    Examples
+    --------
     >>> auc_y([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
     0.75
     """
@@ -41,9 +55,21 @@ def auc_y(y_true, y_score) -> float:
 def group_aucs(y_score, sensitive_features) -> dict:
     """Folded one-vs-rest AUC of every value of every sensitive column.
 
-    Returns ``{(column, value): max(AUC, 1 - AUC)}``; 0.5 means the score does not
-    separate that group from the rest.
+    Parameters
+    ----------
+    y_score : array-like of shape (n_samples,)
+        Finite scores.
+    sensitive_features : DataFrame, Series, dict or array-like
+        The sensitive columns, each with at least two values.
 
+    Returns
+    -------
+    dict
+        ``{(column, value): max(AUC, 1 - AUC)}``; 0.5 means the score does not
+        separate that group from the rest.
+
+    Examples
+    --------
     >>> group_aucs([0.1, 0.2, 0.3, 0.4], {"g": ["a", "a", "b", "b"]})
     {('g', 'a'): 1.0, ('g', 'b'): 1.0}
     """
@@ -68,6 +94,22 @@ def auc_s(y_score, sensitive_features, *, aggregate="max") -> float:
     ``max(AUC, 1 - AUC)``, then the max (default) or the mean over all of them.
     A column with a single value raises ``ValueError``.
 
+    Parameters
+    ----------
+    y_score : array-like of shape (n_samples,)
+        Finite scores.
+    sensitive_features : DataFrame, Series, dict or array-like
+        The sensitive columns.
+    aggregate : {"max", "mean"}, default="max"
+        How the folded AUCs of all groups are combined.
+
+    Returns
+    -------
+    float
+        AUC_S in [0.5, 1].
+
+    Examples
+    --------
     >>> auc_s([0.1, 0.2, 0.3, 0.4], ["a", "b", "a", "b"])
     0.75
     """

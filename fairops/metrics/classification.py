@@ -25,6 +25,18 @@ def _labels_and_predictions(y_true, y_pred):
 def precision(y_true, y_pred) -> float:
     """Share of predicted positives that are positive; 0.0 when nothing is predicted positive.
 
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+        Binary labels and binary decisions.
+
+    Returns
+    -------
+    float
+        The precision in [0, 1].
+
+    Examples
+    --------
     >>> precision([1, 0, 1, 1], [1, 1, 0, 0])
     0.5
     """
@@ -36,6 +48,18 @@ def precision(y_true, y_pred) -> float:
 def recall(y_true, y_pred) -> float:
     """Share of positives predicted positive (the true-positive rate).
 
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+        Binary labels (at least one positive) and binary decisions.
+
+    Returns
+    -------
+    float
+        The recall in [0, 1].
+
+    Examples
+    --------
     >>> recall([1, 0, 1, 1], [1, 1, 0, 0])
     0.3333333333333333
     """
@@ -52,6 +76,15 @@ class GroupRates:
 
     ``tpr`` is NaN for a group without positives and ``fpr`` for one without negatives:
     the rate does not exist there. ``fairness_ratio`` refuses such groups by name.
+
+    Parameters
+    ----------
+    attribute : str
+        The sensitive column (``"a&b"`` for columns seen together).
+    groups : tuple
+        The groups' values.
+    count, positives, negatives, predicted_positive, true_positives, false_positives : ndarray of int
+        Counts per group: rows, label 1, label 0, decided 1, both 1, decided 1 with label 0.
     """
 
     attribute: str
@@ -65,28 +98,57 @@ class GroupRates:
 
     @property
     def tpr(self) -> np.ndarray:
+        """True-positive rate per group (NaN without positives)."""
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(self.positives > 0, self.true_positives / np.maximum(self.positives, 1), np.nan)
 
     @property
     def fpr(self) -> np.ndarray:
+        """False-positive rate per group (NaN without negatives)."""
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(self.negatives > 0, self.false_positives / np.maximum(self.negatives, 1), np.nan)
 
     @property
     def ppr(self) -> np.ndarray:
+        """Share of each group's rows decided positive."""
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(self.count > 0, self.predicted_positive / np.maximum(self.count, 1), np.nan)
 
     def rate(self, name: str) -> np.ndarray:
+        """One of the three rates per group, by name.
+
+        Parameters
+        ----------
+        name : {"tpr", "fpr", "ppr"}
+            The rate.
+
+        Returns
+        -------
+        ndarray of float
+            The rate per group.
+        """
         if name not in RATES:
             raise InputError(f"rate must be one of {RATES}, got {name!r}")
         return getattr(self, name)
 
     def defined(self, name: str) -> GroupRates:
-        """These rates without the groups where rate ``name`` does not exist (e.g. FPR of a group without
-        negatives), unless fewer than two groups would be left (then unchanged, so the ratio names them).
+        """These rates without the groups where rate ``name`` does not exist.
 
+        E.g. the FPR of a group without negatives. Unless fewer than two groups would be left (then
+        unchanged, so the ratio names them).
+
+        Parameters
+        ----------
+        name : {"tpr", "fpr", "ppr"}
+            The rate.
+
+        Returns
+        -------
+        GroupRates
+            The groups where it exists.
+
+        Examples
+        --------
         >>> rates = group_rates([1, 0, 1, 1, 0, 1], [1, 0, 1, 1, 1, 0], ["a", "a", "b", "b", "c", "c"])
         >>> rates.defined("fpr").groups, rates.defined("tpr").groups
         (('a', 'c'), ('a', 'b', 'c'))
@@ -99,7 +161,13 @@ class GroupRates:
                                                              "true_positives", "false_positives")))
 
     def to_records(self) -> list[dict]:
-        """One dict per group, ready for ``pandas.DataFrame`` or a JSON artifact."""
+        """One dict per group, ready for ``pandas.DataFrame`` or a JSON artifact.
+
+        Returns
+        -------
+        list of dict
+            Attribute, group, counts and the three rates.
+        """
         return [
             {
                 "attribute": self.attribute,
@@ -141,6 +209,22 @@ def group_rates(y_true, y_pred, sensitive_features, *, intersectional=True):
     the groups seen together (e.g. ``("Female", "Black")``); ``False`` gives a list with
     one ``GroupRates`` per column.
 
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+        Binary labels and binary decisions.
+    sensitive_features : DataFrame, Series, dict or array-like
+        The sensitive columns.
+    intersectional : bool, default=True
+        Count the groups the columns form together, else each column on its own.
+
+    Returns
+    -------
+    GroupRates or list of GroupRates
+        The rates, one ``GroupRates`` per column when ``intersectional=False``.
+
+    Examples
+    --------
     >>> rates = group_rates([1, 0, 1, 0], [1, 0, 0, 1], ["a", "a", "b", "b"])
     >>> rates.groups, rates.tpr.tolist(), rates.fpr.tolist()
     (('a', 'b'), [1.0, 0.0], [0.0, 1.0])
@@ -182,6 +266,24 @@ def fairness_ratio(y_true, y_pred, sensitive_features, *, rate="tpr", intersecti
     When every group's rate is 0 the ratio is 1.0. A group where the rate does not exist
     (no positives for TPR, no negatives for FPR) raises ``ValueError``.
 
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n_samples,)
+        Binary labels and binary decisions.
+    sensitive_features : DataFrame, Series, dict or array-like
+        The sensitive columns.
+    rate : {"tpr", "fpr", "ppr"}, default="tpr"
+        The rate compared over groups.
+    intersectional : bool, default=False
+        Compare the groups the columns form together.
+
+    Returns
+    -------
+    float
+        The ratio in [0, 1].
+
+    Examples
+    --------
     >>> fairness_ratio([1, 1, 1, 1], [1, 1, 1, 0], ["m", "m", "f", "f"], rate="tpr")
     0.5
     """
@@ -193,6 +295,20 @@ def fairness_ratio(y_true, y_pred, sensitive_features, *, rate="tpr", intersecti
 def ratio_of(rates, rate="tpr") -> float:
     """The fairness ratio of already computed :func:`group_rates` (one or a per-column list).
 
+    Parameters
+    ----------
+    rates : GroupRates or list of GroupRates
+        What :func:`group_rates` returned; with a list, the lowest of the per-column ratios.
+    rate : {"tpr", "fpr", "ppr"}, default="tpr"
+        The rate compared over groups.
+
+    Returns
+    -------
+    float
+        The ratio in [0, 1].
+
+    Examples
+    --------
     >>> ratio_of(group_rates([1, 1, 1, 1], [1, 1, 1, 0], ["m", "m", "f", "f"]), "tpr")
     0.5
     """

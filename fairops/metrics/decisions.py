@@ -98,15 +98,37 @@ def _targets(name: str, value, codes: np.ndarray, n_groups: int) -> list[dict]:
 
 @dataclass(frozen=True)
 class GroupThresholds:
-    """A decision rule per group of ``columns``: ``points[i]`` applies to rows of group ``groups[i]``
-    (a tuple of the columns' values as text)."""
+    """A decision rule per group of ``columns``.
+
+    ``points[i]`` applies to rows of group ``groups[i]`` (a tuple of the columns' values as text).
+
+    Parameters
+    ----------
+    columns : tuple of str
+        The sensitive columns the groups are formed from.
+    groups : tuple of tuple of str
+        Each group's values, one per column.
+    points : tuple of OperatingPoint
+        Each group's rule.
+    """
 
     columns: tuple[str, ...]
     groups: tuple[tuple[str, ...], ...]
     points: tuple[OperatingPoint, ...]
 
     def threshold_of(self, group) -> OperatingPoint:
-        """The rule of one group (a tuple of values, one per column)."""
+        """The rule of one group (a tuple of values, one per column).
+
+        Parameters
+        ----------
+        group : tuple
+            One value per column (compared as text).
+
+        Returns
+        -------
+        OperatingPoint
+            The group's rule.
+        """
         key = tuple(str(value) for value in group)
         if key not in self.groups:
             raise InputError(f"sensitive group {self._name(key)} had no rows when the thresholds were set "
@@ -117,7 +139,20 @@ class GroupThresholds:
         return ", ".join(f"{column}={value!r}" for column, value in zip(self.columns, key))
 
     def group_index(self, sensitive_features, n_rows: int | None = None) -> np.ndarray:
-        """Each row's index into :attr:`groups`; a ValueError names the first row of an unknown group."""
+        """Each row's index into :attr:`groups`; a ValueError names the first row of an unknown group.
+
+        Parameters
+        ----------
+        sensitive_features : DataFrame, dict or array-like
+            Holds (at least) the columns named in :attr:`columns`.
+        n_rows : int or None, default=None
+            The number of rows every column must have.
+
+        Returns
+        -------
+        ndarray of int
+            The group index of each row.
+        """
         pairs = dict(_column_values(sensitive_features))
         missing = [c for c in self.columns if c not in pairs]
         if missing:
@@ -132,8 +167,24 @@ class GroupThresholds:
         return np.array([lookup[key] for key in keys], dtype=np.intp)[codes]
 
     def apply(self, y_score, sensitive_features, *, seed: int = 0) -> np.ndarray:
-        """0/1 decisions, each row at its group's rule; on the rows the rule was set on (same seed) they
-        equal :func:`group_decisions`'."""
+        """0/1 decisions, each row at its group's rule.
+
+        On the rows the rule was set on (same seed) they equal :func:`group_decisions`'.
+
+        Parameters
+        ----------
+        y_score : array-like of shape (n_samples,)
+            Scores to decide on.
+        sensitive_features : DataFrame, dict or array-like
+            The rows' sensitive columns.
+        seed : int, default=0
+            Breaks ties at a group's threshold.
+
+        Returns
+        -------
+        ndarray of int8
+            One 0/1 decision per row.
+        """
         y_score = as_scores(y_score, "y_score")
         index = self.group_index(sensitive_features, len(y_score))
         y_pred = np.zeros(len(y_score), dtype=np.int8)
@@ -143,14 +194,31 @@ class GroupThresholds:
         return y_pred
 
     def to_dict(self) -> dict:
-        """Plain JSON-able form (what a registered model stores)."""
+        """Plain JSON-able form (what a registered model stores).
+
+        Returns
+        -------
+        dict
+            ``{"columns": [...], "groups": [{"values", "threshold", "tie_share"}, ...]}``.
+        """
         return {"columns": list(self.columns),
                 "groups": [{"values": list(group), "threshold": point.threshold, "tie_share": point.tie_share}
                            for group, point in zip(self.groups, self.points)]}
 
     @classmethod
     def from_dict(cls, document) -> GroupThresholds:
-        """The inverse of :meth:`to_dict`; a ValueError names what is malformed."""
+        """The inverse of :meth:`to_dict`; a ValueError names what is malformed.
+
+        Parameters
+        ----------
+        document : dict
+            What :meth:`to_dict` returned.
+
+        Returns
+        -------
+        GroupThresholds
+            The rules.
+        """
         try:
             columns = tuple(str(c) for c in document["columns"])
             groups = tuple(tuple(str(v) for v in entry["values"]) for entry in document["groups"])
@@ -174,8 +242,27 @@ def _per_group(y_score, y_true, sensitive_features, targets: dict):
 
 def group_thresholds(y_score, y_true, sensitive_features, *, tpr=None, fpr=None, top_k=None, threshold=None,
                      seed: int = 0) -> GroupThresholds:
-    """One :class:`OperatingPoint` per group, set so each group meets the target exactly on these rows
-    (a fixed ``threshold`` is refused: see :func:`check_per_group_target`)."""
+    """One :class:`OperatingPoint` per group, set so each group meets the target exactly on these rows.
+
+    A fixed ``threshold`` is refused: see :func:`check_per_group_target`.
+
+    Parameters
+    ----------
+    y_score, y_true : array-like of shape (n_samples,)
+        Scores and binary labels.
+    sensitive_features : DataFrame, Series, dict or array-like
+        The sensitive columns; their combinations are the groups.
+    tpr, fpr, top_k, threshold : float or int, optional
+        The target, exactly one of them, as in :func:`binarize`; ``top_k`` is shared among the groups in
+        proportion to their sizes.
+    seed : int, default=0
+        Breaks ties at each group's cut.
+
+    Returns
+    -------
+    GroupThresholds
+        The rules, to score other rows with.
+    """
     y_score, y_true, columns, keys, codes, targets = _per_group(
         y_score, y_true, sensitive_features, {"tpr": tpr, "fpr": fpr, "top_k": top_k, "threshold": threshold})
     points = []
@@ -193,6 +280,24 @@ def group_decisions(y_score, y_true, sensitive_features, *, tpr=None, fpr=None, 
                     seed: int = 0) -> np.ndarray:
     """0/1 decisions meeting the target exactly in every group (ties broken with ``seed`` per group).
 
+    Parameters
+    ----------
+    y_score, y_true : array-like of shape (n_samples,)
+        Scores and binary labels.
+    sensitive_features : DataFrame, Series, dict or array-like
+        The sensitive columns; their combinations are the groups.
+    tpr, fpr, top_k, threshold : float or int, optional
+        The target, exactly one of them (a fixed ``threshold`` is refused).
+    seed : int, default=0
+        Breaks ties at each group's cut.
+
+    Returns
+    -------
+    ndarray of int8
+        One 0/1 decision per row.
+
+    Examples
+    --------
     >>> group_decisions([0.9, 0.1, 0.8, 0.2], [1, 1, 1, 1], ["a", "a", "b", "b"], tpr=0.5).tolist()
     [1, 0, 1, 0]
     """

@@ -25,6 +25,18 @@ def _as_index_set(indices, name: str, n: int | None = None) -> np.ndarray:
 def jaccard(a, b) -> float:
     """|A ∩ B| / |A ∪ B| of two sets of row indices (1.0 for two empty sets).
 
+    Parameters
+    ----------
+    a, b : array-like of int
+        Row indices, none repeated.
+
+    Returns
+    -------
+    float
+        The Jaccard index in [0, 1].
+
+    Examples
+    --------
     >>> jaccard([1, 2, 3], [2, 3, 4])
     0.5
     """
@@ -39,6 +51,20 @@ def preservation(scores, fair_top, plain_top) -> float:
 
     1.0 means the fair list keeps as much outlierness as the plain one.
 
+    Parameters
+    ----------
+    scores : array-like of shape (n_samples,)
+        Plain outlier scores (e.g. LOF's).
+    fair_top, plain_top : array-like of int
+        Row indices of the fair and the plain top lists.
+
+    Returns
+    -------
+    float
+        The ratio of the two sums.
+
+    Examples
+    --------
     >>> preservation([3.0, 2.0, 1.0, 1.0], fair_top=[0, 2], plain_top=[0, 1])
     0.8
     """
@@ -54,6 +80,20 @@ def preservation(scores, fair_top, plain_top) -> float:
 def outlier_fraction(scores, top) -> float:
     """Share of the rows in ``top`` whose plain LOF score is at least 1 (real outliers).
 
+    Parameters
+    ----------
+    scores : array-like of shape (n_samples,)
+        Plain LOF scores.
+    top : array-like of int
+        Row indices of the top list, at least one.
+
+    Returns
+    -------
+    float
+        The share in [0, 1].
+
+    Examples
+    --------
     >>> outlier_fraction([1.5, 0.9, 1.0], [0, 1])
     0.5
     """
@@ -77,9 +117,25 @@ def _distributions(sensitive_features, top):
 
 
 def euclidean_disparity(sensitive_features, top) -> float:
-    """Sum over sensitive attributes of the Euclidean distance between the value shares
-    among the outliers ``top`` and in the whole data; 0 is proportional representation.
+    """Sum over sensitive attributes of the Euclidean distance between outliers' and data's value shares.
 
+    The shares of each attribute's values among the outliers ``top`` are compared with those in the
+    whole data; 0 is proportional representation.
+
+    Parameters
+    ----------
+    sensitive_features : DataFrame, Series, dict or array-like
+        The sensitive columns of all rows.
+    top : array-like of int
+        Row indices of the outliers, at least one.
+
+    Returns
+    -------
+    float
+        The disparity, 0 or more.
+
+    Examples
+    --------
     >>> round(euclidean_disparity({"sex": ["m", "m", "f", "f"]}, [0, 1]), 4)
     0.7071
     """
@@ -102,8 +158,10 @@ def _wasserstein_of_values(in_top: np.ndarray, in_data: np.ndarray) -> float:
 
 
 def wasserstein_disparity(sensitive_features, top, *, mode: str = "shares") -> float:
-    """Sum over sensitive attributes of a 1-D Wasserstein distance between the value shares
-    among the outliers ``top`` and in the whole data; 0 is proportional representation.
+    """Sum over sensitive attributes of a 1-D Wasserstein distance between outliers' and data's value shares.
+
+    The shares of each attribute's values among the outliers ``top`` are compared with those in the
+    whole data; 0 is proportional representation.
 
     ``mode="shares"`` (default, as the FairLOF paper's source of this metric computes it): the
     two share vectors are compared as samples, ``scipy.stats.wasserstein_distance(shares_top,
@@ -112,6 +170,22 @@ def wasserstein_disparity(sensitive_features, top, *, mode: str = "shares") -> f
     0, 1, 2, ... in their sorted order and the shares are their weights, so the result depends on
     that order (for a binary attribute it is the difference of the two shares).
 
+    Parameters
+    ----------
+    sensitive_features : DataFrame, Series, dict or array-like
+        The sensitive columns of all rows.
+    top : array-like of int
+        Row indices of the outliers, at least one.
+    mode : {"shares", "ordinal"}, default="shares"
+        How the two distributions are compared, as above.
+
+    Returns
+    -------
+    float
+        The disparity, 0 or more.
+
+    Examples
+    --------
     >>> wasserstein_disparity({"sex": ["m", "m", "m", "f"]}, [0, 1])
     0.25
     >>> wasserstein_disparity({"sex": ["m", "m", "m", "f"]}, [0, 1], mode="ordinal")

@@ -34,6 +34,22 @@ def make_fairness_scorer(task: Task, alpha: float = 0.5, *, seed: int = 0):
     target exactly on the scored rows, ties broken with ``seed``); ``alpha=1`` scores accuracy alone,
     ``alpha=0`` fairness alone. The model's ``predict_proba`` (else ``decision_function``) is scored.
 
+    Parameters
+    ----------
+    task : Task
+        The accuracy and fairness metrics.
+    alpha : float, default=0.5
+        Weight of accuracy in [0, 1] (``"auto"`` is refused: one call cannot see the means over all fits).
+    seed : int, default=0
+        Breaks ties at the threshold.
+
+    Returns
+    -------
+    callable
+        A scikit-learn scorer ``scorer(estimator, X, y, sensitive_features=...)``.
+
+    Examples
+    --------
     >>> import numpy as np, pandas as pd, sklearn
     >>> from sklearn.linear_model import LogisticRegression
     >>> from sklearn.model_selection import GridSearchCV

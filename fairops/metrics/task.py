@@ -11,16 +11,13 @@ import numbers
 import re
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..errors import InputError
-from .auc import auc_s, auc_y
-from .classification import RATES, group_rates, precision, ratio_of, recall
-from .decisions import GroupThresholds, check_decision, group_decisions, group_thresholds
-from .intervals import LEVEL, rate_counts, ratio_interval, wilson_interval
-from .thresholds import TARGETS, OperatingPoint, binarize, operating_point
+from .classification import RATES
+from .decisions import check_decision, group_thresholds
+from .intervals import LEVEL
+from .task_measure import ACCURACY_METRICS, measure as _measure
+from .thresholds import TARGETS, OperatingPoint, operating_point
 
-ACCURACY_METRICS = {"precision": precision, "recall": recall}
 GROUPINGS = ("lowest", "intersectional")
 _RATE_NAMES = {"tpr": "TPR", "fpr": "FPR", "ppr": "positive rate"}
 _SPEC = re.compile(r"^(?P<metric>\w+)@(?P<target>\w+)=(?P<value>[0-9.eE+-]+),ratio=(?P<rate>\w+)"
@@ -37,8 +34,26 @@ class Task:
 
     ``positive`` says what label 1 means (it decides what "precision" and "TPR" measure); it is
     descriptive only and does not enter any computation. The Fairband paper's Adult task is
-    precision at 50% TPR with the TPR ratio over sex, where the positive class is income <= 50K:
+    precision at 50% TPR with the TPR ratio over sex, where the positive class is income <= 50K (see Examples).
 
+    Parameters
+    ----------
+    metric : {"precision", "recall"}
+        The accuracy metric.
+    target, target_value : str, float
+        The operating point: ``"tpr"`` or ``"fpr"`` and a rate, ``"top_k"`` and a number of rows, or
+        ``"threshold"`` and a probability.
+    fairness : {"tpr", "fpr", "ppr"}
+        The rate whose ratio over groups is the fairness.
+    sensitive : str or tuple of str
+        The sensitive attributes.
+    positive : str or None, default=None
+        What label 1 means.
+    groups : {"lowest", "intersectional"}, default="lowest"
+        How several attributes count.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"], positive="income <= 50K")
     >>> str(task)
@@ -81,6 +96,15 @@ class Task:
     def check_rows(self, n_rows: int, where: str = "the evaluation rows") -> None:
         """Refuse a top-k task asking for more rows than ``where`` holds.
 
+        Parameters
+        ----------
+        n_rows : int
+            How many rows there are.
+        where : str, default="the evaluation rows"
+            Names the rows in the error.
+
+        Examples
+        --------
         >>> Task("precision", "top_k", 50, "tpr", ["sex"]).check_rows(40, "the validation split")
         Traceback (most recent call last):
         ...
@@ -93,6 +117,22 @@ class Task:
     def from_string(cls, spec: str, *, sensitive, positive: str | None = None) -> Task:
         """Parse ``"<precision|recall>@<tpr|fpr|top_k|threshold>=<value>,ratio=<tpr|fpr|ppr>[,groups=intersectional]"``.
 
+        Parameters
+        ----------
+        spec : str
+            The task in that grammar (spaces are ignored).
+        sensitive : str or sequence of str
+            The sensitive attributes.
+        positive : str or None, default=None
+            What label 1 means.
+
+        Returns
+        -------
+        Task
+            The task.
+
+        Examples
+        --------
         >>> str(Task.from_string("recall@fpr=0.05,ratio=fpr,groups=intersectional", sensitive=["sex", "race"]))
         'recall@fpr=0.05,ratio=fpr,groups=intersectional'
         >>> Task.from_string("precision@threshold=0.5,ratio=fpr", sensitive=["sex"]).accuracy_name
@@ -145,7 +185,13 @@ class Task:
         return f"{', '.join(self.sensitive)} (the lowest of their ratios)"
 
     def describe(self) -> str:
-        """One line naming the positive class, the accuracy metric and the fairness ratio."""
+        """One line naming the positive class, the accuracy metric and the fairness ratio.
+
+        Returns
+        -------
+        str
+            The line.
+        """
         positive = self.positive or "label 1"
         return (f"positive class: {positive}; accuracy: {self.accuracy_name}; "
                 f"fairness: {self.fairness_label} (lowest / highest) over {self.over}")
@@ -153,6 +199,13 @@ class Task:
     def as_params(self) -> dict[str, str]:
         """The task as flat string parameters (for a tracking run).
 
+        Returns
+        -------
+        dict of str to str
+            ``task`` and its ``task.*`` parts.
+
+        Examples
+        --------
         >>> Task("recall", "fpr", 0.05, "fpr", ("age",)).as_params()["task.target"]
         'fpr=0.05'
         """
@@ -168,9 +221,12 @@ class Task:
 
     @property
     def fixed_threshold(self) -> float | None:
-        """The cut-off of a ``threshold`` task (the same on every row), else None (the cut is set where the
-        task's target is met).
+        """The cut-off of a ``threshold`` task (the same on every row), else None.
 
+        Without a fixed cut-off, the cut is set where the task's target is met.
+
+        Examples
+        --------
         >>> Task("precision", "threshold", 0.5, "fpr", ("sex",)).fixed_threshold
         0.5
         """
@@ -182,7 +238,18 @@ class Task:
         return {self.target: self.target_value}
 
     def select_sensitive(self, sensitive_features):
-        """The task's columns from a DataFrame or dict holding more sensitive columns."""
+        """The task's columns from a DataFrame or dict holding more sensitive columns.
+
+        Parameters
+        ----------
+        sensitive_features : DataFrame, dict or array-like
+            Sensitive columns; an array or Series is returned as it is.
+
+        Returns
+        -------
+        DataFrame, dict or array-like
+            The task's columns only.
+        """
         if hasattr(sensitive_features, "columns") or isinstance(sensitive_features, dict):
             missing = [name for name in self.sensitive if name not in sensitive_features]
             if missing:
@@ -193,14 +260,42 @@ class Task:
         return sensitive_features
 
     def operating_point(self, y_true, y_score, *, seed=0) -> OperatingPoint:
-        """Where the task's target cuts these rows (e.g. the validation rows), to score other rows with."""
+        """Where the task's target cuts these rows (e.g. the validation rows), to score other rows with.
+
+        Parameters
+        ----------
+        y_true, y_score : array-like of shape (n_samples,)
+            Binary labels and scores.
+        seed : int, default=0
+            Breaks ties at the cut.
+
+        Returns
+        -------
+        OperatingPoint
+            The rule.
+        """
         return operating_point(y_score, y_true, seed=seed, **self.threshold)
 
     def decision_rule(self, y_true, y_score, sensitive_features=None, *, seed=0, decision="single"):
-        """Where the task's target cuts these rows: one :class:`~fairops.metrics.OperatingPoint`
-        (``decision="single"``) or, with ``"per-group"``, a
-        :class:`~fairops.metrics.GroupThresholds` meeting the target in every group of the task's
-        attributes (their combinations when there are several)."""
+        """Where the task's target cuts these rows, for everyone or per group.
+
+        Parameters
+        ----------
+        y_true, y_score : array-like of shape (n_samples,)
+            Binary labels and scores.
+        sensitive_features : DataFrame, dict or array-like, optional
+            The sensitive columns; needed with ``decision="per-group"``.
+        seed : int, default=0
+            Breaks ties at the cut.
+        decision : {"single", "per-group"}, default="single"
+            One rule for every row, or one per group of the task's attributes (their combinations when
+            there are several), each meeting the target.
+
+        Returns
+        -------
+        OperatingPoint or GroupThresholds
+            The rule.
+        """
         if check_decision(decision) == "single":
             return self.operating_point(y_true, y_score, seed=seed)
         return group_thresholds(y_score, y_true, self.select_sensitive(sensitive_features), seed=seed,
@@ -215,11 +310,30 @@ class Task:
         the ratio of every sensitive attribute alone (``fairness.<name>``), ``auc_y`` and ``auc_s``.
         :meth:`measure` also gives the counts behind them.
 
-        By default one threshold meets the task's target exactly on these rows; with
-        ``decision="per-group"`` one threshold per group meets it in every group. With ``at`` (a rule
-        set on other rows, see :meth:`decision_rule`) that rule is applied unchanged: the paper's rule
-        for test rows.
+        Parameters
+        ----------
+        y_true, y_score : array-like of shape (n_samples,)
+            Binary labels and scores.
+        sensitive_features : DataFrame, dict or array-like
+            The sensitive columns (more than the task's are allowed in a DataFrame or dict).
+        seed : int, default=0
+            Breaks ties at the cut.
+        at : OperatingPoint or GroupThresholds, optional
+            A rule set on other rows (see :meth:`decision_rule`), applied unchanged: the paper's rule for
+            test rows. By default the rule is set on these rows, as ``decision`` says.
+        level : float, default=0.9
+            Confidence level of the intervals.
+        decision : {"single", "per-group"}, default="single"
+            One threshold meeting the task's target exactly on these rows, or one per group meeting it in
+            every group.
 
+        Returns
+        -------
+        dict of str to float
+            The metrics.
+
+        Examples
+        --------
         >>> import numpy as np
         >>> task = Task("precision", "tpr", 0.5, "tpr", ("sex",))
         >>> y = np.array([1, 1, 0, 1, 1, 0]); s = {"sex": ["f", "f", "f", "m", "m", "m"]}
@@ -230,23 +344,6 @@ class Task:
         return self.measure(y_true, y_score, sensitive_features, seed=seed, at=at, level=level,
                             decision=decision)[0]
 
-    def _decisions(self, y_true, y_score, sensitive_features, seed, at, decision):
-        if at is None and check_decision(decision) == "single":
-            return binarize(y_score, y_true, seed=seed, **self.threshold)
-        if at is None:
-            return group_decisions(y_score, y_true, self.select_sensitive(sensitive_features), seed=seed,
-                                   **self.threshold)
-        if isinstance(at, GroupThresholds):
-            return at.apply(y_score, sensitive_features, seed=seed)
-        if not isinstance(at, OperatingPoint):
-            raise TypeError(f"at must be an OperatingPoint or GroupThresholds, got {type(at).__name__}")
-        return at.apply(y_score, seed=seed)
-
-    def _accuracy_counts(self, y_true, y_pred) -> tuple[int, int]:
-        y_true, y_pred = np.asarray(y_true, dtype=bool), np.asarray(y_pred, dtype=bool)
-        hits = int((y_true & y_pred).sum())
-        return hits, int(y_pred.sum() if self.metric == "precision" else y_true.sum())
-
     def measure(self, y_true, y_score, sensitive_features, *, seed=0, at=None, level: float = LEVEL,
                 decision: str = "single") -> tuple[dict, dict]:
         """``(metrics, counts)``: :meth:`evaluate`'s metrics and the counts behind accuracy and fairness.
@@ -255,38 +352,31 @@ class Task:
         precision, over positives for recall); ``counts["fairness"][attribute][group]`` is ``[events,
         base]`` of the group's rate (for FPR: false positives and negatives).
 
+        Parameters
+        ----------
+        y_true, y_score : array-like of shape (n_samples,)
+            Binary labels and scores.
+        sensitive_features : DataFrame, dict or array-like
+            The sensitive columns.
+        seed, at, level, decision : optional
+            As in :meth:`evaluate`.
+
+        Returns
+        -------
+        metrics : dict of str to float
+            :meth:`evaluate`'s metrics.
+        counts : dict
+            The counts behind accuracy and fairness.
+
+        Examples
+        --------
         >>> task = Task("precision", "tpr", 0.5, "tpr", ("sex",))
         >>> metrics, counts = task.measure([1, 1, 0, 1, 1, 0], [.9, .8, .7, .6, .5, .4], {"sex": list("fffmmm")})
         >>> counts["accuracy"], counts["fairness"]["sex"]
         ([2, 2], {'f': [2, 2], 'm': [0, 2]})
         """
-        groups = self.select_sensitive(sensitive_features)
-        y_pred = self._decisions(y_true, y_score, sensitive_features, seed, at, decision)
-        columns = group_rates(y_true, y_pred, groups, intersectional=False)
-        every = [group_rates(y_true, y_pred, groups)] if self.groups == "intersectional" else columns
-        # A group without rows for the rate (e.g. no negatives for an FPR) has no rate: it is left out
-        # of the ratio, and its zero counts are kept.
-        rates = [column.defined(self.fairness) for column in every]
-        hits, base = self._accuracy_counts(y_true, y_pred)
-        metrics = {"accuracy": ACCURACY_METRICS[self.metric](y_true, y_pred),
-                   "fairness": ratio_of(rates, self.fairness)}
-        metrics["accuracy_low"], metrics["accuracy_high"] = wilson_interval(hits, base, level=level)
-        metrics["fairness_low"], metrics["fairness_high"] = ratio_interval(rate_counts(rates, self.fairness),
-                                                                           level=level)
-        for column in columns:
-            metrics[f"fairness.{column.attribute}"] = ratio_of(column.defined(self.fairness), self.fairness)
-        metrics["auc_y"], metrics["auc_s"] = auc_y(y_true, y_score), auc_s(y_score, groups)
-        counts: dict = {"accuracy": [hits, base], "fairness": {}}
-        for column in every:
-            events, bases = rate_counts(column, self.fairness)
-            counts["fairness"][column.attribute] = {
-                _group_key(group): [int(e), int(b)] for group, e, b in zip(column.groups, events, bases)}
-        return {name: float(value) for name, value in metrics.items()}, counts
-
-
-def _group_key(group) -> str:
-    """A group's name as text (an intersectional group joined with " & ")."""
-    return " & ".join(map(str, group)) if isinstance(group, tuple) else str(group)
+        return _measure(self, y_true, y_score, sensitive_features, seed=seed, at=at, level=level,
+                        decision=decision)
 
 
 def _check_target(target: str, value) -> None:

@@ -105,6 +105,26 @@ def binarize(y_score, y_true, *, tpr=None, fpr=None, top_k=None, threshold=None,
     Rows with equal scores are ordered at random with ``seed``, so the target is met
     exactly and the result is reproducible.
 
+    Parameters
+    ----------
+    y_score, y_true : array-like of shape (n_samples,)
+        Scores and binary labels.
+    tpr, fpr : float, optional
+        Target true- or false-positive rate in [0, 1].
+    top_k : int, optional
+        Number of rows predicted positive.
+    threshold : float, optional
+        A fixed score cut.
+    seed : int, default=0
+        Orders tied scores.
+
+    Returns
+    -------
+    ndarray of int8
+        One 0/1 decision per row.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> scores = np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4])
     >>> labels = np.array([1, 0, 1, 0, 1, 0])
@@ -164,6 +184,15 @@ class OperatingPoint:
     :func:`binarize` breaks ties). ``threshold`` is ``inf`` when nothing was positive and ``-inf`` when
     everything was.
 
+    Parameters
+    ----------
+    threshold : float
+        The cut; not NaN.
+    tie_share : float
+        Share in [0, 1] of the rows at the threshold that are positive.
+
+    Examples
+    --------
     >>> point = OperatingPoint(0.5, 0.0)
     >>> point.apply([0.9, 0.5, 0.1]).tolist()
     [1, 0, 0]
@@ -179,7 +208,20 @@ class OperatingPoint:
             raise InputError(f"tie_share must be in [0, 1], got {self.tie_share}")
 
     def apply(self, y_score, *, seed=0) -> np.ndarray:
-        """0/1 decisions for scores; on the rows it was set on (same seed) it gives :func:`binarize`'s."""
+        """0/1 decisions for scores; on the rows it was set on (same seed) it gives :func:`binarize`'s.
+
+        Parameters
+        ----------
+        y_score : array-like of shape (n_samples,)
+            Scores to decide on.
+        seed : int, default=0
+            Chooses which tied rows are positive.
+
+        Returns
+        -------
+        ndarray of int8
+            One 0/1 decision per row.
+        """
         y_score = as_scores(y_score, "y_score")
         y_pred = (y_score > self.threshold).astype(np.int8)
         tied = np.flatnonzero(y_score == self.threshold)
@@ -197,6 +239,26 @@ def operating_point(y_score, y_true, *, tpr=None, fpr=None, top_k=None, threshol
     A fixed ``threshold`` is its own rule, whatever the rows: ``OperatingPoint(threshold, 1.0)`` (positive at
     or above it).
 
+    Parameters
+    ----------
+    y_score, y_true : array-like of shape (n_samples,)
+        Scores and binary labels of the rows the rule is set on.
+    tpr, fpr : float, optional
+        Target true- or false-positive rate in [0, 1].
+    top_k : int, optional
+        Number of rows predicted positive.
+    threshold : float, optional
+        A fixed score cut.
+    seed : int, default=0
+        Orders tied scores.
+
+    Returns
+    -------
+    OperatingPoint
+        The threshold and the share of its ties that are positive.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> validation = np.array([0.9, 0.8, 0.7, 0.6]); labels = np.array([1, 0, 1, 0])
     >>> point = operating_point(validation, labels, tpr=0.5)

@@ -127,7 +127,20 @@ class Flavor:
                          **{self.model_argument: model}, **kwargs)
 
     def load_model(self, model_uri, dst_path=None):
-        """The fitted model from a model URI (``runs:/``, ``models:/name@alias``, a local path ...)."""
+        """The fitted model from a model URI (``runs:/``, ``models:/name@alias``, a local path ...).
+
+        Parameters
+        ----------
+        model_uri : str
+            Any MLflow model URI of a model of this flavor.
+        dst_path : str or None, default=None
+            Where to download it (None: a temporary folder).
+
+        Returns
+        -------
+        object
+            The fitted estimator, read from the verified data files.
+        """
         return self.read_native(self.read_data(local_model_dir(str(model_uri), dst_path)))
 
     def read_data(self, local_path: str):

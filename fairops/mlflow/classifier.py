@@ -76,15 +76,41 @@ _MLFLOW_TYPES = {"integer": "any", "number": "double", "boolean": "any", "catego
 
 
 def untrusted_types(model_bytes: bytes) -> list[str]:
-    """Types a skops file names that neither skops' defaults nor :data:`TRUSTED_TYPES` cover."""
+    """Types a skops file names that neither skops' defaults nor :data:`TRUSTED_TYPES` cover.
+
+    Parameters
+    ----------
+    model_bytes : bytes
+        A skops file's content.
+
+    Returns
+    -------
+    list of str
+        The types, sorted.
+    """
     import skops.io
 
     return sorted(set(skops.io.get_untrusted_types(data=model_bytes)) - set(TRUSTED_TYPES))
 
 
 def signature_of(schema, decision=None):
-    """MLflow signature: the schema's columns (required by the schema, see the module docstring) and the
-    ``probability`` output (with a decision: ``positive_class`` and ``decision`` too)."""
+    """MLflow signature: the schema's columns and the ``probability`` output.
+
+    The columns are required by the schema (see the module docstring); with a decision the outputs are
+    ``positive_class`` and ``decision`` too.
+
+    Parameters
+    ----------
+    schema : InputSchema
+        The model's input schema.
+    decision : ServedDecision or None, default=None
+        The model's decision, if it answers one.
+
+    Returns
+    -------
+    mlflow.models.ModelSignature
+        The signature.
+    """
     from mlflow.models import ModelSignature
     from mlflow.types import ColSpec, Schema
     from mlflow.types.schema import AnyType
@@ -189,6 +215,36 @@ def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=
     category columns then accept any value unless they are pandas categoricals. ``decision`` (a
     :class:`~fairops.models.ServedDecision`) adds the decision to the answer and its groups' columns
     to the required inputs.
+
+    Parameters
+    ----------
+    sk_model : classifier
+        A fitted two-class classifier with ``predict_proba`` (a pipeline, LightGBM, ...).
+    path : str or os.PathLike
+        The model directory (missing or empty).
+    conda_env : dict, str or None, default=None
+        A conda environment, instead of pip requirements.
+    mlflow_model : mlflow.models.Model or None, default=None
+        The model description to add the flavor to (None: a new one).
+    input_example : DataFrame or None, default=None
+        Rows saved with the model.
+    pip_requirements : list of str or None, default=None
+        None: the shipped fairops wheel and the pinned libraries its files depend on.
+    extra_pip_requirements : list of str or None, default=None
+        Added to the default requirements.
+    metadata : dict or None, default=None
+        Custom metadata recorded in ``MLmodel``.
+    input_schema : InputSchema or None, default=None
+        The input a served model takes, as above.
+    positive_class : object or None, default=None
+        The class whose probability is answered (None: ``classes_[1]``).
+    decision : ServedDecision or None, default=None
+        The decision served with the probability, as above.
+
+    Returns
+    -------
+    mlflow.models.Model
+        The saved model's description.
     """
     import skops
 
@@ -218,7 +274,21 @@ def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=
 def log_model(sk_model, name="model", *, input_schema=None, positive_class=None, decision=None, **kwargs):
     """Log a classifier to the active run (or ``run_id=``); returns MLflow's ``ModelInfo``.
 
-    ``kwargs``: :func:`save_model`'s arguments and ``Model.log``'s (``registered_model_name``, ...).
+    Parameters
+    ----------
+    sk_model : classifier
+        A fitted two-class classifier with ``predict_proba``.
+    name : str, default="model"
+        The model's name in the run.
+    input_schema, positive_class, decision : optional
+        As in :func:`save_model`.
+    **kwargs
+        :func:`save_model`'s arguments and ``Model.log``'s (``registered_model_name``, ...).
+
+    Returns
+    -------
+    mlflow.models.model.ModelInfo
+        What MLflow logged.
     """
     return FLAVOR.log_model(sk_model, name, input_schema=input_schema, positive_class=positive_class,
                             decision=decision, **kwargs)

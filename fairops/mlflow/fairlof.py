@@ -145,6 +145,36 @@ def save_model(
     the columns of ``input_example`` that are not sensitive columns. A detector fitted with
     ``algorithm="approximate"`` on faiss's HNSW graph adds ``faiss-cpu`` to the default requirements
     (with ``search_params={"graph": "nndescent"}`` new rows are searched exactly, without faiss).
+
+    Parameters
+    ----------
+    detector : FairLOF
+        Fitted with ``novelty=True``.
+    path : str or os.PathLike
+        The model directory (missing or empty).
+    conda_env : dict, str or None, default=None
+        A conda environment, instead of pip requirements.
+    mlflow_model : mlflow.models.Model or None, default=None
+        The model description to add the flavor to (None: a new one).
+    signature : mlflow.models.ModelSignature, False or None, default=None
+        Inferred from ``input_example`` when None; False: none.
+    input_example : DataFrame or None, default=None
+        Rows saved with the model.
+    pip_requirements : list of str or None, default=None
+        None: the shipped fairops wheel and the pinned libraries its files depend on.
+    extra_pip_requirements : list of str or None, default=None
+        Added to the default requirements.
+    metadata : dict or None, default=None
+        Custom metadata recorded in ``MLmodel``.
+    feature_names : list of str or None, default=None
+        The feature columns of the serving input, as above.
+    preprocessing : FeatureEncoder or None, default=None
+        The fitted encoder that made the detector's features, as above.
+
+    Returns
+    -------
+    mlflow.models.Model
+        The saved model's description.
     """
     extra = _extra(detector, feature_names, input_example, preprocessing)
     if _needs_faiss(detector) and pip_requirements is None and conda_env is None:
@@ -176,7 +206,21 @@ def save_model(
 def log_model(detector, name="model", *, feature_names=None, preprocessing=None, **kwargs):
     """Log a FairLOF detector to the active run (or ``run_id=``); returns MLflow's ``ModelInfo``.
 
-    ``kwargs``: :func:`save_model`'s arguments and ``Model.log``'s (``registered_model_name``, ...).
+    Parameters
+    ----------
+    detector : FairLOF
+        Fitted with ``novelty=True``.
+    name : str, default="model"
+        The model's name in the run.
+    feature_names, preprocessing : optional
+        As in :func:`save_model`.
+    **kwargs
+        :func:`save_model`'s arguments and ``Model.log``'s (``registered_model_name``, ...).
+
+    Returns
+    -------
+    mlflow.models.model.ModelInfo
+        What MLflow logged.
     """
     return FLAVOR.log_model(detector, name, feature_names=feature_names, preprocessing=preprocessing, **kwargs)
 

@@ -26,6 +26,18 @@ def flavor_for(model):
     Every model fairops logs goes through a fairops flavor, so it loads through fairops' own loader
     with the types fairops trusts (never a list read from ``MLmodel``).
 
+    Parameters
+    ----------
+    model : estimator
+        A fitted model.
+
+    Returns
+    -------
+    module
+        :mod:`fairops.mlflow.scaff`, :mod:`fairops.mlflow.fairlof` or :mod:`fairops.mlflow.classifier`.
+
+    Examples
+    --------
     >>> from sklearn.linear_model import LogisticRegression
     >>> flavor_for(LogisticRegression()).__name__
     'fairops.mlflow.classifier'
@@ -56,6 +68,30 @@ def log_estimator(model, *, run_id, tracking_uri=None, name="model", pip_require
     inferred: requirement inference costs seconds per model). MLflow's ``Model.log`` reads the
     process-wide tracking URI, so ``tracking_uri`` is switched to under a lock for the call. A model the
     flavor fails to save leaves its logged model FAILED (not PENDING) and the error is raised.
+
+    Parameters
+    ----------
+    model : estimator
+        The fitted model.
+    run_id : str
+        The run to log into.
+    tracking_uri : str or None, default=None
+        MLflow tracking URI (None: the process's).
+    name : str, default="model"
+        The model's name in the run.
+    pip_requirements : list of str or None, default=None
+        As above.
+    input_example : DataFrame or None, default=None
+        Rows saved with the model.
+    registered_model_name : str or None, default=None
+        Also register the model under this name.
+    **kwargs
+        The flavor's ``log_model`` arguments.
+
+    Returns
+    -------
+    mlflow.models.model.ModelInfo
+        What MLflow logged.
     """
     import mlflow
     from mlflow.tracking import MlflowClient

@@ -45,6 +45,20 @@ def _open(model_uri, dst_path):
 def load_model(model_uri, dst_path=None):
     """A verified fairops model as an ``mlflow.pyfunc.PyFuncModel`` (signature enforced on predict).
 
+    Parameters
+    ----------
+    model_uri : str
+        Any MLflow model URI (``models:/name@alias``, ``runs:/``, a path).
+    dst_path : str or None, default=None
+        Where to download it (None: a temporary folder).
+
+    Returns
+    -------
+    mlflow.pyfunc.PyFuncModel
+        The model, checking request column names against its input schema first.
+
+    Examples
+    --------
     >>> import tempfile, pandas as pd
     >>> from sklearn.linear_model import LogisticRegression
     >>> from fairops.mlflow import classifier
@@ -99,6 +113,19 @@ def _checked_pyfunc_class():
 
 
 def load_native(model_uri, dst_path=None):
-    """The verified fitted estimator (SCAFF, FairLOF) or pipeline (other classifiers)."""
+    """The verified fitted estimator (SCAFF, FairLOF) or pipeline (other classifiers).
+
+    Parameters
+    ----------
+    model_uri : str
+        Any MLflow model URI.
+    dst_path : str or None, default=None
+        Where to download it (None: a temporary folder).
+
+    Returns
+    -------
+    object
+        The fitted model.
+    """
     _, flavor, data = _open(model_uri, dst_path)
     return flavor.FLAVOR.read_native(data)

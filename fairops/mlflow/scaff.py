@@ -85,8 +85,33 @@ def save_model(
 ):
     """Save a fitted ``SCAFFClassifier``/``SCAFFTreeClassifier`` as an MLflow model at ``path``.
 
-    ``threshold``: optional decision threshold on P(y = 1); the pyfunc then also returns labels.
-    ``signature`` is inferred from ``input_example`` when not given.
+    Parameters
+    ----------
+    sk_model : SCAFFClassifier or SCAFFTreeClassifier
+        The fitted estimator.
+    path : str or os.PathLike
+        The model directory (missing or empty).
+    conda_env : dict, str or None, default=None
+        A conda environment, instead of pip requirements.
+    mlflow_model : mlflow.models.Model or None, default=None
+        The model description to add the flavor to (None: a new one).
+    signature : mlflow.models.ModelSignature, False or None, default=None
+        Inferred from ``input_example`` when None; False: none.
+    input_example : DataFrame or None, default=None
+        Rows saved with the model.
+    pip_requirements : list of str or None, default=None
+        None: the shipped fairops wheel and the pinned libraries its files depend on.
+    extra_pip_requirements : list of str or None, default=None
+        Added to the default requirements.
+    metadata : dict or None, default=None
+        Custom metadata recorded in ``MLmodel``.
+    threshold : float or None, default=None
+        Optional decision threshold on P(y = 1); the pyfunc then also returns labels.
+
+    Returns
+    -------
+    mlflow.models.Model
+        The saved model's description.
     """
     return _flavor.save_flavor_model(
         sk_model,
@@ -109,7 +134,21 @@ def save_model(
 def log_model(sk_model, name="model", *, threshold=None, **kwargs):
     """Log a SCAFF estimator to the active run (or ``run_id=``); returns MLflow's ``ModelInfo``.
 
-    ``kwargs``: :func:`save_model`'s arguments and ``Model.log``'s (``registered_model_name``, ...).
+    Parameters
+    ----------
+    sk_model : SCAFFClassifier or SCAFFTreeClassifier
+        The fitted estimator.
+    name : str, default="model"
+        The model's name in the run.
+    threshold : float or None, default=None
+        As in :func:`save_model`.
+    **kwargs
+        :func:`save_model`'s arguments and ``Model.log``'s (``registered_model_name``, ...).
+
+    Returns
+    -------
+    mlflow.models.model.ModelInfo
+        What MLflow logged.
     """
     return FLAVOR.log_model(sk_model, name, threshold=threshold, **kwargs)
 

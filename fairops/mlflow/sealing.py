@@ -69,6 +69,11 @@ def model_key() -> bytes | None:
 
     Set but empty is an error rather than "no key": a deployment that meant to require signatures
     and lost the value on the way must not load unsigned models.
+
+    Returns
+    -------
+    bytes or None
+        The key, at least ``MIN_KEY_BYTES`` long.
     """
     value = os.environ.get(KEY_ENV)
     if value is None:
@@ -102,7 +107,18 @@ def _signature(document: dict, key: bytes) -> str:
 
 
 def seal(model_dir) -> dict:
-    """Write ``fairops_manifest.json`` over every file of ``model_dir`` (signed when a key is set)."""
+    """Write ``fairops_manifest.json`` over every file of ``model_dir`` (signed when a key is set).
+
+    Parameters
+    ----------
+    model_dir : str or os.PathLike
+        The model directory.
+
+    Returns
+    -------
+    dict
+        The manifest written.
+    """
     model_dir = os.fspath(model_dir)
     files = {}
     for name in _listing(model_dir):
@@ -179,7 +195,18 @@ def _verified(model_dir: str, keep) -> _Verified:
 
 
 def verify(model_dir) -> dict:
-    """Check the seal of ``model_dir`` (see the module docstring), each file read once; return the manifest."""
+    """Check the seal of ``model_dir`` (see the module docstring), each file read once; return the manifest.
+
+    Parameters
+    ----------
+    model_dir : str or os.PathLike
+        The model directory.
+
+    Returns
+    -------
+    dict
+        Its manifest.
+    """
     return _verified(os.fspath(model_dir), lambda name: False).manifest
 
 
@@ -195,6 +222,17 @@ class ModelData:
     nothing is read again. A bare data folder (``files`` None: no ``MLmodel`` above it, no key set)
     reads each file on first use, once.
 
+    Parameters
+    ----------
+    folder : str
+        The data folder.
+    files : dict or None, default=None
+        File name -> the checked bytes; None for a bare data folder.
+    mlmodel : dict or None, default=None
+        The parsed ``MLmodel``.
+
+    Examples
+    --------
     >>> data = ModelData("/models/m/data", {"state.json": b"{}"}, {"flavors": {}})
     >>> data.read("state.json")
     b'{}'
@@ -210,7 +248,18 @@ class ModelData:
         self._files = dict(files or {})
 
     def read(self, name: str) -> bytes:
-        """The bytes of the data file ``name``."""
+        """The bytes of the data file ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The file's name in the data folder.
+
+        Returns
+        -------
+        bytes
+            Its content.
+        """
         if name not in self._files:
             if self.sealed:
                 raise ModelFilesError(f"model file {name!r} is missing from {self.folder}")
@@ -254,6 +303,16 @@ def read_model(model_dir) -> ModelData:
 
     Every file is opened once; the bytes returned are the bytes whose sha256 was checked, so what is
     verified is what the flavor parses, whatever happens to the folder meanwhile.
+
+    Parameters
+    ----------
+    model_dir : str or os.PathLike
+        The model directory.
+
+    Returns
+    -------
+    ModelData
+        Its data files and ``MLmodel``.
     """
     root = os.path.abspath(os.fspath(model_dir))
     verified = _verified(root, _used_by_loaders)
@@ -271,8 +330,17 @@ def verify_enclosing(data_path) -> ModelData:
     ``data`` as every flavor's data, and the folder handed over must be exactly ``<model>/data``, so
     an edited ``data:`` cannot send the loader to files the seal does not cover. A bare data folder
     (no ``MLmodel`` at or above it) is left to the data folder's own checks, but only without a key:
-    with ``FAIROPS_MODEL_KEY`` set, only a signed model directory loads. Returns the data files to
-    parse (:class:`ModelData`).
+    with ``FAIROPS_MODEL_KEY`` set, only a signed model directory loads.
+
+    Parameters
+    ----------
+    data_path : str or os.PathLike
+        The data folder MLflow hands over.
+
+    Returns
+    -------
+    ModelData
+        The data files to parse.
     """
     raw = os.fspath(data_path)
     if ".." in raw.replace(os.sep, "/").split("/"):
@@ -298,6 +366,18 @@ def copy_verified(model_dir, target) -> str:
     ``fairops serve`` serves such a copy in a folder of its own: the folder it was given may change
     while the worker processes start, the copy does not, so every worker loads the model the server
     checked (and checks it again).
+
+    Parameters
+    ----------
+    model_dir : str or os.PathLike
+        The model directory.
+    target : str or os.PathLike
+        A folder that does not exist yet.
+
+    Returns
+    -------
+    str
+        ``target``.
     """
     verified = _verified(os.fspath(model_dir), lambda name: True)
     target = os.fspath(target)

@@ -17,7 +17,8 @@ from .columns import RestoreCategories, SCAFFOnColumns
 from .decision import ServedDecision
 from .encoding import CategoryCodes
 from .network import WeightDecayMLP
-from .schema import Column, InputSchema, columns_taking_missing_values, takes_unseen_categories
+from .probes import columns_taking_missing_values, takes_unseen_categories
+from .schema import Column, InputSchema
 
 __all__ = ["CategoryCodes", "Column", "InputSchema", "RestoreCategories", "SCAFFOnColumns", "ServedDecision",
            "WeightDecayMLP",

@@ -18,6 +18,23 @@ from ..scaff import SCAFFClassifier
 class SCAFFOnColumns(ClassifierMixin, BaseEstimator):
     """A :class:`~fairops.scaff.SCAFFClassifier` whose sensitive features are columns of ``X``.
 
+    Parameters
+    ----------
+    sensitive_columns : sequence of str, default=("sex",)
+        The columns of ``X`` passed as ``sensitive_features`` (they stay features too).
+    theta, n_estimators, max_depth, max_features, random_state : optional
+        The forest's, as in :class:`~fairops.scaff.SCAFFClassifier` (defaults 0.5, 100, 4, "sqrt", 0);
+        it grows its trees in one thread.
+
+    Attributes
+    ----------
+    forest_ : SCAFFClassifier
+        The fitted forest.
+    classes_ : ndarray of shape (2,)
+        The two classes.
+
+    Examples
+    --------
     >>> import numpy as np, pandas as pd
     >>> rng = np.random.default_rng(0)
     >>> X = pd.DataFrame({"x": rng.normal(size=300), "sex": pd.Categorical(rng.choice(["F", "M"], 300))})
@@ -37,6 +54,22 @@ class SCAFFOnColumns(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):
+        """Fit the forest, its sensitive features read from ``X``.
+
+        Parameters
+        ----------
+        X : DataFrame
+            Features, holding the sensitive columns.
+        y : array-like of shape (n_samples,)
+            Two classes.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights.
+
+        Returns
+        -------
+        self
+            The fitted model.
+        """
         columns = list(self.sensitive_columns)
         missing = [c for c in columns if c not in getattr(X, "columns", ())]
         if missing:
@@ -49,9 +82,33 @@ class SCAFFOnColumns(ClassifierMixin, BaseEstimator):
         return self
 
     def predict_proba(self, X):
+        """The forest's class probabilities.
+
+        Parameters
+        ----------
+        X : DataFrame
+            Rows to score.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Probabilities of ``classes_[0]`` and ``classes_[1]``.
+        """
         return self.forest_.predict_proba(X)
 
     def predict(self, X):
+        """The forest's predicted classes.
+
+        Parameters
+        ----------
+        X : DataFrame
+            Rows to classify.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted classes.
+        """
         return self.forest_.predict(X)
 
 
@@ -63,6 +120,13 @@ class RestoreCategories(BaseEstimator):
     outside them becomes missing, so the step itself takes missing values (what the model behind
     it does with them is the model's business).
 
+    Attributes
+    ----------
+    categories_ : dict
+        ``{column: categories}`` of the training frame's ``category`` columns.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> train = pd.DataFrame({"c": pd.Categorical(["a", "b"]), "x": [1, 2]})
     >>> step = RestoreCategories().fit(train)
@@ -71,6 +135,20 @@ class RestoreCategories(BaseEstimator):
     """
 
     def fit(self, X, y=None):
+        """Record the categories of the ``category`` columns of ``X``.
+
+        Parameters
+        ----------
+        X : DataFrame
+            Training rows.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+            The fitted step.
+        """
         import pandas as pd
 
         self.categories_ = {
@@ -80,6 +158,18 @@ class RestoreCategories(BaseEstimator):
         return self
 
     def transform(self, X):
+        """Give the recorded columns their categories back; other values become missing.
+
+        Parameters
+        ----------
+        X : DataFrame
+            Rows holding every recorded column.
+
+        Returns
+        -------
+        DataFrame
+            A copy with those columns as ``category`` columns.
+        """
         import pandas as pd
 
         X = X.copy()

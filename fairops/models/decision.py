@@ -35,7 +35,17 @@ from .schema import Column, InputSchema
 
 @dataclass(frozen=True)
 class ServedDecision:
-    """Positive-class label, the decision rule, and (optionally) the columns the model reads."""
+    """Positive-class label, the decision rule, and (optionally) the columns the model reads.
+
+    Parameters
+    ----------
+    positive_label : str
+        What the positive class means.
+    rule : OperatingPoint or GroupThresholds
+        The rule set on the validation rows.
+    model_inputs : tuple of str or None, default=None
+        The columns the model itself reads, when the input holds more.
+    """
 
     positive_label: str
     rule: Any
@@ -60,13 +70,34 @@ class ServedDecision:
         return self.rule.columns if isinstance(self.rule, GroupThresholds) else ()
 
     def check_groups(self, frame) -> None:
-        """Refuse, in one line, a request row whose group had no threshold (before the schema turns an
-        unknown value of a category column into a missing one); columns it lacks are the schema's to name."""
+        """Refuse, in one line, a request row whose group had no threshold.
+
+        It runs before the schema turns an unknown value of a category column into a missing one; columns
+        the request lacks are the schema's to name.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            The request's rows.
+        """
         if self.columns and all(c in frame.columns for c in self.columns):
             self.rule.group_index({c: frame[c].astype(object).to_numpy() for c in self.columns}, len(frame))
 
     def decide(self, probability: np.ndarray, rows) -> np.ndarray:
-        """0/1 per row at its (group's) threshold; ``rows`` (the checked input) holds the groups' columns."""
+        """0/1 per row at its (group's) threshold; ``rows`` (the checked input) holds the groups' columns.
+
+        Parameters
+        ----------
+        probability : ndarray of shape (n_samples,)
+            The model's probability of the positive class.
+        rows : DataFrame or None
+            The checked input (None will do for a single rule).
+
+        Returns
+        -------
+        ndarray of int8
+            One 0/1 decision per row.
+        """
         if isinstance(self.rule, OperatingPoint):
             return served_decision(self.rule, probability)
         index = self.rule.group_index({c: rows[c].astype(object).to_numpy() for c in self.columns}, len(rows))
@@ -77,7 +108,18 @@ class ServedDecision:
         return decided
 
     def extend_schema(self, schema: InputSchema) -> InputSchema:
-        """``schema`` with the groups' columns appended as required category inputs (values: the groups')."""
+        """``schema`` with the groups' columns appended as required category inputs (values: the groups').
+
+        Parameters
+        ----------
+        schema : InputSchema
+            The model's schema.
+
+        Returns
+        -------
+        InputSchema
+            The schema the served model checks.
+        """
         names = {c.name for c in schema.columns}
         added = []
         for j, column in enumerate(self.columns):
@@ -87,7 +129,13 @@ class ServedDecision:
         return InputSchema((*schema.columns, *added), schema.unseen_categories)
 
     def to_dict(self) -> dict:
-        """Plain JSON-able form (stored in the model's ``model.json``)."""
+        """Plain JSON-able form (stored in the model's ``model.json``).
+
+        Returns
+        -------
+        dict
+            ``mode``, ``positive_label``, ``rule`` and ``model_inputs``.
+        """
         rule = (self.rule.to_dict() if isinstance(self.rule, GroupThresholds)
                 else {"threshold": self.rule.threshold, "tie_share": self.rule.tie_share})
         return {"mode": self.mode, "positive_label": self.positive_label, "rule": rule,
@@ -95,7 +143,18 @@ class ServedDecision:
 
     @classmethod
     def from_dict(cls, document) -> ServedDecision:
-        """The inverse of :meth:`to_dict`; a ValueError names what is malformed."""
+        """The inverse of :meth:`to_dict`; a ValueError names what is malformed.
+
+        Parameters
+        ----------
+        document : dict
+            What :meth:`to_dict` returned.
+
+        Returns
+        -------
+        ServedDecision
+            The decision.
+        """
         if not isinstance(document, dict) or document.get("mode") not in ("single", "per-group"):
             raise InputError(f"a decision document needs mode 'single' or 'per-group', got {document!r:.200}")
         rule: Any = document.get("rule")  # as stored: each kind of rule refuses what it cannot read

@@ -15,6 +15,15 @@ class CategoryCodes(TransformerMixin, BaseEstimator):
     and the one-hot columns come out the same as from the labels themselves, several times faster
     (no per-row string comparisons). The categories seen in ``fit`` must be those of every later input.
 
+    Attributes
+    ----------
+    categories_ : list of list
+        Each column's categories.
+    n_features_in_ : int
+        Number of columns.
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> X = pd.DataFrame({"c": pd.Categorical(["b", "a", "b"])})
     >>> CategoryCodes().fit(X).transform(X).ravel().tolist()
@@ -22,6 +31,20 @@ class CategoryCodes(TransformerMixin, BaseEstimator):
     """
 
     def fit(self, X, y=None):
+        """Record each column's categories.
+
+        Parameters
+        ----------
+        X : DataFrame
+            Columns of pandas ``category`` dtype only.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+            The fitted step.
+        """
         self.categories_ = [list(self._column(X, c).cat.categories) for c in X.columns]
         self.n_features_in_ = X.shape[1]
         return self
@@ -36,6 +59,18 @@ class CategoryCodes(TransformerMixin, BaseEstimator):
         return column
 
     def transform(self, X):
+        """The columns' integer codes.
+
+        Parameters
+        ----------
+        X : DataFrame
+            ``category`` columns with the categories seen in ``fit``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_columns)
+            The codes.
+        """
         codes = []
         for name, categories in zip(X.columns, self.categories_):
             column = self._column(X, name)

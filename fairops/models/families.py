@@ -68,11 +68,23 @@ from .network import WeightDecayMLP
 class Family:
     """A model family of the tuning table (see the module docstring).
 
-    ``needs_encoding``: the family takes one-hot categories and scaled numbers (a pipeline adds them);
-    ``reads_sensitive``: ``suggest`` also takes the sensitive column names (the model reads them);
-    ``trusted_types``: the types beyond skops' defaults its fitted model is made of;
-    ``bases``: a reduction's base families (the parameter ``base_param`` chooses one; the base family
-    decides the encoding), empty for every other family.
+    Parameters
+    ----------
+    name : str
+        The family's name in the table.
+    suggest : callable
+        ``suggest(trial, profile, seed)`` (see the module docstring for the other forms): an unfitted
+        estimator with hyperparameters suggested on ``trial``.
+    needs_encoding : bool, default=True
+        The family takes one-hot categories and scaled numbers (a pipeline adds them).
+    reads_sensitive : bool, default=False
+        ``suggest`` also takes the sensitive column names (the model reads them).
+    trusted_types : tuple of str, default=()
+        The types beyond skops' defaults its fitted model is made of.
+    bases : tuple of str, default=()
+        A reduction's base families (the base family decides the encoding), empty for every other family.
+    base_param : str or None, default=None
+        The parameter that chooses a reduction's base family.
     """
 
     name: str
@@ -260,9 +272,21 @@ def built_in_trusted_types() -> tuple[str, ...]:
 
 
 def families_for(*, blind: bool = False) -> list[str]:
-    """The built-in families a run tunes by default: all eight, or without those reading the sensitive
-    columns when ``blind`` (the reductions read them only to fit, so they stay).
+    """The built-in families a run tunes by default: all eight, or without those reading the sensitive columns.
 
+    Parameters
+    ----------
+    blind : bool, default=False
+        Leave out the families whose model reads the sensitive columns (the reductions read them only to
+        fit, so they stay).
+
+    Returns
+    -------
+    list of str
+        Family names in table order.
+
+    Examples
+    --------
     >>> len(families_for()), "scaff_forest" in families_for(blind=True), families_for(blind=True)[-1]
     (8, False, 'grid_search')
     """

@@ -17,6 +17,32 @@ class WeightDecayMLP(ClassifierMixin, BaseEstimator):
     one of ``max_epochs`` epochs is run (scikit-learn's stop after 10 epochs without improvement is
     switched off).
 
+    Parameters
+    ----------
+    hidden_layer_sizes : tuple of int, default=(100,)
+        Units per hidden layer.
+    weight_decay : float, default=0.0
+        PyTorch's ``weight_decay``, >= 0.
+    batch_size : int, default=2048
+        Rows per batch.
+    max_epochs : int, default=50
+        Epochs trained, all of them.
+    learning_rate : float, default=1e-3
+        Adam's learning rate.
+    beta_1, beta_2 : float, default=0.9, 0.999
+        Adam's moment decays.
+    random_state : int, RandomState or None, default=None
+        Seeds the weights and the batches.
+
+    Attributes
+    ----------
+    network_ : MLPClassifier
+        The fitted network.
+    classes_ : ndarray
+        The classes.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> X = np.random.default_rng(0).normal(size=(200, 3)); y = (X[:, 0] > 0).astype(int)
     >>> model = WeightDecayMLP((8,), weight_decay=0.01, batch_size=64, max_epochs=5).fit(X, y)
@@ -36,6 +62,22 @@ class WeightDecayMLP(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):
+        """Train the network for ``max_epochs`` epochs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric features.
+        y : array-like of shape (n_samples,)
+            Classes.
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights.
+
+        Returns
+        -------
+        self
+            The fitted model.
+        """
         import warnings
 
         from sklearn.exceptions import ConvergenceWarning
@@ -58,7 +100,31 @@ class WeightDecayMLP(ClassifierMixin, BaseEstimator):
         return self
 
     def predict_proba(self, X):
+        """The network's class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Probabilities, columns in ``classes_`` order.
+        """
         return self.network_.predict_proba(X)
 
     def predict(self, X):
+        """The network's predicted classes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted classes.
+        """
         return self.network_.predict(X)

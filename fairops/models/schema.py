@@ -51,6 +51,7 @@ import numpy as np
 
 from .._column_names import describe, near_misses, space_clashes
 from ..errors import InputError
+from .probes import columns_taking_missing_values, takes_unseen_categories
 
 KINDS = ("integer", "number", "boolean", "category")
 _SHOWN = 8  # categories named in a message
@@ -58,8 +59,19 @@ _SHOWN = 8  # categories named in a message
 
 @dataclass(frozen=True)
 class Column:
-    """One required input column: name, kind, the known values of a ``category`` column (None: any),
-    and whether the model takes a missing value there."""
+    """One required input column: its name, kind, known categories, and whether it may be missing.
+
+    Parameters
+    ----------
+    name : str
+        The column's name.
+    kind : {"integer", "number", "boolean", "category"}
+        What it holds.
+    categories : tuple or None, default=None
+        The known values of a ``category`` column (None: any).
+    missing : bool, default=False
+        Whether the model takes a missing value there.
+    """
 
     name: str
     kind: str
@@ -108,7 +120,15 @@ def _first(mask) -> int:
 
 @dataclass(frozen=True)
 class InputSchema:
-    """Required columns in order, and whether the model takes categories unseen in training."""
+    """Required columns in order, and whether the model takes categories unseen in training.
+
+    Parameters
+    ----------
+    columns : tuple of Column
+        The required columns, at least one, each named once.
+    unseen_categories : bool, default=False
+        Whether the model takes categories unseen in training.
+    """
 
     columns: tuple
     unseen_categories: bool = False
@@ -133,6 +153,20 @@ class InputSchema:
         ``missing_values`` names the columns that take a missing value (``True``: all of them). A
         ``category`` column's known values are the categories of a pandas categorical; a plain text
         column accepts any value.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            Training rows; text column names.
+        missing_values : sequence of str or True, default=()
+            The columns that take a missing value (``True``: all of them).
+        unseen_categories : bool, default=False
+            Whether the model takes categories unseen in training.
+
+        Returns
+        -------
+        InputSchema
+            The schema.
         """
         import pandas as pd
 
@@ -152,12 +186,31 @@ class InputSchema:
 
     @classmethod
     def for_model(cls, model, frame) -> InputSchema:
-        """The schema of the training ``frame``, with what the fitted ``model`` takes read off the model."""
+        """The schema of the training ``frame``, with what the fitted ``model`` takes read off the model.
+
+        Parameters
+        ----------
+        model : estimator
+            The fitted model (a pipeline is read step by step).
+        frame : DataFrame
+            Its training rows.
+
+        Returns
+        -------
+        InputSchema
+            The schema.
+        """
         return cls.from_frame(frame, missing_values=columns_taking_missing_values(model, frame),
                               unseen_categories=takes_unseen_categories(model))
 
     def to_dict(self) -> dict:
-        """JSON-able form (the inverse of :meth:`from_dict`)."""
+        """JSON-able form (the inverse of :meth:`from_dict`).
+
+        Returns
+        -------
+        dict
+            ``{"columns": [...], "unseen_categories": bool}``.
+        """
         return {"columns": [{"name": c.name, "kind": c.kind, "missing": c.missing,
                              **({} if c.categories is None else {"categories": list(c.categories)})}
                             for c in self.columns],
@@ -165,7 +218,18 @@ class InputSchema:
 
     @classmethod
     def from_dict(cls, document) -> InputSchema:
-        """Rebuild from :meth:`to_dict`'s form; a malformed document is a ``ValueError``."""
+        """Rebuild from :meth:`to_dict`'s form; a malformed document is a ``ValueError``.
+
+        Parameters
+        ----------
+        document : dict
+            What :meth:`to_dict` returned.
+
+        Returns
+        -------
+        InputSchema
+            The schema.
+        """
         if not isinstance(document, dict) or not isinstance(document.get("columns"), list) \
                 or set(document) - {"columns", "unseen_categories"}:
             raise InputError("an input schema document must be a dict with a 'columns' list and "
@@ -185,7 +249,23 @@ class InputSchema:
         return cls(tuple(columns), unseen)
 
     def check(self, data):
-        """``data`` as the model was trained on (columns in order, training dtypes); else a one-line error."""
+        """``data`` as the model was trained on (columns in order, training dtypes); else a one-line error.
+
+        Parameters
+        ----------
+        data : DataFrame
+            Request rows.
+
+        Returns
+        -------
+        DataFrame
+            The required columns, checked and converted.
+
+        Raises
+        ------
+        InputError
+            Naming the column, the row and the value refused.
+        """
         import pandas as pd
 
         if not isinstance(data, pd.DataFrame):
@@ -201,10 +281,19 @@ class InputSchema:
         return pd.DataFrame(checked)
 
     def check_names(self, names) -> None:
-        """Refuse request column ``names`` a reader would take for the model's own: two names equal once
-        stripped of surrounding spaces where one is (or strips to) a model column, or a model column sent
-        only with spaces around its name. Names are compared exactly, never stripped.
+        """Refuse request column ``names`` a reader would take for the model's own.
 
+        That is two names equal once stripped of surrounding spaces where one is (or strips to) a model
+        column, or a model column sent only with spaces around its name. Names are compared exactly, never
+        stripped.
+
+        Parameters
+        ----------
+        names : list of str
+            The request's column names.
+
+        Examples
+        --------
         >>> schema = InputSchema((Column("x1", "number"),))
         >>> schema.check_names(["x1", "other", " other"])
         >>> schema.check_names(["x1", " x1 "])
@@ -285,69 +374,3 @@ def _as_floats(name, present, absent) -> np.ndarray:
         row = next(i for i, v in enumerate(present)
                    if isinstance(v, numbers.Integral) and abs(v) > 2**1023)  # type: ignore[operator]
         raise InputError(f"column {name!r} has a number too large for a float in row {row}") from None
-
-
-def _leaves(model):
-    """The estimators a fitted model is made of (pipeline steps and column-transformer parts, recursively)."""
-    from sklearn.compose import ColumnTransformer
-    from sklearn.pipeline import Pipeline
-
-    if isinstance(model, Pipeline):
-        for _, step in model.steps:
-            yield from _leaves(step)
-    elif isinstance(model, ColumnTransformer):
-        parts = getattr(model, "transformers_", model.transformers)
-        for _, part, _ in parts:
-            if not isinstance(part, str):  # "drop" and "passthrough" are strings
-                yield from _leaves(part)
-    elif model is not None and not isinstance(model, str):
-        yield model
-
-
-def columns_taking_missing_values(model, frame) -> list[str]:
-    """The columns of ``frame`` where ``model`` answers a training row with that value missing.
-
-    Probed one column at a time on the first row: the model must return finite probabilities
-    without raising.
-
-    >>> import pandas as pd
-    >>> from sklearn.linear_model import LogisticRegression
-    >>> from sklearn.tree import DecisionTreeClassifier
-    >>> X = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0], "b": [1.0, 0.0, 1.0, 0.0]})
-    >>> columns_taking_missing_values(LogisticRegression().fit(X, [0, 0, 1, 1]), X)
-    []
-    >>> columns_taking_missing_values(DecisionTreeClassifier().fit(X, [0, 0, 1, 1]), X)
-    ['a', 'b']
-    """
-    import warnings
-
-    import pandas as pd
-
-    row = frame.iloc[[0]].astype({c: object for c in frame.columns
-                                  if isinstance(frame[c].dtype, pd.CategoricalDtype)})
-    taking = []
-    for column in frame.columns:
-        probe = row.copy()
-        probe[column] = pd.Series([None], index=probe.index, dtype=object if row[column].dtype == object else float)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                answered = bool(np.isfinite(np.asarray(model.predict_proba(probe), dtype=np.float64)).all())
-        except Exception:  # noqa: BLE001 - whatever the model raises, it does not take the value
-            answered = False
-        if answered:
-            taking.append(column)
-    return taking
-
-
-def takes_unseen_categories(model) -> bool:
-    """Whether ``model`` one-hot encodes its categories and ignores unknown ones.
-
-    >>> from sklearn.preprocessing import OneHotEncoder
-    >>> takes_unseen_categories(OneHotEncoder(handle_unknown="ignore")), takes_unseen_categories(OneHotEncoder())
-    (True, False)
-    """
-    from sklearn.preprocessing import OneHotEncoder
-
-    encoders = [part for part in _leaves(model) if isinstance(part, OneHotEncoder)]
-    return bool(encoders) and all(encoder.handle_unknown != "error" for encoder in encoders)

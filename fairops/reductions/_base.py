@@ -192,12 +192,34 @@ class ReductionBase(ClassifierMixin, BaseEstimator):
         return score
 
     def predict_proba(self, X) -> np.ndarray:
-        """``[1 - score, score]`` per row, the score as ``mix`` says (see :mod:`fairops.reductions._base`)."""
+        """``[1 - score, score]`` per row, the score as ``mix`` says (see :mod:`fairops.reductions._base`).
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Scores of ``classes_[0]`` and ``classes_[1]``.
+        """
         score = self._score(X)
         return np.column_stack([1.0 - score, score])
 
     def predict(self, X) -> np.ndarray:
-        """The class whose score is at least 0.5 (deterministic)."""
+        """The class whose score is at least 0.5 (deterministic).
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted classes.
+        """
         positive = self._score(X) >= 0.5
         return self.classes_[positive.astype(np.intp)]
 

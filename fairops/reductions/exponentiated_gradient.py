@@ -32,19 +32,68 @@ _SHRINK_REGRET, _SHRINK_ETA = 0.8, 0.8
 class ExponentiatedGradient(ReductionBase):
     """A fair randomized classifier over any scikit-learn classifier that takes sample weights.
 
-    ``constraint``: ``"tpr"`` (equal opportunity), ``"fpr"`` (predictive equality) or ``"ppr"``
-    (demographic parity), held within ``difference_bound`` (default 0.01) of the overall rate, or as a
-    ratio of at least ``ratio_bound`` (plus ``ratio_bound_slack``), for every group of every attribute
-    (``groups="lowest"``) or of their combinations (``"intersectional"``). ``costs``: the error's cost of
-    a false positive and a false negative (default 1 and 1). ``eps``: the multipliers' bound ``B = 1/eps``.
-    The groups are needed to fit, never to predict; ``mix`` says what ``predict_proba`` answers (see
-    :mod:`fairops.reductions._base`).
+    The groups are needed to fit, never to predict.
 
-    Fitted: ``predictors_``, ``weights_``, ``classes_``, ``n_iter_`` (rounds played), ``best_iter_``,
-    ``best_gap_`` (the duality gap of the result), ``nu_``, ``n_oracle_calls_`` (base fits),
-    ``train_error_`` and ``train_gamma_`` (the result's error and moments on the training rows, moments
-    minus their bound: all <= 0 means the constraint holds there), ``oracle_seconds_``.
+    Parameters
+    ----------
+    estimator : classifier or None, default=None
+        The base estimator, cloned for each best response; its ``fit`` must take the rows' weights.
+        None: ``DecisionTreeClassifier(random_state=0)``.
+    constraint : {"tpr", "fpr", "ppr"}, default="tpr"
+        Equal opportunity, predictive equality or demographic parity.
+    difference_bound : float or None, default=None
+        Hold each group's rate within this of the overall rate (None: 0.01, unless ``ratio_bound``).
+    ratio_bound : float in (0, 1] or None, default=None
+        Hold each group's rate and the overall rate at a ratio of at least this instead (plus
+        ``ratio_bound_slack``).
+    ratio_bound_slack : float, default=0.0
+        The ratio constraint's additive slack.
+    groups : {"lowest", "intersectional"}, default="lowest"
+        Constrain every group of every attribute, or of their combinations.
+    costs : dict or None, default=None
+        ``{"fp": cost, "fn": cost}``: the error's cost of a false positive and a false negative
+        (default 1 and 1).
+    eps : float, default=0.01
+        The multipliers' bound is ``B = 1/eps``.
+    max_iter : int, default=50
+        Most rounds played.
+    nu : float or None, default=None
+        The duality gap that ends the run (None: half the standard error of the first best response's error).
+    eta0 : float, default=2.0
+        Initial step of the multipliers (divided by ``B``).
+    run_linprog_step : bool, default=True
+        Also try the game's saddle point over the predictors found so far each round.
+    mix : {"decisions", "probabilities"}, default="decisions"
+        What ``predict_proba`` answers (see :mod:`fairops.reductions._base`).
+    sample_weight_name : str, default="sample_weight"
+        The argument of the base estimator's ``fit`` that takes the weights.
+    random_state : int, RandomState or None, default=None
+        Seeds the base estimator's ``random_state``, when it has one.
 
+    Attributes
+    ----------
+    predictors_ : list of classifier
+        The fitted best responses.
+    weights_ : ndarray
+        The randomized classifier's weight of each predictor.
+    classes_ : ndarray of shape (2,)
+        The two classes.
+    n_iter_, best_iter_ : int
+        Rounds played, and the one chosen.
+    best_gap_ : float
+        The duality gap of the result.
+    nu_ : float
+        The ``nu`` used.
+    n_oracle_calls_ : int
+        Base fits.
+    train_error_, train_gamma_ : float, ndarray
+        The result's error and moments on the training rows, moments minus their bound: all <= 0 means
+        the constraint holds there.
+    oracle_seconds_ : float
+        Time spent in base fits.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> s = rng.integers(0, 2, 2000); X = np.column_stack([rng.normal(size=2000) + s, s])
@@ -83,7 +132,22 @@ class ExponentiatedGradient(ReductionBase):
         self.random_state = random_state
 
     def fit(self, X, y, *, sensitive_features=None):
-        """Play the game on ``(X, y)`` with the groups of ``sensitive_features`` (a column or a DataFrame)."""
+        """Play the game on ``(X, y)`` with the groups of ``sensitive_features`` (a column or a DataFrame).
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            Features, as the base estimator takes them.
+        y : array-like of shape (n_samples,)
+            Two classes.
+        sensitive_features : DataFrame, Series, dict or array-like
+            The groups the constraint compares (required).
+
+        Returns
+        -------
+        self
+            The fitted reduction.
+        """
         X, y01, constraint, objective, _ = self._prepare(X, y, sensitive_features)
         bound_norm = 1.0 / float(self.eps)
         game = LagrangianGame(X, constraint, objective, bound_norm, self._best_response_fitter(), self._decide)

@@ -26,16 +26,46 @@ from ._base import ReductionBase
 class GridSearch(ReductionBase):
     """The best of ``grid_size`` cost-sensitive fits of any scikit-learn classifier, by error and fairness.
 
-    Parameters as :class:`~fairops.reductions.ExponentiatedGradient`'s for the constraint; ``grid_size``,
-    ``grid_limit`` (the multipliers' L1 bound) and ``constraint_weight`` (the weight of the largest moment
-    against the error when the predictor is chosen) for the grid. Its score is the chosen predictor's 0/1
-    decision, ties broken by a hash of the row (``mix="decisions"``, the default), or its probability
-    (``mix="probabilities"``); see :mod:`fairops.reductions._base`.
+    Its score is the chosen predictor's 0/1 decision, ties broken by a hash of the row
+    (``mix="decisions"``, the default), or its probability (``mix="probabilities"``); see
+    :mod:`fairops.reductions._base`.
 
-    Fitted: ``predictors_`` (one per grid point), ``weights_`` (1 on the chosen one), ``best_index_``,
-    ``lambdas_`` (the grid, one row per point), ``errors_`` and ``gammas_`` (each predictor's error and
-    moments on the training rows), ``classes_``, ``n_oracle_calls_``.
+    Parameters
+    ----------
+    estimator, constraint, difference_bound, ratio_bound, ratio_bound_slack, groups, costs : optional
+        The base estimator and the constraint, as :class:`~fairops.reductions.ExponentiatedGradient`'s.
+    grid_size : int, default=10
+        Number of multiplier vectors.
+    grid_limit : float, default=2.0
+        The multipliers' L1 bound.
+    constraint_weight : float in [0, 1], default=0.5
+        The weight of the largest moment against the error when the predictor is chosen.
+    mix : {"decisions", "probabilities"}, default="decisions"
+        The score, as above.
+    sample_weight_name : str, default="sample_weight"
+        The argument of the base estimator's ``fit`` that takes the weights.
+    random_state : int, RandomState or None, default=None
+        Seeds the base estimator's ``random_state``, when it has one.
 
+    Attributes
+    ----------
+    predictors_ : list of classifier
+        One per grid point.
+    weights_ : ndarray
+        1 on the chosen one.
+    best_index_ : int
+        The chosen one.
+    lambdas_ : ndarray
+        The grid, one row per point.
+    errors_, gammas_ : ndarray
+        Each predictor's error and moments on the training rows.
+    classes_ : ndarray of shape (2,)
+        The two classes.
+    n_oracle_calls_ : int
+        Base fits.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> s = rng.integers(0, 2, 1000); X = np.column_stack([rng.normal(size=1000) + s, s])
@@ -70,7 +100,22 @@ class GridSearch(ReductionBase):
         self.random_state = random_state
 
     def fit(self, X, y, *, sensitive_features=None):
-        """Fit one predictor per grid point on ``(X, y)``; choose one (see the module docstring)."""
+        """Fit one predictor per grid point on ``(X, y)``; choose one (see the module docstring).
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            Features, as the base estimator takes them.
+        y : array-like of shape (n_samples,)
+            Two classes.
+        sensitive_features : DataFrame, Series, dict or array-like
+            The groups the constraint compares (required).
+
+        Returns
+        -------
+        self
+            The fitted reduction.
+        """
         X, _, constraint, objective, groups = self._prepare(X, y, sensitive_features)
         self.lambdas_ = grid_points(constraint, groups.codes, int(self.grid_size), float(self.grid_limit))
         fit = self._best_response_fitter()

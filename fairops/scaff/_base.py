@@ -102,11 +102,24 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
     def fit(self, X, y, sensitive_features=None, sample_weight=None):
         """Grow the tree(s).
 
-        ``sensitive_features``: one or more columns (DataFrame, Series, dict, 1-D/2-D array),
-        binary or multi-valued, one row per sample. ``None`` = no sensitive attribute (the
-        AUC_S term is 0.5, so the trees are plain AUC trees; a warning is issued if theta > 0).
-        ``sample_weight``: weights >= 0 per row, multiplied with ``class_weight`` and, in a
-        forest, with each tree's bootstrap counts; rows of weight 0 take no part in growth.
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Features; ``category`` columns are encoded as codes.
+        y : array-like of shape (n_samples,)
+            Two classes.
+        sensitive_features : DataFrame, Series, dict, array-like or None, default=None
+            One or more columns (1-D/2-D array), binary or multi-valued, one row per sample. ``None`` =
+            no sensitive attribute (the AUC_S term is 0.5, so the trees are plain AUC trees; a warning is
+            issued if theta > 0).
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Weights >= 0 per row, multiplied with ``class_weight`` and, in a forest, with each tree's
+            bootstrap counts; rows of weight 0 take no part in growth.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
         """
         checked_params(self)
         n_estimators, bootstrap, max_features, n_jobs = self._forest_spec()
@@ -217,7 +230,18 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         return validate_data(self, X, dtype=np.float64, reset=False)
 
     def predict_proba(self, X):
-        """``(n, 2)`` probabilities; column 1 is the mean over trees of the leaf's P(y = 1)."""
+        """``(n, 2)`` probabilities; column 1 is the mean over trees of the leaf's P(y = 1).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Probabilities of ``classes_[0]`` and ``classes_[1]``.
+        """
         X = self._checked_X(X)
         positive = _native.predict_mean_leaf_value(
             X,
@@ -231,7 +255,18 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         return np.column_stack([1.0 - positive, positive])
 
     def predict(self, X):
-        """The class with probability above 0.5 (ties go to ``classes_[0]``)."""
+        """The class with probability above 0.5 (ties go to ``classes_[0]``).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Rows to classify.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Predicted classes.
+        """
         positive = self.predict_proba(X)[:, 1] > 0.5
         return self.classes_[positive.astype(np.intp)]
 
@@ -244,6 +279,7 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
 
     @property
     def n_trees_(self) -> int:
+        """Number of fitted trees."""
         check_is_fitted(self, "node_offsets_")
         return len(self.node_offsets_) - 1
 

@@ -25,12 +25,52 @@ class SCAFFClassifier(SCAFFBase):
     ``random_state`` before any tree is grown, so the model is the same for every ``n_jobs``.
     Trees grow in a thread pool of ``n_jobs`` threads (the compiled kernel releases the GIL).
 
-    Parameters are those of :class:`SCAFFTreeClassifier` plus ``n_estimators``,
-    ``bootstrap``, ``n_jobs`` (None = 1, -1 = all cores) and the ``class_weight`` preset
-    ``"balanced_subsample"`` (class weights from each tree's bootstrap sample).
     ``estimators_`` lists the trees as fitted :class:`SCAFFTreeClassifier` objects and
     ``apply`` gives each row's leaf in every tree.
 
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        Number of trees.
+    theta : float in [0, 1], default=0.5
+        0 = plain AUC trees, 1 = ignores the label.
+    max_depth : int or None, default=4
+        Maximum depth of each tree; None grows until no split gains.
+    max_features : "sqrt", "log2", int, float or None, default="sqrt"
+        Features drawn at random per node (None = all).
+    min_samples_split : int >= 2 or float in (0, 1], default=2
+        A node with fewer samples (a float: that share of the rows) is a leaf.
+    min_samples_leaf : int >= 1 or float in (0, 1), default=1
+        Each child keeps at least this many samples.
+    bootstrap : bool, default=True
+        Grow each tree on a bootstrap sample.
+    max_bins : int in [2, 256], default=256
+        Quantile bins per feature.
+    class_weight : dict, "balanced", "balanced_subsample" or None, default=None
+        Weights per class, multiplied with ``sample_weight``; ``"balanced_subsample"`` takes class weights
+        from each tree's bootstrap sample.
+    sensitive_aggregation : "max" or "mean", default="max"
+        How the groups' one-vs-rest AUCs make AUC_S (see :class:`SCAFFTreeClassifier`).
+    intersectional : bool, default=False
+        Treat each combination of the sensitive columns' values as one group.
+    n_jobs : int or None, default=None
+        Threads growing trees (None = 1, -1 = all cores).
+    random_state : int, RandomState or None, default=None
+        Seeds the bootstrap samples and the features drawn.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The two classes.
+    n_features_in_ : int
+        Number of features seen in ``fit`` (and ``feature_names_in_`` for a DataFrame).
+    sensitive_columns_ : list of str
+        Names of the sensitive columns (or intersectional groups).
+    node_offsets_ : ndarray of int64
+        Where each tree's nodes start in the ``node_*_`` arrays (as in :class:`SCAFFTreeClassifier`).
+
+    Examples
+    --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(200, 3)); s = rng.integers(0, 2, 200)
@@ -82,7 +122,18 @@ class SCAFFClassifier(SCAFFBase):
         return self.n_estimators, self.bootstrap, self.max_features, self.n_jobs
 
     def apply(self, X):
-        """``(n_samples, n_trees)``: the leaf each row reaches in each tree (ids count per tree)."""
+        """``(n_samples, n_trees)``: the leaf each row reaches in each tree (ids count per tree).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Rows to route.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_trees)
+            Leaf ids.
+        """
         return self._leaf_ids(X)
 
     @property

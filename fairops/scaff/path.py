@@ -19,6 +19,15 @@ DEFAULT_THETAS = tuple(np.round(np.linspace(0.0, 1.0, 11), 10))
 class ScaffPathPoint:
     """One theta's validation scores.
 
+    Parameters
+    ----------
+    theta : float
+        The forest's theta.
+    auc_y, auc_s : float
+        Its AUC of the label and AUC of the sensitive groups.
+
+    Examples
+    --------
     >>> ScaffPathPoint(theta=0.5, auc_y=0.8, auc_s=0.6).auc_s
     0.6
     """
@@ -32,6 +41,13 @@ class ScaffPathPoint:
 class ScaffPath:
     """AUC_Y and AUC_S along theta (the SCAFF paper's trade-off curve).
 
+    Parameters
+    ----------
+    points : tuple of ScaffPathPoint
+        One point per theta, in the order fitted.
+
+    Examples
+    --------
     >>> path = ScaffPath((ScaffPathPoint(0.0, 0.9, 0.7), ScaffPathPoint(1.0, 0.5, 0.5)))
     >>> path.thetas.tolist(), path.auc_s.tolist()
     ([0.0, 1.0], [0.7, 0.5])
@@ -41,17 +57,27 @@ class ScaffPath:
 
     @property
     def thetas(self) -> np.ndarray:
+        """The points' thetas."""
         return np.array([p.theta for p in self.points])
 
     @property
     def auc_y(self) -> np.ndarray:
+        """The points' AUC_Y."""
         return np.array([p.auc_y for p in self.points])
 
     @property
     def auc_s(self) -> np.ndarray:
+        """The points' AUC_S."""
         return np.array([p.auc_s for p in self.points])
 
     def to_records(self) -> list[dict]:
+        """One dict per point.
+
+        Returns
+        -------
+        list of dict
+            ``theta``, ``auc_y`` and ``auc_s`` of each point.
+        """
         return [{"theta": p.theta, "auc_y": p.auc_y, "auc_s": p.auc_s} for p in self.points]
 
 
@@ -86,12 +112,32 @@ def scaff_path(
 ) -> ScaffPath:
     """Fit :class:`SCAFFClassifier` at every theta and score it with ``auc_y`` / ``auc_s``.
 
-    ``X_val, y_val, sensitive_val`` are the validation data (all three or none; none scores
-    on the training data, which overstates AUC_Y). AUC_S aggregates the groups as the forest's
-    ``sensitive_aggregation`` does (max, or mean per attribute then across) and, if
-    ``intersectional=True``, over the combined groups.
-    ``forest_params`` go to :class:`SCAFFClassifier` (``theta`` is set per point).
+    AUC_S aggregates the groups as the forest's ``sensitive_aggregation`` does (max, or mean per
+    attribute then across) and, if ``intersectional=True``, over the combined groups.
 
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        Training features.
+    y : array-like of shape (n_samples,)
+        Training labels, two classes.
+    sensitive_features : DataFrame, Series, dict or array-like
+        The training rows' sensitive columns.
+    thetas : sequence of float, default=(0.0, 0.1, ..., 1.0)
+        The thetas to fit, at least one.
+    X_val, y_val, sensitive_val : optional
+        The validation data (all three or none; none scores on the training data, which overstates
+        AUC_Y).
+    **forest_params
+        Go to :class:`SCAFFClassifier` (``theta`` is set per point).
+
+    Returns
+    -------
+    ScaffPath
+        One point per theta.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(400, 3)); s = rng.integers(0, 2, 400)

@@ -61,15 +61,16 @@ traceback), and a ``RuntimeWarning`` says so.
 from __future__ import annotations
 
 import threading
-import time
 import warnings
 
 from ..errors import InputError
-from .anytime import BUDGET_SPENT, pick_metrics, running_pick
+from .anytime import BUDGET_SPENT
+from .kept_models import _pop_model, keep_model
 from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG, now_ms
 from .session import TRIAL_TAG, TrackingSession, artifacts_beside, run_status
+from .study_record import StudyRecord
 from .trial_record import METRIC_ATTRS, TAG_ATTRS, budget_label, finite, rung_history, trial_record, trial_run_name
-from .trials_table import TRIALS_TABLE, append_trials_table, logged_trials_table, trials_table
+from .trials_table import TRIALS_TABLE
 
 __all__ = ["BUDGET_SPENT", "METRIC_ATTRS", "MODEL_ERROR_TAG", "PARENT_ATTR", "PICK_TAG", "ROLE_TAG", "STUDY_TAG",
            "TAG_ATTRS", "TRIALS_TABLE", "TRIAL_TAG", "FairnessTrackingCallback", "artifacts_beside", "budget_label",
@@ -81,50 +82,38 @@ MODEL_ERROR_TAG = "fairops.model_error"
 MODEL_ERROR_FILE = "model_error.txt"  # the artifact with the error's traceback
 MODEL_ERROR_LENGTH = 5000  # characters of the reason kept in the tag (MLflow's limit on a tag is 8000)
 
-_kept_models: dict = {}
-_kept_lock = threading.Lock()
-
-
-def keep_model(trial, model) -> None:
-    """Hand a trial's fitted model to :class:`FairnessTrackingCallback` (``log_models=True``) to log.
-
-    The model is held in memory until the callback of that trial runs, then dropped.
-
-    >>> import optuna
-    >>> trial = optuna.create_study().ask()
-    >>> keep_model(trial, "a model"); _pop_model(trial.study.study_name, trial.number)
-    'a model'
-    """
-    with _kept_lock:
-        _kept_models[(trial.study.study_name, trial.number)] = model
-
-
-def _pop_model(study_name: str, number: int):
-    with _kept_lock:
-        return _kept_models.pop((study_name, number), None)
-
-
-class FairnessTrackingCallback:
+class FairnessTrackingCallback(StudyRecord):
     """Optuna callback writing one MLflow child run per finished trial (see the module docstring).
 
     Parameters
     ----------
-    tracking_uri : MLflow tracking URI (``sqlite:///...`` or ``http://host:port``); None = MLflow's default.
-    experiment_name : experiment of the runs; None = the study name. Created when missing.
-    metric_names : names of the objective values; None = ``("accuracy", "fairness")`` for two
+    tracking_uri : str or None, default=None
+        MLflow tracking URI (``sqlite:///...`` or ``http://host:port``); None = MLflow's default.
+    experiment_name : str or None, default=None
+        Experiment of the runs; None = the study name. Created when missing.
+    metric_names : sequence of str or None, default=None
+        Names of the objective values; None = ``("accuracy", "fairness")`` for two
         objectives, ``("value",)`` for one, ``value_0, value_1, ...`` otherwise.
-    alpha : Fairband's weight of accuracy: a float in [0, 1], ``"auto"`` (FB-auto's dynamic alpha) or None.
+    alpha : float, "auto" or None, default=None
+        Fairband's weight of accuracy: a float in [0, 1], ``"auto"`` (FB-auto's dynamic alpha) or None.
         With a float, ``weighted_score`` is computed for trials without their own ``alpha``; with a float
         or ``"auto"`` the parent run logs the running pick (the anytime curve).
-    log_models : log the model handed over with :func:`keep_model` into the child run.
-    model_pip_requirements : pip requirements recorded with logged models (explicit, so no slow inference).
-    settle_seconds : how old every parent candidate must be before the oldest is chosen.
-    artifact_location : artifact root of an experiment this callback creates; None = ``mlartifacts``
+    log_models : bool, default=False
+        Log the model handed over with :func:`keep_model` into the child run.
+    model_pip_requirements : list of str or None, default=None
+        Pip requirements recorded with logged models (explicit, so no slow inference).
+    settle_seconds : float, default=1.0
+        How old every parent candidate must be before the oldest is chosen.
+    artifact_location : str or None, default=None
+        Artifact root of an experiment this callback creates; None = ``mlartifacts``
         beside a SQLite store's file (see :func:`artifacts_beside`), the store's default otherwise.
-    fast_sql : write each child run in one transaction when the store is a SQL database used directly
+    fast_sql : bool, default=False
+        Write each child run in one transaction when the store is a SQL database used directly
         and the MLflow version is one :mod:`fairops.tracking._sql_runs` was written for (opt-in).
-    family_param : the trial parameter naming the model family (as ``fairops.fairband.make_model`` does).
-    family : the family of trials without that parameter (e.g. a study tuning one model type).
+    family_param : str or None, default="model"
+        The trial parameter naming the model family (as ``fairops.fairband.make_model`` does).
+    family : str or None, default=None
+        The family of trials without that parameter (e.g. a study tuning one model type).
     """
 
     def __init__(self, tracking_uri=None, experiment_name=None, *, metric_names=None, alpha=None,
@@ -193,50 +182,49 @@ class FairnessTrackingCallback:
                               doc="How old every parent candidate must be before the oldest is chosen.")
 
     def experiment_id(self, study) -> str:
-        """Id of the experiment the study's runs go to (created when missing, safe under races)."""
+        """Id of the experiment the study's runs go to (created when missing, safe under races).
+
+        Parameters
+        ----------
+        study : optuna.Study
+            The study.
+
+        Returns
+        -------
+        str
+            The experiment id.
+        """
         return self.session.experiment_id(study)
 
     def parent_run_id(self, study) -> str:
-        """The study's parent run, found or created once per study across threads and processes."""
+        """The study's parent run, found or created once per study across threads and processes.
+
+        Parameters
+        ----------
+        study : optuna.Study
+            The study.
+
+        Returns
+        -------
+        str
+            The parent run's id.
+        """
         return self.session.parent_run_id(study)
 
     def trial_run_ids(self, study) -> dict[int, str]:
-        """Trial number -> run id of the study's child runs."""
-        return self.session.trial_run_ids(study)
+        """Trial number -> run id of the study's child runs.
 
-    def log_study_params(self, study, params: dict) -> None:
-        """Record what defines the study as params of its parent run (data, task, method, seed, ...).
+        Parameters
+        ----------
+        study : optuna.Study
+            The study.
 
-        Params cannot change in MLflow: a key already recorded with another value (a later run of the
-        same study with more ``--iterations``) keeps its first value and the new one goes into the tag
-        of the same name.
+        Returns
+        -------
+        dict of int to str
+            The child runs' ids by trial number.
         """
-        from mlflow.entities import Param, RunTag
-        from mlflow.exceptions import MlflowException
-
-        parent = self.parent_run_id(study)
-        text = {str(key): str(value)[:6000] for key, value in params.items()}
-        for attempt in range(3):
-            recorded = self.client.get_run(parent).data.params
-            new = [Param(k, v) for k, v in text.items() if k not in recorded]
-            changed = [RunTag(k, v) for k, v in text.items() if k in recorded and recorded[k] != v]
-            if not (new or changed):
-                return
-            try:
-                self.client.log_batch(parent, params=new, tags=changed)
-                return
-            except MlflowException:
-                # Workers started together log the same params at once; the store refuses the
-                # second insert of a key. Read what the other worker wrote and log what is left.
-                if attempt == 2:
-                    raise
-                time.sleep(0.2 * (attempt + 1))
-
-    def reopen(self, study) -> None:
-        """Mark the parent run RUNNING again (a resumed or extended study)."""
-        parent = self.parent_run_id(study)
-        if self.client.get_run(parent).info.status != "RUNNING":
-            self.client.update_run(parent, status="RUNNING")
+        return self.session.trial_run_ids(study)
 
     def flush(self) -> None:
         """Wait for batches queued by MLflow's asynchronous logging (``MLFLOW_ENABLE_ASYNC_LOGGING``)."""
@@ -245,38 +233,69 @@ class FairnessTrackingCallback:
         for operations in pending:
             operations.wait()
 
-    def finish(self, study, status: str = "FINISHED") -> None:
-        """End the parent run with ``status`` (FINISHED, KILLED or FAILED) after logging its last
-        anytime-curve point and the fits not yet in its ``fairops_trials.json`` table."""
-        if status not in ("FINISHED", "KILLED", "FAILED"):
-            raise InputError(f"status must be FINISHED, KILLED or FAILED, got {status!r}")
-        self.flush()
-        parent = self.parent_run_id(study)
-        if self.alpha is not None:
-            self._log_running_pick(study, parent, final=True)
-        append_trials_table(self.client, parent, self.trials_table(study))
-        self.client.set_terminated(parent, status)
-
     # -------------------------------------------------------------------------- per trial
     def family_of(self, trial) -> str | None:
-        """The trial's model family: its ``family_param`` parameter, a ``family`` attribute, or ``family``."""
+        """The trial's model family: its ``family_param`` parameter, a ``family`` attribute, or ``family``.
+
+        Parameters
+        ----------
+        trial : optuna.trial.FrozenTrial
+            The trial.
+
+        Returns
+        -------
+        str or None
+            The family, None if unknown.
+        """
         value = trial.params.get(self.family_param) if self.family_param else None
         value = value if value is not None else trial.user_attrs.get("family", self.family)
         return None if value is None else str(value)
 
     def run_name(self, trial) -> str:
-        """The child run's name, see :func:`trial_run_name`."""
+        """The child run's name, see :func:`trial_run_name`.
+
+        Parameters
+        ----------
+        trial : optuna.trial.FrozenTrial
+            The trial.
+
+        Returns
+        -------
+        str
+            ``t<number> <family> <budget>``.
+        """
         return trial_run_name(trial.number, self.family_of(trial), trial.user_attrs.get("budget"))
 
     def trial_record(self, study, trial) -> tuple[dict, dict, dict]:
-        """``(params, metrics, tags)`` that the child run of ``trial`` gets (see
-        :func:`~fairops.tracking.trial_record.trial_record`)."""
+        """``(params, metrics, tags)`` that the child run of ``trial`` gets.
+
+        Parameters
+        ----------
+        study : optuna.Study
+            The study.
+        trial : optuna.trial.FrozenTrial
+            The trial.
+
+        Returns
+        -------
+        tuple of dict
+            See :func:`~fairops.tracking.trial_record.trial_record`.
+        """
         return trial_record(study.study_name, trial, metric_names=self.metric_names, alpha=self.alpha,
                             family=self.family_of(trial))
 
     rung_history = staticmethod(rung_history)
 
     def __call__(self, study, trial) -> None:
+        """Write the finished trial's child run (Optuna calls it after each trial).
+
+        Parameters
+        ----------
+        study : optuna.Study
+            The study.
+        trial : optuna.trial.FrozenTrial
+            The finished trial.
+        """
         from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
 
         parent = self.parent_run_id(study)
@@ -350,31 +369,18 @@ class FairnessTrackingCallback:
 
         The values are logged only if the dead worker had not logged them yet (no duplicate points),
         then the run gets the trial's final status and end time.
+
+        Parameters
+        ----------
+        study : optuna.Study
+            The study.
+        trial : optuna.trial.FrozenTrial
+            The finished trial.
+        run_id : str
+            Its child run.
         """
         params, metrics, _ = self.trial_record(study, trial)
         end = int(trial.datetime_complete.timestamp() * 1000) if trial.datetime_complete else now_ms()
         if not self.client.get_run(run_id).data.metrics:
             self._log_values(run_id, params, metrics, self.rung_history(trial), end)
         self.client.set_terminated(run_id, run_status(trial.state), end_time=end)
-
-    # ------------------------------------------------------------------ parent-run summaries
-    def _log_running_pick(self, study, parent: str, final: bool = False) -> None:
-        """Log the pick so far when it changes (and at the end), with the budget spent as the step
-        (:mod:`fairops.tracking.anytime`)."""
-        point = running_pick(study, self.alpha)
-        if point is None:
-            return
-        with self._lock:
-            previous = self._picks.get(study.study_name)
-            if previous is not None and previous.trial == point.trial and not final:
-                return
-            self._picks[study.study_name] = point
-        self.client.log_batch(parent, metrics=pick_metrics(point, previous), synchronous=True)
-
-    def trials_table(self, study):
-        """One row per finished trial: number, state, name parts, metrics and the params (as JSON)."""
-        return trials_table(study, lambda trial: self.trial_record(study, trial), self.run_name)
-
-    def logged_trials_table(self, parent_run_id: str):
-        """The ``fairops_trials.json`` table of a parent run, or None before :meth:`finish` wrote it."""
-        return logged_trials_table(self.client, parent_run_id)

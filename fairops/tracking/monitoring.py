@@ -56,7 +56,30 @@ from .window_alerts import (
 
 @dataclass
 class MonitorResult:
-    """Every window's score, the windows that alerted, and the monitoring run."""
+    """Every window's score, the windows that alerted, and the monitoring run.
+
+    Parameters
+    ----------
+    name, version : str
+        The registered model and the version monitored.
+    baseline : float
+        The fairness the windows are compared with.
+    baseline_lower : float or None
+        The lower bound of the version's validation fairness interval (None for a given baseline).
+    windows : list of WindowScore, default=[]
+        Every window's score (:func:`fairops.metrics.windows.score_window`).
+    alerts : list of int, default=[]
+        Numbers of the windows that alerted.
+    run_id : str or None, default=None
+        The monitoring run.
+    alerted : dict, default={}
+        Window number -> what alerted there: attribute names, and the task's ratio as ``"overall"``.
+    unable : list of int, default=[]
+        The windows on whose rows no decisions could have alerted (too few rows of some group for the rate).
+    rows_for_an_alert : int or None, default=None
+        When some window could not alert: an estimate of the fewest rows per window on which some
+        decisions could.
+    """
 
     name: str
     version: str
@@ -212,9 +235,31 @@ def monitor(name: str, windows, *, version=None, baseline: float | None = None, 
             experiment_id=None, params: dict | None = None, out=None, sensitive=None) -> MonitorResult:
     """Score ``windows`` (an iterable of ``(X, y, sensitive)``) with a registered version; see the module docstring.
 
-    ``version``: a number or ``@alias`` (default ``@champion``). ``baseline``: a fairness ratio to
-    compare with instead of the version's validation fairness interval. ``sensitive``: the attributes to
-    watch, some or all of the task's (default: all, and every window must hold them).
+    Parameters
+    ----------
+    name : str
+        The registered model.
+    windows : iterable of tuple
+        ``(X, y, sensitive)`` per window of labelled rows.
+    version : str or None, default=None
+        A number or ``@alias`` (default ``@champion``).
+    baseline : float or None, default=None
+        A fairness ratio to compare with instead of the version's validation fairness interval.
+    tracking_uri : str or None, default=None
+        MLflow tracking URI (None: MLflow's default).
+    experiment_id : str or None, default=None
+        Experiment of the monitoring run.
+    params : dict or None, default=None
+        More params of the monitoring run.
+    out : file-like or None, default=None
+        Where the report lines go (None: standard output).
+    sensitive : list of str or None, default=None
+        The attributes to watch, some or all of the task's (default: all, and every window must hold them).
+
+    Returns
+    -------
+    MonitorResult
+        Every window's score and the alerts.
     """
     from mlflow.tracking import MlflowClient
 

@@ -51,7 +51,29 @@ _FAILED_METRIC = re.compile(r"Metric (\w+) ")
 
 @dataclass
 class Verdict:
-    """What :func:`promote` decided: ``passed``, whether ``@champion`` ``moved``, and why not."""
+    """What :func:`promote` decided: ``passed``, whether ``@champion`` ``moved``, and why not.
+
+    Parameters
+    ----------
+    name : str
+        The registered model.
+    candidate : str
+        The candidate version.
+    champion : str or None
+        The champion's version before the gate (None: there was none).
+    passed, moved : bool
+        Whether the candidate passed, and whether ``@champion`` moved to it.
+    reasons : list of str, default=[]
+        Why it was refused, one per failing check.
+    gate : dict, default={}
+        The gate's metrics.
+    scores : dict, default={}
+        The evaluations of the candidate (and the champion).
+    run_id : str or None, default=None
+        The promotion run.
+    figures : list of str, default=[]
+        Both models' figures on the gate's rows, the counts behind the ratio and the rule applied, as lines.
+    """
 
     name: str
     candidate: str
@@ -71,7 +93,13 @@ class Verdict:
         return 0 if self.passed else 3
 
     def text(self) -> str:
-        """The verdict in lines, one per failing check."""
+        """The verdict in lines, one per failing check.
+
+        Returns
+        -------
+        str
+            What passed or was refused, the figures, and the reasons.
+        """
         if self.passed and not self.moved:
             return f"{self.name} version {self.candidate} already is @champion: nothing changes"
         if self.passed:
@@ -251,8 +279,39 @@ def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, m
 
     ``task`` (a :class:`~fairops.metrics.Task`) defaults to the one the candidate was registered with;
     the evaluations use its accuracy metric, target and fairness ratio. Rows either version was trained or
-    validated on are left out (an error when none is left). ``fairness_line`` (default 0.8; None or 0: off)
-    refuses a candidate whose fairness interval lies wholly below it. See the module docstring.
+    validated on are left out (an error when none is left). See the module docstring.
+
+    Parameters
+    ----------
+    name : str
+        The registered model.
+    X : DataFrame
+        Labelled rows to gate on.
+    y : array-like of shape (n_samples,)
+        Their 0/1 labels.
+    sensitive : DataFrame or dict
+        Their sensitive columns.
+    candidate : str, default="@challenger"
+        A version number or ``"@alias"``.
+    task : Task or None, default=None
+        The task (None: the one the candidate was registered with).
+    min_fairness : float or None, default=None
+        A floor for the candidate's fairness and its lower bound.
+    max_accuracy_drop : float or None, default=0.02
+        The most accuracy the candidate may lose against the champion.
+    fairness_line : float or None, default=0.8
+        Refuses a candidate whose fairness interval lies wholly below it (None or 0: off).
+    tracking_uri : str or None, default=None
+        MLflow tracking URI (None: MLflow's default).
+    experiment_id : str or None, default=None
+        Experiment of the promotion run (None: the candidate's run's).
+    lock_wait : float, default=600.0
+        Seconds to wait for the model's registry lock.
+
+    Returns
+    -------
+    Verdict
+        The decision, recorded before ``@champion`` moves.
     """
     from mlflow.tracking import MlflowClient
 

@@ -64,7 +64,27 @@ if TYPE_CHECKING:
 
 @dataclass
 class RegisteredBest:
-    """What :func:`register_best` did: the registered version, its alias and the selection behind it."""
+    """What :func:`register_best` did: the registered version, its alias and the selection behind it.
+
+    Parameters
+    ----------
+    name, version : str
+        The registered model and its version.
+    alias : str or None
+        The alias set; None: an earlier registration whose version holds no alias now.
+    run_id : str
+        The run the model was logged in.
+    model_uri : str
+        Where the model was logged.
+    pick : Selection
+        The selection behind it.
+    card : dict, default={}
+        The version's model card.
+    kept_version : str or None, default=None
+        The version ``alias`` kept when the new version became the challenger (None: it took ``alias``).
+    registered_before : bool, default=False
+        True when an earlier registration of the study had registered this pick (nothing new was made).
+    """
 
     name: str
     version: str
@@ -80,6 +100,7 @@ class RegisteredBest:
 
     @property
     def alias_uri(self) -> str:
+        """``models:/<name>@<alias>``."""
         return f"models:/{self.name}@{self.alias}"
 
 

@@ -71,7 +71,20 @@ def rule_kind(selection: Selection) -> str:
 
 
 def describe(selection: Selection, study_or_trials) -> str:
-    """The rule that made ``selection``, in one line (the alpha rule and its value for a Fairband pick)."""
+    """The rule that made ``selection``, in one line (the alpha rule and its value for a Fairband pick).
+
+    Parameters
+    ----------
+    selection : Selection
+        The pick.
+    study_or_trials : optuna.Study or list of optuna.trial.FrozenTrial
+        The fits it was picked from (counted in the line).
+
+    Returns
+    -------
+    str
+        The rule in words.
+    """
     kind = selection.kind
     if kind == SelectionKind.ROBUST:  # its rule text already says everything (fairops.tuning.pick)
         return selection.rule

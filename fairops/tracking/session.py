@@ -43,9 +43,22 @@ def run_status(state) -> str:
 
 
 def artifacts_beside(tracking_uri: str) -> str | None:
-    """``mlartifacts`` in the folder of a SQLite store's file, as a URI (MLflow's default is ``./mlruns`` of
-    whatever folder the process runs in); None for any other store.
+    """``mlartifacts`` in the folder of a SQLite store's file, as a URI; None for any other store.
 
+    MLflow's default is ``./mlruns`` of whatever folder the process runs in.
+
+    Parameters
+    ----------
+    tracking_uri : str
+        The tracking URI.
+
+    Returns
+    -------
+    str or None
+        A ``file://`` URI.
+
+    Examples
+    --------
     >>> artifacts_beside("sqlite:////p/mlflow.db"), artifacts_beside("http://mlflow:5000")
     ('file:///p/mlartifacts', None)
     """
@@ -89,11 +102,20 @@ class TrackingSession:
 
     Parameters
     ----------
-    tracking_uri : MLflow tracking URI (``sqlite:///...`` or ``http://host:port``); None = MLflow's default.
-    experiment_name : experiment of the study's runs; None = the study name. Created when missing.
-    artifact_location : artifact root of an experiment this session creates; None = ``mlartifacts``
+    tracking_uri : str or None, default=None
+        MLflow tracking URI (``sqlite:///...`` or ``http://host:port``); None = MLflow's default.
+    experiment_name : str or None, default=None
+        Experiment of the study's runs; None = the study name. Created when missing.
+    artifact_location : str or None, default=None
+        Artifact root of an experiment this session creates; None = ``mlartifacts``
         beside a SQLite store's file (see :func:`artifacts_beside`), the store's default otherwise.
-    settle_seconds : how old every parent candidate must be before the oldest is chosen.
+    settle_seconds : float, default=1.0
+        How old every parent candidate must be before the oldest is chosen.
+
+    Attributes
+    ----------
+    client : MlflowClient
+        The client of ``tracking_uri`` (the resolved URI).
     """
 
     def __init__(self, tracking_uri=None, experiment_name=None, *, artifact_location=None, settle_seconds=1.0):
@@ -124,14 +146,36 @@ class TrackingSession:
         self._connect()
 
     def experiment_id(self, study) -> str:
-        """Id of the experiment the study's runs go to (created when missing, safe under races)."""
+        """Id of the experiment the study's runs go to (created when missing, safe under races).
+
+        Parameters
+        ----------
+        study : optuna.Study
+            The study.
+
+        Returns
+        -------
+        str
+            The experiment id.
+        """
         name = self.experiment_name or study.study_name
         if name not in self._experiments:
             self._experiments[name] = ensure_experiment(self.client, name, self.artifact_location)
         return self._experiments[name]
 
     def parent_run_id(self, study) -> str:
-        """The study's parent run, found or created once per study across threads and processes."""
+        """The study's parent run, found or created once per study across threads and processes.
+
+        Parameters
+        ----------
+        study : optuna.Study
+            The study.
+
+        Returns
+        -------
+        str
+            The parent run's id.
+        """
         key = study.study_name
         with self._lock:
             if key not in self._parents:
@@ -140,10 +184,32 @@ class TrackingSession:
             return self._parents[key]
 
     def trial_runs(self, study) -> list:
-        """The study's active trial runs (every page of the search), each a ``mlflow.entities.Run``."""
+        """The study's active trial runs (every page of the search), each a ``mlflow.entities.Run``.
+
+        Parameters
+        ----------
+        study : optuna.Study
+            The study.
+
+        Returns
+        -------
+        list of mlflow.entities.Run
+            Its trial runs.
+        """
         return paged(self.client.search_runs, [self.experiment_id(study)],
                      tags_equal(**{ROLE_TAG: "trial", STUDY_TAG: study.study_name}))
 
     def trial_run_ids(self, study) -> dict[int, str]:
-        """Trial number -> run id of the study's trial runs."""
+        """Trial number -> run id of the study's trial runs.
+
+        Parameters
+        ----------
+        study : optuna.Study
+            The study.
+
+        Returns
+        -------
+        dict of int to str
+            The trial runs' ids by trial number.
+        """
         return {int(run.data.tags[TRIAL_TAG]): run.info.run_id for run in self.trial_runs(study)}

@@ -76,6 +76,18 @@ def _interval_metrics(attrs: dict) -> dict:
 def budget_label(budget) -> str | None:
     """A budget (share of the training rows) as the percentage a run name shows.
 
+    Parameters
+    ----------
+    budget : float or None
+        The share.
+
+    Returns
+    -------
+    str or None
+        E.g. ``"33%"``; None without a finite budget.
+
+    Examples
+    --------
     >>> budget_label(1 / 3), budget_label(1 / 81), budget_label(1.0), budget_label(None)
     ('33%', '1.2%', '100%', None)
     """
@@ -89,6 +101,22 @@ def budget_label(budget) -> str | None:
 def trial_run_name(number: int, family: str | None = None, budget=None) -> str:
     """``t<number> <family> <budget>``, leaving out what is not known.
 
+    Parameters
+    ----------
+    number : int
+        The trial number.
+    family : str or None, default=None
+        The model family.
+    budget : float or None, default=None
+        The trial's budget.
+
+    Returns
+    -------
+    str
+        The run name.
+
+    Examples
+    --------
     >>> trial_run_name(186, "lightgbm", 1 / 3), trial_run_name(7, budget=1.0), trial_run_name(3)
     ('t186 lightgbm 33%', 't7 100%', 't3')
     """
@@ -152,6 +180,18 @@ def trial_record(study_name: str, trial, *, metric_names=None, alpha=None, famil
 def rung_history(trial) -> list[tuple[str, float, int]]:
     """``(metric, value, step)`` for the per-rung values of an asynchronous Fairband trial.
 
+    Parameters
+    ----------
+    trial : optuna.trial.FrozenTrial
+        The trial, with its ``rung<i>_accuracy`` / ``rung<i>_fairness`` attributes.
+
+    Returns
+    -------
+    list of tuple
+        ``rung_accuracy`` and ``rung_fairness`` points with the rung as the step.
+
+    Examples
+    --------
     >>> import optuna
     >>> t = optuna.trial.create_trial(values=[0.5, 0.5], user_attrs={"rung0_accuracy": 0.4, "rung1_accuracy": 0.6})
     >>> rung_history(t)

@@ -60,10 +60,33 @@ def record_tags(task: Task, point: OperatingPoint, *, seed: int, fairness: tuple
 
 
 def validation_tags(task: Task, y, scores, sensitive, *, seed: int = 0, decision: str = "single") -> dict:
-    """The tags of a model whose validation rows got ``scores``: the task's operating point there, and
-    the fairness ratio at its decisions (``decision="per-group"``: each group at the task's target)
-    with its interval at :data:`~fairops.metrics.windows.ALERT_LEVEL`.
+    """The tags of a model whose validation rows got ``scores``: the task's operating point and fairness there.
 
+    The fairness ratio is taken at the operating point's decisions (``decision="per-group"``: each group
+    at the task's target), with its interval at :data:`~fairops.metrics.windows.ALERT_LEVEL`.
+
+    Parameters
+    ----------
+    task : Task
+        The model's task.
+    y : array-like of shape (n_samples,)
+        The validation rows' labels.
+    scores : array-like of shape (n_samples,)
+        The model's probabilities on them.
+    sensitive : DataFrame or dict
+        Their sensitive columns.
+    seed : int, default=0
+        Breaks ties at the threshold.
+    decision : {"single", "per-group"}, default="single"
+        How the model decides.
+
+    Returns
+    -------
+    dict of str to str
+        ``fairops.*`` tags.
+
+    Examples
+    --------
     >>> import numpy as np
     >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["g"])
     >>> y = np.array([1, 0, 1, 0] * 25); g = np.array(["a"] * 50 + ["b"] * 50)

@@ -64,6 +64,18 @@ class FullBudgetRandomSampler(RandomSampler):
 
 @dataclass
 class TunerResult:
+    """What :func:`run_tuner` returns: the tuner, its study and its final pick.
+
+    Parameters
+    ----------
+    tuner : str
+        One of ``TUNERS``.
+    study : optuna.Study
+        The study it ran.
+    selection : Selection
+        Its final pick.
+    """
+
     tuner: str
     study: optuna.Study
     selection: Selection
@@ -77,6 +89,22 @@ def _check(tuner: str) -> None:
 def trials_per_iteration(tuner: str, eta: int = 3, s_max: int = 4) -> int:
     """Fits the tuner gets for the budget of one Fairband iteration.
 
+    Parameters
+    ----------
+    tuner : str
+        One of ``TUNERS``.
+    eta : int, default=3
+        Hyperband's reduction factor.
+    s_max : int, default=4
+        The largest bracket.
+
+    Returns
+    -------
+    int
+        Trials per iteration.
+
+    Examples
+    --------
     >>> trials_per_iteration("HB"), trials_per_iteration("RS")
     (206, 24)
     """
@@ -88,7 +116,27 @@ def trials_per_iteration(tuner: str, eta: int = 3, s_max: int = 4) -> int:
 
 def make_study(tuner: str, *, seed: int = 0, storage=None, study_name: str | None = None,
                **sampler_options) -> optuna.Study:
-    """A two-objective (accuracy, fairness) study with the tuner's sampler."""
+    """A two-objective (accuracy, fairness) study with the tuner's sampler.
+
+    Parameters
+    ----------
+    tuner : str
+        One of ``TUNERS``: random search at full budget, or a :class:`~fairops.fairband.FairbandSampler`
+        with the tuner's alpha.
+    seed : int, default=0
+        The sampler's seed.
+    storage : str, optuna.storages.BaseStorage or None, default=None
+        Optuna's storage (None: in memory).
+    study_name : str or None, default=None
+        The study's name.
+    **sampler_options
+        Further arguments of :class:`~fairops.fairband.FairbandSampler`.
+
+    Returns
+    -------
+    optuna.Study
+        The study, its metrics named accuracy and fairness.
+    """
     _check(tuner)
     sampler: optuna.samplers.BaseSampler
     if tuner.startswith("RS"):
@@ -105,7 +153,28 @@ def make_study(tuner: str, *, seed: int = 0, storage=None, study_name: str | Non
 
 def run_tuner(tuner: str, objective, *, seed: int = 0, iterations: int = 1, study=None,
               **optimize_options) -> TunerResult:
-    """Run one tuner for ``iterations`` Fairband iterations' worth of budget and apply its pick."""
+    """Run one tuner for ``iterations`` Fairband iterations' worth of budget and apply its pick.
+
+    Parameters
+    ----------
+    tuner : str
+        One of ``TUNERS``.
+    objective : callable
+        The (accuracy, fairness) objective.
+    seed : int, default=0
+        The sampler's seed, for a new study.
+    iterations : int, default=1
+        Fairband iterations' worth of trials.
+    study : optuna.Study or None, default=None
+        A study of :func:`make_study` (None: a new one).
+    **optimize_options
+        Further arguments of ``study.optimize`` (``n_jobs``, ``callbacks``, ...).
+
+    Returns
+    -------
+    TunerResult
+        The tuner, its study and its pick.
+    """
     _check(tuner)
     if not isinstance(iterations, int) or iterations < 1:
         raise InputError(f"iterations must be a positive integer, got {iterations!r}")
@@ -134,6 +203,18 @@ def start_configurations(selection: str, families=None, profile: str = "fast") -
 def pick_alpha(tuner: str):
     """The alpha the tuner's final pick uses.
 
+    Parameters
+    ----------
+    tuner : str
+        One of ``TUNERS``.
+
+    Returns
+    -------
+    float or str
+        1.0, 0.5 or ``"auto"``.
+
+    Examples
+    --------
     >>> pick_alpha("FB-bal")
     0.5
     """

@@ -52,15 +52,36 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
                    refit_check=False, decision="single", blind=False) -> list[dict]:
     """One row per (seed, tuner): the pick's validation and test accuracy and fairness.
 
-    Each seed seeds the tuner and the models; the data split follows ``split_seed`` when given (the
-    paper's protocol: one split, runs differing only in the tuner's seed), else the seed too.
-    ``progress(seed, tuner, n_trials)``, when given, returns an Optuna callback for that run.
-    ``selection``: ``"paper"`` or ``"robust"`` (see the module). ``dominated`` says whether the most
-    accurate fit's refit dominates the pick's refit on validation (always known for ``"robust"``; for
-    ``"paper"`` only with ``refit_check=True``, which costs two refits on all training rows per run).
-    ``decision`` and ``blind``: see :class:`~fairops.tuning.FairnessObjective` (with
-    ``"per-group"`` every fit, and so every pick, is scored at one threshold per group).
+    Parameters
+    ----------
+    dataset : Dataset
+        The data and its task.
+    seeds : iterable of int
+        Each seeds the tuner and the models.
+    tuners : sequence of str, default=TUNERS
+        Tuners from ``TUNERS``.
+    profile, families, max_train_rows : optional
+        As in :class:`~fairops.tuning.FairnessObjective`.
+    n_jobs, on_row, progress : optional
+        Threads of ``study.optimize`` (default 1); ``on_row(row)`` gets each row as made (default None);
+        ``progress(seed, tuner, n_trials)`` returns a run's Optuna callback (default None).
+    split_seed : int or None, default=None
+        Seeds the data split (the paper's protocol: one split, runs differing in the tuner's seed); None: the seed.
+    selection : {"paper", "robust"}, default="paper"
+        The selection rule (see the module).
+    refit_check : bool, default=False
+        Also know ``dominated`` for ``"paper"``, at two refits on all training rows per run.
+    decision, blind : optional
+        As in :class:`~fairops.tuning.FairnessObjective` (``"per-group"``: every fit and pick at per-group cuts).
 
+    Returns
+    -------
+    list of dict
+        One row per (seed, tuner), keyed by ``ROW_FIELDS``; ``dominated``: whether the most accurate fit's
+        refit dominates the pick's refit on validation (always known for ``"robust"``).
+
+    Examples
+    --------
     >>> from fairops.datasets import load_german
     >>> rows = compare_tuners(load_german(), [0], tuners=("RS", "RS-bal"), families=["logistic_regression"],
     ...                       max_train_rows=300)
@@ -109,7 +130,18 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
 
 
 def summary(rows) -> list[dict]:
-    """Per tuner: mean and standard deviation (in %) of validation and test accuracy and fairness."""
+    """Per tuner: mean and standard deviation (in %) of validation and test accuracy and fairness.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`compare_tuners`.
+
+    Returns
+    -------
+    list of dict
+        One entry per tuner, with the runs, failed fits, fairness loss and dominated picks.
+    """
     result = []
     for tuner in dict.fromkeys(row["tuner"] for row in rows):
         subset = [row for row in rows if row["tuner"] == tuner]
@@ -127,10 +159,25 @@ def summary(rows) -> list[dict]:
 
 
 def markdown_table(rows, task=None) -> str:
-    """The Table-3-style comparison as Markdown (mean ± sd over seeds, in %), with the mean validation-to-test
-    fairness loss (pp), how many picks the most accurate fit's refit dominates on validation, and the mean
-    number of failed fits per run; ``task`` names the columns by its metric and ratio.
+    """The Table-3-style comparison as Markdown (mean ± sd over seeds, in %).
 
+    With the mean validation-to-test fairness loss (pp), how many picks the most accurate fit's refit
+    dominates on validation, and the mean number of failed fits per run.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`compare_tuners`.
+    task : Task or None, default=None
+        Names the columns by its metric and ratio.
+
+    Returns
+    -------
+    str
+        The table.
+
+    Examples
+    --------
     >>> print(markdown_table([{"tuner": "HB", "val_acc": .9, "val_fair": .5, "test_acc": .8, "test_fair": .6}]))
     | tuner | val accuracy | val fairness | test accuracy | test fairness | fairness loss | dominated | runs | failed fits |
     |---|---|---|---|---|---|---|---|---|

@@ -111,20 +111,49 @@ def failure_reason(frozen_trial) -> str | None:
 class FairnessObjective:
     """Callable Optuna objective returning (validation accuracy, validation fairness).
 
-    ``seed`` seeds the models and the tie-breaks; ``split_seed`` (default: ``seed``) the train /
-    validation / test split and the budget slices. The paper's protocol keeps one split for all runs
-    and varies only the tuner's seed: pass the same ``split_seed`` to every run for that.
-    ``score_test=True`` also scores every fit on the test rows (at the validation threshold) and
-    stores ``test_accuracy`` and ``test_fairness`` as user attributes, so a pick's test figures can be
-    read at any point of a run without a refit. ``min_rows`` / ``min_positives`` raise a fit's share of
-    the training rows to at least that many rows / positives (``**SMALL_DATA_FLOOR`` is the floor that
-    ``fairops tune`` and ``fairops compare`` use with the robust selection); without them every fit gets
-    exactly its budget fraction, as in the paper.
-    ``decision`` (``"single"`` or ``"per-group"``) and ``blind`` are described in the module's docstring.
-    ``test_rows`` (row positions) fixes the test part beforehand, e.g. a file's held-out rows
-    (:func:`~fairops.datasets.row_ids.content_holdout`); ``test`` is then unused and the other rows are
-    split train / validation at ``split_seed``.
+    The paper's protocol keeps one split for all runs and varies only the tuner's seed: pass the same
+    ``split_seed`` to every run for that.
 
+    Parameters
+    ----------
+    dataset : Dataset
+        The data and its task.
+    profile : {"fast", "paper"}, default="fast"
+        The search space's profile.
+    families : list of str or None, default=None
+        The model families to search (None: the paper's five).
+    seed : int, default=0
+        Seeds the models and the tie-breaks.
+    validation, test : float, default=0.2
+        Shares of the rows in the validation and test parts.
+    max_train_rows : int or None, default=None
+        Subsample the training part to at most this many rows.
+    split_seed : int or None, default=None
+        Seeds the train / validation / test split and the budget slices (default: ``seed``).
+    score_test : bool, default=False
+        Also score every fit on the test rows (at the validation threshold) and store ``test_accuracy``
+        and ``test_fairness`` as user attributes, so a pick's test figures can be read at any point of a
+        run without a refit.
+    min_rows, min_positives : int or None, default=None
+        Raise a fit's share of the training rows to at least that many rows / positives
+        (``**SMALL_DATA_FLOOR`` is the floor that ``fairops tune`` and ``fairops compare`` use with the
+        robust selection); without them every fit gets exactly its budget fraction, as in the paper.
+    decision : {"single", "per-group"}, default="single"
+        One threshold, or one per group (see the module docstring).
+    blind : bool, default=False
+        Leave the sensitive columns out of the models' inputs (see the module docstring).
+    test_rows : array-like of int or None, default=None
+        Row positions fixing the test part beforehand, e.g. a file's held-out rows
+        (:func:`~fairops.datasets.row_ids.content_holdout`); ``test`` is then unused and the other rows
+        are split train / validation at ``split_seed``.
+
+    Attributes
+    ----------
+    n_train : int
+        Rows of the training part.
+
+    Examples
+    --------
     >>> from fairops.datasets import load_german
     >>> objective = FairnessObjective(load_german(), families=["logistic_regression"], seed=0)
     >>> objective.n_train > 0
@@ -174,6 +203,18 @@ class FairnessObjective:
     def fraction(self, budget: float) -> float:
         """The share of the training rows a fit of ``budget`` gets: the budget, raised to the floor.
 
+        Parameters
+        ----------
+        budget : float
+            The fit's budget in (0, 1].
+
+        Returns
+        -------
+        float
+            The share.
+
+        Examples
+        --------
         >>> from fairops.datasets import load_german
         >>> objective = FairnessObjective(load_german(), seed=0, min_rows=300)
         >>> objective.n_train, round(objective.fraction(1 / 81), 3), objective.fraction(1.0)
@@ -217,6 +258,18 @@ class FairnessObjective:
     _pair = staticmethod(outcome_values)
 
     def __call__(self, trial):
+        """Fit the trial's model on its budget slice and score it on the validation rows.
+
+        Parameters
+        ----------
+        trial : optuna.Trial
+            The trial; its budget comes from :func:`~fairops.fairband.budget`.
+
+        Returns
+        -------
+        tuple of float
+            (accuracy, fairness); NaN twice for constant validation scores.
+        """
         model = self._fit(trial, trial_budget(trial))
         for name, value in reduction_record(model).items():
             trial.set_user_attr(name, value)
@@ -234,28 +287,72 @@ class FairnessObjective:
         return self._pair(result)
 
     def test(self, frozen_trial) -> tuple[float, float]:
-        """Refit a finished trial's configuration at its budget; (test accuracy, test fairness) at the
-        threshold set on the validation rows."""
+        """Refit a finished trial's configuration at its budget and score it on the test rows.
+
+        Parameters
+        ----------
+        frozen_trial : optuna.trial.FrozenTrial
+            The finished trial.
+
+        Returns
+        -------
+        tuple of float
+            (test accuracy, test fairness) at the threshold set on the validation rows.
+        """
         fraction = float(frozen_trial.user_attrs.get("budget", 1.0))
         model = self.refit(frozen_trial, fraction)
         _, point = self._validation_metrics(model)
         return self._pair(self._test_metrics(model, point))
 
     def unfitted(self, frozen_trial):
-        """A new, unfitted model of a finished trial's configuration."""
+        """A new, unfitted model of a finished trial's configuration.
+
+        Parameters
+        ----------
+        frozen_trial : optuna.trial.FrozenTrial
+            The finished trial.
+
+        Returns
+        -------
+        Pipeline
+            The unfitted model.
+        """
         return make_model(FixedTrial(frozen_trial.params, number=frozen_trial.number), profile=self.profile,
                           families=self.families, seed=self.seed, X_example=self._X,
                           sensitive_columns=self.task.sensitive, task=self.task)
 
     def refit(self, frozen_trial, fraction: float = 1.0):
-        """The trial's configuration fitted on ``fraction`` of the training rows (all of them by default)."""
+        """The trial's configuration fitted on ``fraction`` of the training rows (all of them by default).
+
+        Parameters
+        ----------
+        frozen_trial : optuna.trial.FrozenTrial
+            The finished trial.
+        fraction : float, default=1.0
+            The budget slice.
+
+        Returns
+        -------
+        Pipeline
+            The fitted model.
+        """
         return self._fit(FixedTrial(frozen_trial.params, number=frozen_trial.number), fraction)
 
     def evaluate(self, model, part: str = "test") -> dict:
         """The task's metrics (accuracy, fairness, auc_y, auc_s) of a fitted model on one part of the split.
 
-        ``"validation"``: the threshold meets the task's target there. ``"test"``: the validation
-        threshold, applied unchanged.
+        Parameters
+        ----------
+        model : estimator
+            A fitted model.
+        part : {"test", "validation"}, default="test"
+            ``"validation"``: the threshold meets the task's target there. ``"test"``: the validation
+            threshold, applied unchanged.
+
+        Returns
+        -------
+        dict of str to float
+            The metrics.
         """
         if part not in ("validation", "test"):
             raise InputError(f"part must be 'validation' or 'test', got {part!r}")
@@ -265,13 +362,33 @@ class FairnessObjective:
         return {name: float(value) for name, value in result.items()}
 
     def decision_rule(self, model):
-        """The fitted model's rule set on the validation rows: an :class:`~fairops.metrics.OperatingPoint`,
-        or a :class:`~fairops.metrics.GroupThresholds` with ``decision="per-group"`` (what a registered
-        model applies when served)."""
+        """The fitted model's rule set on the validation rows (what a registered model applies when served).
+
+        Parameters
+        ----------
+        model : estimator
+            A fitted model.
+
+        Returns
+        -------
+        OperatingPoint or GroupThresholds
+            The latter with ``decision="per-group"``.
+        """
         return self._validation_metrics(model)[1]
 
     def rows(self, part: str):
-        """(X, y, sensitive) of ``"train"``, ``"validation"`` or ``"test"``."""
+        """(X, y, sensitive) of ``"train"``, ``"validation"`` or ``"test"``.
+
+        Parameters
+        ----------
+        part : {"train", "validation", "test"}
+            The part of the split.
+
+        Returns
+        -------
+        tuple
+            Its features (DataFrame), labels (ndarray) and sensitive columns (DataFrame).
+        """
         chosen = {"train": self._train, "validation": self._validation, "test": self._test}.get(part)
         if chosen is None:
             raise InputError(f"part must be 'train', 'validation' or 'test', got {part!r}")

@@ -70,11 +70,30 @@ def record_outcome(trial, task, y_true, scores, sensitive, *, seed: int = 0,
                    decision: str = "single") -> tuple[float, float]:
     """Score a fit's validation predictions with ``task``, record them on ``trial``, return (accuracy, fairness).
 
-    ``scores`` are the model's probabilities of the positive class on the validation rows, ``sensitive``
-    those rows' sensitive attributes (a DataFrame or a dict of columns holding the task's attributes);
-    ``seed`` breaks ties at the threshold and ``decision`` is ``"single"`` or ``"per-group"``, as for
-    :meth:`~fairops.metrics.Task.measure`. Call it from an own objective and return its result, so that
-    ``select_best(study, rule="robust")`` and ``register_best`` work on the study.
+    Call it from an own objective and return its result, so that ``select_best(study, rule="robust")`` and
+    ``register_best`` work on the study.
+
+    Parameters
+    ----------
+    trial : optuna.Trial
+        The live trial.
+    task : Task
+        The task scored.
+    y_true : array-like of shape (n_samples,)
+        The validation rows' labels.
+    scores : array-like of shape (n_samples,)
+        The model's probabilities of the positive class on the validation rows.
+    sensitive : DataFrame or dict
+        Those rows' sensitive attributes (holding the task's attributes).
+    seed : int, default=0
+        Breaks ties at the threshold.
+    decision : {"single", "per-group"}, default="single"
+        As for :meth:`~fairops.metrics.Task.measure`.
+
+    Returns
+    -------
+    tuple of float
+        (accuracy, fairness); NaN twice when the scores are all equal.
     """
     scores = np.asarray(scores, dtype=float)
     if scores.ndim != 1 or len(scores) != len(y_true):

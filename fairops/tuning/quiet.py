@@ -83,6 +83,18 @@ def quiet_trials(study, *, stream=None):
     Optuna's verbosity is WARNING inside the block (restored after it); left out are the constant fits'
     warnings and the warnings small budget slices make expected (unconverged short fits, an MLP's batch
     clipped to a small slice). Other failures and warnings still show.
+
+    Parameters
+    ----------
+    study : optuna.Study
+        The study the summary line counts the fits of.
+    stream : file-like or None, default=None
+        Where the line goes (None: standard output).
+
+    Yields
+    ------
+    None
+        Control, while the block runs.
     """
     import warnings
 

@@ -51,7 +51,19 @@ class Refit:
 
 @dataclass
 class RefitChoice:
-    """The chosen refit, the most accurate fit's refit, and every refit compared (by trial number)."""
+    """The chosen refit, the most accurate fit's refit, and every refit compared (by trial number).
+
+    Parameters
+    ----------
+    chosen : Refit
+        The refit chosen.
+    most_accurate : Refit
+        The most accurate fit's refit.
+    refits : dict, default={}
+        Trial number -> refit, every one compared.
+    dominated : tuple of int, default=()
+        Trial numbers of the refits the most accurate refit dominates on validation.
+    """
 
     chosen: Refit
     most_accurate: Refit

@@ -38,11 +38,24 @@ LIBRARY_DEFAULTS = {
 
 def register_family(name: str, suggest: Callable, *, needs_encoding: bool = True,
                     reads_sensitive: bool = False) -> None:
-    """Add a family to the table (``suggest(trial, profile, seed)`` returns an unfitted estimator; with
-    ``reads_sensitive``, ``suggest(trial, profile, seed, sensitive_columns)``).
+    """Add a family to the table for this process.
 
     Parameter names should be prefixed with the family name so families never share a distribution.
 
+    Parameters
+    ----------
+    name : str
+        The family's name (the ``model`` parameter's value).
+    suggest : callable
+        ``suggest(trial, profile, seed)`` returns an unfitted estimator; with ``reads_sensitive``,
+        ``suggest(trial, profile, seed, sensitive_columns)``.
+    needs_encoding : bool, default=True
+        The family takes one-hot categories and scaled numbers (the pipeline adds them).
+    reads_sensitive : bool, default=False
+        The model reads the sensitive columns.
+
+    Examples
+    --------
     >>> register_family("constant", lambda trial, profile, seed: None)
     >>> "constant" in FAMILIES
     True
@@ -73,9 +86,22 @@ def library_defaults(families: Sequence[str] | None = None, profile: str = "fast
 
 
 def check_families(families: Sequence[str], *, blind: bool = False) -> list[str]:
-    """``families`` as a list, refusing unknown names and, with ``blind``, families that read the
-    sensitive columns.
+    """``families`` as a list, refusing unknown names and, with ``blind``, families reading the sensitive columns.
 
+    Parameters
+    ----------
+    families : sequence of str
+        Family names, at least one.
+    blind : bool, default=False
+        The run leaves the sensitive columns out of the models' inputs.
+
+    Returns
+    -------
+    list of str
+        The names.
+
+    Examples
+    --------
     >>> check_families(["scaff_forest"], blind=True)
     Traceback (most recent call last):
     ...
@@ -117,6 +143,28 @@ def make_model(trial, *, profile: str = "fast", families: Sequence[str] | None =
     reduction needs the ``task`` (a :class:`~fairops.metrics.Task`) whose fairness ratio it constrains,
     and its base family's parameters are suggested with it. Fit the pipeline with :func:`fit_model`,
     which hands a reduction its groups.
+
+    Parameters
+    ----------
+    trial : optuna.Trial or optuna.trial.FixedTrial
+        Suggests the family and its hyperparameters.
+    profile : {"fast", "paper"}, default="fast"
+        The search space's profile.
+    families : sequence of str or None, default=None
+        The families to choose from (None: the paper's five).
+    seed : int, default=0
+        The model's seed.
+    X_example : DataFrame or None, default=None
+        Rows whose dtypes decide the encoding (None: no encoding step).
+    sensitive_columns : sequence of str or None, default=None
+        The sensitive columns, for a family that reads them.
+    task : Task or None, default=None
+        The task, for a reduction.
+
+    Returns
+    -------
+    Pipeline
+        The encoding (when needed) and the unfitted estimator, the last step named after its family.
     """
     if profile not in PROFILES:
         raise InputError(f"profile must be one of {PROFILES}, got {profile!r}")
@@ -154,9 +202,29 @@ def _suggested(family, trial, profile, seed, sensitive_columns):
 
 
 def fit_model(model, X, y, sensitive=None):
-    """Fit a pipeline of :func:`make_model` (or any estimator); a last step whose ``fit`` takes
-    ``sensitive_features`` (a reduction) gets ``sensitive``, the groups it is fair over.
+    """Fit a pipeline of :func:`make_model` (or any estimator), handing a reduction its groups.
 
+    A last step whose ``fit`` takes ``sensitive_features`` (a reduction) gets ``sensitive``, the groups
+    it is fair over.
+
+    Parameters
+    ----------
+    model : estimator or Pipeline
+        The unfitted model.
+    X : DataFrame or array-like
+        Training features.
+    y : array-like
+        Training labels.
+    sensitive : DataFrame, dict or None, default=None
+        The groups, needed by a reduction only.
+
+    Returns
+    -------
+    estimator
+        The fitted model.
+
+    Examples
+    --------
     >>> import optuna, pandas as pd
     >>> from fairops.datasets import load_german
     >>> data = load_german()

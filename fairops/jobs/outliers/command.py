@@ -25,6 +25,13 @@ def _run(args) -> int:
 
 
 def add_parser(subcommands) -> None:
+    """Add ``fairops outliers`` and its options; the parser's ``run`` default runs it.
+
+    Parameters
+    ----------
+    subcommands : argparse._SubParsersAction
+        The ``fairops`` command's subcommands.
+    """
     parser = subcommands.add_parser(
         "outliers", help="FairLOF vs LOF on a data set (optionally tuned with Fairband), tracked in MLflow",
         description="FairLOF against plain LOF: metrics printed and logged to MLflow with the model. "

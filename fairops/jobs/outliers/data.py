@@ -20,8 +20,20 @@ DEFAULT_DATASET = "credit_default"
 class OutlierData:
     """Raw rows, their encoded (standardised) features and readable sensitive labels for FairLOF.
 
-    ``raw`` holds the columns a served model takes (the encoder's input columns, sensitive ones
-    included); ``encoder`` turns them into ``features``.
+    Parameters
+    ----------
+    name : str
+        The data set's name (a file's stem).
+    raw : DataFrame
+        The columns a served model takes (the encoder's input columns, sensitive ones included).
+    features : DataFrame
+        The standardised features ``encoder`` makes of ``raw``.
+    sensitive : DataFrame
+        The sensitive columns as text labels.
+    encoder : FeatureEncoder
+        The fitted encoding.
+    n_source_rows : int
+        Rows before sampling.
     """
 
     name: str
@@ -33,14 +45,22 @@ class OutlierData:
 
     @property
     def n_rows(self) -> int:
+        """Rows kept."""
         return len(self.features)
 
     @property
     def dropped(self) -> tuple:
+        """Columns the encoder left out (unused text columns and constant features)."""
         return tuple(self.encoder.dropped_columns_)
 
     def preprocessing(self) -> dict:
-        """The fitted encoding of raw rows (column order, one-hot categories, means, scales, sensitive columns)."""
+        """The fitted encoding of raw rows (column order, one-hot categories, means, scales, sensitive columns).
+
+        Returns
+        -------
+        dict
+            :meth:`FeatureEncoder.to_dict <fairops.fairlof.FeatureEncoder.to_dict>`'s document.
+        """
         return self.encoder.to_dict()
 
 
@@ -117,6 +137,30 @@ def load_outlier_data(dataset=None, *, data=None, sensitive=None, target=None, m
     sensitive columns (every non-empty group cell keeps at least one row; per-cell rounding
     can add or remove a few rows).
 
+    Parameters
+    ----------
+    dataset : str or None, default=None
+        A bundled data set (None without ``data``: ``credit_default``).
+    data : str or Path or None, default=None
+        A ``.csv`` or ``.parquet`` file instead (with ``sensitive``).
+    sensitive : str, list of str or None, default=None
+        Sensitive columns, comma-separated (default for bundled data: all of its sensitive ones).
+    target : str or None, default=None
+        A label column of ``data`` to leave out of the features.
+    max_rows : int or None, default=None
+        Keep about that many rows, as above.
+    seed : int, default=0
+        Seeds the sample.
+    categorical : {"drop", "onehot"}, default="drop"
+        Text columns are dropped or one-hot encoded.
+
+    Returns
+    -------
+    OutlierData
+        The rows and their encoding.
+
+    Examples
+    --------
     >>> data = load_outlier_data("credit_default", max_rows=1000)
     >>> data.n_rows, data.features.shape[1], list(data.sensitive.columns)
     (1002, 20, ['SEX', 'EDUCATION', 'MARRIAGE'])

@@ -21,8 +21,24 @@ SHORT = {"jaccard": "Jacc", "preservation": "Pres", "outlier_fraction": "OF",
 
 def fit_detector(data: OutlierData, *, n_neighbors=5, correction_strength="auto", target_jaccard=0.9,
                  weight_exponent=1.0, share_exponent=1.0, correction="paper", top_t=None, rows=None) -> FairLOF:
-    """A ``FairLOF(novelty=True)`` fitted on ``data`` (or its ``rows``); k is capped at rows - 1 as
-    scikit-learn's LocalOutlierFactor does."""
+    """A ``FairLOF(novelty=True)`` fitted on ``data`` (or its ``rows``).
+
+    k is capped at rows - 1 as scikit-learn's LocalOutlierFactor does.
+
+    Parameters
+    ----------
+    data : OutlierData
+        The rows.
+    n_neighbors, correction_strength, target_jaccard, weight_exponent, share_exponent, correction, top_t : optional
+        :class:`~fairops.fairlof.FairLOF`'s (defaults 5, "auto", 0.9, 1.0, 1.0, "paper", None).
+    rows : array-like of int or None, default=None
+        Fit on these rows only.
+
+    Returns
+    -------
+    FairLOF
+        The fitted detector.
+    """
     from ...fairlof import FairLOF  # imported on use: ``fairops --help`` stays quick
 
     features, sensitive = data.features, data.sensitive
@@ -42,7 +58,22 @@ def fit_detector(data: OutlierData, *, n_neighbors=5, correction_strength="auto"
 
 
 def outlier_metrics(lof_scores, top, plain_top, sensitive) -> dict:
-    """Jacc, Pres, OF, ED and Wass of the outlier list ``top`` against plain LOF's ``plain_top``."""
+    """Jacc, Pres, OF, ED and Wass of the outlier list ``top`` against plain LOF's ``plain_top``.
+
+    Parameters
+    ----------
+    lof_scores : array-like of shape (n_samples,)
+        Plain LOF scores.
+    top, plain_top : array-like of int
+        The outlier list and plain LOF's.
+    sensitive : DataFrame
+        The rows' sensitive columns.
+
+    Returns
+    -------
+    dict of str to float
+        Keyed by ``METRICS``.
+    """
     return {
         "jaccard": jaccard(top, plain_top),
         "preservation": preservation(lof_scores, top, plain_top),
@@ -55,6 +86,18 @@ def outlier_metrics(lof_scores, top, plain_top, sensitive) -> dict:
 def relative_change(value: float, anchor: float) -> float:
     """(value - anchor) / anchor; 0 when both are 0, NaN when only the anchor is 0.
 
+    Parameters
+    ----------
+    value, anchor : float
+        The new value and the one it is compared with.
+
+    Returns
+    -------
+    float
+        The relative change.
+
+    Examples
+    --------
     >>> relative_change(0.1, 0.2), relative_change(0.0, 0.0)
     (-0.5, 0.0)
     """
@@ -64,7 +107,20 @@ def relative_change(value: float, anchor: float) -> float:
 
 
 def compare(detector: FairLOF, sensitive) -> dict:
-    """LOF and FairLOF rows of the paper's metrics plus the relative ED / Wass change."""
+    """LOF and FairLOF rows of the paper's metrics plus the relative ED / Wass change.
+
+    Parameters
+    ----------
+    detector : FairLOF
+        A fitted detector.
+    sensitive : DataFrame
+        Its rows' sensitive columns.
+
+    Returns
+    -------
+    dict
+        ``{"LOF": ..., "FairLOF": ..., "change": ...}``.
+    """
     lof = outlier_metrics(detector.lof_scores_, detector.plain_outliers_, detector.plain_outliers_, sensitive)
     fair = outlier_metrics(detector.lof_scores_, detector.outliers_, detector.plain_outliers_, sensitive)
     change = {name: relative_change(fair[name], lof[name]) for name in ("euclidean_disparity", "wasserstein_disparity")}
@@ -72,7 +128,20 @@ def compare(detector: FairLOF, sensitive) -> dict:
 
 
 def format_table(result: dict, lambdas: dict) -> str:
-    """The LOF vs FairLOF table as printed by the command."""
+    """The LOF vs FairLOF table as printed by the command.
+
+    Parameters
+    ----------
+    result : dict
+        What :func:`compare` returned.
+    lambdas : dict
+        The lambda of ``"LOF"`` and ``"FairLOF"``.
+
+    Returns
+    -------
+    str
+        The table.
+    """
     header = f"{'':<10}{'lambda':>7}{'Jacc':>8}{'Pres':>8}{'OF':>7}{'ED':>9}{'ED chg':>9}{'Wass':>9}{'Wass chg':>10}"
     lines = [header]
     for label in ("LOF", "FairLOF"):

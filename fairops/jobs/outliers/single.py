@@ -13,6 +13,18 @@ from .tracking import _base_params, _client, default_model_name, log_result_run,
 def parse_lambda(text) -> float | str:
     """``"auto"`` or a float in [0, 1]; anything else is a ValueError naming ``--lambda``.
 
+    Parameters
+    ----------
+    text : str or float
+        The ``--lambda`` value.
+
+    Returns
+    -------
+    float or str
+        The lambda, or ``"auto"``.
+
+    Examples
+    --------
     >>> parse_lambda("auto"), parse_lambda("0.25")
     ('auto', 0.25)
     """
@@ -28,7 +40,18 @@ def parse_lambda(text) -> float | str:
 
 
 def run_single(args) -> int:
-    """One FairLOF fit against plain LOF, printed and logged."""
+    """One FairLOF fit against plain LOF, printed and logged.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The ``fairops outliers`` options.
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+    """
     lam = parse_lambda(args.lambda_)
     data = load_outlier_data(args.dataset, data=args.data, sensitive=args.sensitive, target=args.target,
                              max_rows=args.max_rows, seed=args.seed, categorical=args.categorical)

@@ -38,6 +38,18 @@ def normalised_fairness(fair_wasserstein: float, plain_wasserstein: float) -> fl
     ``clip(1 - fair / plain, 0, 1)``: 0 = no better than LOF (or worse), 1 = proportional
     representation. When LOF is already proportional (plain = 0): 1 if FairLOF is too, else 0.
 
+    Parameters
+    ----------
+    fair_wasserstein, plain_wasserstein : float
+        Wasserstein disparity of FairLOF's and of plain LOF's outliers.
+
+    Returns
+    -------
+    float
+        The fairness in [0, 1].
+
+    Examples
+    --------
     >>> normalised_fairness(0.05, 0.2), normalised_fairness(0.3, 0.2), normalised_fairness(0.0, 0.0)
     (0.75, 0.0, 1.0)
     """
@@ -46,7 +58,24 @@ def normalised_fairness(fair_wasserstein: float, plain_wasserstein: float) -> fl
     return float(min(1.0, max(0.0, 1.0 - fair_wasserstein / plain_wasserstein)))
 
 def make_objective(data: OutlierData, *, seed: int = 0, top_t=None, correction="paper"):
-    """Optuna objective over FairLOF's hyperparameters: returns (Jaccard vs LOF, normalised fairness)."""
+    """Optuna objective over FairLOF's hyperparameters: returns (Jaccard vs LOF, normalised fairness).
+
+    Parameters
+    ----------
+    data : OutlierData
+        The rows; a trial's budget is a nested stratified share of them.
+    seed : int, default=0
+        Seeds the budget slices.
+    top_t : int or None, default=None
+        The outlier list size on all rows (scaled to a slice's rows).
+    correction : {"paper", "per_value"}, default="paper"
+        FairLOF's correction.
+
+    Returns
+    -------
+    callable
+        ``objective(trial) -> (jaccard, fairness)``.
+    """
     from ...fairband import budget
 
     slicer = BudgetSlicer(np.zeros(data.n_rows, dtype=np.int8), data.sensitive, seed=seed)
@@ -132,6 +161,16 @@ def run_tune(args) -> int:
     dead worker's fit gets its failed child run), progress reports and several workers on one study
     work as in ``fairops tune``. Running a finished study again reports the pick's run logged earlier
     instead of logging it again.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The ``fairops outliers --tune`` options.
+
+    Returns
+    -------
+    int
+        The exit status.
     """
     from ..driver import drive
     from ..running import quiet_libraries

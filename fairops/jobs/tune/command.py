@@ -46,6 +46,13 @@ def _run(args) -> int:
 
 
 def add_parser(subcommands) -> None:
+    """Add ``fairops tune`` and its options; the parser's ``run`` default runs it.
+
+    Parameters
+    ----------
+    subcommands : argparse._SubParsersAction
+        The ``fairops`` command's subcommands.
+    """
     parser = subcommands.add_parser(
         "tune", help="Fairband over the paper's model families + SCAFF, tracked in MLflow, pick registered",
         description=__doc__.split("\n\n")[0])
