@@ -19,8 +19,8 @@ sections fails here:
 
 One object reached under several names (``FairbandSampler`` from ``fairops.fairband`` and from
 ``fairops.fairband.sampler``, one flavor's ``load_model`` shared by three modules) is checked once, under
-the first name in module order. ``EXCLUDED`` names the few objects left alone, by where they are defined,
-each with its reason.
+the first name in module order. ``EXCLUDED`` would name an object left alone, by where it is defined, with
+its reason; it names none.
 
 Each docstring goes through ``numpydoc.validate.validate`` (the validator scikit-learn runs on its own API in
 ``sklearn/tests/test_docstrings.py``), and these of its error codes fail the test:
@@ -56,17 +56,14 @@ import pytest
 from numpydoc.docscrape import get_doc_object
 from numpydoc.validate import Validator, validate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 CHECKED = ("GL06", "GL07", "GL08", "SS01", "SS03", "SS06", "PR01", "PR02", "PR03", "PR04", "PR07", "PR10",
            "RT01", "RT03", "YD01")
 PARAMETER_CODES = ("PR01", "PR02", "PR03")  # not applied to an Enum's signature (see the module docstring)
 
 # Objects the check leaves alone, by where they are defined, each with the reason.
-EXCLUDED = {
-    "fairops.tracking.registry.register_best": "signature being regrouped",
-    "fairops.tracking.run_once.register_once": "signature being regrouped",
-}
+EXCLUDED: dict[str, str] = {}
 
 
 def _module_name(path: Path) -> str:
@@ -259,7 +256,8 @@ def test_the_check_refuses_what_lacks_its_sections():
     assert codes == {"PR01", "RT01"}
 
 
-@pytest.mark.parametrize("defined_as, reason", sorted(EXCLUDED.items()))
-def test_each_exclusion_names_an_object_and_says_why(defined_as, reason):
-    module_name, _, name = defined_as.rpartition(".")
-    assert callable(getattr(importlib.import_module(module_name), name)) and reason
+def test_each_exclusion_names_an_object_and_says_why():
+    # none today; an entry added later must still name an object and give its reason
+    for defined_as, reason in EXCLUDED.items():
+        module_name, _, name = defined_as.rpartition(".")
+        assert callable(getattr(importlib.import_module(module_name), name)) and reason
