@@ -171,7 +171,8 @@ def test_a_model_holding_other_types_is_refused_at_save(adult, tmp_path):
     X, y = adult
     numbers = X.select_dtypes("number")
     odd = make_pipeline(Halve(), DecisionTreeClassifier(max_depth=2)).fit(numbers, y)
-    with pytest.raises(TypeError, match=r"holds type\(s\) fairops does not load \['test_mlflow_classifier.Halve'\]"):
+    named = r"holds type\(s\) fairops does not load \['tests\.mlflow_models\.test_mlflow_classifier\.Halve'\]"
+    with pytest.raises(TypeError, match=named):
         classifier.save_model(odd, tmp_path / "odd", input_example=numbers.head(2), pip_requirements=[])
     assert not (tmp_path / "odd").exists()
 
