@@ -19,18 +19,17 @@ from __future__ import annotations
 import numpy as np
 import optuna
 from optuna.samplers import BaseSampler
-from optuna.trial import FrozenTrial
+from optuna.trial import FrozenTrial, TrialState
 
-from . import schedule
+from . import _optuna_internals as internals, schedule
 from .assignments import Assignments
 from .budgets import budget
-from .claims import HELD, SlotBoard, SlotClaims, claim_of
-from .constraints import check_min_fairness
+from .claims import HELD, SlotClaims
+from .constraints import check_min_fairness, record_constraint
 from .errors import FairbandConfigurationError, FairbandScheduleError, FairbandWaitTimeout
-from .pruning_calls import name_the_way
-from .sampler_hooks import SamplerHooks, configuration_seed
+from .sampler_base import SlotSamplerBase, configuration_seed
 from .settings import FairbandSettings, validated_configuration
-from .starts import checked_starts
+from .starts import checked_starts, start_value
 from .waiting import positive_seconds
 
 __all__ = ["FairbandConfigurationError", "FairbandSampler", "FairbandScheduleError", "FairbandWaitTimeout", "budget",
@@ -39,7 +38,7 @@ __all__ = ["FairbandConfigurationError", "FairbandSampler", "FairbandScheduleErr
 ATTR_KEYS = ("iteration", "bracket", "rung", "budget", "configuration_id", "alpha")
 
 
-class FairbandSampler(SamplerHooks):
+class FairbandSampler(SlotSamplerBase):
     """Synchronous Fairband (Cruz et al., 2020/2021) as an Optuna sampler.
 
     Parameters
@@ -161,78 +160,7 @@ class FairbandSampler(SamplerHooks):
         self.__dict__.update(state)
         self._start_process_state()
 
-    # -- public read-only settings -------------------------------------------------------------
-    @property
-    def fairband_settings(self) -> FairbandSettings:
-        """(eta, s_max, alpha, mode): the record the pruner reads too."""
-        return self._settings
-
-    @property
-    def alpha(self) -> float | str:
-        """The alpha setting: a float in [0, 1] or ``"auto"``."""
-        return self._settings.alpha
-
-    @property
-    def mode(self) -> str:
-        """``"sync"`` or ``"async"``."""
-        return self._settings.mode
-
-    @property
-    def eta(self) -> int:
-        """Hyperband's reduction factor."""
-        return self._settings.eta
-
-    @property
-    def s_max(self) -> int:
-        """The largest bracket."""
-        return self._settings.s_max
-
-    @property
-    def iterations(self) -> int | None:
-        """The most iterations scheduled (None: no limit)."""
-        return self._iterations
-
-    @property
-    def min_fairness(self) -> float | None:
-        """The fairness floor, or None."""
-        return self._min_fairness
-
-    @property
-    def configuration(self) -> dict:
-        """Everything that defines a study run by this sampler (a copy)."""
-        return dict(self._claims.configuration)
-
-    def n_slots(self, iterations: int | None = None) -> int | None:
-        """Slots in ``iterations`` iterations (default: this sampler's ``iterations``; None if unlimited).
-
-        Parameters
-        ----------
-        iterations : int or None, default=None
-            Number of iterations; None for this sampler's.
-
-        Returns
-        -------
-        int or None
-            Number of slots, None without a limit.
-        """
-        iterations = self._iterations if iterations is None else iterations
-        return None if iterations is None else self._settings.n_slots(iterations)
-
-    def slot(self, index: int) -> schedule.Slot:
-        """Slot number ``index`` of the schedule under this sampler's eta, s_max and mode.
-
-        Parameters
-        ----------
-        index : int
-            The slot's number, from 0.
-
-        Returns
-        -------
-        Slot
-            Where it sits in the schedule.
-        """
-        return self._settings.slot(index)
-
+    # -- Optuna hooks --------------------------------------------------------------------------
     def reseed_rng(self) -> None:
         """Reseed the base sampler only.
 
@@ -241,89 +169,130 @@ class FairbandSampler(SamplerHooks):
         if self._base_sampler is not None:
             self._base_sampler.reseed_rng()
 
-    def check_configuration(self, study: optuna.Study) -> None:
-        """Raise :class:`FairbandConfigurationError` if ``study`` was started with another configuration.
+    def before_trial(self, study: optuna.Study, trial: FrozenTrial) -> None:
+        """Claim the trial's slot and give it a configuration: a new one at rung 0, else the promoted one.
 
-        Call it before starting to work on a study to refuse a mismatched worker before it creates a
-        trial; the sampler checks it again, race-free, when each trial claims its slot.
-
-        Parameters
-        ----------
-        study : optuna.Study
-            The study to work on.
-        """
-        self._claims.check_configuration(study)
-
-    def board(self, study: optuna.Study) -> SlotBoard:
-        """The current state of every slot of ``study`` (fresh read).
+        A later-rung slot waits until the previous rung of its bracket has finished. A trial the
+        schedule cannot use is refused (ended as PRUNED at its first ``suggest_*`` or ``budget``). On
+        a failure here the trial is failed and holds nothing.
 
         Parameters
         ----------
         study : optuna.Study
             The study.
-
-        Returns
-        -------
-        SlotBoard
-            Which trial holds or finished each slot.
+        trial : optuna.trial.FrozenTrial
+            The trial starting.
         """
-        return self._claims.board(study)
+        try:
+            self._prepare(study, trial)
+        except BaseException:
+            # Our own failure (or Ctrl-C) before the fit: leave nothing held and nobody waiting on it.
+            internals.fail_running_trial(study, trial.number)
+            self._assignments.pop(study, trial)
+            raise
 
-    def abandon(self, trial) -> None:
-        """Declare the fit of a live trial aborted (e.g. by Ctrl-C).
-
-        However the trial ends, that is not its slot's result, so the slot is free again and a later trial
-        redoes it.
+    def infer_relative_search_space(self, study, trial):
+        """The promoted configuration's distributions at a later rung; the base sampler's at rung 0.
 
         Parameters
         ----------
-        trial : optuna.Trial
-            The live trial.
-        """
-        self._assignments.release(trial, f"trial {trial.number}'s fit was aborted")
-
-    # -- what a live trial was given -----------------------------------------------------------
-    def slot_of_trial(self, trial) -> schedule.Slot | None:
-        """The schedule slot a trial fits: from this process's assignment, else from its claim.
-
-        Parameters
-        ----------
-        trial : optuna.Trial or optuna.trial.FrozenTrial
+        study : optuna.Study
+            The study.
+        trial : optuna.trial.FrozenTrial
             The trial.
 
         Returns
         -------
-        Slot or None
-            The slot, None if it holds none.
+        dict
+            Parameter name -> distribution; empty when the values come from :meth:`sample_independent`.
         """
-        study = getattr(trial, "study", None)
-        if study is not None:
-            assignment = self._assignments.get(study, trial)
-            if assignment is not None:
-                assignment.asked = True  # RungProgress reads its budgets from the slot
-                return assignment.slot
-        claim = claim_of(trial) if isinstance(trial, FrozenTrial) else None
-        return None if claim is None or claim.slot is None else self.slot(claim.slot)
+        assignment = self._assignments.get(study, trial)
+        if assignment is None or assignment.status != HELD or (assignment.slot.rung == 0 and assignment.params):
+            return {}  # a start configuration's values come from sample_independent
+        if assignment.slot.rung > 0:
+            return dict(assignment.distributions)
+        if self._base_sampler is not None:
+            return self._base_sampler.infer_relative_search_space(self._view(study, assignment.slot), trial)
+        return {}
 
-    def budget_of(self, trial) -> float:
-        """Budget of a live trial prepared by this sampler; raises ``optuna.TrialPruned`` if it has no slot.
+    def sample_relative(self, study, trial, search_space):
+        """The promoted configuration's values at a later rung; the base sampler's draws at rung 0.
 
         Parameters
         ----------
-        trial : optuna.Trial
-            The live trial.
+        study : optuna.Study
+            The study.
+        trial : optuna.trial.FrozenTrial
+            The trial.
+        search_space : dict
+            What :meth:`infer_relative_search_space` returned.
 
         Returns
         -------
-        float
-            Its share of the training rows.
+        dict
+            Parameter name -> value.
         """
-        assignment = self._assignments.get(trial.study, trial)
+        assignment = self._assignments.get(study, trial)
+        if assignment is None or assignment.status != HELD or not search_space:
+            return {}
+        if assignment.slot.rung > 0:
+            return {name: assignment.params[name] for name in search_space if name in assignment.params}
+        if self._base_sampler is not None:
+            return self._base_sampler.sample_relative(self._view(study, assignment.slot), trial, search_space)
+        return {}
+
+    def sample_independent(self, study, trial, param_name, param_distribution):
+        """A start configuration's value, else a draw from ``(seed, configuration)`` or the base sampler.
+
+        Parameters
+        ----------
+        study : optuna.Study
+            The study.
+        trial : optuna.trial.FrozenTrial
+            The trial; one the schedule refused raises ``optuna.TrialPruned``.
+        param_name : str
+            The parameter.
+        param_distribution : optuna.distributions.BaseDistribution
+            Its distribution.
+
+        Returns
+        -------
+        object
+            The parameter's value.
+        """
+        assignment = self._assignments.held(study, trial)
+        if assignment.slot.rung == 0 and param_name in assignment.params:
+            return start_value(assignment.params[param_name], param_name, param_distribution)
+        if assignment.own_sampler is not None:
+            return assignment.own_sampler.sample_independent(study, trial, param_name, param_distribution)
+        return self._base_sampler.sample_independent(
+            self._view(study, assignment.slot), trial, param_name, param_distribution)
+
+    def after_trial(self, study, trial, state, values) -> None:
+        """Record a finished trial: the fairness floor's constraint, and a slot its own worker ended.
+
+        Parameters
+        ----------
+        study : optuna.Study
+            The study.
+        trial : optuna.trial.FrozenTrial
+            The trial.
+        state : optuna.trial.TrialState
+            How it ended.
+        values : sequence of float or None
+            Its (accuracy, fairness), if any.
+        """
+        assignment = self._assignments.pop(study, trial)
+        slot = None if assignment is None else assignment.slot
+        base_sees_it = self._base_sampler is not None and slot is not None
+        # first, so the floor joins (not overwrites) what its constraints_func writes
+        if self._base_sampler is not None and slot is not None:
+            self._base_sampler.after_trial(self._view(study, slot), trial, state, values)
+        record_constraint(study, trial, state, values, self._min_fairness, after_others=base_sees_it)
         if assignment is None:
-            raise FairbandScheduleError(f"trial {trial.number} was not prepared by FairbandSampler.before_trial")
-        if assignment.status != HELD:
-            raise optuna.TrialPruned(assignment.reason)
-        assignment.asked = True
-        name_the_way(trial, self.mode)
-        assert assignment.slot is not None  # a held assignment has its slot
-        return assignment.slot.budget
+            return
+        if assignment.status == HELD and state == TrialState.COMPLETE and not assignment.asked:
+            self._assignments.warn_budget_unasked(study, trial, "budget(trial)" if self.mode == "sync"
+                                                  else "RungProgress(trial)")
+        if assignment.status == HELD and state != TrialState.COMPLETE:
+            self._claims.record_outcome(study, trial, state)
