@@ -1,21 +1,24 @@
 """``fairops monitor MODEL``: the champion's accuracy and fairness over windows of labelled rows.
 
-Rows are scored in windows of ``--window N`` (file order, or the order of ``--time-column``) at the
-threshold the model was registered with; every window's accuracy and fairness, with 97.5% intervals (exact,
-Clopper-Pearson), become step metrics of one monitoring run in the model's experiment (step = window number,
-from 1). First the baseline is printed: the champion's validation fairness with the lower bound of its 97.5%
-interval (or the ``--baseline`` number), and the rule: a window alerts when the upper bound of its 97.5%
-interval lies below the baseline's lower bound (below the ``--baseline`` number). Then a line per window,
-``ALERT window K: ...`` for one that alerts, naming what fell: each sensitive attribute is held to its own
-validation baseline, and the task's ratio (the lowest over its attributes, or over their combined groups) to
-the overall one. A window with too few rows of some group for any decisions to alert is marked "too few rows
-for an alert", and the last lines count those windows and estimate the window size that could alert; when no
-window could, a warning says the run saw nothing. ``--sensitive`` may name some of the task's attributes only
-(a file without the others): those are watched, each against its own baseline. Exit status 3 when any window
-alerts, 0 otherwise (also when no window could alert), 2 on a usage or data error.
+Rows are scored in windows of ``--window N`` (file order, or the order of ``--time-column``) as the model serves
+them (at the threshold it was registered with); every window's accuracy and fairness, with intervals at the
+fairness rule's level (95% by default; fairness exact, Clopper-Pearson per group), become step metrics of one
+monitoring run in the model's experiment (step = window number, from 1). First the rule and the baseline are
+printed: the fairness line and level the version was registered under (``--fairness-line``, ``--level`` replace
+them), the champion's validation fairness with its lower bound, and the alert rule: a window alerts when the
+interval of its fairness lies below the fairness line (what the gate refuses), and with ``--against-baseline``
+also when it lies below the baseline's lower bound (a drop beyond noise from what the version showed; a
+``--baseline`` number replaces the baseline). Then a line per window, ``ALERT window K: ...`` for one that
+alerts, naming what fell and below what: each sensitive attribute is held to its own bound, and the task's ratio
+(the lowest over its attributes, or over their combined groups) to the overall one. A window with too few rows
+of some group for any decisions to alert is marked "too few rows for an alert", and the last lines count those
+windows and estimate the window size that could alert; when no window could, a warning says the run saw nothing.
+``--sensitive`` may name some of the task's attributes only (a file without the others): those are watched, each
+against its own bound. Exit status 3 when any window alerts, 0 otherwise (also when no window could alert), 2 on
+a usage or data error.
 
-Files are read in chunks and one window is held at a time, so a file of any length streams in bounded
-memory; a ``--time-column`` the file is not sorted by makes the whole file be read and sorted first.
+Files are read in chunks and one window is held at a time, so a file of any length streams in bounded memory; a
+``--time-column`` the file is not sorted by makes the whole file be read and sorted first.
 """
 
 from __future__ import annotations
@@ -28,8 +31,7 @@ import numpy as np
 
 from ..datasets import LOADERS
 from ..errors import InputError
-from ..metrics.windows import ALERT_LEVEL
-from .options import refuse_options
+from .options import add_rule_options, refuse_options
 
 CHUNK_ROWS = 200_000
 
@@ -155,6 +157,7 @@ def _run(args) -> int:
                                positive=args.positive)
     quiet_libraries()
     result = monitor(args.model, windows, version=args.version, baseline=args.baseline,
+                     fairness_line=args.fairness_line, level=args.level, against_baseline=args.against_baseline,
                      tracking_uri=tracking_uri_of(args.project_dir, args.tracking_uri),
                      params={"window": args.window, "source": args.data or args.dataset},
                      sensitive=None if args.dataset is not None else columns)
@@ -175,12 +178,12 @@ def add_parser(subcommands) -> None:
 
     parser = model_parser(subcommands, "monitor", "score labelled rows in windows with the champion; alert when "
                           "fairness drops", __doc__)
-    level = f"{ALERT_LEVEL * 100:g}%"
     parser.epilog = textwrap.fill(
-        f"Intervals are {level} (exact, Clopper-Pearson per group). The baseline is printed first: the version's "
-        f"validation fairness and the lower bound of its {level} interval, or --baseline. A window alerts when the "
-        f"upper bound of its {level} interval lies below the baseline's lower bound (below --baseline). A window with "
-        "too few rows of some group for any decisions to alert is marked, and the window size that could is estimated. "
+        "Intervals are at the fairness rule's level (95% by default; exact, Clopper-Pearson per group). The rule and "
+        "the baseline are printed first. A window alerts when the interval of its fairness lies below the fairness "
+        "line (default: the line the version was registered under, 0.8), and with --against-baseline also when it "
+        "lies below the lower bound of the version's validation fairness (or below --baseline). A window with too "
+        "few rows of some group for any decisions to alert is marked, and the window size that could is estimated. "
         "Exit status: 3 a window alerted, 0 none did (a warning says so when none could), 2 a usage or data error.",
         100)
     source = parser.add_argument_group("rows")
@@ -195,6 +198,11 @@ def add_parser(subcommands) -> None:
     model = parser.add_argument_group("model")
     model.add_argument("--version", help="a version number or @alias (default: @champion)")
     model.add_argument("--baseline", type=float,
-                       help=f"fairness ratio to compare with (default: the lower bound of the version's {level}% "
-                       "validation fairness interval)")
+                       help="a fairness ratio a window's interval must not lie below, in place of the version's "
+                            "validation fairness (implies --against-baseline)")
+    alerts = parser.add_argument_group("alert rule")
+    add_rule_options(alerts, recorded=True)
+    alerts.add_argument("--against-baseline", action="store_true",
+                        help="also alert when a window's interval lies below the lower bound of the version's "
+                             "validation fairness (a drop beyond noise, even above the line)")
     parser.set_defaults(run=_run)

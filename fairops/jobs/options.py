@@ -57,6 +57,31 @@ def add_decision_options(parser) -> None:
              "Adult's relationship still carry them")
 
 
+def add_rule_options(parser, *, recorded: bool = False) -> None:
+    """``--fairness-line`` and ``--level``: the :class:`~fairops.metrics.FairnessRule` a command applies (tune,
+    compare, promote, monitor); ``recorded``: the default is the rule the version was registered under."""
+    from ..metrics.classification import FOUR_FIFTHS
+    from ..metrics.intervals import LEVEL
+
+    default = "the rule the version was registered with, else " if recorded else ""
+    parser.add_argument(
+        "--fairness-line", type=float, default=None if recorded else FOUR_FIFTHS, metavar="F",
+        help="the fairness line: a ratio whose interval lies below F is unfair beyond noise (the gate refuses it, "
+             "the monitor alerts), and tune picks among fits whose validation ratio meets F (default: "
+             f"{default}{FOUR_FIFTHS}, the four-fifths rule; 0 turns it off)")
+    parser.add_argument(
+        "--level", type=float, default=None if recorded else LEVEL, metavar="L",
+        help=f"confidence level of every interval shown and judged (default: {default}{LEVEL})")
+
+
+def rule_of(args, tags: dict | None = None):
+    """The :class:`~fairops.metrics.FairnessRule` of ``--fairness-line`` and ``--level``, the parts not given read
+    from a version's ``tags``."""
+    from ..metrics import FairnessRule
+
+    return FairnessRule.from_tags(tags or {}, line=args.fairness_line, level=args.level)
+
+
 def decision_words(decision: str, blind: bool, data) -> str:
     """The decision mode in one line (printed before a run).
 

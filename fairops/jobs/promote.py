@@ -19,9 +19,8 @@ from pathlib import Path
 
 from ..datasets import LOADERS
 from ..errors import InputError
-from ..metrics.classification import FOUR_FIFTHS
 from ..tracking.stores import mlflow_file_in
-from .options import refuse_options
+from .options import add_rule_options, refuse_options
 
 DEFAULT_DROP = 0.02
 
@@ -73,7 +72,7 @@ def _run(args) -> int:
                                       args.holdout)
     verdict = promote(args.model, X, y, sensitive, candidate=args.candidate, task=task,
                       min_fairness=args.min_fairness, max_accuracy_drop=args.max_accuracy_drop,
-                      fairness_line=args.fairness_line or None, tracking_uri=uri)
+                      fairness_line=args.fairness_line, level=args.level, tracking_uri=uri)
     stream = sys.stdout if verdict.passed else sys.stderr
     print(verdict.text(), file=stream)
     if verdict.run_id:
@@ -112,9 +111,7 @@ def add_parser(subcommands) -> None:
                         "are scored")
     source.add_argument("--task", help="with --data: the task (default: the candidate's registered task)")
     gate = parser.add_argument_group("gate")
-    gate.add_argument("--fairness-line", type=float, default=FOUR_FIFTHS, metavar="F",
-                      help=f"refuse a candidate whose fairness ratio is below F beyond noise: the upper bound of "
-                           f"its 95%% interval under F (default {FOUR_FIFTHS}, the four-fifths rule; 0 turns it off)")
+    add_rule_options(gate, recorded=True)
     gate.add_argument("--min-fairness", type=float,
                       help="floor for the candidate's fairness ratio and for its interval's lower bound")
     gate.add_argument("--max-accuracy-drop", type=float, default=DEFAULT_DROP,

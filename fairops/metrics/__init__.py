@@ -8,12 +8,16 @@
 from .auc import auc_s, auc_y, group_aucs
 from .classification import GroupRates, fairness_ratio, group_rates, precision, ratio_of, recall
 from .decisions import GroupThresholds, group_decisions, group_thresholds
+from .fairness_rule import FairnessRule
+from .figures import Figures, decision_figures
 from .outliers import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
 from .scorer import make_fairness_scorer
 from .task import Task
 from .thresholds import OperatingPoint, binarize, operating_point
 
 __all__ = [
+    "FairnessRule",
+    "Figures",
     "GroupRates",
     "GroupThresholds",
     "OperatingPoint",
@@ -21,6 +25,7 @@ __all__ = [
     "auc_s",
     "auc_y",
     "binarize",
+    "decision_figures",
     "euclidean_disparity",
     "fairness_ratio",
     "group_aucs",

@@ -43,7 +43,9 @@ import numpy as np
 
 from ..errors import InputError
 
-LEVEL = 0.9
+#: The confidence level of every interval fairops shows by default (tuning, the registry, the gate, the monitor);
+#: :class:`~fairops.metrics.FairnessRule` carries it, and a command's ``--level`` replaces it.
+LEVEL = 0.95
 
 
 def _check_level(level: float) -> float:
@@ -153,10 +155,10 @@ def ratio_interval(counts, *, level: float = LEVEL, method: str = "katz") -> tup
 
     >>> low, high = ratio_interval(([25, 42], [256, 416]))
     >>> round(low, 3), high
-    (0.659, 1.0)
+    (0.612, 1.0)
     >>> low, high = ratio_interval(([25, 42], [256, 416]), method="exact")
     >>> round(low, 3), high
-    (0.456, 1.0)
+    (0.409, 1.0)
     """
     level = _check_level(level)
     if method not in METHODS:
@@ -206,7 +208,7 @@ def exact_attribute_intervals(counts, *, level: float = LEVEL) -> list[tuple[flo
     for an attribute with fewer than two groups holding the rate. ``counts`` as in :func:`ratio_interval`.
 
     >>> [(round(low, 3), high) for low, high in exact_attribute_intervals([([25, 42], [256, 416]), ([3], [9])])]
-    [(0.409, 1.0), (nan, nan)]
+    [(0.371, 1.0), (nan, nan)]
     """
     return _exact_bounds(_attribute_counts(counts), _check_level(level))
 

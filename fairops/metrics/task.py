@@ -302,13 +302,14 @@ class Task:
                                 **self.threshold)
 
     def evaluate(self, y_true, y_score, sensitive_features, *, seed=0, at=None, level: float = LEVEL,
-                 decision: str = "single") -> dict:
+                 decision: str = "single", decided=None) -> dict:
         """The task's metrics of scores on labelled rows, all floats.
 
         ``accuracy`` and ``fairness`` with their ``level`` confidence intervals (``accuracy_low``,
-        ``accuracy_high``, ``fairness_low``, ``fairness_high``; see :mod:`fairops.metrics.intervals`),
-        the ratio of every sensitive attribute alone (``fairness.<name>``), ``auc_y`` and ``auc_s``.
-        :meth:`measure` also gives the counts behind them.
+        ``accuracy_high``, ``fairness_low``, ``fairness_high``), the ratio of every sensitive attribute alone
+        with its interval (``fairness.<name>``, ``fairness_low.<name>``, ``fairness_high.<name>``), the share of
+        rows decided positive (``positive_share``), ``auc_y`` and ``auc_s``: the figures of
+        :func:`fairops.metrics.figures.decision_figures`. :meth:`measure` also gives the counts behind them.
 
         Parameters
         ----------
@@ -321,11 +322,14 @@ class Task:
         at : OperatingPoint or GroupThresholds, optional
             A rule set on other rows (see :meth:`decision_rule`), applied unchanged: the paper's rule for
             test rows. By default the rule is set on these rows, as ``decision`` says.
-        level : float, default=0.9
+        level : float, default=0.95
             Confidence level of the intervals.
         decision : {"single", "per-group"}, default="single"
             One threshold meeting the task's target exactly on these rows, or one per group meeting it in
             every group.
+        decided : array-like of shape (n_samples,), optional
+            0/1 decisions made elsewhere (e.g. a served model's), scored instead of deciding here; ``y_score``
+            still gives the AUCs.
 
         Returns
         -------
@@ -342,10 +346,10 @@ class Task:
         (0.0, 1.0)
         """
         return self.measure(y_true, y_score, sensitive_features, seed=seed, at=at, level=level,
-                            decision=decision)[0]
+                            decision=decision, decided=decided)[0]
 
     def measure(self, y_true, y_score, sensitive_features, *, seed=0, at=None, level: float = LEVEL,
-                decision: str = "single") -> tuple[dict, dict]:
+                decision: str = "single", decided=None) -> tuple[dict, dict]:
         """``(metrics, counts)``: :meth:`evaluate`'s metrics and the counts behind accuracy and fairness.
 
         ``counts["accuracy"]`` is ``[hits, base]`` (true positives over predicted positives for
@@ -358,7 +362,7 @@ class Task:
             Binary labels and scores.
         sensitive_features : DataFrame, dict or array-like
             The sensitive columns.
-        seed, at, level, decision : optional
+        seed, at, level, decision, decided : optional
             As in :meth:`evaluate`.
 
         Returns
@@ -376,7 +380,7 @@ class Task:
         ([2, 2], {'f': [2, 2], 'm': [0, 2]})
         """
         return _measure(self, y_true, y_score, sensitive_features, seed=seed, at=at, level=level,
-                        decision=decision)
+                        decision=decision, decided=decided)
 
 
 def _check_target(target: str, value) -> None:

@@ -4,22 +4,23 @@
 :mod:`fairops.mlflow.loader`), scores each window of rows with the decisions the model serves (its
 ``decision`` output: the validation threshold, or one per group; a model without one at the operating
 point it was registered with, :mod:`fairops.tracking.version_record`), and for every window logs its accuracy and
-fairness with their intervals as step metrics (step = window number, from 1) of one ``monitoring``
-run in the model's experiment. A window alerts when its fairness is significantly below the
-baseline: the upper bound of its interval under the lower bound of the version's validation fairness
-(or under a baseline given as a number); see :mod:`fairops.metrics.windows` for the error rate. Each
-sensitive attribute is also held to its own baseline (``fairness.<attribute>`` and ``alert.<attribute>`` per
-window; the alert line names the attribute), since the lowest ratio over several attributes can hide a
-drift in one of them. ``sensitive`` may name some of the task's attributes only: those are watched, each
-against its baseline, and the task's own ratio, which needs them all, is not scored.
+fairness with their intervals (:func:`fairops.metrics.figures.decision_figures`, at the rule's level) as step
+metrics (step = window number, from 1) of one ``monitoring`` run in the model's experiment. A window alerts
+when the interval of its fairness lies below the fairness line of the version's
+:class:`~fairops.metrics.FairnessRule` (the line the gate refuses below), and with ``against_baseline`` also
+when it lies below the lower bound of the version's own validation fairness (or below a baseline given as a
+number); see :mod:`fairops.tracking.window_alerts` and ``benchmarks/monitor_false_alarms.py`` for the error
+rates. Each sensitive attribute is also held to its own bound (``fairness.<attribute>`` and
+``alert.<attribute>`` per window; the alert line names the attribute), since the lowest ratio over several
+attributes can hide a drift in one of them. ``sensitive`` may name some of the task's attributes only: those
+are watched, each against its bound, and the task's own ratio, which needs them all, is not scored.
 
-Before the windows the monitor prints what they are compared with: the version, the task's ratio, the
-baseline with its lower bound and that interval's level (97.5%), each watched attribute's own baseline where
-it differs, and the alert rule (a window alerts when the upper bound of its 97.5% interval lies below the
-baseline's lower bound). A window whose group counts (the rate's bases: positives for TPR, negatives for
-FPR, rows for PPR) are too small for any decisions to alert is marked on its line and logged with
-``alert_possible`` 0; the closing line counts those windows and estimates, from their rows' group shares, the
-window size that could alert (run tags ``fairops.unable_to_alert`` and ``fairops.rows_for_an_alert``).
+Before the windows the monitor prints what they are compared with: the rule (line and level), the version's
+baseline with its lower bound, each watched attribute's own baseline where it differs, and the alert rule. A
+window whose group counts (the rate's bases: positives for TPR, negatives for FPR, rows for PPR) are too small
+for any decisions to alert is marked on its line and logged with ``alert_possible`` 0; the closing line counts
+those windows and estimates, from their rows' group shares, the window size that could alert (run tags
+``fairops.unable_to_alert`` and ``fairops.rows_for_an_alert``).
 
 Windows arrive as an iterable of ``(X, y, sensitive)``, so any reader can feed it; ``fairops monitor``
 reads files in chunks and holds one window at a time.
@@ -36,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from fairops.metrics.windows import ALERT_LEVEL, rate_bases, score_window
+from fairops.metrics.windows import rate_bases, score_window
 
 from ..errors import InputError
 from ._tracking_uri import tracking_uri as tracking_uri_set
@@ -45,6 +46,7 @@ from .version_record import read_record
 from .window_alerts import (
     OVERALL,
     baselines_of,
+    bounds_of,
     header_lines,
     unable_note,
     unable_summary,
@@ -141,7 +143,7 @@ def _metric_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_./ -]", "_", name)
 
 
-def _start_run(client, name, version, record, baseline, baseline_lower, experiment_id, params):
+def _start_run(client, name, version, record, rule, baseline, baseline_lower, experiment_id, params):
     from mlflow.utils.mlflow_tags import MLFLOW_RUN_NAME
 
     source = client.get_model_version(name, version).run_id
@@ -150,7 +152,8 @@ def _start_run(client, name, version, record, baseline, baseline_lower, experime
             "fairops.model": name, "fairops.version": version}
     run_id = client.create_run(experiment, tags=tags).info.run_id
     logged = {"model": f"models:/{name}/{version}", "task": str(record.task), "threshold": record.point.threshold,
-              "baseline": baseline, "baseline_lower": baseline_lower, "interval_level": ALERT_LEVEL, **params}
+              "baseline": baseline, "baseline_lower": baseline_lower, "fairness_line": rule.line,
+              "interval_level": rule.level, **params}
     for key, value in logged.items():
         client.log_param(run_id, key, str(value))
     return run_id
@@ -178,13 +181,15 @@ def _baseline(record, baseline, where: str) -> tuple[float | None, float, float 
 
 @dataclass
 class _Watch:
-    """What scoring one window needs: the model, the version's record, the watched attributes and baselines."""
+    """What scoring one window needs: the model, the version's record, the rule, the watched attributes and their
+    bounds (:class:`~fairops.tracking.window_alerts.Bound`)."""
 
     client: Any
     model: Any
     record: Any
+    rule: Any
     watched: tuple
-    baselines: dict
+    bounds: dict
     result: MonitorResult
     out: Any
     #: the rate's bases per group over the windows that could not alert, together
@@ -198,10 +203,10 @@ class _Watch:
         columns = _watched_columns(groups, self.watched, task)
         output = self.model.predict(_inputs(self.model, X))
         window = score_window(task, y, _probability(output), columns, record.point, seed=record.seed,
-                              decided=_served_decisions(output))
-        alerted = what_alerted(window, task, self.baselines)
+                              level=self.rule.level, decided=_served_decisions(output))
+        alerted = what_alerted(window, task, self.bounds)
         bases = rate_bases(task, y, columns)
-        note = None if alerted else unable_note(bases, task, self.baselines)
+        note = None if alerted else unable_note(bases, task, self.bounds, self.rule.level)
         stamp = int(time.time() * 1000)
         values = {**window.metrics(), "alert": float(bool(alerted)), "alert_possible": float(note is None),
                   **{f"alert.{attribute}": float(attribute in alerted) for attribute in self.watched}}
@@ -214,15 +219,16 @@ class _Watch:
         if note:
             self.result.unable.append(number)
             self.unable_bases = bases if self.unable_bases is None else self.unable_bases + bases
-        print(window_line(number, window, task, alerted, self.baselines, note), file=self.out, flush=True)
+        print(window_line(number, window, task, alerted, self.bounds, note), file=self.out, flush=True)
 
     def close(self) -> None:
         """Count the windows that could not alert, estimate from their group shares the window size that could,
         tag the run."""
         result, client, pooled = self.result, self.client, self.unable_bases
         if result.unable:
-            attributes = {name: pair for name, pair in self.baselines.items() if name != OVERALL}
-            result.rows_for_an_alert = pooled.rows_for_an_alert(attributes, self.baselines[OVERALL])
+            attributes = {name: bound.value for name, bound in self.bounds.items() if name != OVERALL}
+            result.rows_for_an_alert = pooled.rows_for_an_alert(attributes, self.bounds[OVERALL].value,
+                                                                self.rule.level)
             print(unable_summary(result.unable, len(result.windows), result.rows_for_an_alert, pooled.rows),
                   file=self.out, flush=True)
             if result.rows_for_an_alert is not None:
@@ -231,8 +237,9 @@ class _Watch:
         client.set_tag(result.run_id, "fairops.unable_to_alert", ",".join(map(str, result.unable)) or "none")
 
 
-def monitor(name: str, windows, *, version=None, baseline: float | None = None, tracking_uri=None,
-            experiment_id=None, params: dict | None = None, out=None, sensitive=None) -> MonitorResult:
+def monitor(name: str, windows, *, version=None, baseline: float | None = None, fairness_line: float | None = None,
+            level: float | None = None, against_baseline: bool = False, tracking_uri=None, experiment_id=None,
+            params: dict | None = None, out=None, sensitive=None) -> MonitorResult:
     """Score ``windows`` (an iterable of ``(X, y, sensitive)``) with a registered version; see the module docstring.
 
     Parameters
@@ -244,7 +251,13 @@ def monitor(name: str, windows, *, version=None, baseline: float | None = None, 
     version : str or None, default=None
         A number or ``@alias`` (default ``@champion``).
     baseline : float or None, default=None
-        A fairness ratio to compare with instead of the version's validation fairness interval.
+        A fairness ratio a window's interval must not lie below, in place of the version's validation fairness
+        (``against_baseline`` is then implied).
+    fairness_line, level : float or None, default=None
+        Replace the line and the level of the :class:`~fairops.metrics.FairnessRule` the version was registered
+        under (a line of 0: windows alert against the baseline only).
+    against_baseline : bool, default=False
+        Also alert when a window's interval lies below the lower bound of the version's validation fairness.
     tracking_uri : str or None, default=None
         MLflow tracking URI (None: MLflow's default).
     experiment_id : str or None, default=None
@@ -269,21 +282,25 @@ def monitor(name: str, windows, *, version=None, baseline: float | None = None, 
     client = MlflowClient(tracking_uri)
     resolved, record = _version(client, name, version)
     given, baseline, baseline_lower = _baseline(record, baseline, f"model {name!r} version {resolved}")
-    task = record.task
+    if not isinstance(against_baseline, bool):
+        raise TypeError(f"against_baseline must be True or False, got {against_baseline!r}")
+    task, rule, against_baseline = record.task, record.rule.replaced(line=fairness_line, level=level), \
+        against_baseline or given is not None
     watched = watched_attributes(task, sensitive, f"model {name!r} version {resolved}")
     baselines = baselines_of(record, watched, given)
+    bounds = bounds_of(rule, baselines, against_baseline=against_baseline)
     with tracking_uri_set(tracking_uri):
         model = load_model(f"models:/{name}/{resolved}")
     result = MonitorResult(name, resolved, baseline, baseline_lower)
-    result.run_id = _start_run(client, name, resolved, record, baseline, baseline_lower, experiment_id,
-                               {**(params or {}), "watched": ",".join(watched)})
-    for line in header_lines(name, resolved, task, watched, baselines, given=given,
-                             baseline_level=record.interval_level):
+    result.run_id = _start_run(client, name, resolved, record, rule, baseline, baseline_lower, experiment_id,
+                               {**(params or {}), "watched": ",".join(watched), "against_baseline": against_baseline})
+    for line in header_lines(name, resolved, task, watched, baselines, rule, given=given,
+                             against_baseline=against_baseline):
         print(line, file=out, flush=True)
     if len(watched) < len(task.sensitive):
-        print(f"watching {', '.join(watched)} only, each against its own baseline: the task's {task.fairness_name} "
+        print(f"watching {', '.join(watched)} only, each against its own bound: the task's {task.fairness_name} "
               "needs every attribute", file=out, flush=True)
-    watch = _Watch(client, model, record, watched, baselines, result, out)
+    watch = _Watch(client, model, record, rule, watched, bounds, result, out)
     try:
         for number, (X, y, groups) in enumerate(windows, start=1):
             watch.window(number, X, y, groups)

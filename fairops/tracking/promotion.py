@@ -2,13 +2,16 @@
 
 :func:`promote` scores the candidate (``@challenger`` by default) and the champion on the same labelled
 rows through ``mlflow.models.evaluate(..., evaluators="fairops")``, each in a child run of one
-``promotion`` run, each decided the way it was registered to decide (the version's ``fairops.decision``:
-one threshold at the task's target on these rows, or one per group), and decides with
-``mlflow.validate_evaluation_results`` over these checks:
+``promotion`` run, each row decided as the model serves it (its ``decision`` answer: the rule set on its
+validation rows when it was registered; a version without that answer, at the task's target on these rows
+as its ``fairops.decision`` says), so the gate shows the figures tuning showed on the same rows and the
+monitor shows. It decides with ``mlflow.validate_evaluation_results`` over these checks, judged by one
+:class:`~fairops.metrics.FairnessRule` (by default the one the candidate was registered under: the
+four-fifths line 0.8 and 95% intervals):
 
-- ``fairness_upper >= fairness_line`` (by default the four-fifths line, 0.8): the candidate's fairness is
-  not below the line beyond noise, i.e. the upper bound of its interval (the evaluator's ``interval_level``,
-  95%) reaches it; a model the rows show to be unfair is refused, one they cannot judge is not;
+- ``fairness_upper >= line``: the candidate's fairness is not below the rule's line beyond noise, i.e. the
+  upper bound of its interval at the rule's level reaches it; a model the rows show to be unfair is refused,
+  one they cannot judge is not;
 - ``fairness >= min_fairness`` and ``fairness_lower >= min_fairness`` (no floor by default): the
   candidate's fairness ratio, and the lower bound of its interval, reach the floor;
 - ``fairness_shortfall <= 0``: the champion's lower bound minus the candidate's upper bound; positive
@@ -36,16 +39,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
-from ..metrics.classification import FOUR_FIFTHS
+from ..metrics import FairnessRule
 from ._tracking_uri import tracking_uri
+from .gate_figures import LABEL, figure_lines
 from .registry import _alias_holder
 from .registry_lock import registry_lock
 from .version_record import read_record
 
 CHAMPION, CHALLENGER = "champion", "challenger"
-EVALUATOR_LEVEL = 0.95  # the fairops evaluator's default interval_level
 GATE_TAG = "fairops.gate"
-LABEL = "fairops_label"
 _FAILED_METRIC = re.compile(r"Metric (\w+) ")
 
 
@@ -124,6 +126,14 @@ def _resolve(client, name: str, candidate) -> str:
     return text
 
 
+def _answers_decisions(model) -> bool:
+    """Whether a loaded model answers its own ``decision`` (what ``fairops tune`` registers)."""
+    from ..mlflow.classifier import DECISION_OUTPUT
+
+    schema = model.metadata.get_output_schema() if getattr(model, "metadata", None) else None
+    return schema is not None and schema.has_input_names() and DECISION_OUTPUT in schema.input_names()
+
+
 def _evaluate(name: str, version: str, role: str, frame, config: dict) -> dict:
     import mlflow
 
@@ -131,6 +141,8 @@ def _evaluate(name: str, version: str, role: str, frame, config: dict) -> dict:
 
     # loaded by fairops' loader: given the URI, MLflow would import MLmodel's loader_module before any check
     model = load_model(f"models:/{name}/{version}")
+    if _answers_decisions(model):
+        config = {**config, "decision": "served"}
     with mlflow.start_run(nested=True, run_name=f"{role}: version {version}", tags={"fairops.role": role}):
         result = mlflow.models.evaluate(model, frame, targets=LABEL,
                                         model_type="classifier", evaluators="fairops",
@@ -211,37 +223,6 @@ def _reason(key: str, metrics: dict, thresholds: dict, task) -> str:
     }.get(key, f"{value:.4f} against the bound {bound:.4f}")
 
 
-def _bases_text(task, frame, groups: dict) -> str:
-    """The rows behind the task's rate per group of each attribute (positives for TPR, negatives for FPR,
-    all rows for the positive rate), e.g. ``sex: F 120, M 310 negatives``."""
-    from fairops.metrics.windows import BASE_UNIT, rate_bases
-
-    bases = rate_bases(task, frame[LABEL].to_numpy(), groups).attributes
-    return "; ".join(f"{attribute}: " + ", ".join(f"{group} {count}" for group, count in counts.items())
-                     + f" {BASE_UNIT[task.fairness]}" for attribute, counts in bases.items())
-
-
-def _figure_lines(task, frame, groups: dict, scores: dict, *, min_fairness, max_accuracy_drop, fairness_line,
-                  level: float):
-    """Both models' figures on the gate's rows, the counts behind the ratio and the rule, as printed lines."""
-    accuracy, ratio = f"fairops_{task.metric}", f"fairops_{task.fairness}_ratio"
-    fairness = f"{task.fairness_label} [{level:.0%} interval]"
-    lines = [f"  on {len(frame)} rows ({_bases_text(task, frame, groups)})",
-             f"  {'':<10} {task.metric:>10}   {fairness}"]
-    for role, values in scores.items():
-        lines.append(f"  {role:<10} {values[accuracy]:>10.4f}   {values[ratio]:.4f} "
-                     f"[{values[f'{ratio}_lower']:.4f}, {values[f'{ratio}_upper']:.4f}]")
-    rule = [f"fairness ratio and its interval's lower bound >= {min_fairness}" if min_fairness is not None
-            else "no fairness floor (give --min-fairness)",
-            f"fairness not below {fairness_line} beyond noise (its interval's upper bound >= {fairness_line})"
-            if fairness_line else "no fairness line"]
-    if "champion" in scores:
-        rule += ["fairness not below the champion's beyond noise (the intervals overlap or the candidate's is higher)",
-                 f"{task.metric} at most {max_accuracy_drop} below the champion's" if max_accuracy_drop is not None
-                 else f"no {task.metric} check"]
-    return lines + ["  rule: " + "; ".join(rule)]
-
-
 def _record(client, name: str, version: str, run_id: str, reasons: list, payload: dict) -> None:
     import mlflow
 
@@ -273,8 +254,8 @@ def _frame(X, y, sensitive):
 
 
 def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, min_fairness=None,
-            max_accuracy_drop=0.02, fairness_line=FOUR_FIFTHS, tracking_uri=None, experiment_id=None,
-            lock_wait: float = 600.0) -> Verdict:
+            max_accuracy_drop=0.02, fairness_line: float | None = None, level: float | None = None,
+            tracking_uri=None, experiment_id=None, lock_wait: float = 600.0) -> Verdict:
     """Gate ``candidate`` against ``@champion`` on rows ``X`` with labels ``y`` (0/1) and ``sensitive`` columns.
 
     ``task`` (a :class:`~fairops.metrics.Task`) defaults to the one the candidate was registered with;
@@ -299,8 +280,12 @@ def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, m
         A floor for the candidate's fairness and its lower bound.
     max_accuracy_drop : float or None, default=0.02
         The most accuracy the candidate may lose against the champion.
-    fairness_line : float or None, default=0.8
-        Refuses a candidate whose fairness interval lies wholly below it (None or 0: off).
+    fairness_line : float or None, default=None
+        Refuses a candidate whose fairness interval lies below it (0: off); None: the line of the
+        :class:`~fairops.metrics.FairnessRule` the candidate was registered under (0.8, the four-fifths line,
+        for a version that records none).
+    level : float or None, default=None
+        The intervals' confidence level; None: the candidate's rule's (0.95 for a version that records none).
     tracking_uri : str or None, default=None
         MLflow tracking URI (None: MLflow's default).
     experiment_id : str or None, default=None
@@ -315,8 +300,8 @@ def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, m
     """
     from mlflow.tracking import MlflowClient
 
-    for label, bound in (("min_fairness", min_fairness), ("max_accuracy_drop", max_accuracy_drop),
-                         ("fairness_line", fairness_line)):
+    FairnessRule().replaced(line=fairness_line, level=level)  # refuses a line or level out of range, first
+    for label, bound in (("min_fairness", min_fairness), ("max_accuracy_drop", max_accuracy_drop)):
         if bound is not None and not (isinstance(bound, (int, float)) and 0 <= bound <= 1):
             raise InputError(f"{label} must be a number in [0, 1] or None, got {bound!r}")
     frame, groups = _frame(X, y, sensitive)
@@ -331,13 +316,13 @@ def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, m
         groups = {column: values[fresh.keep] for column, values in groups.items()}
         record = read_record(client, name, version)
         task = task or record.task
+        rule = record.rule.replaced(line=fairness_line, level=level)
         config = {"sensitive_features": {c: groups[c] for c in task.sensitive}, "target": task.threshold,
-                  "decision": record.decision}
+                  "decision": record.decision, "interval_level": rule.level}
         source = client.get_model_version(name, version).run_id
         experiment = experiment_id or (client.get_run(source).info.experiment_id if source else None)
         verdict = _gate(client, name, version, champion, frame, config, task, experiment, fresh, positions,
-                        min_fairness=min_fairness, max_accuracy_drop=max_accuracy_drop,
-                        fairness_line=fairness_line, uri=tracking_uri)
+                        min_fairness=min_fairness, max_accuracy_drop=max_accuracy_drop, rule=rule, uri=tracking_uri)
         if verdict.passed:
             client.set_registered_model_alias(name, CHAMPION, version)
         return verdict
@@ -359,7 +344,7 @@ def _fresh(client, name: str, versions: list, X, sensitive):
     return fresh, pd.DataFrame(X).index.to_numpy()
 
 
-def _gate(client, name, version, champion, frame, config, task, experiment, fresh, positions, *, uri,
+def _gate(client, name, version, champion, frame, config, task, experiment, fresh, positions, *, uri, rule,
           **bounds) -> Verdict:
     import mlflow
 
@@ -370,15 +355,17 @@ def _gate(client, name, version, champion, frame, config, task, experiment, fres
             if champion is not None:
                 own = client.get_model_version(name, champion).tags.get("fairops.decision", "single")
                 scores["champion"] = _evaluate(name, champion, "champion", frame, {**config, "decision": own})
-            metrics, thresholds = gate_checks(task, scores["candidate"], scores.get("champion"), **bounds)
+            metrics, thresholds = gate_checks(task, scores["candidate"], scores.get("champion"),
+                                              fairness_line=rule.line or None, **bounds)
             reasons = _decide(metrics, thresholds, task)
-            figures = _figure_lines(task, frame, config["sensitive_features"], scores,
-                                    level=config.get("interval_level", EVALUATOR_LEVEL), **bounds) \
+            figures = figure_lines(task, frame, config["sensitive_features"], scores, rule=rule, **bounds) \
                 + fresh.lines(positions)
             mlflow.log_metrics({f"{role}.{key}": value for role, values in scores.items()
                                 for key, value in values.items() if np.isfinite(value)})
             mlflow.log_metrics({f"gate.{key}": value for key, value in metrics.items() if np.isfinite(value)})
+            mlflow.set_tags(rule.tags())
             payload = {"name": name, "candidate": version, "champion": champion, "task": str(task),
+                       "rule": {"line": rule.line, "level": rule.level},
                        "rows": len(frame), "rows_left_out": fresh.left_out, "rows_seen_by": fresh.seen_by,
                        "versions_without_row_record": fresh.unrecorded,
                        "checks": {k: str(v) for k, v in thresholds.items()},

@@ -11,19 +11,26 @@
 - ``fairops.decision``: ``single`` (that one threshold for everyone) or ``per-group`` (one threshold per
   group of the sensitive columns, each at the task's target; the model serves those decisions, and the
   gate and the validation baseline measure them);
+- ``fairops.fairness_line`` and ``fairops.interval_level``: the :class:`~fairops.metrics.FairnessRule` the
+  version was chosen under, which the gate and the monitor apply to it unless told otherwise;
 - ``fairops.validation_fairness`` and its interval ``fairops.validation_fairness_lower`` /
-  ``_upper`` at ``fairops.interval_level``: the baseline a monitored window is compared with;
+  ``_upper`` at the rule's level (``fairops.validation_accuracy`` with its bounds beside it): the version's
+  figures on its validation rows (:func:`fairops.metrics.figures.decision_figures`), the baseline a
+  monitored window may also be compared with;
 - ``fairops.validation_fairness_by_attribute``: each sensitive attribute's ratio there as JSON
   ``{attribute: [value, lower, upper]}``, the baseline of that attribute's own ratio (versions registered
   before it have none: their attributes are compared with the overall baseline, which is never above any
-  attribute's ratio).
+  attribute's ratio);
+- ``fairops.test_accuracy``, ``fairops.test_fairness`` (each with ``_lower`` / ``_upper``), when known: the
+  version's figures on the test rows it never saw, decided as it serves; ``fairops.figures`` says which rows
+  and which fit the figures are of.
 
->>> from fairops.metrics import OperatingPoint, Task
+>>> from fairops.metrics import FairnessRule, OperatingPoint, Task
 >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
->>> tags = record_tags(task, OperatingPoint(0.42, 1.0), seed=0, fairness=(0.9, 0.8, 1.0), level=0.975)
+>>> tags = record_tags(task, OperatingPoint(0.42, 1.0), seed=0, fairness=(0.9, 0.8, 1.0), rule=FairnessRule())
 >>> record = VersionRecord.from_tags(tags)
->>> str(record.task), record.point.threshold, record.baseline_lower
-('precision@tpr=0.5,ratio=tpr', 0.42, 0.8)
+>>> str(record.task), record.point.threshold, record.baseline_lower, record.rule.line
+('precision@tpr=0.5,ratio=tpr', 0.42, 0.8, 0.8)
 """
 
 from __future__ import annotations
@@ -33,8 +40,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from fairops.metrics import OperatingPoint, Task
+from fairops.metrics import FairnessRule, OperatingPoint, Task
 from fairops.metrics.decisions import check_decision
+from fairops.metrics.fairness_rule import DEFAULT_RULE
 
 from ..errors import InputError
 
@@ -43,27 +51,46 @@ REQUIRED = ("task", "sensitive", "threshold", "tie_share")
 BY_ATTRIBUTE = "validation_fairness_by_attribute"
 
 
-def record_tags(task: Task, point: OperatingPoint, *, seed: int, fairness: tuple, level: float,
-                decision: str = "single", by_attribute: dict | None = None) -> dict:
-    """The version tags for a task, its validation operating point and ``fairness = (value, lower, upper)``;
-    ``by_attribute`` maps each sensitive attribute to its own ``(value, lower, upper)``."""
+def record_tags(task: Task, point: OperatingPoint, *, seed: int, fairness: tuple, rule: FairnessRule = DEFAULT_RULE,
+                decision: str = "single", by_attribute: dict | None = None, accuracy: tuple | None = None) -> dict:
+    """The version tags for a task, its validation operating point, ``fairness = (value, lower, upper)`` (and
+    ``accuracy``, the same) on its validation rows at ``rule``'s level, and the rule itself; ``by_attribute``
+    maps each sensitive attribute to its own ``(value, lower, upper)``."""
     value, lower, upper = (float(x) for x in fairness)
     extra = {} if by_attribute is None else {f"{PREFIX}{BY_ATTRIBUTE}": json.dumps(
         {str(name): [_finite_or_none(x) for x in bounds] for name, bounds in by_attribute.items()})}
-    return extra | {f"{PREFIX}{key}": str(value) for key, value in {
+    if accuracy is not None:
+        extra.update(figure_tags("validation", accuracy=accuracy))
+    return extra | rule.tags() | {f"{PREFIX}{key}": str(value) for key, value in {
         "task": str(task), "sensitive": ",".join(task.sensitive), "positive_class": task.positive or "label 1",
         "decision": check_decision(decision),
         "threshold": repr(float(point.threshold)), "tie_share": repr(float(point.tie_share)), "seed": int(seed),
         "validation_fairness": repr(value), "validation_fairness_lower": repr(lower),
-        "validation_fairness_upper": repr(upper), "interval_level": repr(float(level)),
+        "validation_fairness_upper": repr(upper),
     }.items()}
 
 
-def validation_tags(task: Task, y, scores, sensitive, *, seed: int = 0, decision: str = "single") -> dict:
-    """The tags of a model whose validation rows got ``scores``: the task's operating point and fairness there.
+def figure_tags(rows: str, *, accuracy: tuple | None = None, fairness: tuple | None = None) -> dict:
+    """``fairops.<rows>_accuracy`` / ``_fairness`` tags, each with ``_lower`` and ``_upper``, from ``(value, lower,
+    upper)`` triples.
 
-    The fairness ratio is taken at the operating point's decisions (``decision="per-group"``: each group
-    at the task's target), with its interval at :data:`~fairops.metrics.windows.ALERT_LEVEL`.
+    >>> figure_tags("test", fairness=(0.9, 0.8, 1.0))["fairops.test_fairness_lower"]
+    '0.8'
+    """
+    tags = {}
+    for name, figure in (("accuracy", accuracy), ("fairness", fairness)):
+        if figure is not None:
+            for suffix, value in zip(("", "_lower", "_upper"), figure):
+                tags[f"{PREFIX}{rows}_{name}{suffix}"] = repr(float(value))
+    return tags
+
+
+def validation_tags(task: Task, y, scores, sensitive, *, seed: int = 0, decision: str = "single",
+                    rule: FairnessRule = DEFAULT_RULE) -> dict:
+    """The tags of a model whose validation rows got ``scores``: its operating point, its figures, the rule.
+
+    The figures are taken at the operating point's decisions (``decision="per-group"``: each group at the
+    task's target) by :func:`fairops.metrics.figures.decision_figures`, with intervals at ``rule.level``.
 
     Parameters
     ----------
@@ -79,6 +106,8 @@ def validation_tags(task: Task, y, scores, sensitive, *, seed: int = 0, decision
         Breaks ties at the threshold.
     decision : {"single", "per-group"}, default="single"
         How the model decides.
+    rule : FairnessRule, default=FairnessRule()
+        The fairness line and the intervals' level the version is judged by.
 
     Returns
     -------
@@ -91,11 +120,11 @@ def validation_tags(task: Task, y, scores, sensitive, *, seed: int = 0, decision
     >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["g"])
     >>> y = np.array([1, 0, 1, 0] * 25); g = np.array(["a"] * 50 + ["b"] * 50)
     >>> tags = validation_tags(task, y, np.linspace(0, 1, 100), {"g": g})
-    >>> tags["fairops.threshold"], tags["fairops.validation_fairness"]
-    ('0.5050505050505051', '0.0')
+    >>> tags["fairops.threshold"], tags["fairops.validation_fairness"], tags["fairops.fairness_line"]
+    ('0.5050505050505051', '0.0', '0.8')
     """
     from fairops.metrics import group_decisions
-    from fairops.metrics.windows import ALERT_LEVEL, fairness_ratios
+    from fairops.metrics.figures import decision_figures
 
     point = task.operating_point(y, scores, seed=seed)
     groups = task.select_sensitive(sensitive)
@@ -103,10 +132,11 @@ def validation_tags(task: Task, y, scores, sensitive, *, seed: int = 0, decision
         decided = group_decisions(scores, y, groups, seed=seed, **task.threshold)
     else:
         decided = point.apply(scores, seed=seed)
-    overall, attributes = fairness_ratios(task, y, decided, groups, level=ALERT_LEVEL)
-    return record_tags(task, point, seed=seed, fairness=(overall.value, overall.lower, overall.upper),
-                       level=ALERT_LEVEL, decision=decision,
-                       by_attribute={name: (a.value, a.lower, a.upper) for name, a in attributes.items()})
+    figures = decision_figures(task, y, decided, groups, level=rule.level)
+    overall = figures.fairness
+    return record_tags(task, point, seed=seed, fairness=(overall.value, overall.lower, overall.upper), rule=rule,
+                       decision=decision, accuracy=figures.accuracy,
+                       by_attribute={name: (a.value, a.lower, a.upper) for name, a in figures.attributes.items()})
 
 
 def _finite_or_none(value) -> float | None:
@@ -127,6 +157,8 @@ class VersionRecord:
     attribute_baselines: dict = field(default_factory=dict)
     #: the level of the baseline's interval (``fairops.interval_level``); None when the version records none
     interval_level: float | None = None
+    #: the fairness rule the version was chosen under (the default rule for versions that record none)
+    rule: FairnessRule = DEFAULT_RULE
 
     @classmethod
     def from_tags(cls, tags: dict, *, where: str = "the model version") -> VersionRecord:
@@ -146,7 +178,8 @@ class VersionRecord:
 
         return cls(task, point, int(get(f"{PREFIX}seed", "0")), number("validation_fairness"),
                    number("validation_fairness_lower"), check_decision(get(f"{PREFIX}decision", "single")),
-                   _attribute_baselines(get(f"{PREFIX}{BY_ATTRIBUTE}"), where), number("interval_level"))
+                   _attribute_baselines(get(f"{PREFIX}{BY_ATTRIBUTE}"), where), number("interval_level"),
+                   FairnessRule.from_tags(tags))
 
 
 def _attribute_baselines(text: str | None, where: str) -> dict:

@@ -1,10 +1,14 @@
 """What a monitored window is compared with, what alerted in it, and its printed line.
 
-Each watched sensitive attribute has its own baseline (the version's validation ratio of that attribute; a
-version registered before those were recorded, or a ``--baseline`` number, gives every attribute the overall
-one), and so does the task's ratio (``"overall"``). A window alerts for each attribute whose ratio is
-significantly below its baseline, and for the task's ratio when no attribute says so already or when it is
-a ratio of its own (an intersectional task); :func:`window_line` names them.
+A window alerts when the interval of a fairness ratio lies below its bound (:class:`Bound`): the fairness line of
+the version's :class:`~fairops.metrics.FairnessRule` (the gate's line, so the monitor alerts on what the gate
+would refuse), and, with ``against_baseline``, the lower bound of the version's own validation ratio (the ratio
+fell beyond noise below what the version showed; a ``--baseline`` number replaces that). The higher of the two
+is the bound. Each watched sensitive attribute has its own bound (its own validation ratio as the baseline; a
+version registered before those were recorded gives every attribute the overall one), and so does the task's
+ratio (``"overall"``). A window alerts for each attribute whose interval lies below its bound, and for the task's
+ratio when no attribute says so already or when it is a ratio of its own (an intersectional task);
+:func:`window_line` names them.
 
 Before the windows, :func:`header_lines` say what they are compared with and how; a window on whose rows no
 decisions could alert (too few rows of some group for the rate) is marked (:func:`unable_note`), and
@@ -14,35 +18,48 @@ decisions could alert (too few rows of some group for the rate) is marked (:func
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
-from fairops.metrics.windows import ALERT_LEVEL, alert_bound
+from fairops.metrics import FairnessRule
+from fairops.metrics.fairness_rule import percent
 
 from ..errors import InputError
 
-#: What ``alerted`` and the baselines call the task's own ratio (beside the attributes' names).
+#: What ``alerted`` and the bounds call the task's own ratio (beside the attributes' names).
 OVERALL = "overall"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What an interval's upper bound must fall under for an alert, and what that number is, in words.
+
+    >>> Bound.of(FairnessRule(), (0.9, 0.7), against_baseline=True)
+    Bound(value=0.8, words='the fairness line 0.8')
+    >>> Bound.of(FairnessRule(), (0.95, 0.9), against_baseline=True).words
+    "the baseline's lower bound 0.900 (baseline 0.950)"
+    """
+
+    value: float
+    words: str
+
+    @classmethod
+    def of(cls, rule: FairnessRule, baseline: tuple | None, *, against_baseline: bool) -> Bound:
+        """The higher of the rule's line and (``against_baseline``) the baseline's lower bound, or its value when it
+        is a plain number (``baseline = (value, lower or None)``); ``-inf`` (nothing alerts) when neither applies."""
+        candidates = [cls(rule.line, f"the fairness line {rule.line:g}")] if rule.active else []
+        if against_baseline and baseline is not None:
+            value, lower = baseline
+            candidates.append(cls(value, f"the baseline {value:.3f}") if lower is None else
+                              cls(lower, f"the baseline's lower bound {lower:.3f} (baseline {value:.3f})"))
+        return max(candidates, key=lambda bound: bound.value, default=cls(-math.inf, "nothing (no line, no baseline)"))
 
 
 def _bounds(low: float, high: float) -> str:
     return f"[{low:.3f}, {high:.3f}]" if math.isfinite(low) else "[undefined]"
 
 
-def _against(baseline: float, baseline_lower) -> str:
-    return (f"the baseline's lower bound {baseline_lower:.3f} (baseline {baseline:.3f})"
-            if baseline_lower is not None else f"the baseline {baseline:.3f}")
-
-
 def _ratio_text(score) -> str:
     return f"{score.value:.3f} {_bounds(score.lower, score.upper)}"
-
-
-def percent(level: float) -> str:
-    """An interval level as a percentage, e.g. ``"97.5%"``.
-
-    >>> percent(0.975), percent(0.9)
-    ('97.5%', '90%')
-    """
-    return f"{level * 100:.4g}%"
 
 
 def _baseline_entry(what: str, pair: tuple) -> str:
@@ -50,50 +67,58 @@ def _baseline_entry(what: str, pair: tuple) -> str:
     return f"{what} {value:.3f}, " + ("no interval recorded" if lower is None else f"lower bound {lower:.3f}")
 
 
-def header_lines(name: str, version: str, task, watched, baselines: dict, *, given: float | None = None,
-                 baseline_level: float | None = None, level: float = ALERT_LEVEL) -> list[str]:
-    """The lines printed before the windows: the baseline (the version's validation fairness, with its lower
-    bound and the interval's level, and each watched attribute's own where it differs; or the number
-    ``given``) and the alert rule.
+def header_lines(name: str, version: str, task, watched, baselines: dict, rule: FairnessRule, *,
+                 given: float | None = None, against_baseline: bool = False) -> list[str]:
+    """The lines printed before the windows: the rule, the baseline (the version's validation fairness with its
+    lower bound, each watched attribute's own where it differs; or the number ``given``), and the alert rule.
 
     >>> from fairops.metrics import Task
     >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
     >>> print("\\n".join(header_lines("m", "3", task, ("sex",), {"overall": (0.9, 0.7), "sex": (0.9, 0.7)},
-    ...                               baseline_level=0.975)))
-    baseline: model 'm' version 3 on its validation rows, with 97.5% intervals: TPR ratio over sex 0.900, \
-lower bound 0.700
-    alert rule: a window alerts when the upper bound of its 97.5% interval lies below the baseline's lower bound; \
-windows show value [97.5% interval] (exact: Clopper-Pearson per group)
+    ...                               FairnessRule())))
+    rule: fairness line 0.8, 95% intervals (model 'm' version 3's)
+    baseline: model 'm' version 3 on its validation rows: TPR ratio over sex 0.900, lower bound 0.700
+    alert rule: a window alerts when the 95% interval of its TPR ratio lies below the fairness line 0.8 (the gate \
+refuses such a model); windows show value [95% interval] (exact: Clopper-Pearson per group)
     """
-    shown = f"windows show value [{percent(level)} interval] (exact: Clopper-Pearson per group)"
+    level = percent(rule.level)
+    shown = f"windows show value [{level} interval] (exact: Clopper-Pearson per group)"
+    below = [f"the fairness line {rule.line:g} (the gate refuses such a model)"] if rule.active else []
     if given is not None:
-        return [f"baseline: {given:.3f} as given, for the {task.fairness_name} of model {name!r} version {version} "
-                "(a plain number, no interval)",
-                f"alert rule: a window alerts when the upper bound of its {percent(level)} interval lies below "
-                f"{given:.3f}; {shown}"]
-    entries = [_baseline_entry(task.fairness_name, baselines[OVERALL])] if len(watched) == len(task.sensitive) else []
-    entries += [_baseline_entry(f"{task.fairness_label} over {attribute}", baselines[attribute])
-                for attribute in watched if len(task.sensitive) > 1 and (
-                    not entries or baselines[attribute] != baselines[OVERALL])]
-    at = "" if baseline_level is None else f", with {percent(baseline_level)} intervals"
-    against = "baseline's lower bound" if baselines[OVERALL][1] is not None else "baseline (no interval recorded)"
-    return [f"baseline: model {name!r} version {version} on its validation rows{at}: {'; '.join(entries)}",
-            f"alert rule: a window alerts when the upper bound of its {percent(level)} interval lies below the "
-            f"{against}; {shown}"]
+        baseline = (f"baseline: {given:.3f} as given, for the {task.fairness_name} of model {name!r} version "
+                    f"{version} (a plain number, no interval)")
+        below += [f"the baseline {given:.3f}"]
+    else:
+        entries = [_baseline_entry(task.fairness_name, baselines[OVERALL])] \
+            if len(watched) == len(task.sensitive) else []
+        entries += [_baseline_entry(f"{task.fairness_label} over {attribute}", baselines[attribute])
+                    for attribute in watched if len(task.sensitive) > 1 and (
+                        not entries or baselines[attribute] != baselines[OVERALL])]
+        baseline = f"baseline: model {name!r} version {version} on its validation rows: {'; '.join(entries)}"
+        if against_baseline:
+            below += ["the lower bound of its own baseline (a drop beyond noise from what the version showed)"
+                      if baselines[OVERALL][1] is not None else "its baseline (no interval recorded)"]
+    rule_line = "alert rule: none (no fairness line, no baseline): no window alerts"
+    if below:
+        rule_line = (f"alert rule: a window alerts when the {level} interval of its {task.fairness_label} lies below "
+                     + " or ".join(below))
+    return [f"rule: {rule.describe()} (model {name!r} version {version}'s)", baseline, f"{rule_line}; {shown}"]
 
 
-def unable_note(bases, task, baselines: dict, level: float = ALERT_LEVEL) -> str | None:
+def unable_note(bases, task, bounds: dict, level: float) -> str | None:
     """Why no decisions on a window's rows could make it alert (``bases``: its
     :class:`~fairops.metrics.windows.RateBases`), or None when some could.
 
     >>> from fairops.metrics import Task
     >>> from fairops.metrics.windows import RateBases
     >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
-    >>> unable_note(RateBases(20, {"sex": {"f": 4, "m": 10}}), task, {"overall": (1.0, 0.43), "sex": (1.0, 0.43)})
+    >>> bound = Bound(0.43, "the fairness line 0.43")
+    >>> unable_note(RateBases(20, {"sex": {"f": 4, "m": 10}}), task, {"overall": bound, "sex": bound}, 0.975)
     'too few rows for an alert: no decisions bring the upper bound below 0.430 (1.000 at best)'
     """
-    attribute_baselines = {name: pair for name, pair in baselines.items() if name != OVERALL}
-    if bases.can_alert(attribute_baselines, baselines[OVERALL], level):
+    values = {name: bound.value for name, bound in bounds.items()}
+    attribute_bounds = {name: value for name, value in values.items() if name != OVERALL}
+    if bases.can_alert(attribute_bounds, values[OVERALL], level):
         return None
     task_ratio, reach = bases.lowest_uppers(level)
     if bases.task_ratio == "combined":
@@ -103,10 +128,10 @@ def unable_note(bases, task, baselines: dict, level: float = ALERT_LEVEL) -> str
     if len(reach) == 1:
         (name, lowest), = reach.items()
         return "too few rows for an alert: " + (
-            f"no decisions bring the upper bound below {alert_bound(*baselines[name]):.3f} ({lowest:.3f} at best)"
+            f"no decisions bring the upper bound below {values[name]:.3f} ({lowest:.3f} at best)"
             if math.isfinite(lowest) else undefined)
     parts = [(f"{task.over}" if name == OVERALL else name) + (
-        f" {lowest:.3f} at best (needs < {alert_bound(*baselines[name]):.3f})" if math.isfinite(lowest)
+        f" {lowest:.3f} at best (needs < {values[name]:.3f})" if math.isfinite(lowest)
         else f" undefined ({undefined})") for name, lowest in reach.items()]
     return "too few rows for an alert: no decisions bring an upper bound below its bound: " + ", ".join(parts)
 
@@ -126,21 +151,22 @@ about 85 rows could, at the most unequal decisions (an estimate from the group s
             f"in some group); {could}")
 
 
-def window_line(number: int, window, task, alerted, baselines: dict, note: str | None = None) -> str:
+def window_line(number: int, window, task, alerted, bounds: dict, note: str | None = None) -> str:
     """One printed line per window; an alerting window's line starts with ``ALERT window K:`` and names what
-    fell: each attribute (``TPR ratio over sex``), or the task's ratio (``"overall"`` in ``alerted``). A
-    ``note`` (:func:`unable_note`) ends a line that does not alert, in parentheses.
-
-    ``baselines`` maps each watched attribute, and ``"overall"``, to ``(baseline, baseline_lower)``.
+    fell: each attribute (``TPR ratio over sex``), or the task's ratio (``"overall"`` in ``alerted``), and the
+    bound its interval lies below. A ``note`` (:func:`unable_note`) ends a line that does not alert, in
+    parentheses. ``bounds`` maps each watched attribute, and ``"overall"``, to its :class:`Bound`.
 
     >>> from fairops.metrics import Task
-    >>> from fairops.metrics.windows import RatioScore, WindowScore
+    >>> from fairops.metrics.figures import RatioScore
+    >>> from fairops.metrics.windows import WindowScore
     >>> task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex", "race"])
     >>> window = WindowScore(500, 0.9, 0.85, 0.93, 0.3, 0.2, 0.45, {}, {"sex": RatioScore(0.3, 0.2, 0.45),
     ...                                                                  "race": RatioScore(0.9, 0.7, 1.0)})
-    >>> window_line(6, window, task, ["sex"], {"sex": (0.9, 0.7), "race": (0.9, 0.7), "overall": (0.9, 0.7)})
-    "ALERT window 6: TPR ratio over sex 0.300, interval [0.200, 0.450] lies below the baseline's lower bound 0.700 \
-(baseline 0.900); 500 rows, precision 0.900 [0.850, 0.930]"
+    >>> line = Bound(0.8, "the fairness line 0.8")
+    >>> window_line(6, window, task, ["sex"], {"sex": line, "race": line, "overall": line})
+    'ALERT window 6: TPR ratio over sex 0.300, interval [0.200, 0.450] lies below the fairness line 0.8; 500 rows, \
+precision 0.900 [0.850, 0.930]'
     """
     accuracy = f"{task.metric} {window.accuracy:.3f} {_bounds(window.accuracy_lower, window.accuracy_upper)}"
     if not alerted:
@@ -159,17 +185,17 @@ def window_line(number: int, window, task, alerted, baselines: dict, note: str |
         what, score = ((task.fairness_name, window.overall) if name == OVERALL
                        else (f"{task.fairness_label} over {name}", window.attributes[name]))
         fell.append(f"{what} {score.value:.3f}, interval {_bounds(score.lower, score.upper)} lies below "
-                    f"{_against(*baselines[name])}")
+                    f"{bounds[name].words}")
     return f"ALERT window {number}: {'; '.join(fell)}; {window.rows} rows, {accuracy}"
 
 
-def what_alerted(window, task, baselines: dict) -> list[str]:
-    """The attributes whose ratio fell significantly below their baseline, then ``"overall"`` when the task's
-    ratio did and no attribute says so already (one attribute, an intersectional task, or a version whose
-    attributes share the overall baseline)."""
-    alerted = window.alerting_attributes({name: pair for name, pair in baselines.items() if name != OVERALL})
+def what_alerted(window, task, bounds: dict) -> list[str]:
+    """The attributes whose ratio's interval lies below their bound, then ``"overall"`` when the task's ratio's
+    does and no attribute says so already (one attribute, an intersectional task, or a version whose attributes
+    share the overall bound)."""
+    alerted = window.alerting_attributes({name: bound.value for name, bound in bounds.items() if name != OVERALL})
     intersectional = task.groups == "intersectional" and len(task.sensitive) > 1
-    if (intersectional or not alerted) and window.alerts(*baselines[OVERALL]):
+    if (intersectional or not alerted) and window.alerts(bounds[OVERALL].value):
         alerted.append(OVERALL)
     return alerted
 
@@ -213,3 +239,13 @@ def baselines_of(record, watched, given: float | None) -> dict:
         return {OVERALL: (given, None), **{name: (given, None) for name in watched}}
     overall = (record.baseline, record.baseline_lower)
     return {OVERALL: overall, **{name: record.attribute_baselines.get(name, overall) for name in watched}}
+
+
+def bounds_of(rule: FairnessRule, baselines: dict, *, against_baseline: bool) -> dict:
+    """Each watched attribute's, and ``"overall"``'s, :class:`Bound` (see the module docstring).
+
+    >>> bounds_of(FairnessRule(), {"overall": (0.9, 0.85)}, against_baseline=True)["overall"].value
+    0.85
+    """
+    return {name: Bound.of(rule, pair if pair[0] is not None else None, against_baseline=against_baseline)
+            for name, pair in baselines.items()}

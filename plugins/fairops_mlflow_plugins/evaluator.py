@@ -12,9 +12,10 @@ logs, next to the default evaluator's metrics:
   the same per column (``fairops_tpr_ratio_sex``): lowest group rate / highest at the threshold
   reached by the target (default TPR 0.5, ties broken with ``seed``);
 - ``fairops_tpr_ratio_lower`` / ``_upper`` (and the same for FPR and positive rate): a confidence
-  interval for the ratio at ``interval_level`` (default 0.95) from the group counts
-  (:func:`fairops.metrics.intervals.ratio_interval`, ``method="exact"``; the level is split over the columns);
-- ``fairops_auc_s`` (and per column), ``fairops_auc_y``, ``fairops_precision``, ``fairops_recall``;
+  interval for the ratio at ``interval_level`` (default 0.95) from the group counts, the one every fairops
+  surface shows (:func:`fairops.metrics.figures.fairness_ratios`: exact, the level split over the columns);
+- ``fairops_auc_s`` (and per column), ``fairops_auc_y``, ``fairops_precision``, ``fairops_recall`` (each with
+  ``_lower`` / ``_upper``, Wilson's interval at the same level) and ``fairops_positive_share``;
 - artifacts ``fairops_group_rates.csv`` (counts and rates per group) and ``fairops_group_roc.png``
   (one ROC curve per group, the operating point marked).
 
@@ -49,7 +50,10 @@ default: the overall ratios are the lowest of the columns'; ``"intersectional"``
 columns' intersections, e.g. female x Black, also logged as ``fairops_tpr_ratio_sex_x_race``).
 ``decision`` (``"single"``, the default: one threshold for every row; ``"per-group"``: one threshold per
 group of the sensitive columns' combinations, each at the target, as ``fairops tune --decision
-per-group`` decides). The evaluator opts in only when ``sensitive_features`` is in its config.
+per-group`` decides; ``"served"``: the model's own answer, its ``probability`` and ``decision`` columns, as a
+fairops classifier registered by ``fairops tune`` serves them at the rule set on its validation rows: the
+promotion gate's mode, so the gate shows the figures tuning and the monitor show). The evaluator opts in
+only when ``sensitive_features`` is in its config.
 Scores come from the model's ``predict_proba`` (column of ``pos_label``); a fairops SCAFF model's
 pyfunc output is already P(y = 1).
 
@@ -71,13 +75,15 @@ import pandas as pd
 from mlflow.models.evaluation import EvaluationResult, ModelEvaluator
 from mlflow.models.evaluation.artifacts import CsvEvaluationArtifact, ImageEvaluationArtifact
 
-from fairops.metrics import auc_s, auc_y, binarize, group_decisions, group_rates, precision, ratio_of, recall
+from fairops.metrics import Task, auc_s, auc_y, binarize, group_decisions, group_rates, precision, recall
 from fairops.metrics.decisions import check_decision
-from fairops.metrics.intervals import rate_counts, ratio_interval
+from fairops.metrics.figures import fairness_ratios
+from fairops.metrics.intervals import LEVEL, wilson_interval
 from fairops.metrics.thresholds import checked_target
 
 RATES = ("tpr", "fpr", "ppr")
 CONFIG_KEYS = {"sensitive_features", "target", "pos_label", "seed", "interval_level", "groups", "decision", "scores"}
+SERVED = "served"  # the decision mode that scores the model's own answer
 GROUPINGS = ("lowest", "intersectional")
 RATES_FILE = "fairops_group_rates.csv"
 ROC_FILE = "fairops_group_roc.png"
@@ -146,6 +152,20 @@ def _given_scores(column, features: pd.DataFrame) -> np.ndarray:
     return scores
 
 
+def _served_answer(model, features: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """``(probability, decision)`` as a fairops classifier registered with its decision answers them."""
+    from fairops.mlflow.classifier import DECISION_OUTPUT, OUTPUT
+
+    if model is None:
+        raise ValueError("evaluator_config['decision'] = 'served' scores a model's own answer: give the model")
+    output = model.predict(_input_columns(model, features))
+    if not isinstance(output, pd.DataFrame) or not {OUTPUT, DECISION_OUTPUT} <= set(output.columns):
+        raise ValueError(f"evaluator_config['decision'] = 'served' needs a model answering {OUTPUT!r} and "
+                         f"{DECISION_OUTPUT!r} (a fairops classifier registered with its decision, as fairops tune "
+                         "registers it)")
+    return output[OUTPUT].to_numpy(dtype=np.float64), output[DECISION_OUTPUT].to_numpy().astype(np.int8)
+
+
 def _scores(model, features: pd.DataFrame, config: dict) -> np.ndarray:
     if config.get("scores") is not None:
         return _given_scores(config["scores"], features)
@@ -169,12 +189,12 @@ def _scores(model, features: pd.DataFrame, config: dict) -> np.ndarray:
     return probabilities[:, column]
 
 
-def _ratio_and_interval(rates, rate: str, level: float):
-    """The ``rate`` ratio of one attribute's groups and its interval, without the groups that have no such rate
-    (their names are returned), as :meth:`fairops.metrics.Task.measure` leaves them out in tuning."""
-    defined = rates.defined(rate)
-    left_out = [str(group) for group in rates.groups if group not in defined.groups]
-    return ratio_of(defined, rate), ratio_interval(rate_counts(defined, rate), level=level, method="exact"), left_out
+def _undefined_ratio(ratio, rate: str, name: str, left_out: dict) -> None:
+    """Refuse a ratio with fewer than two groups holding its rate, naming the groups left out."""
+    if np.isnan(ratio.value):
+        groups = left_out.get(rate, {}).get(name, [])
+        without = f"; group(s) {groups} have none among the evaluation rows" if groups else ""
+        raise ValueError(f"the {rate} ratio of {name!r} needs at least two groups with {_BASE_OF[rate]}{without}")
 
 
 def _say_left_out(left_out: dict) -> None:
@@ -218,9 +238,10 @@ class FairnessEvaluator(ModelEvaluator):
     def can_evaluate(cls, *, model_type, evaluator_config, **kwargs) -> bool:
         return model_type == "classifier" and "sensitive_features" in (evaluator_config or {})
 
-    def compute(self, *, features: pd.DataFrame, labels, score, config: dict):
+    def compute(self, *, features: pd.DataFrame, labels, score, config: dict, decided=None):
         """``(metrics, rate_table, y, y_pred, sensitive, left_out)`` without logging anything; ``left_out`` is
-        ``{rate: {attribute: [groups]}}``, the groups each rate's ratio leaves out."""
+        ``{rate: {attribute: [groups]}}``, the groups each rate's ratio leaves out; ``decided``: the 0/1
+        decisions of ``decision="served"``."""
         unknown = sorted(set(config) - CONFIG_KEYS)
         if unknown:
             raise ValueError(f"unknown fairops evaluator_config key(s) {unknown}; known: {sorted(CONFIG_KEYS)}")
@@ -232,39 +253,51 @@ class FairnessEvaluator(ModelEvaluator):
         except ValueError as error:
             raise ValueError(f"evaluator_config['target']: {error}") from None
         seed = int(config.get("seed", 0))
-        if check_decision(config.get("decision", "single")) == "per-group":
+        if config.get("decision") == SERVED:
+            if decided is None:
+                raise ValueError("evaluator_config['decision'] = 'served' needs the model's decisions")
+            y_pred = np.asarray(decided, dtype=np.int8)
+        elif check_decision(config.get("decision", "single")) == "per-group":
             y_pred = group_decisions(score, y, sensitive, seed=seed, **target)
         else:
             y_pred = binarize(score, y, seed=seed, **target)
-        metrics = {
-            "fairops_auc_y": auc_y(y, score),
-            "fairops_auc_s": auc_s(score, sensitive),
-            "fairops_precision": precision(y, y_pred),
-            "fairops_recall": recall(y, y_pred),
-        }
+        level = float(config.get("interval_level", LEVEL))
+        metrics = {"fairops_auc_y": auc_y(y, score), "fairops_auc_s": auc_s(score, sensitive),
+                   "fairops_precision": precision(y, y_pred), "fairops_recall": recall(y, y_pred),
+                   "fairops_positive_share": float(y_pred.mean())}
+        hits = int((y & y_pred).sum())
+        for name, base in (("precision", int(y_pred.sum())), ("recall", int(y.sum()))):
+            metrics[f"fairops_{name}_lower"], metrics[f"fairops_{name}_upper"] = wilson_interval(hits, base,
+                                                                                                 level=level)
         grouping = config.get("groups", "lowest")
         if grouping not in GROUPINGS:
             raise ValueError(f"evaluator_config['groups'] must be one of {GROUPINGS}, got {grouping!r}")
         attributes = {name: sensitive[name] for name in names}
-        if grouping == "intersectional" and len(names) > 1:
-            attributes["_x_".join(names)] = sensitive[names].astype(str).agg(" x ".join, axis=1)
+        combined = "_x_".join(names) if grouping == "intersectional" and len(names) > 1 else None
+        if combined is not None:
+            attributes[combined] = sensitive[names].astype(str).agg(" x ".join, axis=1)
         records, left_out = [], {}
-        level = 1.0 - (1.0 - float(config.get("interval_level", 0.95))) / len(attributes)
         for name, columns in attributes.items():
             rates = group_rates(y, y_pred, columns)
             records.extend({**record, "attribute": name} for record in rates.to_records())
             metrics[f"fairops_auc_s_{name}"] = auc_s(score, columns)
             for rate in RATES:
-                ratio, bounds, groups = _ratio_and_interval(rates, rate, level)
-                metrics[f"fairops_{rate}_ratio_{name}"] = ratio
-                metrics[f"fairops_{rate}_ratio_lower_{name}"], metrics[f"fairops_{rate}_ratio_upper_{name}"] = bounds
+                groups = [str(g) for g in rates.groups if g not in rates.defined(rate).groups]
                 if groups:
                     left_out.setdefault(rate, {})[name] = groups
-        overall = ["_x_".join(names)] if grouping == "intersectional" and len(names) > 1 else names
+        columns = {name: sensitive[name].to_numpy() for name in names}
         for rate in RATES:
-            for part in ("", "_lower", "_upper"):
-                metrics[f"fairops_{rate}_ratio{part}"] = min(metrics[f"fairops_{rate}_ratio{part}_{name}"]
-                                                             for name in overall)
+            # the figures every fairops surface shows (fairops.metrics.figures), for each rate in turn
+            task = Task("precision", "tpr", 0.5, rate, tuple(names), groups=grouping)
+            overall, by_attribute, _ = fairness_ratios(task, y, y_pred, columns, level=level)
+            scored = {**by_attribute, **({combined: overall} if combined is not None else {})}
+            for name, ratio in scored.items():
+                _undefined_ratio(ratio, rate, name, left_out)
+                metrics[f"fairops_{rate}_ratio_{name}"] = ratio.value
+                metrics[f"fairops_{rate}_ratio_lower_{name}"] = ratio.lower
+                metrics[f"fairops_{rate}_ratio_upper_{name}"] = ratio.upper
+            metrics[f"fairops_{rate}_ratio"], metrics[f"fairops_{rate}_ratio_lower"], \
+                metrics[f"fairops_{rate}_ratio_upper"] = overall.value, overall.lower, overall.upper
         return metrics, pd.DataFrame.from_records(records), y, y_pred, sensitive, left_out
 
     def evaluate(self, *, model_type, dataset, run_id, evaluator_config, model=None, extra_metrics=None,
@@ -278,9 +311,13 @@ class FairnessEvaluator(ModelEvaluator):
             features = pd.DataFrame(features, columns=dataset.feature_names)
         _sensitive_frame(config, features)
         _binary_labels(dataset.labels_data, config.get("pos_label", 1))
-        score = _scores(model, features, config)
+        decided = None
+        if config.get("decision") == SERVED:
+            score, decided = _served_answer(model, features)
+        else:
+            score = _scores(model, features, config)
         metrics, table, y, y_pred, sensitive, left_out = self.compute(
-            features=features, labels=dataset.labels_data, score=score, config=config
+            features=features, labels=dataset.labels_data, score=score, config=config, decided=decided
         )
         _say_left_out(left_out)
         client = MlflowClient()

@@ -7,7 +7,10 @@ from scipy.stats import binomtest
 
 from fairops.metrics import OperatingPoint, Task, group_rates
 from fairops.metrics.intervals import clopper_pearson, rate_counts, ratio_interval
-from fairops.metrics.windows import ALERT_LEVEL, RateBases, rate_bases, score_window
+from fairops.metrics.windows import RateBases, rate_bases, score_window
+
+#: the level of the monitor's baseline rule before the fairness rule (two 97.5% intervals stacked)
+STACKED_LEVEL = 0.975
 
 
 def interval_from_counts(successes, trials, level=0.95):
@@ -57,26 +60,35 @@ def _window(rng, n, tpr_by_group):
 
 
 @pytest.mark.parametrize("tprs", [(0.6, 0.6), (0.6, 0.48)])
-def test_false_alarm_rate_without_drift_is_at_most_five_percent(tprs):
-    """Baselines from 2000 validation rows, windows of 800 rows of the same distribution."""
+def test_false_alarm_rate_against_the_baseline_without_drift_is_at_most_five_percent(tprs):
+    """Baselines from 2000 validation rows, windows of 800 rows of the same distribution, both at 97.5%."""
     rng = np.random.default_rng(0)
     point = OperatingPoint(0.5, 0.0)
     alarms = []
     for _ in range(30):
         y, score, groups = _window(rng, 2000, tprs)
         rates = group_rates(y, point.apply(score), groups)
-        baseline_lower = ratio_interval(rate_counts(rates, "tpr"), level=ALERT_LEVEL, method="exact")[0]
+        baseline_lower = ratio_interval(rate_counts(rates, "tpr"), level=STACKED_LEVEL, method="exact")[0]
         for _ in range(30):
-            window = score_window(TASK, *_window(rng, 800, tprs), point)
-            alarms.append(window.alerts(1.0, baseline_lower))
+            window = score_window(TASK, *_window(rng, 800, tprs), point, level=STACKED_LEVEL)
+            alarms.append(window.alerts(baseline_lower))
     assert np.mean(alarms) <= 0.05
+
+
+def test_false_alarm_rate_at_the_line_is_at_most_the_one_sided_error_of_the_level():
+    """Windows whose true TPR ratio is exactly the line (0.48 / 0.6 = 0.8) alert when their 95% interval lies below
+    0.8: at most 2.5% of them (900 windows; the bound plus three standard errors)."""
+    rng = np.random.default_rng(2)
+    point = OperatingPoint(0.5, 0.0)
+    alarms = [score_window(TASK, *_window(rng, 800, (0.6, 0.48)), point).alerts(0.8) for _ in range(900)]
+    assert np.mean(alarms) <= 0.025 + 3 * np.sqrt(0.025 * 0.975 / 900)
 
 
 def test_a_collapsed_window_alerts_and_reports_its_counts():
     rng = np.random.default_rng(1)
     y, score, groups = _window(rng, 800, (0.6, 0.15))
     window = score_window(TASK, y, score, groups, OperatingPoint(0.5, 0.0))
-    assert window.fairness_upper < 0.5 and window.alerts(0.9, 0.7) and not window.alerts(0.3)
+    assert window.fairness_upper < 0.5 and window.alerts(0.7) and not window.alerts(0.3)
     for group, (hits, positives) in window.groups.items():  # TPR counts: true positives over positives
         rows = (groups["g"] == group) & (y == 1)
         assert (hits, positives) == (int((score[rows] > 0.5).sum()), int(rows.sum()))
@@ -94,18 +106,17 @@ def _decided(rng, n_per_group: int, tprs: dict):
 def test_the_lowest_ratio_hides_a_drift_in_another_attribute_that_its_own_baseline_shows():
     """Race's ratio is the lowest (0.6) before and after; sex's falls from 1.0 to 0.75: the task's ratio stays
     0.6, within its baseline, while sex's own ratio is significantly below its baseline."""
-    from fairops.metrics.windows import fairness_ratios
+    from fairops.metrics.figures import fairness_ratios
 
     task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex", "race"])
     rng = np.random.default_rng(4)
     before = {"sex": {"f": 1.0, "m": 1.0}, "race": {"a": 0.9, "b": 0.54}}
     after = {"sex": {"f": 0.75, "m": 1.0}, "race": before["race"]}
-    baseline, by_attribute = fairness_ratios(task, *_decided(rng, 5000, before))
+    baseline, by_attribute, _ = fairness_ratios(task, *_decided(rng, 5000, before))
     y, decided, groups = _decided(rng, 5000, after)
     window = score_window(task, y, decided.astype(float), groups, OperatingPoint(0.5, 0.0))
-    assert window.fairness == pytest.approx(0.6, abs=0.03) and not window.alerts(baseline.value, baseline.lower)
-    baselines = {name: (score.value, score.lower) for name, score in by_attribute.items()}
-    assert window.alerting_attributes(baselines) == ["sex"]
+    assert window.fairness == pytest.approx(0.6, abs=0.03) and not window.alerts(baseline.lower)
+    assert window.alerting_attributes({name: score.lower for name, score in by_attribute.items()}) == ["sex"]
     assert window.attributes["sex"].value == pytest.approx(0.75, abs=0.03)
 
 
@@ -118,26 +129,26 @@ def _most_unequal(positives: dict, negatives: int, favoured: str):
     return y, ((groups == favoured) & (y == 1)).astype(float), {"g": groups}
 
 
-def _alerts_at_most_unequal(shares: RateBases, rows: int, baseline: tuple) -> list[bool]:
+def _alerts_at_most_unequal(shares: RateBases, rows: int, bound: float) -> list[bool]:
     """Whether a window of ``rows`` rows in the shares' proportions alerts, for each group favoured alone."""
     positives = shares.scaled(rows).attributes["g"]
     alerts = []
     for favoured in positives:
         y, decided, groups = _most_unequal(positives, rows - sum(positives.values()), favoured)
         assert rate_bases(TASK, y, groups) == RateBases(rows, {"g": positives})
-        alerts.append(score_window(TASK, y, decided, groups, OperatingPoint(0.5, 0.0)).alerts(*baseline))
+        alerts.append(score_window(TASK, y, decided, groups, OperatingPoint(0.5, 0.0)).alerts(bound))
     return alerts
 
 
 def test_the_estimated_window_size_is_the_smallest_on_which_the_most_unequal_decisions_alert():
     shares = RateBases(1000, {"g": {"a": 180, "b": 420}})  # positives of groups a and b in 1000 rows
-    baseline = (0.95, 0.7)
-    needed = shares.rows_for_an_alert({"g": baseline}, baseline)
-    assert needed is not None and any(_alerts_at_most_unequal(shares, needed, baseline))
-    assert not any(_alerts_at_most_unequal(shares, needed * 4 // 5, baseline))
-    assert not shares.scaled(needed - 1).can_alert({"g": baseline}, baseline)
-    assert shares.rows_for_an_alert({"g": (0.95, 0.0)}, (0.95, 0.0)) is None  # nothing lies below 0
-    assert shares.rows_for_an_alert({"g": (0.95, 0.5)}, (0.95, 0.5)) > needed  # a lower bound needs more rows
+    bound = 0.7
+    needed = shares.rows_for_an_alert({"g": bound}, bound)
+    assert needed is not None and any(_alerts_at_most_unequal(shares, needed, bound))
+    assert not any(_alerts_at_most_unequal(shares, needed * 4 // 5, bound))
+    assert not shares.scaled(needed - 1).can_alert({"g": bound}, bound)
+    assert shares.rows_for_an_alert({"g": 0.0}, 0.0) is None  # nothing lies below 0
+    assert shares.rows_for_an_alert({"g": 0.5}, 0.5) > needed  # a lower bound needs more rows
 
 
 def test_the_most_unequal_decisions_reach_the_lowest_upper_bound_of_each_attribute():

@@ -66,9 +66,11 @@ def test_impossible_gate_refuses_names_fairness_and_keeps_the_champion(store, ca
                            for line in failing)
     assert all(line.startswith(("fairness", "accuracy")) for line in failing)
     # both models' figures with their intervals, the counts behind the ratio and the rule applied
-    assert re.search(r"^  on \d+ rows \(sex: f \d+, m \d+ positives\)$", err, re.M), err
-    assert re.search(r"^  candidate +0\.\d{4}   0\.\d{4} \[0\.\d{4}, [01]\.\d{4}\]$", err, re.M), err
-    assert re.search(r"^  champion +0\.\d{4}   0\.\d{4} \[", err, re.M), err
+    assert re.search(r"^  on \d+ gate rows, each decided as the version serves it \(sex: f \d+, m \d+ positives\)$",
+                     err, re.M), err
+    figures = r"0\.\d{4} \[0\.\d{4}, [01]\.\d{4}\]"
+    assert re.search(rf"^  candidate +{figures}   {figures}$", err, re.M), err
+    assert re.search(rf"^  champion +{figures}   {figures}$", err, re.M), err
     assert "  rule: fairness ratio and its interval's lower bound >= 1.0;" in err
     assert _champion(client) == "1"
     assert client.get_model_version(NAME, "2").tags[GATE_TAG] == "refused"
@@ -151,8 +153,9 @@ def test_a_collapse_from_window_6_alerts_first_at_window_6(watched, capsys):
     code, lines = _monitor(watched, _stream(watched["folder"], "collapse", collapse_from=6), capsys)
     alerts = [line for line in lines if line.startswith("ALERT")]
     assert code == 3 and alerts and alerts[0].startswith("ALERT window 6:")
-    assert lines[0].startswith(f"baseline: model '{WATCHED}' version 1 ") and lines[1].startswith("alert rule: ")
-    assert [line.split(":")[0] for line in lines[2:7]] == [f"window {k}" for k in range(1, 6)]
+    assert lines[0].startswith("rule: fairness line 0.8, 95% intervals")
+    assert lines[1].startswith(f"baseline: model '{WATCHED}' version 1 ") and lines[2].startswith("alert rule: ")
+    assert [line.split(":")[0] for line in lines[3:8]] == [f"window {k}" for k in range(1, 6)]
     client = watched["client"]
     run = _last_monitoring_run(client)
     history = client.get_metric_history(run.info.run_id, "fairness")
@@ -175,21 +178,31 @@ def test_a_stream_without_drift_exits_0(watched, capsys):
     assert run.data.tags["fairops.unable_to_alert"] == "none" and "fairops.rows_for_an_alert" not in run.data.tags
 
 
-def test_the_header_names_the_baseline_its_lower_bound_and_the_interval_level(watched, capsys):
+def test_the_header_names_the_rule_the_baseline_and_what_a_window_is_held_to(watched, capsys):
     tags = watched["client"].get_model_version(WATCHED, "1").tags
     value, lower = (float(tags[f"fairops.validation_fairness{end}"]) for end in ("", "_lower"))
-    assert tags["fairops.interval_level"] == "0.975"
+    assert (tags["fairops.fairness_line"], tags["fairops.interval_level"]) == ("0.8", "0.95")
     _, lines = _monitor(watched, _stream(watched["folder"], "header", windows=1), capsys)
-    assert lines[0] == (f"baseline: model '{WATCHED}' version 1 on its validation rows, with 97.5% intervals: "
+    assert lines[0] == f"rule: fairness line 0.8, 95% intervals (model '{WATCHED}' version 1's)"
+    assert lines[1] == (f"baseline: model '{WATCHED}' version 1 on its validation rows: "
                         f"TPR ratio over sex {value:.3f}, lower bound {lower:.3f}")
-    assert lines[1].startswith("alert rule: a window alerts when the upper bound of its 97.5% interval lies below "
-                               "the baseline's lower bound; windows show value [97.5% interval]")
+    assert lines[2].startswith("alert rule: a window alerts when the 95% interval of its TPR ratio lies below the "
+                               "fairness line 0.8 (the gate refuses such a model); windows show value [95% interval]")
     code = main(["monitor", WATCHED, "--data", _stream(watched["folder"], "header", windows=1), "--target", "y",
-                 "--sensitive", "sex", "--window", str(WINDOW), "--baseline", "0.8", "--tracking-uri", watched["uri"]])
+                 "--sensitive", "sex", "--window", str(WINDOW), "--against-baseline", "--level", "0.9",
+                 "--tracking-uri", watched["uri"]])
+    against = capsys.readouterr().out.splitlines()
+    assert code == 0 and against[0].startswith("rule: fairness line 0.8, 90% intervals")
+    assert against[2].startswith("alert rule: a window alerts when the 90% interval of its TPR ratio lies below the "
+                                 "fairness line 0.8 (the gate refuses such a model) or the lower bound of its own "
+                                 "baseline")
+    code = main(["monitor", WATCHED, "--data", _stream(watched["folder"], "header", windows=1), "--target", "y",
+                 "--sensitive", "sex", "--window", str(WINDOW), "--baseline", "0.85", "--fairness-line", "0",
+                 "--tracking-uri", watched["uri"]])
     given = capsys.readouterr().out.splitlines()
-    assert code == 0 and given[0].startswith("baseline: 0.800 as given, for the TPR ratio over sex of model ")
-    assert given[1].startswith("alert rule: a window alerts when the upper bound of its 97.5% interval lies below "
-                               "0.800;")
+    assert code == 0 and given[1].startswith("baseline: 0.850 as given, for the TPR ratio over sex of model ")
+    assert given[2].startswith("alert rule: a window alerts when the 95% interval of its TPR ratio lies below the "
+                               "baseline 0.850;")
 
 
 def test_windows_too_small_for_any_alert_are_marked_and_a_size_that_could_alert_is_named(watched, tmp_path, capsys):
@@ -243,12 +256,12 @@ def test_a_drift_in_one_attribute_alerts_at_its_window_naming_it(two_attributes,
     code, lines, _ = _watch(two_attributes, model, "sex,race", capsys)
     alerts = [line for line in lines if line.startswith("ALERT")]
     assert code == 3 and alerts and alerts[0].startswith("ALERT window 6: TPR ratio over sex ")
-    assert all(line.startswith("window ") and "(sex " in line and ", race " in line for line in lines[2:7])
+    assert all(line.startswith("window ") and "(sex " in line and ", race " in line for line in lines[3:8])
     assert "race" not in " ".join(alerts)  # race's ratio did not move
     assert lines[-1].startswith("10 windows, ") and "(first: window 6, sex)" in lines[-1]
-    assert lines[0].startswith(f"baseline: model '{model}' version 1 on its validation rows, with 97.5% intervals: "
+    assert lines[1].startswith(f"baseline: model '{model}' version 1 on its validation rows: "
                                "TPR ratio over sex, race (the lowest of their ratios) ")
-    assert ("; TPR ratio over sex " in lines[0]) == (model == "sex-and-race")  # its own baseline, where recorded
+    assert ("; TPR ratio over sex " in lines[1]) == (model == "sex-and-race")  # its own baseline, where recorded
     client = two_attributes["client"]
     run = _last_monitoring_run(client)
     by_step = {m.step: m.value for m in client.get_metric_history(run.info.run_id, "alert.sex")}
@@ -264,12 +277,12 @@ def test_a_steady_stream_over_two_attributes_exits_0(two_attributes, capsys):
 
 def test_one_attribute_of_the_task_is_watched_against_its_own_baseline(two_attributes, capsys):
     code, lines, _ = _watch(two_attributes, "sex-and-race", "sex", capsys)
-    assert lines[0].startswith("baseline: model 'sex-and-race' version 1 on its validation rows, with 97.5% "
-                               "intervals: TPR ratio over sex ") and "over race" not in lines[0]
-    assert lines[2].startswith("watching sex only, each against its own baseline")
+    assert lines[1].startswith("baseline: model 'sex-and-race' version 1 on its validation rows: "
+                               "TPR ratio over sex ") and "over race" not in lines[1]
+    assert lines[3].startswith("watching sex only, each against its own bound")
     alerts = [line for line in lines if line.startswith("ALERT")]
     assert code == 3 and alerts[0].startswith("ALERT window 6: TPR ratio over sex ")
-    assert lines[3].startswith("window 1: ") and ", TPR ratio over sex " in lines[3]
+    assert lines[4].startswith("window 1: ") and ", TPR ratio over sex " in lines[4]
 
 
 def test_a_sensitive_column_outside_the_task_is_refused_by_name(two_attributes, capsys):

@@ -38,11 +38,11 @@ def test_rows_a_version_saw_are_left_out_and_named(store):
     _record(store, 2, gate.iloc[400:1000])  # the challenger on 600, 100 of them the champion's too
     assert len(seen_rows(store["client"], NAME, "2")) == 600
     verdict = fairops.tracking.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], max_accuracy_drop=1.0,
-                                       fairness_line=None, tracking_uri=store["uri"])
+                                       fairness_line=0, tracking_uri=store["uri"])
     text = verdict.text()
     assert ("  left out 1000 of 3000 rows seen in training or validation (version 2: 600, version 1: 500; "
             "rows 0, 1, 2, 3, 4, 5, 6, 7, ...): the gate scores the other 2000") in text.splitlines(), text
-    assert "  on 2000 rows (sex: " in text
+    assert "  on 2000 gate rows, each decided as the version serves it (sex: " in text
     gate_json = json.loads(open(mlflow.artifacts.download_artifacts(
         run_id=verdict.run_id, artifact_path="gate.json", tracking_uri=store["uri"])).read())
     assert (gate_json["rows"], gate_json["rows_left_out"], gate_json["rows_seen_by"]) == \
