@@ -8,7 +8,11 @@
 
 Both honour Optuna's constraints as ``study.best_trials`` does: when fits carry the ``constraints``
 attribute (``FairbandSampler(min_fairness=...)``, or one's own ``constraints_func`` / ``set_constraint``),
-only the feasible ones are ranked, and FB-auto's alpha comes from their means.
+only the feasible ones are ranked, and FB-auto's alpha comes from their means. Both also set aside the fits
+whose validation decisions say nothing (all one class, or a precision not above the base rate;
+:mod:`.screening`): they are never picked, never the most accurate fit and never on the front. With a
+``line`` (a :class:`~fairops.metrics.FairnessRule`) :func:`select_best` ranks only the fits of the best
+standing against it: those whose fairness meets the line, else those whose interval reaches it, else all.
 
 Two ranking rules: ``rule="paper"`` ranks the point values, as the paper and its published logs do;
 ``rule="robust"`` ranks the lower confidence bounds of accuracy and fairness (the user attribute
@@ -37,6 +41,7 @@ from ..errors import InputError
 from . import _optuna_internals as internals, ranking
 from .claims import HELD, claim_of
 from .constraints import feasible_fits, is_feasible
+from .screening import Screened, screen, without_set_aside
 from .settings import SETTINGS_ATTR
 
 RULES = ("paper", "robust")
@@ -88,6 +93,8 @@ class Selection:
         The next best fits to refit (``rule="robust"``).
     kind : SelectionKind, default=SelectionKind.FAIRBAND
         Which rule it was.
+    screened : Screened or None, default=None
+        The fits set aside and the line's standing of those ranked (:mod:`.screening`).
     """
 
     trial: FrozenTrial
@@ -97,6 +104,7 @@ class Selection:
     alpha_rule: float | str | None = None
     candidates: tuple = ()
     kind: SelectionKind = SelectionKind.FAIRBAND
+    screened: Screened | None = None
 
     @property
     def accuracy(self) -> float:
@@ -170,8 +178,8 @@ def lower_bounds(trial: FrozenTrial) -> tuple[float, float]:
                          "(accuracy, fairness) (FairnessObjective records it itself); or use rule='paper'") from None
 
 
-def _robust(fits: list[FrozenTrial], alpha, candidates: int) -> Selection:
-    value = ranking.resolve_alpha(alpha, [tuple(t.values) for t in fits])
+def _robust(fits: list[FrozenTrial], alpha, candidates: int, screened: Screened) -> Selection:
+    value = ranking.resolve_alpha(alpha, [tuple(t.values) for t in screened.kept])
     entries = [(t.number, *lower_bounds(t)) for t in fits]
     by_number = {t.number: t for t in fits}
     order = [by_number[number] for number in ranking.rank(entries, value, ties="key")]
@@ -182,11 +190,13 @@ def _robust(fits: list[FrozenTrial], alpha, candidates: int) -> Selection:
     chosen = list({t.number: t for t in [*order[:candidates], *full[:candidates]]}.values())
     best = order[0]
     return Selection(best, value, ranking.weighted_score(*lower_bounds(best), value),
-                     f"argmax lower-bound o, alpha={alpha}", alpha, tuple(chosen), SelectionKind.LOWER_BOUNDS)
+                     f"argmax lower-bound o, alpha={alpha}", alpha, tuple(chosen), SelectionKind.LOWER_BOUNDS,
+                     screened)
 
 
 def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = None,
-                min_accuracy: float | None = None, rule: str = "paper", candidates: int = 3) -> Selection:
+                min_accuracy: float | None = None, rule: str = "paper", candidates: int = 3,
+                line=None) -> Selection:
     """Pick a fit from a study (or a list of FrozenTrials) with values (accuracy, fairness).
 
     ``alpha=None`` uses the alpha setting the FairbandSampler of the study ran with. ``rule="robust"``
@@ -207,16 +217,18 @@ def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = Non
         Rank the point values, or the lower confidence bounds.
     candidates : int, default=3
         How many fits ``rule="robust"`` keeps to refit.
+    line : FairnessRule or None, default=None
+        Rank only the fits of the best standing against its line (see the module docstring).
 
     Returns
     -------
     Selection
-        The pick.
+        The pick; its ``screened`` counts the fits set aside and the line's standings.
 
     Raises
     ------
     InputError
-        If no fit is successful, or none meets the constraint.
+        If no fit is successful, every fit is set aside, or none meets the constraint.
 
     Examples
     --------
@@ -239,30 +251,49 @@ def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = Non
     fits = _fits(_trials_of(study_or_trials))
     if not fits:
         raise InputError("no successful fit (COMPLETE trial with finite accuracy and fairness) to select from")
-    fits = feasible_fits(fits)
+    screened = screen(feasible_fits(fits), line)
+    if not screened.kept:
+        raise InputError(f"no fit to pick: {_set_aside_words(screened.set_aside)}")
+    fits = screened.fits
     if min_fairness is not None or min_accuracy is not None:
-        which, bound = (1, min_fairness) if min_fairness is not None else (0, min_accuracy)
-        if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not 0 <= bound <= 1:
-            name = "min_fairness" if which == 1 else "min_accuracy"
-            raise InputError(f"{name} must be a float in [0, 1], got {bound!r}")
-        feasible = [t for t in fits if t.values[which] >= bound]
-        if not feasible:
-            name = "fairness" if which == 1 else "accuracy"
-            raise InputError(f"no fit has {name} >= {bound}")
-        target = 1 - which  # maximise the other objective, then the constrained one
-        best = min(feasible, key=lambda t: (-t.values[target], -t.values[which], t.number))
-        rule = f"max {'accuracy' if target == 0 else 'fairness'} s.t. " \
-               f"{'fairness' if which == 1 else 'accuracy'} >= {bound}"
-        return Selection(best, None, float(best.values[target]), rule, kind=SelectionKind.CONSTRAINT)
+        return _constrained(fits, min_fairness, min_accuracy, screened)
     if alpha is None:
         alpha = _study_alpha(study_or_trials)
     if rule == "robust":
-        return _robust(fits, alpha, candidates)
-    value = ranking.resolve_alpha(alpha, [tuple(t.values) for t in fits])
+        return _robust(fits, alpha, candidates, screened)
+    value = ranking.resolve_alpha(alpha, [tuple(t.values) for t in screened.kept])
     ordered, ties = _in_evaluation_order(fits)
     best = ordered[ranking.rank([(k, *t.values) for k, t in enumerate(ordered)], value, ties=ties)[0]]
     accuracy, fairness = best.values
-    return Selection(best, value, ranking.weighted_score(accuracy, fairness, value), f"argmax o, alpha={alpha}", alpha)
+    return Selection(best, value, ranking.weighted_score(accuracy, fairness, value), f"argmax o, alpha={alpha}", alpha,
+                     screened=screened)
+
+
+def _constrained(fits: list[FrozenTrial], min_fairness, min_accuracy, screened: Screened) -> Selection:
+    """The best of one objective among the fits whose other objective reaches its bound."""
+    which, bound = (1, min_fairness) if min_fairness is not None else (0, min_accuracy)
+    if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not 0 <= bound <= 1:
+        name = "min_fairness" if which == 1 else "min_accuracy"
+        raise InputError(f"{name} must be a float in [0, 1], got {bound!r}")
+    feasible = [t for t in fits if t.values[which] >= bound]
+    if not feasible:
+        name = "fairness" if which == 1 else "accuracy"
+        raise InputError(f"no fit has {name} >= {bound}")
+    target = 1 - which  # maximise the other objective, then the constrained one
+    best = min(feasible, key=lambda t: (-t.values[target], -t.values[which], t.number))
+    rule = f"max {'accuracy' if target == 0 else 'fairness'} s.t. " \
+           f"{'fairness' if which == 1 else 'accuracy'} >= {bound}"
+    return Selection(best, None, float(best.values[target]), rule, kind=SelectionKind.CONSTRAINT,
+                     screened=screened)
+
+
+def _set_aside_words(set_aside: dict) -> str:
+    """``"every one of the 38 fits was set aside: 18 decided one class ..."``."""
+    from fairops.metrics.figures import DEGENERATE
+
+    total = sum(set_aside.values())
+    return f"every one of the {total} fits was set aside: " + "; ".join(
+        f"{count} {DEGENERATE[reason]}" for reason, count in sorted(set_aside.items()))
 
 
 def successful_fits(study_or_trials) -> list[FrozenTrial]:
@@ -279,7 +310,7 @@ def successful_fits(study_or_trials) -> list[FrozenTrial]:
 
 
 def pareto_front(study_or_trials) -> list[FrozenTrial]:
-    """Successful (and feasible) fits not dominated in (accuracy, fairness), sorted by accuracy descending.
+    """Successful, feasible fits not set aside nor dominated in (accuracy, fairness), by accuracy descending.
 
     Parameters
     ----------
@@ -300,8 +331,8 @@ def pareto_front(study_or_trials) -> list[FrozenTrial]:
     >>> [t.number for t in pareto_front(study)]
     [0, 1, 3]
     """
-    fits = sorted((t for t in _fits(_trials_of(study_or_trials)) if is_feasible(t)),
-                  key=lambda t: (-t.values[0], -t.values[1], t.number))
+    kept, _ = without_set_aside(t for t in _fits(_trials_of(study_or_trials)) if is_feasible(t))
+    fits = sorted(kept, key=lambda t: (-t.values[0], -t.values[1], t.number))
     front, best_fairness = [], -float("inf")
     for t in fits:
         if t.values[1] > best_fairness:
