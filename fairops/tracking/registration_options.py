@@ -66,6 +66,12 @@ class Refit:
         ``{"input_schema": InputSchema.for_model(model, X_train)}`` records the training categories.
         The keywords ``register_best`` passes itself (``input_example``, ``pip_requirements``,
         ``run_id``, ``tracking_uri``, ``registered_model_name``) are refused.
+    figures : mapping, optional
+        The refit model's own figures, by the rows they are on: ``{"validation": {"accuracy": ..., "fairness":
+        ..., ...}, "test": {...}}`` (e.g. :meth:`fairops.tuning.FairnessObjective.evaluate`'s). The selection
+        run logs them (``validation_accuracy``, ``test_fairness_low``, ...) and the version's ``accuracy`` and
+        ``fairness`` tags are their validation figures, in place of the chosen trial's: the registered model is
+        the refit, not the trial's fit.
 
     Raises
     ------
@@ -89,11 +95,17 @@ class Refit:
     input_example: Any = field(default=None, repr=False)  # a data frame: its repr would fill a screen
     pip_requirements: Sequence[str] | str | None = None
     log_options: Mapping[str, Any] | None = None
+    figures: Mapping[str, Mapping[str, float]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not callable(self.fit):
             raise TypeError(f"fit must be a callable(params, trial) -> fitted model, got {self.fit!r}")
         _check_mapping("log_options", self.log_options)
+        _check_mapping("figures", self.figures)
+        for rows, values in (self.figures or {}).items():
+            if not isinstance(values, Mapping) or not {"accuracy", "fairness"} <= set(values):
+                raise InputError(f"figures[{rows!r}] must be a mapping holding 'accuracy' and 'fairness', "
+                                 f"got {values!r}")
         for key in _PASSED_BY_REGISTER_BEST:
             if key in (self.log_options or {}):
                 own = " (a field of Refit)" if key in ("input_example", "pip_requirements") else ""

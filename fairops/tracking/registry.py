@@ -54,9 +54,9 @@ from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG
 from .registration_options import Placement, Refit, VersionDetails, check_options
 from .run_once import MODEL_TAG, register_once
 from .search import quoted, tags_equal
+from .selection_figures import figures_words, selection_metrics
 from .selection_rules import describe, record, rule_kind, select
 from .session import TRIAL_TAG, TrackingSession
-from .trial_record import trial_record
 
 if TYPE_CHECKING:
     from .callback import FairnessTrackingCallback
@@ -207,10 +207,13 @@ def _place_alias(client, name: str, version: str, alias: str, if_taken: str | No
     return alias, kept
 
 
-def _version_tags(pick: Selection, rule_text: str, extra_tags: Mapping | None) -> dict:
-    """The new version's tags: the rule that made the pick, its scores, and the caller's own."""
+def _version_tags(pick: Selection, rule_text: str, extra_tags: Mapping | None, refit: Refit | None) -> dict:
+    """The new version's tags: the rule that made the pick, the registered model's validation figures (the refit's
+    when known, else the chosen trial's) and which those are, and the caller's own."""
+    figures = (refit.figures or {}).get("validation") if refit is not None else None
+    accuracy, fairness = (figures["accuracy"], figures["fairness"]) if figures else pick.trial.values
     tags = {"selection_rule": rule_text, "selection_kind": rule_kind(pick), "trial_number": str(pick.trial.number),
-            "accuracy": f"{pick.trial.values[0]:.6g}", "fairness": f"{pick.trial.values[1]:.6g}"}
+            "accuracy": f"{accuracy:.6g}", "fairness": f"{fairness:.6g}", "figures": figures_words(pick, refit)}
     if pick.alpha is not None:
         tags.update(alpha_rule=str(pick.alpha_rule), selection_alpha=f"{pick.alpha:.6g}")
     tags.update({str(k): str(v) for k, v in (extra_tags or {}).items()})
@@ -327,15 +330,13 @@ def _register_new(session, study, name: str, pick: Selection, refit: Refit | Non
     rule_text = describe(pick, study)
     tags = {MLFLOW_RUN_NAME: f"{study.study_name}/selection", ROLE_TAG: "selection", STUDY_TAG: study.study_name,
             TRIAL_TAG: str(pick.trial.number), MODEL_TAG: name, "selection_rule": rule_text,
-            "fairops_version": fairops.__version__}
+            "fairops_version": fairops.__version__, "figures": figures_words(pick, refit)}
     stored = study.user_attrs.get(PARENT_ATTR)
     if stored and stored.get("experiment_id") == experiment_id:
         tags[MLFLOW_PARENT_RUN_ID] = stored["run_id"]
     run_id = client.create_run(experiment_id, tags=tags).info.run_id
     try:
-        params, metrics, _ = trial_record(study.study_name, pick.trial)
-        if pick.alpha is not None:
-            metrics["selection_alpha"] = pick.alpha
+        params, metrics = selection_metrics(study, pick, refit)
         client.log_batch(run_id, metrics=[Metric(k, v, 0, 0) for k, v in metrics.items()],
                          params=[Param(k, v) for k, v in params.items()])
         if refit is not None:
@@ -355,7 +356,7 @@ def _register_new(session, study, name: str, pick: Selection, refit: Refit | Non
         alias, kept = _place_alias(client, name, str(version), placement.alias, placement.if_taken)
         client.update_model_version(name, str(version),
                                     description=details.description or default_description(study, pick))
-        for key, value in _version_tags(pick, rule_text, details.tags).items():
+        for key, value in _version_tags(pick, rule_text, details.tags, refit).items():
             client.set_model_version_tag(name, str(version), key, value)
         card = _card(study, pick, name, version, alias, flavor, refit is not None, details.card_notes)
         _log_selection_files(client, run_id, study, pick, card)

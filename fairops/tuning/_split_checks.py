@@ -54,3 +54,15 @@ def cell_sizes(y, groups) -> np.ndarray:
 
     keys = pd.concat([pd.Series(np.asarray(y), name="label", index=groups.index), groups], axis=1)
     return keys.astype(str).value_counts(sort=False).to_numpy()
+
+
+def floor_fraction(min_rows, min_positives, n_train: int, n_positives: int) -> float:
+    """The smallest share of the training rows that holds ``min_rows`` rows and ``min_positives`` positives."""
+    floor = 0.0
+    for name, wanted, available in (("min_rows", min_rows, n_train), ("min_positives", min_positives, n_positives)):
+        if wanted is None:
+            continue
+        if isinstance(wanted, bool) or not isinstance(wanted, int) or wanted < 1:
+            raise InputError(f"{name} must be None or a positive integer, got {wanted!r}")
+        floor = max(floor, min(1.0, wanted / max(available, 1)))
+    return floor

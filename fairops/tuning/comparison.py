@@ -6,7 +6,9 @@ set on the validation rows, as in the paper; with ``selection="robust"`` every f
 small-data floor of rows (:data:`~fairops.tuning.objective.SMALL_DATA_FLOOR`), the pick ranks lower confidence
 bounds and is chosen among refits on all training rows (:func:`~fairops.tuning.refit_choice`), and
 its validation and test figures are those of that refit. Fits that failed (an error, or constant
-validation scores) are counted per run.
+validation scores) are counted per run. With a :class:`~fairops.metrics.FairnessRule` (``fairops compare``
+passes its ``--fairness-line``, 0.8 by default, as ``fairops tune`` does) every tuner picks among the fits
+(and refits) whose validation fairness meets the line (:func:`fairops.tuning.pick.choose_pick`).
 """
 
 from __future__ import annotations
@@ -26,16 +28,17 @@ ROW_FIELDS = ("seed", "tuner", "selection", "val_acc", "val_fair", "val_fair_low
               "test_fair", "dominated", "fits", "failed", "budget", "model", "seconds")
 
 
-def _picked(objective, study, tuner, selection, refit_check) -> dict:
+def _picked(objective, study, tuner, selection, refit_check, rule) -> dict:
     """The pick's figures under one selection rule (and whether the refit most accurate fit dominates it)."""
     alpha = pick_alpha(tuner)
     accurate = select_best(study, alpha=1.0)
     if selection == "robust":
-        choice = refit_choice(objective, select_best(study, alpha=alpha, rule="robust"), accurate.trial)
+        choice = refit_choice(objective, select_best(study, alpha=alpha, rule="robust", line=rule), accurate.trial,
+                              rule=rule)
         chosen = choice.chosen
         return {"trial": chosen.trial, "val": chosen.validation, "test": chosen.test,
                 "dominated": chosen.trial.number in choice.dominated}
-    pick = select_best(study, alpha=alpha)
+    pick = select_best(study, alpha=alpha, line=rule)
     test_accuracy, test_fairness = objective.test(pick.trial)
     low, high = pick.trial.user_attrs.get("intervals", {}).get("fairness", [float("nan")] * 2)
     row = {"trial": pick.trial, "val": {"accuracy": pick.accuracy, "fairness": pick.fairness,
@@ -47,9 +50,16 @@ def _picked(objective, study, tuner, selection, refit_check) -> dict:
     return row
 
 
+def _objective(dataset, seed: int, selection: str, rule, **options) -> FairnessObjective:
+    """The objective of one seed: the small-data floor with the robust rule, intervals at the rule's level."""
+    extra: dict[str, Any] = {**(SMALL_DATA_FLOOR if selection == "robust" else {}),
+                             **({} if rule is None else {"level": rule.level})}
+    return FairnessObjective(dataset, seed=seed, **options, **extra)
+
+
 def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=None, max_train_rows=None,
                    n_jobs=1, on_row=None, progress=None, split_seed=None, selection="paper",
-                   refit_check=False, decision="single", blind=False) -> list[dict]:
+                   refit_check=False, decision="single", blind=False, rule=None) -> list[dict]:
     """One row per (seed, tuner): the pick's validation and test accuracy and fairness.
 
     Parameters
@@ -73,6 +83,8 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
         Also know ``dominated`` for ``"paper"``, at two refits on all training rows per run.
     decision, blind : optional
         As in :class:`~fairops.tuning.FairnessObjective` (``"per-group"``: every fit and pick at per-group cuts).
+    rule : FairnessRule or None, default=None
+        Pick among the fits meeting its line, intervals at its level (None: no line, 95% intervals).
 
     Returns
     -------
@@ -95,10 +107,8 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
         raise InputError(f"tuners must be a non-empty list from {TUNERS}, got unknown {unknown}")
     rows = []
     for seed in seeds:
-        floor: dict[str, Any] = SMALL_DATA_FLOOR if selection == "robust" else {}
-        objective = FairnessObjective(dataset, profile=profile, seed=seed, families=families,
-                                      max_train_rows=max_train_rows, split_seed=split_seed, decision=decision,
-                                      blind=blind, **floor)
+        objective = _objective(dataset, seed, selection, rule, profile=profile, families=families,
+                               max_train_rows=max_train_rows, split_seed=split_seed, decision=decision, blind=blind)
         runs: dict = {}
         for tuner in tuners:
             shared = "RS" if tuner == "RS-bal" else ("RS-bal" if tuner == "RS" else None)
@@ -114,7 +124,7 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
             runs[tuner] = (result.study, time.perf_counter() - start)
         for tuner in tuners:
             study, seconds = runs[tuner]
-            picked = _picked(objective, study, tuner, selection, refit_check)
+            picked = _picked(objective, study, tuner, selection, refit_check, rule)
             val, test, trial = picked["val"], picked["test"], picked["trial"]
             row = {"seed": seed, "tuner": tuner, "selection": selection, "val_acc": val["accuracy"],
                    "val_fair": val["fairness"], "val_fair_low": val["fairness_low"],

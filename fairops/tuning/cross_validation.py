@@ -17,6 +17,7 @@ import numpy as np
 from fairops.datasets import strata
 
 from ..errors import InputError
+from ..metrics.intervals import LEVEL
 
 
 def cross_validated(objective, frozen_trial, folds: int = 5) -> dict:
@@ -61,7 +62,8 @@ def cross_validated(objective, frozen_trial, folds: int = 5) -> dict:
         scores[held_out] = model.predict_proba(X.iloc[held_out])[:, 1]
     if np.ptp(scores) == 0:
         raise ConstantScoresError(f"the configuration scores all {len(scores)} rows {scores[0]:.6g}")
-    metrics, _ = objective.task.measure(y, scores, sensitive, seed=objective.seed, decision=objective.decision)
+    metrics, _ = objective.task.measure(y, scores, sensitive, seed=objective.seed, decision=objective.decision,
+                                        level=getattr(objective, "level", LEVEL))
     return metrics
 
 

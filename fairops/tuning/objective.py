@@ -4,8 +4,9 @@ The data is split once (train / validation / test, stratified by label x group);
 ``r`` uses the nested stratified slice of ``r`` of the training rows
 (:class:`fairops.datasets.BudgetSlicer`) and is scored on the validation rows with the data set's task,
 whose threshold meets the task's target exactly there. Test rows are scored the paper's way: with
-the threshold set on the validation rows, applied unchanged (:meth:`FairnessObjective.test`,
-:meth:`FairnessObjective.evaluate`).
+the threshold set on the validation rows, applied unchanged, each row decided as the registered model
+serves it (:meth:`FairnessObjective.test`, :meth:`FairnessObjective.evaluate`). Every figure is that of
+:func:`fairops.metrics.figures.decision_figures`, with intervals at ``level`` (the fairness rule's).
 
 A fit whose validation scores are all equal (a constant model, e.g. L1 logistic regression with a
 tiny ``C``) ranks nothing: its "accuracy" is the base rate and its "fairness" is whatever the random
@@ -30,30 +31,17 @@ from optuna.trial import FixedTrial
 from fairops.fairband.sampler import budget as trial_budget
 
 from ..errors import InputError
-from ._split_checks import cell_sizes, check_split
+from ..metrics.intervals import LEVEL
+from ._split_checks import cell_sizes, check_split, floor_fraction
 from .outcome import CONSTANT_SCORES, FAILURE_ATTR, outcome_values, record_measures  # shared with own objectives
+from .reduction_record import reduction_record
 from .search_space import fit_model, make_model
 
-#: What a bias-reduction fit adds to its trial: predictors carrying weight and, for exponentiated gradient,
-#: the duality gap of its result (how far from the game's saddle point it stopped).
-REDUCTION_ATTRS = ("n_predictors", "duality_gap")
 # The floor on small data: a fit gets at least this many training rows and positives (when the training
 # set has them). At 1.2% of 1,200 training rows a fit would see 15 rows and 3 positives; the search
 # space's trees need up to 404 rows to split once (min_samples_split) and 2 x 183 (min_samples_leaf).
 # Measured on a 2,000-row Adult sample: at 300 rows 27 of 206 fits were constant, at 500 rows 11.
 SMALL_DATA_FLOOR = {"min_rows": 500, "min_positives": 50}
-
-
-def _floor_fraction(min_rows, min_positives, n_train: int, n_positives: int) -> float:
-    """The smallest share of the training rows that holds ``min_rows`` rows and ``min_positives`` positives."""
-    floor = 0.0
-    for name, wanted, available in (("min_rows", min_rows, n_train), ("min_positives", min_positives, n_positives)):
-        if wanted is None:
-            continue
-        if isinstance(wanted, bool) or not isinstance(wanted, int) or wanted < 1:
-            raise InputError(f"{name} must be None or a positive integer, got {wanted!r}")
-        floor = max(floor, min(1.0, wanted / max(available, 1)))
-    return floor
 
 
 def blind_features(dataset):
@@ -68,27 +56,6 @@ def blind_features(dataset):
     """
     dropped = [c for c in dataset.sensitive.columns if c in dataset.X.columns]
     return dataset.X.drop(columns=dropped)
-
-
-def reduction_record(model) -> dict:
-    """``{"n_predictors": ..., "duality_gap": ...}`` of a fitted pipeline whose last step is a reduction
-    (exponentiated gradient has both, grid search only the first); empty for any other model.
-
-    >>> import numpy as np
-    >>> from fairops.reductions import ExponentiatedGradient
-    >>> X = np.random.default_rng(0).normal(size=(300, 2)); s = (X[:, 1] > 0).astype(int); y = (X[:, 0] > 0).astype(int)
-    >>> sorted(reduction_record(ExponentiatedGradient(max_iter=5).fit(X, y, sensitive_features=s)))
-    ['duality_gap', 'n_predictors']
-    """
-    from fairops.reductions import ExponentiatedGradient, GridSearch
-
-    last = model.steps[-1][1] if hasattr(model, "steps") else model
-    if not isinstance(last, (ExponentiatedGradient, GridSearch)):
-        return {}
-    record: dict[str, float] = {"n_predictors": int(last.n_predictors_)}
-    if isinstance(last, ExponentiatedGradient):
-        record["duality_gap"] = float(last.best_gap_)
-    return record
 
 
 class ConstantScoresError(ValueError):
@@ -146,6 +113,8 @@ class FairnessObjective:
         Row positions fixing the test part beforehand, e.g. a file's held-out rows
         (:func:`~fairops.datasets.row_ids.content_holdout`); ``test`` is then unused and the other rows
         are split train / validation at ``split_seed``.
+    level : float, default=0.95
+        The confidence level of every interval (:class:`~fairops.metrics.FairnessRule`'s).
 
     Attributes
     ----------
@@ -164,12 +133,14 @@ class FairnessObjective:
                  validation: float = 0.2, test: float = 0.2, max_train_rows: int | None = None,
                  split_seed: int | None = None, score_test: bool = False, min_rows: int | None = None,
                  min_positives: int | None = None, decision: str = "single", blind: bool = False,
-                 test_rows=None) -> None:
+                 test_rows=None, level: float = LEVEL) -> None:
         from fairops.datasets import BudgetSlicer, train_validation_test_split
         from fairops.datasets.splits import split_around
         from fairops.metrics.decisions import check_decision, check_per_group_target
+        from fairops.metrics.fairness_rule import FairnessRule
 
         self.dataset = dataset
+        self.level = FairnessRule(level=level).level  # checked as the rule checks it
         self.decision = check_decision(decision)
         if self.decision == "per-group":
             check_per_group_target(dataset.task.target)  # one refusal up front, not one per fit
@@ -197,8 +168,8 @@ class FairnessObjective:
                     n_cells=len(cells), n_small_cells=int((cells < 3).sum()))
         self._slicer = BudgetSlicer(np.asarray(dataset.y)[train], groups.iloc[train], seed=self.split_seed)
         self.n_train = len(train)
-        self._floor = _floor_fraction(min_rows, min_positives, self.n_train,
-                                      int(np.asarray(dataset.y)[train].sum()))
+        self._floor = floor_fraction(min_rows, min_positives, self.n_train,
+                                     int(np.asarray(dataset.y)[train].sum()))
 
     def fraction(self, budget: float) -> float:
         """The share of the training rows a fit of ``budget`` gets: the budget, raised to the floor.
@@ -246,14 +217,22 @@ class FairnessObjective:
         scores = self._scores(model, self._validation)
         if np.ptp(scores) == 0:
             raise ConstantScoresError(f"the model scores all {len(scores)} validation rows {scores[0]:.6g}")
-        metrics, behind = self.task.measure(y, scores, sensitive, seed=self.seed, decision=self.decision)
+        metrics, behind = self.task.measure(y, scores, sensitive, seed=self.seed, decision=self.decision,
+                                            level=self.level)
         if counts is not None:
             counts.update(behind)
         return metrics, self.task.decision_rule(y, scores, sensitive, seed=self.seed, decision=self.decision)
 
-    def _test_metrics(self, model, point) -> dict:
+    def _test_metrics(self, model, point, counts: dict | None = None) -> dict:
+        from ..models.decision import ServedDecision  # each test row decided as the registered model serves it
+
         _, y, sensitive = self._rows(self._test)
-        return self.task.evaluate(y, self._scores(model, self._test), sensitive, seed=self.seed, at=point)
+        scores = self._scores(model, self._test)
+        decided = ServedDecision(self.task.positive or "label 1", point).decide(scores, sensitive)
+        metrics, behind = self.task.measure(y, scores, sensitive, seed=self.seed, level=self.level, decided=decided)
+        if counts is not None:
+            counts.update(behind)
+        return metrics
 
     _pair = staticmethod(outcome_values)
 
@@ -347,19 +326,38 @@ class FairnessObjective:
             A fitted model.
         part : {"test", "validation"}, default="test"
             ``"validation"``: the threshold meets the task's target there. ``"test"``: the validation
-            threshold, applied unchanged.
+            threshold, applied unchanged, each row decided as the registered model serves it.
 
         Returns
         -------
         dict of str to float
             The metrics.
         """
+        return self.measure(model, part)[0]
+
+    def measure(self, model, part: str = "test") -> tuple[dict, dict]:
+        """:meth:`evaluate`'s metrics and the counts behind them (:meth:`fairops.metrics.Task.measure`'s).
+
+        Parameters
+        ----------
+        model, part : optional
+            As in :meth:`evaluate`.
+
+        Returns
+        -------
+        metrics : dict of str to float
+            The metrics.
+        counts : dict
+            The counts behind them.
+        """
         if part not in ("validation", "test"):
             raise InputError(f"part must be 'validation' or 'test', got {part!r}")
-        result, point = self._validation_metrics(model)
+        counts: dict = {}
+        result, point = self._validation_metrics(model, counts)
         if part == "test":
-            result = self._test_metrics(model, point)
-        return {name: float(value) for name, value in result.items()}
+            counts.clear()
+            result = self._test_metrics(model, point, counts)
+        return {name: float(value) for name, value in result.items()}, counts
 
     def decision_rule(self, model):
         """The fitted model's rule set on the validation rows (what a registered model applies when served).

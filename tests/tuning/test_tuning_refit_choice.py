@@ -118,3 +118,38 @@ def test_cross_validation_judges_at_the_objectives_decision():
     tpr = [np.ceil(n / 2) / n for n in (int(((sex == group) & (y == 1)).sum()) for group in np.unique(sex))]
     assert each["fairness"] == pytest.approx(min(tpr) / max(tpr))
     assert one["fairness"] < each["fairness"]
+
+
+def test_with_a_fairness_line_the_choice_takes_the_best_standing_on_cross_validated_figures(small_budget_study):
+    from fairops.metrics import FairnessRule
+    from fairops.metrics.fairness_rule import STANDINGS
+
+    objective, study = small_budget_study
+    ranked = select_best(study, alpha="auto", rule="robust", candidates=3)
+    accurate = select_best(study, alpha=1.0).trial
+    plain = refit_choice(objective, ranked, accurate)
+    assessed = sorted((r.assessed or r.validation)["fairness"] for r in plain.refits.values())
+    rule = FairnessRule(line=(assessed[0] + assessed[-1]) / 2 if assessed[0] < assessed[-1] else 0.99)
+    choice = refit_choice(objective, ranked, accurate, rule=rule)
+    compared = [r for n, r in choice.refits.items() if n not in choice.dominated and n not in choice.set_aside]
+    best = min(STANDINGS.index(r.standing(rule)) for r in compared)
+    assert choice.standing == STANDINGS[best] == choice.chosen.standing(rule)
+    judged = choice.chosen.assessed or choice.chosen.validation
+    assert (judged["fairness"] >= rule.line) == (choice.standing == "meets")
+
+
+def test_a_refit_deciding_one_class_is_set_aside_and_never_chosen(small_budget_study):
+    objective, study = small_budget_study
+    ranked = select_best(study, alpha="auto", rule="robust", candidates=3)
+    accurate = select_best(study, alpha=1.0).trial
+    every = {"rows": 200, "positive": 200, "positives": 140, "true_positives": 140}
+
+    def first_refit_decides_positive_for_all(objective, trial):
+        refit = refit_all(objective, trial)
+        if trial.number == ranked.candidates[0].number:
+            refit.counts = {**refit.counts, "decisions": every}
+        return refit
+
+    choice = refit_choice(objective, ranked, accurate, refit=first_refit_decides_positive_for_all)
+    assert choice.set_aside == (ranked.candidates[0].number,)
+    assert choice.chosen.trial.number != ranked.candidates[0].number
