@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..datasets import LOADERS
 from ..errors import InputError
-from .options import DEFAULT_PROJECT_DIR, FAMILIES_HELP, add_decision_options, decision_words
+from .options import DEFAULT_PROJECT_DIR, FAMILIES_HELP, add_decision_options, add_rule_options, decision_words, rule_of
 from .progress import NO_PROGRESS_HELP
 
 METHOD_NAMES = {"rs": "RS", "rs-bal": "RS-bal", "hb": "HB", "fb-bal": "FB-bal", "fb-auto": "FB-auto"}
@@ -83,7 +83,8 @@ def _run(args) -> int:
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     print(f"comparing {', '.join(METHOD_NAMES[m] for m in methods)} on {args.dataset}, "
-          f"seeds 0..{args.seeds - 1}, one Fairband iteration's budget each, selection {args.selection}\n"
+          f"seeds 0..{args.seeds - 1}, one Fairband iteration's budget each, selection {args.selection}, "
+          f"{rule_of(args).describe()}\n"
           f"task: {data.task.describe()}\ndecisions: {decision_words(args.decision, args.blind, data)}", flush=True)
 
     def show(row):
@@ -100,7 +101,7 @@ def _run(args) -> int:
     rows = compare_tuners(data, range(args.seeds), tuners=[METHOD_NAMES[m] for m in methods],
                           profile=args.profile, families=families, max_train_rows=args.max_train_rows,
                           n_jobs=args.n_jobs, on_row=show, progress=progress, selection=args.selection,
-                          decision=args.decision, blind=args.blind)
+                          decision=args.decision, blind=args.blind, rule=rule_of(args))
     stem = out_dir / f"compare-{args.dataset}{mode_suffix(args.decision, args.blind)}"
     write_csv(rows, stem.with_suffix(".csv"))
     draw(rows, stem.with_suffix(".png"), f"{args.dataset}: positive = {data.task.positive or 'label 1'}", data.task)
@@ -135,6 +136,7 @@ def add_parser(subcommands) -> None:
     parser.add_argument("--n-jobs", type=int, default=1,
                         help="fits run in parallel threads in this process")
     add_decision_options(parser)
+    add_rule_options(parser)
     parser.add_argument("--out-dir", default=DEFAULT_PROJECT_DIR, help="where the CSV and the picture go")
     parser.add_argument("--no-progress", action="store_true",
                         help=NO_PROGRESS_HELP)

@@ -17,14 +17,16 @@ def legend(alpha) -> str:
     """The progress lines' terms, said once before them.
 
     >>> print(legend(0.5))
-    progress: "weighted score" = alpha * accuracy + (1 - alpha) * fairness, what Fairband ranks fits by \
-and picks the best of; alpha = 0.5 (1 = accuracy only, 0 = fairness only)
+    progress: "weighted score" = alpha * accuracy + (1 - alpha) * fairness, what Fairband ranks fits by; alpha = 0.5 \
+(1 = accuracy only, 0 = fairness only); "top so far" is the fit ranked first so far, not the pick, which is \
+chosen when the run ends (refit, and meeting the fairness line)
     """
     rule = ("alpha is FB-auto's: 0.5 * (mean fairness - mean accuracy) + 0.5 over the fits so far, so the "
             "score leans to whichever of the two the fits reach less" if alpha == "auto"
             else f"alpha = {float(alpha):g}")
     return (f'progress: "weighted score" = alpha * accuracy + (1 - alpha) * fairness, what Fairband ranks fits '
-            f"by and picks the best of; {rule} (1 = accuracy only, 0 = fairness only)")
+            f'by; {rule} (1 = accuracy only, 0 = fairness only); "top so far" is the fit ranked first so far, not '
+            "the pick, which is chosen when the run ends (refit, and meeting the fairness line)")
 
 
 def elapsed_text(seconds: float) -> str:
@@ -42,11 +44,12 @@ def elapsed_text(seconds: float) -> str:
 
 
 class FitProgress:
-    """Optuna callback reporting fits done, the best weighted score so far and the time elapsed.
+    """Optuna callback reporting fits done, the top weighted score so far and the time elapsed.
 
     On a terminal it draws a tqdm bar. Anywhere else it prints one line whenever a Fairband rung
     finishes and whenever another tenth of the fits is done, for example
-    ``fits 81/206 (39%), rung 0 of bracket 4 done; best weighted score 0.8731 (trial 41, alpha 0.62); 12s``.
+    ``fits 81/206 (39%), rung 0 of bracket 4 done; top weighted score so far 0.8731 (trial 41, alpha 0.62); 12s``
+    (the fit ranked first so far, not the pick: that is chosen when the run ends).
     ``alpha`` is the pick's rule: a float, or ``"auto"`` for FB-auto's dynamic alpha. Only trials numbered
     below ``total`` count (a run's overflow trials do not). ``enabled=False`` reports nothing.
 
@@ -58,7 +61,7 @@ class FitProgress:
     >>> study.optimize(lambda t: (0.25 * (t.number + 1), 0.5), n_trials=4, callbacks=[progress])
     >>> progress.close()
     >>> out.getvalue().splitlines()[-1].split(";")[:2]
-    ['fits 4/4 (100%)', ' best weighted score 0.7500 (trial 3)']
+    ['fits 4/4 (100%)', ' top weighted score so far 0.7500 (trial 3)']
     """
 
     def __init__(self, total: int, alpha, *, stream=None, label: str = "", enabled: bool = True) -> None:
@@ -103,7 +106,7 @@ class FitProgress:
         return sorted(done)
 
     def best_text(self, trials) -> str:
-        """``best weighted score 0.8731 (trial 41, alpha 0.62)`` over the finished fits (empty before one)."""
+        """``top weighted score so far 0.8731 (trial 41, alpha 0.62)`` over the finished fits (empty before one)."""
         from ..fairband import select_best
 
         try:
@@ -111,7 +114,7 @@ class FitProgress:
         except ValueError:
             return ""
         alpha = f", alpha {pick.alpha:.2f}" if self.alpha == "auto" else ""
-        return f"best weighted score {pick.score:.4f} (trial {pick.trial.number}{alpha})"
+        return f"top weighted score so far {pick.score:.4f} (trial {pick.trial.number}{alpha})"
 
     # --------------------------------------------------------------------------- output
     def __call__(self, study, trial) -> None:
@@ -144,7 +147,8 @@ class FitProgress:
             self._bar = tqdm(total=self.total, initial=done, file=self.stream, unit="fit",
                              desc=self.label.rstrip(": ") or None, dynamic_ncols=True, leave=True)
         self._bar.n = done
-        self._bar.set_postfix_str(self.best_text(trials).replace("best weighted score", "best"), refresh=False)
+        self._bar.set_postfix_str(self.best_text(trials).replace("top weighted score so far", "top so far"),
+                                  refresh=False)
         self._bar.refresh()
 
     def close(self) -> None:

@@ -39,10 +39,10 @@ def test_off_a_terminal_one_line_per_rung_and_per_tenth():
     # the line where rung 0 of bracket 4 (81 fits) finishes
     line = next(line for line in lines if "rung 0 of bracket 4 done" in line)
     assert line.startswith("fits 81/206 (39%)")
-    assert re.search(r"best weighted score \d\.\d{4} \(trial \d+, alpha \d\.\d\d\); \d+s$", line)
+    assert re.search(r"top weighted score so far \d\.\d{4} \(trial \d+, alpha \d\.\d\d\); \d+s$", line)
 
 
-def test_best_weighted_score_is_the_pick_so_far():
+def test_top_weighted_score_is_the_fit_ranked_first_so_far():
     from fairops.fairband import select_best
 
     stream = io.StringIO()
@@ -52,7 +52,7 @@ def test_best_weighted_score_is_the_pick_so_far():
     lines = stream.getvalue().splitlines()
     assert len(lines) == 10 and all(line.startswith("seed 0 RS: fits ") for line in lines)
     pick = select_best(study, alpha=0.5)
-    assert f"best weighted score {pick.score:.4f} (trial {pick.trial.number})" in lines[-1]
+    assert f"top weighted score so far {pick.score:.4f} (trial {pick.trial.number})" in lines[-1]
 
 
 def test_a_resumed_run_reports_from_where_it_stands():
@@ -64,14 +64,14 @@ def test_a_resumed_run_reports_from_where_it_stands():
     assert done == [16, 18, 20]
 
 
-def test_bar_on_a_terminal_shows_count_and_pick():
+def test_bar_on_a_terminal_shows_count_and_the_top_fit_so_far():
     stream = Terminal()
     progress = FitProgress(total=30, alpha=0.5, stream=stream)
     study = optuna.create_study(directions=["maximize"] * 2, sampler=FullBudgetRandomSampler(seed=0))
     study.optimize(_objective, n_trials=30, callbacks=[progress])
     progress.close()
     last = stream.getvalue().rstrip("\n").split("\r")[-1]
-    assert "30/30" in last and "100%" in last and re.search(r"best \d\.\d{4} \(trial \d+\)", last)
+    assert "30/30" in last and "100%" in last and re.search(r"top so far \d\.\d{4} \(trial \d+\)", last)
 
 
 def test_disabled_progress_prints_nothing():

@@ -16,7 +16,7 @@ on many machines: every worker joins one study and the Fairband schedule stays e
 from __future__ import annotations
 
 from ...datasets import LOADERS
-from ..options import FAMILIES_HELP, add_decision_options, refuse_options
+from ..options import FAMILIES_HELP, add_decision_options, add_rule_options, refuse_options
 from ..progress import NO_PROGRESS_HELP
 from .job import run_tune
 from .settings import METHODS, SELECTION_HELP, SELECTIONS, TASK_HELP, TuneSettings
@@ -39,7 +39,7 @@ def _run(args) -> int:
         finalize=not args.no_finalize, promote=args.promote, progress=not args.no_progress, heartbeat=args.heartbeat,
         wait_timeout=args.wait_timeout, min_fairness=args.min_fairness, ui_port=args.ui_port,
         positive=args.positive, holdout=args.holdout,
-        decision=args.decision, blind=args.blind,
+        decision=args.decision, blind=args.blind, fairness_line=args.fairness_line, level=args.level,
     )
     result = run_tune(settings)
     return result.verdict.exit_code if result.verdict is not None else 0
@@ -94,6 +94,7 @@ def add_parser(subcommands) -> None:
                         help="fairness floor in [0, 1]: fits below it are infeasible (Optuna's constraints, seen "
                              "by study.best_trials and optuna-dashboard) and never picked")
     add_decision_options(search)
+    add_rule_options(search)
     search.add_argument("--n-jobs", type=int, default=TuneSettings.n_jobs,
                         help="fits run in parallel threads in this process")
     where = parser.add_argument_group("storage and tracking")

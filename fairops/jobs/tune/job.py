@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ...datasets.row_ids import row_hashes
-from ...tuning.pick import PickChoice, budget_floor, choose_pick
+from ...tuning.pick import PickChoice, budget_floor, choose_pick, pick_notes
 from ..driver import Outcome, RegisteredVersion, Registration, TuningJob
 from ..options import decision_words
 from ..progress import legend
@@ -57,6 +57,8 @@ class TuneResult:
         The promotion gate's verdict (``--promote`` when the new version became the challenger).
     test_counts : str or None
         The test rows behind the fairness ratio, in words.
+    notes : tuple of str, default=()
+        Which fits were set aside and against which standing of the fairness line the pick was made.
     """
 
     settings: TuneSettings
@@ -71,6 +73,7 @@ class TuneResult:
     choice: RefitChoice | None = None
     verdict: Verdict | None = None
     test_counts: str | None = None
+    notes: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -86,11 +89,14 @@ class TunePick:
         its refit ``validation`` and ``test`` figures.
     test_counts : str
         The test rows behind the fairness ratio, in words.
+    notes : tuple of str, default=()
+        Which fits were set aside and against which standing of the fairness line the pick was made.
     """
 
     picked: PickChoice
     rows: dict
     test_counts: str
+    notes: tuple = ()
 
     @property
     def trial(self):
@@ -130,7 +136,7 @@ class TuneJob(TuningJob[TunePick, "Verdict", TuneResult]):
         self.objective = FairnessObjective(data, profile=settings.profile, families=families, seed=settings.seed,
                                            max_train_rows=settings.max_train_rows, decision=settings.decision,
                                            blind=settings.blind, test_rows=held_out_rows(settings, data, self.row_ids),
-                                           **budget_floor(settings.selection))
+                                           level=settings.level, **budget_floor(settings.selection))
         alpha = pick_alpha_of(settings)
         self.plan = Plan(
             storage=settings.storage, study_name=settings.study_name, target=target_trials(settings),
@@ -166,17 +172,20 @@ class TuneJob(TuningJob[TunePick, "Verdict", TuneResult]):
         return result
 
     def choose(self, study, tracker, trials) -> TunePick:
-        picked = choose_pick(self.settings.selection, self.objective, trials, self.plan.alpha)
+        settings = self.settings
+        picked = choose_pick(settings.selection, self.objective, trials, self.plan.alpha, settings.rule)
         pick, accurate = picked.pick, picked.accurate
         _, y_test, sensitive_test = self.objective.rows("test")
+        most = "most accurate fit" if settings.min_fairness is None else "most accurate among fits meeting the floor"
         rows = {
             f"Fairband pick (#{pick.trial.number}, {family_of(pick.trial, self.families)})":
                 {"trial": pick.trial, **picked.scores},
-            f"most accurate (#{accurate.trial.number}, {family_of(accurate.trial, self.families)})":
+            f"{most} (#{accurate.trial.number}, {family_of(accurate.trial, self.families)})":
                 {"trial": accurate.trial, **picked.accurate_scores},
         }
         return TunePick(picked, rows, counts_text(self.objective.task, y_test, sensitive_test,
-                                                  held=held_out_words(self.settings)))
+                                                  held=held_out_words(settings)),
+                        tuple(pick_notes(picked, self.objective.task.fairness_label)))
 
     def register(self, study, tracker, chosen: TunePick) -> RegisteredVersion:
         registered = register_pick(self.settings, study, self.objective, chosen.picked)
@@ -202,7 +211,7 @@ class TuneJob(TuningJob[TunePick, "Verdict", TuneResult]):
             self.settings, outcome.study, fits=len(outcome.trials), rows=chosen.rows, registered=registration.version,
             already_registered=registration.before, links=outcome.links, task=self.data.task,
             failures=failures_of(outcome.trials), choice=chosen.picked.refits, verdict=outcome.follow_up,
-            test_counts=chosen.test_counts)
+            test_counts=chosen.test_counts, notes=chosen.notes)
         print_summary(result, out=self.out)
         return result
 
@@ -214,7 +223,8 @@ def _promote_now(settings: TuneSettings, objective, registered):
     assert settings.model_name is not None  # resolved settings
     X, y, sensitive = objective.rows("test")
     return promote(settings.model_name, X, y, sensitive, candidate=registered.version, task=objective.task,
-                   min_fairness=settings.min_fairness, tracking_uri=settings.tracking_uri)
+                   min_fairness=settings.min_fairness, fairness_line=settings.fairness_line, level=settings.level,
+                   tracking_uri=settings.tracking_uri)
 
 
 def family_of(trial, families) -> str:

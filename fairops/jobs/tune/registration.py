@@ -8,14 +8,24 @@ import numpy as np
 from .report import counts_text, outside_notes, threshold_origin, with_interval
 from .study import held_out_words
 
+#: What ``fairops tune``'s figures of a registered version are of.
+FIGURES_WORDS = ("the registered model, refit on all training rows, on the validation rows of fairops tune's split "
+                 "(decided at the rule set there) and on its test rows (decided as served)")
 
-def lifecycle_tags(objective, model, seed: int) -> dict:
-    """The version tags :mod:`fairops.tracking.version_record` reads, from the refit pick's validation rows."""
-    from ...tracking.version_record import validation_tags
+
+def lifecycle_tags(objective, model, seed: int, rule=None, test: dict | None = None) -> dict:
+    """The version tags :mod:`fairops.tracking.version_record` reads, from the refit pick's validation rows, the
+    fairness ``rule`` it was picked under and its ``test`` figures."""
+    from ...metrics.fairness_rule import DEFAULT_RULE
+    from ...tracking.version_record import PREFIX, figure_tags, validation_tags
 
     X, y, sensitive = objective.rows("validation")
-    return validation_tags(objective.task, y, model.predict_proba(X)[:, 1], sensitive, seed=seed,
-                           decision=objective.decision)
+    tags = validation_tags(objective.task, y, model.predict_proba(X)[:, 1], sensitive, seed=seed,
+                           decision=objective.decision, rule=rule or DEFAULT_RULE)
+    if test is not None:
+        tags.update(figure_tags("test", **{name: (test[name], test[f"{name}_low"], test[f"{name}_high"])
+                                           for name in ("accuracy", "fairness")}))
+    return tags | {f"{PREFIX}figures": FIGURES_WORDS}
 
 
 def register_pick(settings, study, objective, chosen):
@@ -38,10 +48,10 @@ def register_pick(settings, study, objective, chosen):
     return register_best(
         study, settings.model_name, rule=chosen.pick, placement=Placement(alias="champion"),
         refit=Refit(lambda params, trial: served, input_example=as_client_rows(example),
-                    log_options={"input_schema": schema, "decision": decision}),
+                    log_options={"input_schema": schema, "decision": decision}, figures=scores),
         details=VersionDetails(
             description=version_description(settings, study, objective, chosen),
-            tags=lifecycle_tags(objective, served, settings.seed),
+            tags=lifecycle_tags(objective, served, settings.seed, settings.rule, scores["test"]),
             card_notes={"method": settings.tuner, "task": str(objective.task), "refit": "all training rows",
                         "test": scores["test"], "validation_refit": scores["validation"],
                         "most_accurate_fit_refit": compared, "input_schema": decision.extend_schema(schema).to_dict(),
@@ -60,26 +70,34 @@ def version_description(settings, study, objective, chosen) -> str:
         return (f"| {label} (trial {trial.number}{family}) | {with_interval(v, 'accuracy')} "
                 f"| {with_interval(v, 'fairness')} | {with_interval(t, 'accuracy')} | {with_interval(t, 'fairness')} |")
 
-    scores = chosen.scores
+    from ...metrics.fairness_rule import percent
+    from ...tuning.pick import pick_notes
+
+    scores, level = chosen.scores, percent(settings.level)
     _, y_test, sensitive_test = objective.rows("test")
     task, v = objective.task, scores["validation"]
+    chosen_notes = [note[0].upper() + note[1:] + "." for note in pick_notes(chosen, task.fairness_label)]
     return "\n".join([
         f"fairops tune on `{settings.source_name}`: {settings.tuner}, profile {settings.profile}, "
         f"seed {settings.seed}, selection {settings.selection}.",
         f"Task `{task}`: accuracy = {task.metric} at {task.target} = {task.target_value:g}, fairness = "
         f"{task.fairness.upper()} ratio over {task.over}; the positive class is {task.positive or 'label 1'}.",
-        f"Validation fairness of this model: {with_interval(v, 'fairness')} (90% confidence interval from "
+        f"Validation fairness of this model: {with_interval(v, 'fairness')} ({level} confidence interval from "
         f"the group counts); test fairness {with_interval(scores['test'], 'fairness')} "
         f"(test: {counts_text(task, y_test, sensitive_test, held=held_out_words(settings))}).",
+        f"Fairness rule: {settings.rule.describe()} (the gate and the monitor apply it to this version unless "
+        "told otherwise).",
+        *chosen_notes,
         *[f"{note.removeprefix('note: ')}: the validation figure did not hold on the test rows."
           for note in outside_notes({"This model": scores})],
         f"Selection: {describe(chosen.pick, study)}.",
-        "Scores of the models refit on all training rows (value [90% interval]):",
+        f"Scores of the models refit on all training rows (value [{level} interval]; test rows decided as served):",
         "",
         "| | validation accuracy | validation fairness | test accuracy | test fairness |",
         "|---|---|---|---|---|",
         row("this model", chosen.pick.trial, scores),
-        row("most accurate fit", chosen.accurate.trial, chosen.accurate_scores),
+        row("most accurate fit" if settings.min_fairness is None else "most accurate among fits meeting the floor",
+            chosen.accurate.trial, chosen.accurate_scores),
         "",
         f"Serves `probability` (of the positive class), `positive_class` and `decision` (1 at or above "
         f"{'its group' if settings.decision == 'per-group' else 'the'} {threshold_origin(task)}"

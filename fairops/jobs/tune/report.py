@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+from ...metrics.fairness_rule import percent
 from ...tracking.stores import tracking_uri_in
 from .settings import TuneSettings
 
@@ -111,7 +112,8 @@ def print_summary(result, *, out=None) -> None:
     accuracy, fairness = (task.metric, task.fairness_label) if task else ("accuracy", "fairness")
     label_width = max([28, *(len(label) + 2 for label in result.rows)])
     wide = 25
-    print("\n" + f"{'':<{label_width}}{'validation':>{2 * wide}}{'test':>{2 * wide}}", file=out)
+    print("\n" + f"{'':<{label_width}}{'validation rows':>{2 * wide}}{'test rows, decided as served':>{2 * wide}}",
+          file=out)
     print(f"{'':<{label_width}}{accuracy:>{wide}}{fairness:>{wide}}{accuracy:>{wide}}{fairness:>{wide}}", file=out)
     for label, row in result.rows.items():
         v, t = row["validation"], row["test"]
@@ -121,10 +123,15 @@ def print_summary(result, *, out=None) -> None:
         print(f"({accuracy} = {task.accuracy_name}; {fairness} = lowest / highest over "
               f"{task.over}; positive class: {task.positive or 'label 1'})", file=out)
     where = "thresholds per group" if result.settings.decision == "per-group" else threshold_origin(task)
-    print("(models refit on all training rows; value [90% confidence interval]; the test rows are "
-          f"scored at the {where})", file=out)
+    print(f"(both models refit on all training rows; value [{percent(result.settings.level)} confidence interval]; "
+          f"the test rows are scored at the {where})", file=out)
     if result.test_counts:
-        print(f"(test: {result.test_counts})", file=out)
+        pick = next(iter(result.rows.values()), None)
+        share = None if pick is None else pick["test"].get("positive_share")
+        decided = "" if share is None else f"; the pick decides positive for {share:.1%} of them"
+        print(f"(test: {result.test_counts}{decided})", file=out)
+    for note in result.notes:
+        print(note, file=out)
     for note in outside_notes(result.rows, result.choice):
         print(f"{note}: the validation figure did not hold on these rows", file=out)
     if result.choice is not None:

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import InputError
+from ...metrics.classification import FOUR_FIFTHS
+from ...metrics.intervals import LEVEL
 from ...tracking.stores import storage_in, tracking_uri_in
 from ..options import DEFAULT_PROJECT_DIR
 from ..running import HEARTBEAT_SECONDS
@@ -65,11 +67,15 @@ class TuneSettings:
     holdout: str | None = None
     decision: str = "single"
     blind: bool = False
+    fairness_line: float = FOUR_FIFTHS
+    level: float = LEVEL
 
     def __post_init__(self):
+        from ...metrics import FairnessRule
         from ...metrics.decisions import check_decision
 
         check_decision(self.decision)
+        FairnessRule(self.fairness_line, self.level)  # refuses a line or a level out of range, naming it
         if self.method not in METHODS:
             raise InputError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
         if self.selection not in SELECTIONS:
@@ -107,6 +113,13 @@ class TuneSettings:
         return METHODS[self.method]
 
     @property
+    def rule(self):
+        """The :class:`~fairops.metrics.FairnessRule` of ``fairness_line`` and ``level``."""
+        from ...metrics import FairnessRule
+
+        return FairnessRule(self.fairness_line, self.level)
+
+    @property
     def source_name(self) -> str:
         if self.data is not None:
             return Path(self.data).stem
@@ -121,6 +134,7 @@ class TuneSettings:
             project.mkdir(parents=True, exist_ok=True)
         alpha_part = "" if self.alpha is None else f"-alpha{self.alpha:g}"
         alpha_part += "" if self.min_fairness is None else f"-minfair{self.min_fairness:g}"
+        alpha_part += "" if self.level == LEVEL else f"-level{self.level:g}"  # the fits' intervals are at the level
         mode = ("" if self.decision == "single" else f"-{self.decision}") + ("-blind" if self.blind else "")
         name = self.study_name or \
             f"{self.source_name}-{self.method}{alpha_part}{mode}-{self.profile}-seed{self.seed}"
