@@ -2,11 +2,12 @@
 
 - Accuracy (precision, recall) is a share of a count: Wilson's score interval
   (:func:`wilson_interval`), or the exact Clopper-Pearson one (:func:`clopper_pearson`).
-- A fairness ratio (:func:`ratio_interval`) has two methods, each for its use:
-  ``method="katz"`` (the default) covers close to the stated level, which is what ranking many fits by
-  their lower bounds needs; ``method="exact"`` is guaranteed to cover at least the stated level at
-  any counts, which is what an alert that must not cry wolf needs (monitoring, the evaluator plugin,
-  the registered version's record).
+- A fairness ratio (:func:`ratio_interval`) has two methods: ``method="exact"`` is guaranteed to cover
+  at least the stated level at any counts, which is what a gate that refuses and an alert that must not cry
+  wolf need; every fairops surface shows and judges it (:func:`fairops.metrics.figures.decision_figures`:
+  tuning's fits and picks, the registered version's record, the evaluator plugin, monitoring).
+  ``method="katz"`` (this function's default) covers close to the stated level; tuning ranked fits by it
+  before one rule joined the surfaces.
 
 ``katz``: the lowest group rate over the highest is the smallest ratio ``p_g / p_h`` over
   every pair of groups. Each pair's ratio gets the log-scale (Katz) interval of a ratio of two
