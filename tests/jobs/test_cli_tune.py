@@ -195,9 +195,10 @@ def test_rerunning_a_finished_study_adds_no_fits_and_registers_nothing(finished_
     assert "task: positive class: good credit; accuracy: precision at 50% TPR; fairness: TPR ratio" in out
     lines = out.splitlines()
     pick_line = next(line for line in lines if "Fairband pick" in line)
-    figure = r" +[0-9.]+ \[[0-9.]+, [0-9.]+\]"  # value [90% interval], on validation and on test
+    figure = r" +[0-9.]+ \[[0-9.]+, [0-9.]+\]"  # value [95% interval], on validation and on test
     assert re.match(rf"Fairband pick \(#\d+, \w+\)(?:{figure}){{4}}$", pick_line), pick_line
-    assert re.search(r"^\(test: \d+ rows; behind the TPR ratio: sex female \d+, male \d+ positives\)$", out, re.M), out
+    assert re.search(r"^\(test: \d+ rows; behind the TPR ratio: sex female \d+, male \d+ positives; the pick decides "
+                     r"positive for \d+\.\d% of them\)$", out, re.M), out
     header = lines[lines.index(pick_line) - 1]
     assert header.split() == ["precision", "TPR", "ratio"] * 2
     assert ("(precision = precision at 50% TPR; TPR ratio = lowest / highest over sex; "

@@ -75,9 +75,9 @@ def test_the_version_says_which_rule_made_it_and_what_it_beat(champion):
     fitted = sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
     assert 0 < fitted < len(study.trials) == 206  # the fits with constant scores failed and are not ranked
     assert tags["selection_rule"].startswith(f"robust: argmax alpha*accuracy_low + (1-alpha)*fairness_low over "
-                                             f"{fitted} fits (90% lower bounds, alpha rule auto = ")
+                                             f"{fitted} fits (95% lower bounds, alpha rule auto = ")
     description = version.description
-    assert re.search(r"Validation fairness of this model: [0-9.]+ \[[0-9.]+, [0-9.]+\] \(90% confidence", description)
+    assert re.search(r"Validation fairness of this model: [0-9.]+ \[[0-9.]+, [0-9.]+\] \(95% confidence", description)
     for part in ("Task `precision@tpr=0.5,ratio=tpr`", "TPR ratio over sex", tags["selection_rule"],
                  "| this model (trial", "| most accurate fit (trial", "test accuracy"):
         assert part in description, part

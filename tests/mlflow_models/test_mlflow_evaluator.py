@@ -299,3 +299,11 @@ def test_a_group_without_positive_rows_is_left_out_of_the_tpr_ratio_with_a_note(
     assert f"tpr is undefined for group(s) {without} of 'race' (no positive rows" in caplog.text
     tag = MlflowClient().get_run(run.info.run_id).data.tags["fairops.left_out_groups"]
     assert json.loads(tag) == {"tpr": {"race": without}}
+
+
+def test_served_decisions_need_a_model_answering_them(tracking, compas):
+    frame, _, fairops_uri = compas  # logged without a decision rule: it answers the probability alone
+    with mlflow.start_run(), pytest.raises(ValueError, match="needs a model answering 'probability' and 'decision'"):
+        mlflow.models.evaluate(fairops_uri, _as_objects(frame.iloc[:200]), targets="y", model_type="classifier",
+                               evaluators="fairops",
+                               evaluator_config={"sensitive_features": ["race"], "decision": "served"})

@@ -1,9 +1,10 @@
 """The monitor's alert rule on bundled data: a champion of the UCI credit-default rows (TPR ratio over sex about
-0.8-0.95 on windows of 2,000 rows), a drift from window 6 on (the men who default take the features of men who
-do not, so the ratio falls to about 0.4) and the same rows without it. The fairness line alerts at window 6 and
-after and never on the calm stream; the rule before it (a window's 97.5% upper bound under the lower bound of the
-validation ratio, recorded here at 95%, so at least as quick as the 97.5% bound it used) sees window 6 only. The stream is built by benchmarks/monitor_false_alarms.py's own function, the
-one its ``drift`` command applies to the ACS rows."""
+0.8-0.95 on windows of 2,000 rows), a drift from window 6 on (the men who default take the features of men who do
+not, so the ratio falls to about 0.4) and the same rows without it. The fairness line alerts at window 6 and after
+and never on the calm stream; the rule before it (a window's 97.5% upper bound under the lower bound of the
+validation ratio, recorded here at 95%, so at least as quick as the 97.5% bound it used) sees window 6 only. The
+stream is built by benchmarks/monitor_false_alarms.py's own function, the one its ``drift`` command applies to the
+ACS rows."""
 
 import importlib.util
 import io
