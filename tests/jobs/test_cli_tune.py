@@ -256,8 +256,8 @@ def _child_runs(project: Path, study_name: str):
 @pytest.mark.slow
 def test_sigkill_and_rerun_give_the_uninterrupted_fits_runs_and_pick(finished_project, tmp_path):
     argv = ["tune", *FAST, "--project-dir", str(tmp_path), "--heartbeat", "1"]
-    killed = kill_mid_fit([sys.executable, "-m", "fairops.cli", *argv], f"sqlite:///{tmp_path / 'optuna.db'}",
-                          "german-fb-auto-fast-seed0", after=30)
+    killed = kill_mid_fit(argv, f"sqlite:///{tmp_path / 'optuna.db'}", "german-fb-auto-fast-seed0", after=30,
+                          hold_file=tmp_path / "held")
 
     assert main(argv) == 0  # the same command again
     study = _study(tmp_path)
