@@ -13,6 +13,7 @@ own (``--data FILE``) make the stronger gate.
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -46,7 +47,9 @@ def gate_rows(dataset: str | None, data: str | None, target=None, sensitive=None
 
 
 def tracking_uri_of(project_dir: str, tracking_uri: str | None) -> str:
-    """The tracking URI ``fairops tune`` used for this project (its SQLite store unless one was given)."""
+    """The tracking URI ``fairops tune`` used for this project: ``--tracking-uri``, else ``MLFLOW_TRACKING_URI``,
+    else the project's SQLite store (which must exist)."""
+    tracking_uri = tracking_uri or os.environ.get("MLFLOW_TRACKING_URI")
     if tracking_uri:
         return tracking_uri
     path = mlflow_file_in(Path(project_dir).resolve())
