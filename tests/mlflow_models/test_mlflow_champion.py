@@ -107,7 +107,7 @@ def test_served_in_a_fresh_process_it_imports_nothing_from_the_jobs(champion):
         import mlflow
         import pandas as pd
         rows = pd.DataFrame(**json.loads(sys.argv[1]))
-        answer = mlflow.pyfunc.load_model("models:/fairops-adult@champion").predict(rows)
+        answer = mlflow.pyfunc.load_model("models:/fairops-adult@champion").predict(rows, params={"answer": "scores"})
         print(json.dumps({"probability": answer["probability"].tolist(),
                           "modules": sorted(m for m in sys.modules if m.startswith(("fairops", "optuna")))}))
     """)
@@ -220,7 +220,7 @@ def test_a_loader_redirected_in_mlmodel_is_refused_by_fairops_and_by_mlflow_with
         mlflow.pyfunc.load_model(attacked["uri"])
     assert not attacked["marker"].exists()
     # and fairops' loaders need no pickle: the genuine champion loads with the switch off
-    assert mlflow.pyfunc.load_model(f"models:/{NAME}@champion").predict(_adult_rows()).shape == (3, 3)
+    assert mlflow.pyfunc.load_model(f"models:/{NAME}@champion").predict(_adult_rows()).shape == (3,)
 
 
 def _pyenv_path() -> str:

@@ -89,9 +89,14 @@ def test_scaff_pyfunc_returns_probability_and_labels_at_threshold(tmp_path, fore
     X = data[0]
     expected = forest.predict_proba(X)[:, 1]
     scaff_flavor.save_model(forest, tmp_path / "p", input_example=X.head(2), pip_requirements=[])
-    np.testing.assert_allclose(mlflow.pyfunc.load_model(str(tmp_path / "p")).predict(X), expected, rtol=0, atol=0)
+    scores = {"answer": "scores"}
+    plain = mlflow.pyfunc.load_model(str(tmp_path / "p"))
+    np.testing.assert_allclose(plain.predict(X, params=scores), expected, rtol=0, atol=0)
+    np.testing.assert_array_equal(plain.predict(X), forest.predict(X))  # the default answer: class labels
     scaff_flavor.save_model(forest, tmp_path / "t", input_example=X.head(2), pip_requirements=[], threshold=0.35)
-    out = mlflow.pyfunc.load_model(str(tmp_path / "t")).predict(X[["debt", "income", "age"]])  # reordered
+    at_threshold = mlflow.pyfunc.load_model(str(tmp_path / "t"))
+    out = at_threshold.predict(X[["debt", "income", "age"]], params=scores)  # reordered
+    np.testing.assert_array_equal(at_threshold.predict(X), (expected >= 0.35).astype(int))
     assert list(out.columns) == ["probability", "label"]
     np.testing.assert_allclose(out["probability"], expected, rtol=0, atol=0)
     np.testing.assert_array_equal(out["label"], (expected >= 0.35).astype(int))
