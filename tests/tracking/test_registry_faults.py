@@ -63,25 +63,43 @@ def _selection_runs(uri):
             for run in client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'selection'")]
 
 
-@pytest.mark.slow
-def test_a_pick_whose_logged_model_failed_is_refused_naming_refit(tmp_path, rows):
-    X, y, s = rows
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    # trial 0 keeps a classifier the callback cannot log (no input example): its logged model is FAILED
+@pytest.fixture(scope="module")
+def logged(tmp_path_factory):
+    """A study whose trial 0 kept a classifier the callback cannot log (no input example: its logged model is
+    FAILED) and whose trials 1 and 2 kept SCAFF trees (READY), tracked in a store of its own."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(120, 3)), columns=["a", "b", "c"])
+    s = rng.integers(0, 2, 120)
+    y = (X["a"] + s > 0.5).astype(int).to_numpy()
+    uri = f"sqlite:///{tmp_path_factory.mktemp('logged') / 'mlflow.db'}"
     kept = {0: LogisticRegression().fit(X, y), 1: SCAFFTreeClassifier().fit(X, y, sensitive_features=s),
             2: SCAFFTreeClassifier().fit(X, y, sensitive_features=s)}
-    callback = FairnessTrackingCallback(uri, "failed-model", log_models=True, model_pip_requirements=["fairops"],
+    callback = FairnessTrackingCallback(uri, "logged", log_models=True, model_pip_requirements=["fairops"],
                                         settle_seconds=0)
     with pytest.warns(RuntimeWarning, match="trial 0's model was not logged"):
-        study = _study("failed-model", kept, callback)
-    session = TrackingSession(uri, "failed-model", settle_seconds=0)
+        study = _study("logged", kept, callback)
+    return {"uri": uri, "study": study, "X": X}
+
+
+@pytest.mark.slow
+def test_a_pick_whose_logged_model_failed_is_refused_naming_refit(logged):
+    uri, study = logged["uri"], logged["study"]
+    mlflow.set_tracking_uri(uri)  # the process points at the store too, so only the FAILED model can stop it
+    session = TrackingSession(uri, "logged", settle_seconds=0)
     with pytest.raises(InputError, match=r"trial 0's logged model .* is FAILED.*refit="):
         register_best(study, "failed-model", {"trial": 0}, session=session)
     assert MlflowClient(uri).search_registered_models() == []  # nothing was registered
-    # a READY model of another trial registers, and loads
-    best = register_best(study, "failed-model", {"trial": 1}, session=session)
+
+
+@pytest.mark.slow
+def test_a_logged_model_registers_from_the_session_s_store_whatever_the_process_points_at(logged):
+    uri, study = logged["uri"], logged["study"]
+    session = TrackingSession(uri, "logged", settle_seconds=0)  # the process's tracking URI stays unset
+    best = register_best(study, "ready-model", {"trial": 1}, session=session)
+    assert mlflow.get_tracking_uri() != uri
     mlflow.set_tracking_uri(uri)
-    assert mlflow.pyfunc.load_model(f"models:/failed-model/{best.version}").predict(X.head(3)).shape == (3,)
+    answer = mlflow.pyfunc.load_model(f"models:/ready-model/{best.version}").predict(logged["X"].head(3))
+    assert answer.shape == (3,)
 
 
 @pytest.mark.slow
