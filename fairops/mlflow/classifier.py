@@ -6,15 +6,11 @@ model file naming any other type is refused before anything in it is built. Its
 :class:`~fairops.models.InputSchema` is saved beside it and checked on every request, so
 ``mlflow models serve`` answers rows that break it with HTTP 400 and a one-line reason.
 
-As a pyfunc the model answers one class label per row, as MLflow's own classifier flavors do, so that
-``mlflow.models.evaluate(model_uri, ..., model_type="classifier", evaluators=["default", "fairops"])`` reads it:
-the decision's label with a ``decision``, else the model's ``predict``. ``params={"answer": "scores"}`` (what
-fairops' loader, ``fairops serve``, ``promote`` and ``monitor`` ask for) answers a DataFrame instead, whose
-``probability`` is the probability of the positive class (``classes_[1]`` unless ``positive_class`` is given); a
-reduction scoring its predictors' decisions answers ``chance_positive`` in its place, the fair mixture's chance
-of deciding positive, which is not a calibrated probability. The signature says what the default answer is, has
-the ``answer`` param, and lists every input column: numbers as ``double``; whole numbers, booleans and categories
-as ``any``.
+As a pyfunc the model answers one class label per row (the decision's, else ``predict``'s), as MLflow's
+classifier flavors do and ``mlflow.models.evaluate`` reads; ``params={"answer": "scores"}`` answers a DataFrame
+whose ``probability`` is the positive class's (``classes_[1]`` unless ``positive_class`` is given; a reduction's
+``chance_positive``, see :mod:`fairops.mlflow.answer`). The signature has the ``answer`` param and lists every
+input column: numbers as ``double``; whole numbers, booleans and categories as ``any``.
 The columns are declared optional to MLflow, because the model's own schema requires them: MLflow's
 check of a required column answers a request lacking it with the whole input frame and signature in
 its message, the schema with one line naming the column. MLflow's scoring server casts each JSON column to its
@@ -28,10 +24,8 @@ itself would not score. Declared ``any`` they reach the model as sent, and the m
 With a ``decision`` (a :class:`~fairops.models.ServedDecision`, what ``fairops tune`` registers) the
 scores answer has two more columns: ``positive_class`` (what the probability is the probability of, e.g.
 ``income <= 50K``) and ``decision`` (1 when the row's probability is above the threshold set on
-the validation rows; with per-group thresholds, its group's threshold). A reduction's also has ``threshold`` (in
-chance units), ``lot`` (the row's number in [0, 1) hashed from its values) and ``decided_by_lot`` (1 for the rows
-whose chance equals the threshold: those the mixture decides at random, drawn by their lot); the model card and
-``MLmodel``'s ``metadata.fairops_answer`` give the lot cut (:func:`describe_answer`). Per-group thresholds make the
+the validation rows; with per-group thresholds, its group's threshold); a reduction's also says which rows were
+decided by lot (:mod:`fairops.mlflow.answer`). Per-group thresholds make the
 groups' columns required inputs (in the signature too), and a row of a group that had no
 threshold is refused with a one-line reason.
 
@@ -64,7 +58,8 @@ import os
 
 from ..errors import InputError
 from ..models.families import built_in_trusted_types
-from . import _flavor_base as _flavor, _skops_save
+from . import _flavor_base as _flavor, _skops_save, answer as _answer
+from .answer import DECISION_OUTPUT, OUTPUT, POSITIVE_OUTPUT
 from .sealing import ModelFilesError
 
 FLAVOR_NAME = "fairops_classifier"
@@ -73,19 +68,6 @@ FORMAT_NAME = "fairops-classifier"
 FORMAT_VERSION = 1
 MODEL_FILE = "model.skops"
 DOCUMENT_FILE = "model.json"
-OUTPUT = "probability"
-POSITIVE_OUTPUT = "positive_class"
-DECISION_OUTPUT = "decision"
-#: A reduction's score, the fair mixture's chance of deciding positive (not a calibrated probability).
-CHANCE_OUTPUT = "chance_positive"
-THRESHOLD_OUTPUT = "threshold"
-LOT_OUTPUT = "lot"
-BY_LOT_OUTPUT = "decided_by_lot"
-#: The columns a scores answer may hold its score in, one per model: what a reader of the answer takes as the score.
-SCORE_OUTPUTS = (OUTPUT, CHANCE_OUTPUT)
-#: How finely a reduction's threshold is shown in chance units (its tie-break moves a score by at most 1e-10).
-_CHANCE_DIGITS = 9
-
 # Types beyond skops' defaults (scikit-learn's estimators, NumPy, builtins) that the built-in model families
 # and one's own scikit-learn models (HistGradientBoosting's trees) are made of, read from the family table;
 # tests parametrised over the table check each family's list.
@@ -148,143 +130,6 @@ def signature_of(schema, decision=None, classes=(0, 1)):
     return ModelSignature(inputs=inputs, outputs=Schema([ColSpec(label)]), params=_flavor.answer_params())
 
 
-def reduction_in(model):
-    """The reduction deciding for ``model`` (itself or its pipelines' last step), with what feeds it.
-
-    Only a reduction scoring its predictors' decisions (``mix="decisions"``) counts: its score has a lot.
-
-    Parameters
-    ----------
-    model : classifier
-        A fitted classifier or pipeline.
-
-    Returns
-    -------
-    tuple or None
-        ``(prefix, reduction)``: ``prefix(X)`` gives the rows the reduction reads; None for any other model.
-    """
-    from sklearn.pipeline import Pipeline
-
-    from ..reductions._base import ReductionBase
-
-    prefixes = []
-    while isinstance(model, Pipeline):
-        prefixes.append(model[:-1])
-        model = model.steps[-1][1]
-    if not isinstance(model, ReductionBase) or model.mix != "decisions":
-        return None
-
-    def prefix(X):
-        for step in prefixes:
-            X = step.transform(X)
-        return X
-
-    return prefix, model
-
-
-def _scores_columns(model, decision) -> list:
-    """``(name, MLflow type, meaning)`` of each column of the scores answer, in its order: the one place that says
-    what the answer holds (the document, the card and ``metadata.fairops_scores_output`` read it)."""
-    reduction = reduction_in(model) is not None
-    if reduction:
-        columns = [(CHANCE_OUTPUT, "double", "the fair mixture's chance of deciding positive: the share (by weight) "
-                                             "of its predictors that decide the row positive; not a calibrated "
-                                             "probability")]
-    else:
-        columns = [(OUTPUT, "double", "the model's probability of the positive class")]
-    if decision is None:
-        return columns
-    columns += [(POSITIVE_OUTPUT, "string", "what a decision of 1 means"),
-                (DECISION_OUTPUT, "integer", "1 when the score is above the row's threshold (its group's, with "
-                                             "per-group thresholds) and 0 below it")]
-    if reduction:
-        columns += [
-            (THRESHOLD_OUTPUT, "double", f"the row's threshold in chance units, to {_CHANCE_DIGITS} decimals: rows "
-                                         "of a higher chance decide 1, of a lower one 0"),
-            (LOT_OUTPUT, "double", "the row's lot: a number in [0, 1) hashed from its own values, so the same row "
-                                   "always draws the same lot"),
-            (BY_LOT_OUTPUT, "integer", "1 when the row's chance equals the threshold: the mixture decides such rows "
-                                       "at random (a share of them positive), and fairops draws that at random by "
-                                       "the row's lot, positive when the lot is above the cut the model card gives")]
-    return columns
-
-
-def answer_columns(model, decision=None) -> dict:
-    """What each column of the scores answer (``params={"answer": "scores"}``) holds, in words.
-
-    Parameters
-    ----------
-    model : classifier
-        The fitted model.
-    decision : ServedDecision or None, default=None
-        Its decision.
-
-    Returns
-    -------
-    dict
-        Column name -> meaning, in the answer's order.
-    """
-    return {name: meaning for name, _, meaning in _scores_columns(model, decision)}
-
-
-def describe_answer(model, decision) -> dict:
-    """The served answer for a model card: its columns in words, and the decision threshold.
-
-    A reduction's threshold is in chance units, with the lot cut of the rows at it.
-
-    Parameters
-    ----------
-    model : classifier
-        The fitted model.
-    decision : ServedDecision
-        Its decision.
-
-    Returns
-    -------
-    dict
-        ``columns``, and the threshold(s): ``threshold`` (single) or ``thresholds`` (one per group), each a
-        number or, for a reduction, ``{"chance": c, "lot_cut": u, "share_of_tied_rows_positive": 1 - u}``.
-    """
-    from ..metrics import OperatingPoint
-    from ..reductions._base import TIE_BREAK_SCALE
-
-    def readable(point):
-        if reduction_in(model) is None:
-            return {"probability": point.threshold, "tie_share": point.tie_share}
-        chance = round(point.threshold / (1.0 - TIE_BREAK_SCALE), _CHANCE_DIGITS)
-        cut = float(min(max((point.threshold - (1.0 - TIE_BREAK_SCALE) * chance) / TIE_BREAK_SCALE, 0.0), 1.0))
-        return {"chance": chance, "lot_cut": round(cut, 6), "share_of_tied_rows_positive": round(1.0 - cut, 6)}
-
-    answer = {"default": "one class label per row (the decision's); params {'answer': 'scores'} gives the columns",
-              "columns": answer_columns(model, decision)}
-    if isinstance(decision.rule, OperatingPoint):
-        answer["threshold"] = readable(decision.rule)
-    else:
-        answer["thresholds"] = {" x ".join(group): readable(point)
-                                for group, point in zip(decision.rule.groups, decision.rule.points)}
-    return answer
-
-
-def score_of(answer):
-    """The score column of a scores answer (``probability`` or ``chance_positive``).
-
-    An answer that is one column of scores is its own score.
-
-    Parameters
-    ----------
-    answer : DataFrame or array-like
-        What the pyfunc answered with ``params={"answer": "scores"}``.
-
-    Returns
-    -------
-    array-like
-        The scores.
-    """
-    if hasattr(answer, "columns"):
-        return answer[next(c for c in SCORE_OUTPUTS if c in answer.columns)]
-    return answer
-
-
 class _ClassifierPyfunc:
     """pyfunc view: check the input against the schema, answer a label or the scores per row (``answer``)."""
 
@@ -296,7 +141,7 @@ class _ClassifierPyfunc:
         self.answer = answer
         self._classes = [_plain(c) for c in model.classes_]
         self._column = self._classes.index(positive_class)
-        self._reduction = reduction_in(model)
+        self._reduction = _answer.reduction_in(model)
 
     def get_raw_model(self):
         return self.model
@@ -318,49 +163,20 @@ class _ClassifierPyfunc:
             if self.decision is None:
                 if answer == _flavor.LABEL_ANSWER:
                     return np.asarray(self.model.predict(inputs))
-                answered = self._scores(inputs, probability)
+                answered = _answer.scores_frame(self._reduction, inputs, probability)
                 answered.attrs.pop("lot", None)
                 return answered
             decided = self.decision.decide(probability, rows)
             if answer == _flavor.LABEL_ANSWER:
                 return np.asarray(self._classes)[np.where(decided == 1, self._column, 1 - self._column)]
-            answered = self._scores(inputs, probability)
+            answered = _answer.scores_frame(self._reduction, inputs, probability)
             answered[POSITIVE_OUTPUT] = self.decision.positive_label
             answered[DECISION_OUTPUT] = decided.astype("int32")
             if self._reduction is not None:
-                self._explain_lot(answered, probability, rows)
+                _answer.explain_lot(answered, self.decision, rows)
         except (TypeError, ValueError) as error:
             raise _flavor.input_refused(error) from None
         return pd.DataFrame(answered)
-
-    def _scores(self, inputs, probability):
-        """The score column: the probability, or a reduction's chance of deciding positive (without its
-        tie-break, which :meth:`_explain_lot` shows as the lot)."""
-        import pandas as pd
-
-        if self._reduction is None:
-            return pd.DataFrame({OUTPUT: probability})
-        prefix, reduction = self._reduction
-        chance, lot = reduction.chance_and_lot(prefix(inputs))
-        answered = pd.DataFrame({CHANCE_OUTPUT: chance})
-        answered.attrs["lot"] = lot
-        return answered
-
-    def _explain_lot(self, answered, score, rows) -> None:
-        """The threshold in chance units, the lot and which rows it decided: those whose chance sits at the
-        threshold, where the score's tie-break (``TIE_BREAK_SCALE * lot``) alone puts them above or below it."""
-        import numpy as np
-
-        from ..reductions._base import TIE_BREAK_SCALE
-
-        keep = 1.0 - TIE_BREAK_SCALE
-        chance, lot = answered[CHANCE_OUTPUT].to_numpy(), answered.attrs.pop("lot")
-        threshold = self.decision.row_thresholds(rows, len(score))
-        answered[THRESHOLD_OUTPUT] = np.round(threshold / keep, _CHANCE_DIGITS)
-        answered[LOT_OUTPUT] = lot
-        answered[BY_LOT_OUTPUT] = ((keep * chance <= threshold) & (threshold < keep * chance + TIE_BREAK_SCALE)) \
-            .astype("int32")
-
 
 def _check_finite(probability) -> None:
     """Refuse an answer that is not a probability (weights edited to overflow give NaN, not an error)."""
@@ -453,10 +269,10 @@ def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=
     schema, positive_class, model_bytes = _prepare(sk_model, input_schema, input_example, positive_class, decision)
     document = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "estimator": type(sk_model).__name__,
                 "positive_class": positive_class, "output": OUTPUT, "input_schema": schema.to_dict(),
-                "answer": answer_columns(sk_model, decision)}
+                "answer": _answer.answer_columns(sk_model, decision)}
     if decision is not None:
         document["decision"] = decision.to_dict()
-        document["answer"] = describe_answer(sk_model, decision)
+        document["answer"] = _answer.describe_answer(sk_model, decision)
 
     def write_data(folder):
         os.makedirs(folder, exist_ok=True)
@@ -474,7 +290,7 @@ def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=
         pip_requirements=pip_requirements, extra_pip_requirements=extra_pip_requirements,
         metadata={**(metadata or {}), "fairops_input_schema": schema.to_dict(), "fairops_answer": document["answer"],
                   # the scores answer's columns and types (the signature describes the default answer, a label)
-                  "fairops_scores_output": [[name, kind] for name, kind, _ in _scores_columns(sk_model, decision)]},
+                  "fairops_scores_output": _answer.columns_and_types(sk_model, decision)},
     )
 
 

@@ -108,7 +108,7 @@ class MonitorResult:
 
 def _probability(output) -> np.ndarray:
     """The score of a served answer (``probability``, or a reduction's ``chance_positive``)."""
-    from ..mlflow.classifier import score_of
+    from ..mlflow.answer import score_of
 
     return np.asarray(score_of(output), dtype=np.float64).ravel()
 

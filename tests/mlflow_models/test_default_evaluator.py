@@ -16,7 +16,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from fairops.metrics import OperatingPoint, group_thresholds, operating_point
 from fairops.metrics.decisions import served_decision
-from fairops.mlflow.classifier import BY_LOT_OUTPUT, CHANCE_OUTPUT, LOT_OUTPUT, THRESHOLD_OUTPUT
+from fairops.mlflow.answer import BY_LOT_OUTPUT, CHANCE_OUTPUT, LOT_OUTPUT, THRESHOLD_OUTPUT
 from fairops.mlflow.loader import load_model
 from fairops.models import ServedDecision
 from fairops.reductions import ExponentiatedGradient

@@ -93,7 +93,7 @@ def version_description(settings, study, objective, chosen) -> str:
 
 def _score_column(model) -> str:
     """The score column the model's scores answer holds (``probability``, or a reduction's ``chance_positive``)."""
-    from ...mlflow.classifier import answer_columns
+    from ...mlflow.answer import answer_columns
 
     return next(iter(answer_columns(model)))
 
