@@ -62,7 +62,9 @@ def test_scaff_save_records_flavor_signature_example_and_shipped_wheel(tmp_path,
     assert mlmodel["flavors"]["fairops_scaff"]["estimator"] == "SCAFFClassifier"
     inputs = json.loads(mlmodel["signature"]["inputs"])
     assert [column["name"] for column in inputs] == ["income", "age", "debt"]
-    assert json.loads(mlmodel["signature"]["outputs"])[0]["type"] == "double"
+    assert json.loads(mlmodel["signature"]["outputs"])[0]["type"] == "long"  # the default answer: a class label
+    assert [p["name"] for p in json.loads(mlmodel["signature"]["params"])] == ["answer"]
+    assert mlmodel["metadata"]["fairops_scores_output"] == [[None, "double"]]  # the scores: P(y = 1)
     assert "saved_input_example_info" in mlmodel
     # the environment installs from the model itself: its own fairops wheel, the rest pinned from the index
     requirements = (path / "requirements.txt").read_text().splitlines()
