@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 MLFLOW_FILE = "mlflow.db"
@@ -24,16 +23,6 @@ def mlflow_file_in(project) -> Path:
 def tracking_uri_in(project) -> str:
     """The project's MLflow tracking URI (its SQLite store)."""
     return f"sqlite:///{mlflow_file_in(project)}"
-
-
-def command_tracking_uri(given, project) -> str:
-    """The MLflow store a ``fairops`` command uses: ``--tracking-uri``, else ``MLFLOW_TRACKING_URI``, else the
-    project's own (:func:`tracking_uri_in`), the order in which MLflow's clients read a URI.
-
-    >>> command_tracking_uri("http://mlflow:5000", "/p"), command_tracking_uri(None, "/p")[:10]
-    ('http://mlflow:5000', 'sqlite:///')
-    """
-    return given or os.environ.get("MLFLOW_TRACKING_URI") or tracking_uri_in(project)
 
 
 def storage_in(project) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...errors import InputError
 from ...tracking.session import open_client
-from ...tracking.stores import artifacts_in, command_tracking_uri, storage_in
+from ...tracking.stores import artifacts_in, storage_in, tracking_uri_in
 from ..options import DEFAULT_PROJECT_DIR
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def resolve_stores(project_dir, tracking_uri=None, storage=None, *, tune=False) 
     from ...tracking.ui_links import is_server
 
     project = Path(project_dir).resolve()
-    tracking_uri = command_tracking_uri(tracking_uri, project)
+    tracking_uri = tracking_uri or tracking_uri_in(project)
     needs_folder = not is_server(tracking_uri) or (tune and storage is None)
     if needs_folder:
         try:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import InputError
-from ...tracking.stores import command_tracking_uri, storage_in
+from ...tracking.stores import storage_in, tracking_uri_in
 from ..options import DEFAULT_PROJECT_DIR
 from ..running import HEARTBEAT_SECONDS
 
@@ -128,7 +128,7 @@ class TuneSettings:
             **self.__dict__,
             "project_dir": str(project),
             "storage": self.storage or storage_in(project),
-            "tracking_uri": command_tracking_uri(self.tracking_uri, project),
+            "tracking_uri": self.tracking_uri or tracking_uri_in(project),
             "study_name": name,
             "model_name": self.model_name or f"fairops-{self.source_name}",
         })
