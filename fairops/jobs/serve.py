@@ -58,14 +58,15 @@ def local_model(model_uri: str, tracking_uri: str | None, folder: str) -> str:
     import mlflow
     from mlflow.exceptions import MlflowException
 
+    from ..mlflow._mlflow_internals import use_tracking_uri
     from ..mlflow.sealing import copy_verified
 
     if Path(model_uri).is_dir():
         return copy_verified(model_uri, os.path.join(folder, "model"))
     # a models:/ URI is looked up in the registry of this store (MLflow's annotation omits the None it takes)
-    mlflow.set_tracking_uri(tracking_uri)  # type: ignore[arg-type]
     try:
-        return mlflow.artifacts.download_artifacts(artifact_uri=model_uri, dst_path=folder)
+        with use_tracking_uri(tracking_uri):
+            return mlflow.artifacts.download_artifacts(artifact_uri=model_uri, dst_path=folder)
     except MlflowException as error:
         raise InputError(f"cannot fetch {model_uri}: {error.message.splitlines()[0]}") from None
 

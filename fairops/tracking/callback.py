@@ -144,13 +144,19 @@ class FairnessTrackingCallback(StudyRecord):
 
     def _connect(self) -> None:
         """The lock, the queued batches and the optional one-transaction writer: what one process holds."""
-        self._sql = None
-        if self._fast_sql:
-            from ._sql_runs import sql_run_writer
-
-            self._sql = sql_run_writer(self.client)
+        self._sql, self._sql_opened = None, False  # made with the client: at once for a named store
+        if self.session.resolved:
+            self._sql_writer()
         self._lock = threading.Lock()
         self._pending: list = []
+
+    def _sql_writer(self):
+        """The one-transaction writer of the store (``fast_sql``), made at first use, or None."""
+        if self._fast_sql and not self._sql_opened:
+            from ._sql_runs import sql_run_writer
+
+            self._sql, self._sql_opened = sql_run_writer(self.client), True
+        return self._sql
 
     def __getstate__(self) -> dict:
         """What ``pickle`` and ``copy.deepcopy`` keep: the settings and which experiment, parent run and pick
@@ -164,7 +170,7 @@ class FairnessTrackingCallback(StudyRecord):
         True
         """
         state = self.__dict__.copy()
-        for name in ("_sql", "_lock", "_pending"):
+        for name in ("_sql", "_sql_opened", "_lock", "_pending"):
             del state[name]
         return state
 
@@ -315,9 +321,10 @@ class FairnessTrackingCallback(StudyRecord):
         experiment_id = self.experiment_id(study)
         history = self.rung_history(trial)
         written = False
-        if self._sql is not None and not (self.log_models and model is not None):
+        writer = self._sql_writer()
+        if writer is not None and not (self.log_models and model is not None):
             try:
-                self._sql.write(experiment_id, start, end, status, tags, params, metrics, history)
+                writer.write(experiment_id, start, end, status, tags, params, metrics, history)
                 written = True
             except Exception as error:  # noqa: BLE001 - the transaction rolled back; nothing was written
                 self._sql, self._fast_sql = None, False

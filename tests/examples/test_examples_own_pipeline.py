@@ -66,7 +66,7 @@ def test_the_printed_serve_command_serves_the_champion(runs, tmp_path):
     features = rows.drop(columns=["reoffended", "group_race", "group_sex"])
     mlflow.set_tracking_uri(runs["uri"])
     try:
-        expected = mlflow.pyfunc.load_model(f"models:/{MODEL}@champion").predict(features)
+        expected = mlflow.pyfunc.load_model(f"models:/{MODEL}@champion").predict(features, params={"answer": "scores"})
     finally:
         mlflow.set_tracking_uri(None)
     log = tmp_path / "serve.log"

@@ -12,12 +12,12 @@ from ..options import DEFAULT_PROJECT_DIR
 from ..running import HEARTBEAT_SECONDS
 
 METHODS = {"fb-auto": "FB-auto", "fb-bal": "FB-bal", "hb": "HB", "rs": "RS", "rs-bal": "RS-bal"}
-SELECTIONS = ("robust", "paper")
+SELECTIONS = ("robust", "fairband", "paper")  # "paper" is another name of "fairband"
 SELECTION_HELP = ("robust (default): every fit gets at least 500 training rows and 50 positives, the full-budget "
                   "bracket starts with the library defaults (LightGBM, logistic regression), the fits are "
                   "ranked by lower confidence bounds, the best 3 and the most accurate fit are refit on all "
-                  "training rows and the pick is chosen among the refits on cross-validated bounds; paper: the "
-                  "paper's budget fractions, random configurations and argmax of alpha*accuracy + "
+                  "training rows and the pick is chosen among the refits on cross-validated bounds; fairband (also "
+                  "named paper): the paper's budget fractions, random configurations and argmax of alpha*accuracy + "
                   "(1-alpha)*fairness over the fits' values")
 #: The ``--task`` help: its grammar and two examples.
 TASK_HELP = ("with --data: METRIC@TARGET=VALUE,ratio=RATE, where METRIC is precision or recall, TARGET is tpr, "
