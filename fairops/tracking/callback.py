@@ -140,6 +140,7 @@ class FairnessTrackingCallback(StudyRecord):
         self.family = family
         self._fast_sql = bool(fast_sql)
         self._picks: dict = {}
+        self._warned_models: set[tuple[str, str]] = set()  # (study, reason) a model was not logged for
         self._connect()
 
     def _connect(self) -> None:
@@ -334,15 +335,15 @@ class FairnessTrackingCallback(StudyRecord):
             run_id = self.client.create_run(experiment_id, start_time=start, tags=tags, run_name=name).info.run_id
             self._log_values(run_id, params, metrics, history, end)
             if self.log_models and model is not None:
-                self._log_model(run_id, trial.number, model)
+                self._log_model(run_id, study.study_name, trial.number, model)
             self.client.set_terminated(run_id, status, end_time=end)
         if self.alpha is not None and len(study.directions) == 2:
             self._log_running_pick(study, parent)
 
-    def _log_model(self, run_id: str, number: int, model) -> None:
+    def _log_model(self, run_id: str, study_name: str, number: int, model) -> None:
         """Log a trial's model into its run; one that cannot be saved is recorded there instead (the tag
-        :data:`MODEL_ERROR_TAG` with the reason, ``model_error.txt`` with the traceback) and warned about,
-        since an error raised in a callback would end ``study.optimize``."""
+        :data:`MODEL_ERROR_TAG` with the reason, ``model_error.txt`` with the traceback) and warned about once
+        per study and reason, since an error raised in a callback would end ``study.optimize``."""
         import traceback
 
         from ..mlflow.flavors import log_estimator
@@ -352,8 +353,11 @@ class FairnessTrackingCallback(StudyRecord):
                           pip_requirements=self.model_pip_requirements)
         except Exception as error:  # noqa: BLE001 - whatever the flavor raises, the study goes on
             reason = f"{type(error).__name__}: {error}"
-            warnings.warn(f"trial {number}'s model was not logged ({reason}); the run records why in its tag "
-                          f"{MODEL_ERROR_TAG}", RuntimeWarning, stacklevel=3)
+            if (study_name, reason) not in self._warned_models:
+                self._warned_models.add((study_name, reason))
+                warnings.warn(f"trial {number}'s model was not logged ({reason}); the run records why in its tag "
+                              f"{MODEL_ERROR_TAG}, as does every later trial of study {study_name!r} whose model "
+                              "fails the same way (warned once per study)", RuntimeWarning, stacklevel=3)
             self.client.set_tag(run_id, MODEL_ERROR_TAG, reason[:MODEL_ERROR_LENGTH])
             self.client.log_text(run_id, traceback.format_exc(), MODEL_ERROR_FILE)
 

@@ -83,8 +83,8 @@ class TuneSettings:
         check_iterations(self.iterations)
         if self.n_jobs < 1:
             raise InputError(f"n-jobs must be at least 1, got {self.n_jobs}")
-        if not 1 <= self.ui_port <= 65534:
-            raise InputError(f"ui-port must be in [1, 65534] (the serve command takes the next), got {self.ui_port}")
+        if not 1 <= self.ui_port <= 65535:
+            raise InputError(f"ui-port must be in [1, 65535], got {self.ui_port}")
         if (self.data is None) == (self.dataset is None):
             raise InputError("give either --dataset NAME or --data FILE (with --target and --sensitive)")
         if self.data is not None and (not self.target or not self.sensitive):
