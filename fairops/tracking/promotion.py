@@ -127,11 +127,13 @@ def _resolve(client, name: str, candidate) -> str:
 
 
 def _answers_decisions(model) -> bool:
-    """Whether a loaded model answers its own ``decision`` (what ``fairops tune`` registers)."""
+    """Whether a loaded model answers its own ``decision`` (what ``fairops tune`` registers).
+
+    The signature describes the default answer, a label; the scores answer's columns are in the metadata."""
     from ..mlflow.classifier import DECISION_OUTPUT
 
-    schema = model.metadata.get_output_schema() if getattr(model, "metadata", None) else None
-    return schema is not None and schema.has_input_names() and DECISION_OUTPUT in schema.input_names()
+    metadata = getattr(getattr(model, "metadata", None), "metadata", None) or {}
+    return DECISION_OUTPUT in {column for column, _ in metadata.get("fairops_scores_output", [])}
 
 
 def _evaluate(name: str, version: str, role: str, frame, config: dict) -> dict:

@@ -25,20 +25,12 @@ and interval, as tuning leaves it out: a warning names it, the run's tag ``fairo
 records it as JSON (``{"tpr": {"race": ["Native American"]}}``) and the rates table keeps its row. With
 fewer than two groups left the ratio is refused, naming them.
 
-Beside MLflow's ``"default"`` evaluator in one call: the default classifier metrics need a model whose
-pyfunc answers class labels (MLflow's sklearn flavor, for one); fairops' classifier flavor answers the
-probability of the positive class, which MLflow's classifier evaluator cannot read ("all the input arrays
-must have same number of dimensions"). For such a model score the rows first and evaluate them as data,
-the labels as ``predictions`` and the probabilities named by ``scores``::
-
-    scored = data.join(mlflow.pyfunc.load_model(uri).predict(data.drop(columns="y")))
-    scored["label"] = scored["decision"]   # or (scored["probability"] >= cut).astype(int)
-    mlflow.models.evaluate(data=scored, targets="y", predictions="label", model_type="classifier",
-                           evaluators=["default", "fairops"],
-                           evaluator_config={"fairops": {"sensitive_features": ["race"], "scores": "probability"}})
-
-(MLflow's SHAP step, part of ``"default"``, fails on pandas ``category`` columns in MLflow 3.17; with such
-inputs pass ``evaluator_config={"default": {"log_model_explainability": False}, ...}``.)
+Beside MLflow's ``"default"`` evaluator in one call, on any model fairops registers: its pyfunc answers class
+labels (as MLflow's own classifier flavors do), which MLflow's classifier evaluator reads, and this evaluator
+reads the model's scores itself. Rows already scored evaluate as data: the labels as ``predictions``, the
+probabilities named by ``scores``. (MLflow 3.17's SHAP step, part of ``"default"``, raises on pandas ``str`` and
+``category`` columns; with such inputs pass ``evaluator_config={"default": {"log_model_explainability": False},
+...}``.)
 
 Config keys: ``sensitive_features`` (a column name or list of columns of ``data``, or
 ``{name: values}`` when the sensitive columns are not model inputs, e.g. with ``feature_names=``),
@@ -54,8 +46,8 @@ per-group`` decides; ``"served"``: the model's own answer, its ``probability`` a
 fairops classifier registered by ``fairops tune`` serves them at the rule set on its validation rows: the
 promotion gate's mode, so the gate shows the figures tuning and the monitor show). The evaluator opts in
 only when ``sensitive_features`` is in its config.
-Scores come from the model's ``predict_proba`` (column of ``pos_label``); a fairops SCAFF model's
-pyfunc output is already P(y = 1).
+Scores come from the model's ``predict_proba`` (column of ``pos_label``) on the columns it was fitted on; a
+fairops SCAFF model's scores answer (``params={"answer": "scores"}``) is already P(y = 1).
 
 >>> FairnessEvaluator.can_evaluate(model_type="classifier", evaluator_config={"sensitive_features": "sex"})
 True
@@ -158,7 +150,8 @@ def _served_answer(model, features: pd.DataFrame) -> tuple[np.ndarray, np.ndarra
 
     if model is None:
         raise ValueError("evaluator_config['decision'] = 'served' scores a model's own answer: give the model")
-    output = model.predict(_input_columns(model, features))
+    inputs = _input_columns(model, features)
+    output = model.predict(inputs, params={"answer": "scores"}) if _takes_answer(model) else model.predict(inputs)
     if not isinstance(output, pd.DataFrame) or not {OUTPUT, DECISION_OUTPUT} <= set(output.columns):
         raise ValueError(f"evaluator_config['decision'] = 'served' needs a model answering {OUTPUT!r} and "
                          f"{DECISION_OUTPUT!r} (a fairops classifier registered with its decision, as fairops tune "
@@ -174,8 +167,8 @@ def _scores(model, features: pd.DataFrame, config: dict) -> np.ndarray:
                          "naming the column of data that holds them (evaluating scored data without a model)")
     pos_label = config.get("pos_label", 1)
     loader = getattr(getattr(model, "metadata", None), "flavors", {}).get("python_function", {}).get("loader_module")
-    if loader == "fairops.mlflow.scaff":
-        output = model.predict(features)
+    if loader == "fairops.mlflow.scaff" and _takes_answer(model):  # its pyfunc picks the fitted columns
+        output = model.predict(features, params={"answer": "scores"})
         return np.asarray(output["probability"] if isinstance(output, pd.DataFrame) else output, dtype=np.float64)
     raw = model.get_raw_model() if hasattr(model, "get_raw_model") else model
     if not hasattr(raw, "predict_proba"):
@@ -183,7 +176,10 @@ def _scores(model, features: pd.DataFrame, config: dict) -> np.ndarray:
             f"the fairops evaluator needs a score: the model ({type(raw).__name__}, loader {loader}) "
             "has no predict_proba"
         )
-    probabilities = np.asarray(raw.predict_proba(_input_columns(model, features)), dtype=np.float64)
+    names = getattr(raw, "feature_names_in_", None)  # what the model reads (a decision may read more columns)
+    inputs = features[[str(n) for n in names]] if names is not None and set(map(str, names)) <= set(features.columns) \
+        else _input_columns(model, features)
+    probabilities = np.asarray(raw.predict_proba(inputs), dtype=np.float64)
     classes = list(getattr(raw, "classes_", [0, 1]))
     column = classes.index(pos_label) if pos_label in classes else probabilities.shape[1] - 1
     return probabilities[:, column]
@@ -195,6 +191,12 @@ def _undefined_ratio(ratio, rate: str, name: str, left_out: dict) -> None:
         groups = left_out.get(rate, {}).get(name, [])
         without = f"; group(s) {groups} have none among the evaluation rows" if groups else ""
         raise ValueError(f"the {rate} ratio of {name!r} needs at least two groups with {_BASE_OF[rate]}{without}")
+
+
+def _takes_answer(model) -> bool:
+    """True when the model's signature has the ``answer`` param (fairops models saved since it exists)."""
+    params = model.metadata.get_params_schema() if getattr(model, "metadata", None) else None
+    return params is not None and "answer" in {spec.name for spec in params.params}
 
 
 def _say_left_out(left_out: dict) -> None:
