@@ -145,18 +145,20 @@ def _given_scores(column, features: pd.DataFrame) -> np.ndarray:
 
 
 def _served_answer(model, features: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """``(probability, decision)`` as a fairops classifier registered with its decision answers them."""
-    from fairops.mlflow.classifier import DECISION_OUTPUT, OUTPUT
+    """``(score, decision)`` as a fairops classifier registered with its decision answers them (the score is
+    ``probability``, or a reduction's ``chance_positive``)."""
+    from fairops.mlflow.answer import DECISION_OUTPUT, SCORE_OUTPUTS, score_of
 
     if model is None:
         raise ValueError("evaluator_config['decision'] = 'served' scores a model's own answer: give the model")
     inputs = _input_columns(model, features)
     output = model.predict(inputs, params={"answer": "scores"}) if _takes_answer(model) else model.predict(inputs)
-    if not isinstance(output, pd.DataFrame) or not {OUTPUT, DECISION_OUTPUT} <= set(output.columns):
-        raise ValueError(f"evaluator_config['decision'] = 'served' needs a model answering {OUTPUT!r} and "
-                         f"{DECISION_OUTPUT!r} (a fairops classifier registered with its decision, as fairops tune "
-                         "registers it)")
-    return output[OUTPUT].to_numpy(dtype=np.float64), output[DECISION_OUTPUT].to_numpy().astype(np.int8)
+    if not isinstance(output, pd.DataFrame) or DECISION_OUTPUT not in output.columns \
+            or not set(SCORE_OUTPUTS) & set(output.columns):
+        raise ValueError(f"evaluator_config['decision'] = 'served' needs a model answering {SCORE_OUTPUTS[0]!r} "
+                         f"and {DECISION_OUTPUT!r} (a fairops classifier registered with its decision, as fairops "
+                         "tune registers it)")
+    return np.asarray(score_of(output), dtype=np.float64), output[DECISION_OUTPUT].to_numpy().astype(np.int8)
 
 
 def _scores(model, features: pd.DataFrame, config: dict) -> np.ndarray:

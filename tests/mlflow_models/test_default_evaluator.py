@@ -14,7 +14,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.tree import DecisionTreeClassifier
 
-from fairops.metrics import OperatingPoint, group_thresholds, operating_point
+from fairops.metrics import OperatingPoint, Task, decision_figures, group_thresholds, operating_point
 from fairops.metrics.decisions import served_decision
 from fairops.mlflow.answer import BY_LOT_OUTPUT, CHANCE_OUTPUT, LOT_OUTPUT, THRESHOLD_OUTPUT
 from fairops.mlflow.loader import load_model
@@ -203,3 +203,21 @@ def test_the_scores_answer_is_a_call_parameter_everywhere(registered, rows):
     np.testing.assert_array_equal(labels, scores["decision"].to_numpy())
     with pytest.raises(ValueError, match="'answer' must be one of 'label', 'scores'"):
         in_mlflow.predict(test.drop(columns="y"), params={"answer": "probability"})
+
+
+@pytest.mark.parametrize("name", ["reduction", "per-group"])
+def test_the_gates_served_mode_scores_the_versions_own_decisions(registered, rows, name):
+    # the promotion gate evaluates a version with {"decision": "served"}; a reduction answers chance_positive, not
+    # probability, and every fairops classifier answers a label unless asked for its scores
+    test = rows[2]
+    uri = registered["uris"][name]
+    with mlflow.start_run():
+        metrics = mlflow.models.evaluate(uri, test, targets="y", model_type="classifier", evaluators="fairops",
+                                         evaluator_config={**FAIROPS_CONFIG, "decision": "served"}).metrics
+    decided = mlflow.pyfunc.load_model(uri).predict(test.drop(columns="y"))  # the served labels
+    task = Task("precision", "tpr", 0.5, "tpr", ("sex",))
+    figures = decision_figures(task, test["y"].to_numpy(), np.asarray(decided), {"sex": test["sex"].to_numpy()})
+    assert metrics["fairops_positive_share"] == pytest.approx(np.mean(decided))
+    assert metrics["fairops_precision"] == pytest.approx(figures.accuracy[0])
+    assert (metrics["fairops_tpr_ratio"], metrics["fairops_tpr_ratio_lower"], metrics["fairops_tpr_ratio_upper"]) \
+        == pytest.approx((figures.fairness.value, figures.fairness.lower, figures.fairness.upper))
