@@ -42,9 +42,10 @@ default: the overall ratios are the lowest of the columns'; ``"intersectional"``
 columns' intersections, e.g. female x Black, also logged as ``fairops_tpr_ratio_sex_x_race``).
 ``decision`` (``"single"``, the default: one threshold for every row; ``"per-group"``: one threshold per
 group of the sensitive columns' combinations, each at the target, as ``fairops tune --decision
-per-group`` decides; ``"served"``: the model's own answer, its ``probability`` and ``decision`` columns, as a
-fairops classifier registered by ``fairops tune`` serves them at the rule set on its validation rows: the
-promotion gate's mode, so the gate shows the figures tuning and the monitor show). The evaluator opts in
+per-group`` decides; ``"served"``: the model's own scores answer, its ``decision`` column and the score beside
+it (``probability``, or a reduction's ``chance_positive``), as a fairops classifier registered by ``fairops
+tune`` serves them at the rule set on its validation rows: the promotion gate's mode, so the gate shows the
+figures tuning and the monitor show). The evaluator opts in
 only when ``sensitive_features`` is in its config.
 Scores come from the model's ``predict_proba`` (column of ``pos_label``) on the columns it was fitted on; a
 fairops SCAFF model's scores answer (``params={"answer": "scores"}``) is already P(y = 1).
