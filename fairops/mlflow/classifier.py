@@ -286,7 +286,7 @@ def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=
         flavor_conf={"format_version": FORMAT_VERSION, "serialization": "skops", "skops_version": skops.__version__},
         conda_env=conda_env, mlflow_model=mlflow_model,
         signature=signature_of(schema, decision, [_plain(c) for c in sk_model.classes_]),
-        input_example=input_example,
+        input_example=input_example, answers=True,
         pip_requirements=pip_requirements, extra_pip_requirements=extra_pip_requirements,
         metadata={**(metadata or {}), "fairops_input_schema": schema.to_dict(), "fairops_answer": document["answer"],
                   # the scores answer's columns and types (the signature describes the default answer, a label)

@@ -90,7 +90,11 @@ def test_served_answer_signature_and_schema(saved, adult):
     # the training frame itself, with its pandas categories, scores in process as well as text rows do
     np.testing.assert_allclose(model.predict(X.iloc[100:130], params={"answer": "scores"})["probability"],
                                answer["probability"], rtol=0, atol=0)
+    # a loader's model_config chooses the answer for every call, as MLflow passes a declared key
+    configured = mlflow.pyfunc.load_model(str(path), model_config={"answer": "scores"})
+    np.testing.assert_array_equal(configured.predict(rows)["probability"], answer["probability"])
     mlmodel = yaml.safe_load((path / "MLmodel").read_text())
+    assert mlmodel["flavors"]["python_function"]["config"] == {"answer": "label"}
     assert mlmodel["metadata"]["fairops_input_schema"] == InputSchema.for_model(served, X).to_dict()
     assert mlmodel["flavors"]["python_function"]["loader_module"] == "fairops.mlflow.classifier"
     assert "skops_trusted_types" not in mlmodel["flavors"]["fairops_classifier"]
