@@ -312,7 +312,9 @@ def build_tree(
                                 auc_s = 0.5
                                 for k in range(n_active):
                                     g = active[k]
-                                    cand_g = group_left[g] + side * hist_g[nv * n_groups + g]
+                                    cand_g = group_left[g]
+                                    if side:  # (a feature without missing values has no such bin to read)
+                                        cand_g += hist_g[nv * n_groups + g]
                                     group_auc = 0.5 + 0.5 * fabs(
                                         cand_g * (total_w - group_total[g])
                                         - (cand_w - cand_g) * group_total[g]
@@ -324,7 +326,9 @@ def build_tree(
                                     column_sum[c] = column_fixed[c]
                                 for k in range(n_active):
                                     g = active[k]
-                                    cand_g = group_left[g] + side * hist_g[nv * n_groups + g]
+                                    cand_g = group_left[g]
+                                    if side:  # (a feature without missing values has no such bin to read)
+                                        cand_g += hist_g[nv * n_groups + g]
                                     column_sum[group_column[g]] += 0.5 + 0.5 * fabs(
                                         cand_g * (total_w - group_total[g])
                                         - (cand_w - cand_g) * group_total[g]

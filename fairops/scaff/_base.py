@@ -136,6 +136,7 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         # A missing value's bin is a feature's last; a feature missing anywhere has one (a weight-0 row's
         # missing value must land in it too, though it takes no part in growth).
         has_missing = missing_features(X)
+        self.feature_missing_ = has_missing.copy()
         kept = X if weight is None else X[weight > 0]
         self.bin_edges_, self.bin_offsets_ = fit_bin_edges(kept, int(self.max_bins), has_missing)
         data = _native.GrowthData.build(
@@ -238,7 +239,16 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
     def _checked_X(self, X):
         check_is_fitted(self, "node_offsets_")
         X = encode_categoricals(X, self._categories)
-        return validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite="allow-nan")
+        X = validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite="allow-nan")
+        # a missing value where fit saw none: no split learnt where it goes
+        unseen = np.isnan(X) & (self.feature_missing_ == 0)
+        if unseen.any():
+            row, column = (int(i[0]) for i in np.nonzero(unseen))
+            names = getattr(self, "feature_names_in_", None)
+            name = f"{names[column]!r}" if names is not None else f"{column}"
+            raise InputError(f"X column {name} has a missing value in row {row}; it had none in fit, so no split "
+                             "learnt where missing values go")
+        return X
 
     def predict_proba(self, X):
         """``(n, 2)`` probabilities; column 1 is the mean over trees of the leaf's P(y = 1).

@@ -10,9 +10,9 @@ last edge: every value left, the missing ones right), the side missing values ta
 +inf threshold), leaf values in [0, 1], and the rest as fit writes it (zeros at leaves, split gains in
 (0, 0.5], children no heavier than their parent), so ``feature_importances_`` stays finite too.
 
-A model saved before SCAFF learnt where missing values go has no ``node_missing_left_``
-(:func:`with_missing_sides` adds it as all zeros: its splits send a missing value right, as ``x <=
-threshold`` did).
+A model saved before SCAFF learnt where missing values go has no ``node_missing_left_`` nor
+``feature_missing_`` (:func:`with_missing_sides` adds them as all zeros: its features had no missing
+value in fit, so it refuses them as it did, and its splits would send one right, as ``x <= threshold`` did).
 
 >>> import numpy as np
 >>> arrays = {"classes_": np.array([0, 1]), "bin_edges_": np.array([0.5]), "bin_offsets_": np.array([0, 1]),
@@ -20,7 +20,8 @@ threshold`` did).
 ...           "node_threshold_": np.array([0.5, 0, 0]), "node_threshold_bin_": np.array([0, 0, 0], dtype=np.int32),
 ...           "node_left_": np.array([1, -1, -1], dtype=np.int32), "node_right_": np.array([2, -1, -1], dtype=np.int32),
 ...           "node_value_": np.array([0.5, 0.0, 1.0]), "node_weight_": np.array([4.0, 2, 2]),
-...           "node_gain_": np.array([0.5, 0, 0]), "node_missing_left_": np.array([1, 0, 0], dtype=np.uint8)}
+...           "node_gain_": np.array([0.5, 0, 0]), "node_missing_left_": np.array([1, 0, 0], dtype=np.uint8),
+...           "feature_missing_": np.array([1], dtype=np.uint8)}
 >>> sorted(check_arrays(arrays, n_features=1, n_trees=1)) == sorted(arrays)
 True
 >>> arrays["node_right_"] = np.array([0, -1, -1], dtype=np.int32)
@@ -51,6 +52,7 @@ STATE_ARRAYS = (
     "node_weight_",
     "node_gain_",
     "node_missing_left_",
+    "feature_missing_",
 )
 # A feature has at most max_bins (<= 256) bins, so at most 255 cut points.
 MAX_EDGES_PER_FEATURE = 255
@@ -140,16 +142,17 @@ def _check_tree_shape(left, right, internal, tree_of, start) -> None:
                          "be reached from its root (it lies on a cycle)")
 
 
-def with_missing_sides(arrays: dict) -> dict:
-    """``arrays`` with ``node_missing_left_`` all zeros when a model saved before it lacks it (every other
-    array as given; a missing ``node_feature_`` is left for :func:`check_arrays` to name).
+def with_missing_sides(arrays: dict, n_features: int) -> dict:
+    """``arrays`` with ``node_missing_left_`` and ``feature_missing_`` all zeros when a model saved before them
+    lacks both (any other array as given; a missing ``node_feature_`` is left for :func:`check_arrays` to name).
 
-    >>> with_missing_sides({"node_feature_": np.array([0, -1, -1])})["node_missing_left_"].tolist()
+    >>> with_missing_sides({"node_feature_": np.array([0, -1, -1])}, 2)["node_missing_left_"].tolist()
     [0, 0, 0]
     """
-    if "node_missing_left_" in arrays or "node_feature_" not in arrays:
+    if "node_missing_left_" in arrays or "feature_missing_" in arrays or "node_feature_" not in arrays:
         return arrays
-    return {**arrays, "node_missing_left_": np.zeros(np.shape(arrays["node_feature_"]), dtype=np.uint8)}
+    return {**arrays, "node_missing_left_": np.zeros(np.shape(arrays["node_feature_"]), dtype=np.uint8),
+            "feature_missing_": np.zeros(n_features, dtype=np.uint8)}
 
 
 def check_arrays(arrays: dict, *, n_features: int, n_trees: int) -> dict:
@@ -192,6 +195,8 @@ def check_arrays(arrays: dict, *, n_features: int, n_trees: int) -> dict:
         node = int(np.flatnonzero(internal)[bad])
         raise InputError(f"node_threshold_bin_[{node}] = {cut[node]} is outside the {n_cuts[feature[node]]} cut "
                          f"points of feature {feature[node]} (and the one past them, +inf)")
+    seen_missing = integers("feature_missing_", arrays["feature_missing_"], shape=(n_features,), low=0, high=2,
+                            dtype=np.uint8, what="(one flag per feature)")
     top = cut_of_internal == n_cuts[feature[internal]]
     bad = first_false(~top | (missing_left[internal] == 0))
     if bad is not None:
@@ -240,4 +245,5 @@ def check_arrays(arrays: dict, *, n_features: int, n_trees: int) -> dict:
         "node_weight_": weight,
         "node_gain_": gain,
         "node_missing_left_": missing_left,
+        "feature_missing_": seen_missing,
     }

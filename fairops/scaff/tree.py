@@ -55,6 +55,8 @@ class SCAFFTreeClassifier(SCAFFBase):
     node_missing_left_ : ndarray of uint8
         Per node: 1 when a missing value (NaN) of its split feature goes left (learnt in fit, see
         ``docs/scaff.md``).
+    feature_missing_ : ndarray of uint8
+        Per feature: 1 when it had missing values in fit (predict refuses them in the others).
     node_offsets_ : ndarray of int64
         Where each tree's nodes start in the ``node_*_`` arrays (one tree here).
 

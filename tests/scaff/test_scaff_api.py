@@ -40,8 +40,10 @@ def test_infinite_values_in_X_are_refused_and_missing_ones_taken():
     with pytest.raises(ValueError, match="infinity"):
         model.predict_proba(X)
     X[3, 2] = np.nan  # tests/scaff/test_scaff_oracle.py checks where missing values go
-    assert np.isfinite(SCAFFClassifier(n_estimators=2).fit(X, y, sensitive_features=S).predict_proba(X)).all()
-    assert np.isfinite(model.predict_proba(X)).all()
+    fitted = SCAFFClassifier(n_estimators=2).fit(X, y, sensitive_features=S)
+    assert fitted.feature_missing_.tolist() == [0, 0, 1, 0, 0] and np.isfinite(fitted.predict_proba(X)).all()
+    with pytest.raises(ValueError, match="X column 2 has a missing value in row 3; it had none in fit"):
+        model.predict_proba(X)
 
 
 def test_constant_sensitive_column_is_refused():

@@ -269,15 +269,21 @@ def test_missingness_that_tells_the_label_is_split_on_alone():
     assert gains[(1, np.inf, False)] == pytest.approx(max(gains.values())) == pytest.approx(0.5)
 
 
-def test_a_missing_value_never_seen_in_fit_goes_to_the_heavier_child():
+def test_a_node_that_saw_no_missing_value_sends_them_to_its_heavier_child():
     rng = np.random.default_rng(1)
-    X = rng.normal(size=(500, 1))
-    y = (X[:, 0] > 0.8).astype(int)  # the left child holds about 79% of the rows
-    tree = SCAFFTreeClassifier(theta=0.0, max_depth=1).fit(X, y)
-    heavier = tree.node_left_[0] if tree.node_weight_[tree.node_left_[0]] > tree.node_weight_[tree.node_right_[0]] \
-        else tree.node_right_[0]
-    assert tree.node_missing_left_[0] == (heavier == tree.node_left_[0])
-    assert tree.apply(np.array([[np.nan]]))[0] == heavier
+    X = rng.normal(size=(2000, 2))
+    y = ((X[:, 0] > 0.3) | (X[:, 1] > 1.2)).astype(int)
+    X[(X[:, 0] > 0.3) & (rng.random(2000) < 0.2), 1] = np.nan  # missing only where x0 already decides
+    tree = SCAFFTreeClassifier(theta=0.0, max_depth=2).fit(X, y)
+    assert tree.node_feature_[0] == 0 and tree.feature_missing_.tolist() == [0, 1]
+    node = tree.node_left_[0]  # x0 <= 0.29: no missing x1 there
+    assert tree.node_feature_[node] == 1
+    left, right = tree.node_left_[node], tree.node_right_[node]
+    heavier = left if tree.node_weight_[left] > tree.node_weight_[right] else right
+    assert tree.node_missing_left_[node] == (heavier == left)
+    assert tree.apply(np.array([[0.0, np.nan]]))[0] == heavier
+    with pytest.raises(ValueError, match="X column 0 has a missing value in row 0; it had none in fit"):
+        tree.apply(np.array([[np.nan, 0.0]]))
 
 
 def test_missing_categories_get_their_own_side():
