@@ -40,6 +40,8 @@ class Dataset:
         Where the data comes from, and its licence.
     held_out : ndarray of int or None, default=None
         Row positions the file marks as held out, else None.
+    unlabelled : int, default=0
+        Rows of the file left out because their label was missing.
     """
 
     name: str
@@ -50,6 +52,8 @@ class Dataset:
     source: str = field(default="")
     #: Row positions the file marks as held out (``load_table(..., holdout=COLUMN)``), else ``None``.
     held_out: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: Rows of the file left out because their label was missing (``load_table``).
+    unlabelled: int = field(default=0, repr=False, compare=False)
 
     def __repr__(self) -> str:
         return (
@@ -85,13 +89,15 @@ ADULT_COLUMNS = [
 ADULT_POSITIVE = {"<=50K": "income <= 50K", ">50K": "income > 50K"}
 
 
-def load_adult(*, positive: str = "<=50K", drop_sensitive: bool = False) -> Dataset:
+def load_adult(*, positive: str = "<=50K", drop_sensitive: bool = False, keep_missing: bool = False) -> Dataset:
     """UCI Adult (train and test files together, 45,222 rows without missing values).
 
     The Fairband paper's task (its Table 2) is assistive: label 1 is income **<= 50K** (people
     eligible for a social programme), accuracy = precision at 50% TPR, fairness = TPR ratio over
     sex. ``positive=">50K"`` gives the common income-prediction label with the same metrics.
-    Sensitive: ``sex`` (Female/Male) and ``race``.
+    Sensitive: ``sex`` (Female/Male) and ``race``. 3,620 rows have a missing value (``?`` in the files) in
+    ``workclass``, ``occupation`` or ``native-country``: the paper, and this loader by default, drop them;
+    ``keep_missing=True`` keeps all 48,842 rows, those values missing.
 
     Parameters
     ----------
@@ -99,6 +105,8 @@ def load_adult(*, positive: str = "<=50K", drop_sensitive: bool = False) -> Data
         The income class that is label 1 (it also names the task's positive outcome).
     drop_sensitive : bool, default=False
         Drop the sensitive columns from the features.
+    keep_missing : bool, default=False
+        Keep the rows with missing values (as missing values of their category columns).
 
     Returns
     -------
@@ -112,6 +120,8 @@ def load_adult(*, positive: str = "<=50K", drop_sensitive: bool = False) -> Data
     ((45222, 14), 0.752, 'precision@tpr=0.5,ratio=tpr')
     >>> data.task.positive, round(float(load_adult(positive=">50K").y.mean()), 3)
     ('income <= 50K', 0.248)
+    >>> load_adult(keep_missing=True).X.isna().sum()[lambda counts: counts > 0].to_dict()
+    {'workclass': 2799, 'occupation': 2809, 'native-country': 857}
     """
     if positive not in ADULT_POSITIVE:
         raise InputError(f"positive must be one of {sorted(ADULT_POSITIVE)}, got {positive!r}")
@@ -122,7 +132,9 @@ def load_adult(*, positive: str = "<=50K", drop_sensitive: bool = False) -> Data
                 pd.read_csv(handle, compression="gzip", header=None, names=ADULT_COLUMNS, skiprows=skip,
                             skipinitialspace=True, na_values="?")
             )
-    frame = pd.concat(parts, ignore_index=True).dropna()
+    frame = pd.concat(parts, ignore_index=True)
+    if not keep_missing:
+        frame = frame.dropna()
     y = frame.pop("income").str.rstrip(".").eq(positive).to_numpy()
     task = Task("precision", "tpr", 0.5, "tpr", ("sex",), positive=ADULT_POSITIVE[positive])
     return _finish("adult", frame, y, frame[["sex", "race"]], task, "UCI Adult, CC BY 4.0", drop_sensitive)
