@@ -40,8 +40,8 @@ def check_finite(X: np.ndarray) -> np.ndarray:
                          f"in row {int(rows[0])}; FairLOF measures distances between complete rows, so impute or drop "
                          "them before FairLOF")
     if X.size and np.abs(X).max() > MAX_ABS_VALUE:
-        row, column = np.unravel_index(int(np.argmax(np.abs(X))), X.shape)
-        raise InputError(f"X[{row}, {column}] = {X[row, column]:g} is beyond +-{MAX_ABS_VALUE:g}: FairLOF's distances "
+        row, far = np.unravel_index(int(np.argmax(np.abs(X))), X.shape)
+        raise InputError(f"X[{row}, {far}] = {X[row, far]:g} is beyond +-{MAX_ABS_VALUE:g}: FairLOF's distances "
                          "square the features; rescale that column")
     return X
 

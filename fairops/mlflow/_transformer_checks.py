@@ -38,9 +38,12 @@ MAX_OUTPUT_COLUMNS = 1 << 20
 MAX_SPLINE_DEGREE = 20
 
 
+def _is_index(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
 def _count(owner: str, name: str, value, low: int = 0, high: int | None = None) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low \
-            or (high is not None and value > high):
+    if not _is_index(value) or int(value) < low or (high is not None and int(value) > high):
         upper = "" if high is None else f" and <= {high}"
         raise InputError(f"{owner}: {name} must be an integer >= {low}{upper}, got {value!r}")
     return int(value)
@@ -90,7 +93,7 @@ def _sorted_categories(owner: str, name: str, values) -> np.ndarray:
         present = array[:-1] if array[-1] is None or (isinstance(array[-1], float) and np.isnan(array[-1])) \
             else array
         if not all(isinstance(v, str) for v in present) and not all(
-                isinstance(v, numbers.Real) and np.isfinite(v) for v in present):
+                isinstance(v, numbers.Real) and np.isfinite(float(v)) for v in present):
             raise InputError(f"{owner}: {name} must hold text or finite numbers (or true/false), one kind")
     try:
         ordered = all(a < b for a, b in zip(present[:-1], present[1:]))
@@ -116,8 +119,7 @@ def _optional_indices(owner: str, name: str, value, sizes) -> None:
     if array.shape != (len(sizes),):
         raise InputError(f"{owner}: {name} must have one entry per feature ({len(sizes)})")
     for i, (index, size) in enumerate(zip(array, sizes)):
-        if index is not None and not (isinstance(index, numbers.Integral) and not isinstance(index, bool)
-                                      and 0 <= index < size):
+        if index is not None and not (_is_index(index) and 0 <= int(index) < size):
             raise InputError(f"{owner}: {name}[{i}] = {index!r} is not an index into its {size} categories")
 
 
@@ -158,8 +160,8 @@ def _check_ordinal(model, owner: str) -> None:
     _check_infrequent(model, owner, categories)
     missing = vars(model).get("_missing_indices")
     if not isinstance(missing, dict) or not all(
-            isinstance(feature, numbers.Integral) and 0 <= feature < n and isinstance(index, numbers.Integral)
-            and 0 <= index < len(categories[feature]) for feature, index in missing.items()):
+            _is_index(feature) and 0 <= int(feature) < n and _is_index(index)
+            and 0 <= int(index) < len(categories[int(feature)]) for feature, index in missing.items()):
         raise InputError(f"{owner}: _missing_indices must map features to the index of their missing category")
 
 
@@ -168,10 +170,10 @@ def _check_target_encoder(model, owner: str) -> None:
     categories = _categories(model, owner, n)
     _check_infrequent(model, owner, categories)
     kind = vars(model).get("target_type_")
-    classes = np.asarray(vars(model).get("classes_")) if kind in ("binary", "multiclass") else None
-    per_feature = len(classes) if kind == "multiclass" else 1
-    if kind not in ("binary", "multiclass", "continuous") or (classes is not None and classes.ndim != 1):
+    classes = np.asarray(vars(model).get("classes_")) if kind in ("binary", "multiclass") else np.zeros(0)
+    if kind not in ("binary", "multiclass", "continuous") or classes.ndim != 1:
         raise InputError(f"{owner}: target_type_ {kind!r} is not one TargetEncoder fits")
+    per_feature = len(classes) if kind == "multiclass" else 1
     encodings = vars(model).get("encodings_")
     if not isinstance(encodings, list) or len(encodings) != n * per_feature:
         raise InputError(f"{owner}: encodings_ must hold {n * per_feature} arrays")
@@ -400,10 +402,14 @@ def _check_components(model, owner: str) -> None:
             raise InputError(f"{owner}: explained_variance_ must be positive to whiten")
 
 
-def _check_simple(model, owner: str, names=()) -> None:
+def _check_simple(model, owner: str, names=(), divisors=()) -> None:
+    """Finite vectors of one entry per feature; ``divisors`` (what transform divides by) never 0."""
     n = _n_features(model, owner)
     for name in names:
         _vector(model, owner, name, n)
+    for name in divisors:
+        if np.any(np.asarray(vars(model)[name]) == 0):
+            raise InputError(f"{owner}: {name} holds 0; fit writes 1 for a constant feature")
 
 
 def _check_column_transformer(model, owner: str) -> None:
@@ -474,10 +480,11 @@ def _checks():
         ((preprocessing.KBinsDiscretizer,), _check_kbins),
         ((preprocessing.PowerTransformer,), _check_power),
         ((preprocessing.StandardScaler,), _check_scaler),
-        ((preprocessing.RobustScaler,), lambda m, o: _check_simple(m, o, [k for k in ("center_", "scale_")
-                                                                          if vars(m).get(k) is not None])),
+        ((preprocessing.RobustScaler,), lambda m, o: _check_simple(
+            m, o, [k for k in ("center_", "scale_") if vars(m).get(k) is not None],
+            ["scale_"] if vars(m).get("scale_") is not None else [])),
         ((preprocessing.MinMaxScaler,), lambda m, o: _check_simple(m, o, ("min_", "scale_"))),
-        ((preprocessing.MaxAbsScaler,), lambda m, o: _check_simple(m, o, ("scale_",))),
+        ((preprocessing.MaxAbsScaler,), lambda m, o: _check_simple(m, o, ("scale_",), ("scale_",))),
         ((preprocessing.QuantileTransformer,), _check_quantile),
         ((preprocessing.SplineTransformer,), _check_spline),
         ((preprocessing.PolynomialFeatures,), _check_polynomial),
