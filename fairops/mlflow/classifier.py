@@ -93,6 +93,86 @@ def untrusted_types(model_bytes: bytes) -> list[str]:
     return sorted(set(skops.io.get_untrusted_types(data=model_bytes)) - set(TRUSTED_TYPES))
 
 
+def type_names(value) -> set:
+    """The qualified names of the types (and of the functions and classes held as values) reachable from
+    ``value``: what a skops file of it would name."""
+    import types
+
+    seen, stack, names = set(), [value], set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, (type, types.FunctionType, types.BuiltinFunctionType)):
+            names.add(f"{getattr(item, '__module__', '?')}.{getattr(item, '__qualname__', '?')}")
+            continue
+        names.add(f"{type(item).__module__}.{type(item).__qualname__}")
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif hasattr(item, "__dict__") and not isinstance(item, types.ModuleType):
+            stack.extend(vars(item).values())
+    return names
+
+
+def _parts(model):
+    """``(label, part)`` of a Pipeline's steps and a ColumnTransformer's parts."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(model, Pipeline):
+        return [(f"step {name!r}", step) for name, step in model.steps]
+    if isinstance(model, ColumnTransformer):
+        return [(f"part {name!r}", part) for name, part, _ in getattr(model, "transformers_", model.transformers)]
+    return []
+
+
+def holding(model, names) -> str:
+    """Where in ``model`` an object of one of the type ``names`` sits, as steps and parts (``step 'encode' >
+    part 'numbers' > step 'impute'``); empty when it is the model itself or found nowhere named."""
+    wanted = set(names)
+    for label, part in _parts(model):
+        if wanted & type_names(part):
+            inner = holding(part, names)
+            return f"{label} > {inner}" if inner else label
+    return ""
+
+
+def check_savable(model) -> bytes:
+    """The skops bytes of ``model``, or a ``TypeError`` naming the types fairops does not load and the step that
+    holds them (a step of one's own, say), before anything is saved.
+
+    Parameters
+    ----------
+    model : classifier
+        A fitted model.
+
+    Returns
+    -------
+    bytes
+        Its skops bytes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.impute import SimpleImputer
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn.pipeline import make_pipeline
+    >>> X = np.array([[0.0], [np.nan], [2.0], [3.0]])
+    >>> _ = check_savable(make_pipeline(SimpleImputer(), LogisticRegression()).fit(X, [0, 0, 1, 1]))
+    """
+    model_bytes = _skops_save.model_bytes(model)
+    extra = untrusted_types(model_bytes)
+    if extra:
+        where = holding(model, extra)
+        raise TypeError(f"cannot save a {type(model).__name__}: it holds type(s) fairops does not load {extra}"
+                        f"{f' (in {where})' if where else ''}; fairops loads only scikit-learn, LightGBM and its "
+                        "own estimators")
+    return model_bytes
+
+
 def signature_of(schema, decision=None):
     """MLflow signature: the schema's columns and the ``probability`` output.
 
@@ -198,12 +278,7 @@ def _prepare(sk_model, input_schema, input_example, positive_class, decision=Non
         if not isinstance(decision, ServedDecision):
             raise TypeError(f"decision must be a fairops.models.ServedDecision, got {type(decision).__name__}")
         input_schema = decision.extend_schema(input_schema)
-    model_bytes = _skops_save.model_bytes(sk_model)
-    extra = untrusted_types(model_bytes)
-    if extra:
-        raise TypeError(f"cannot save a {type(sk_model).__name__}: it holds type(s) fairops does not load "
-                        f"{extra}; fairops loads only scikit-learn, LightGBM and its own estimators")
-    return input_schema, positive_class, model_bytes
+    return input_schema, positive_class, check_savable(sk_model)
 
 
 def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=None, pip_requirements=None,
