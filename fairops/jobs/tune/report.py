@@ -40,7 +40,8 @@ def missing_lines(X, families) -> list[str]:
     counts = X.isna().sum()
     if not counts.any():
         return []
-    native, imputing = [], []
+    native: list[str] = []
+    imputing: list[str] = []
     for name in families:
         family = FAMILIES.get(name)
         if family is None:
