@@ -75,7 +75,10 @@ def _mask(owner: str, name: str, value, n: int) -> np.ndarray:
 
 
 def _indices(owner: str, name: str, value, high: int) -> np.ndarray:
-    return integers(f"{owner}: {name}", np.asarray(value), shape=(None,), low=0, high=high)
+    array = np.asarray(value)
+    if array.shape == (0,):  # an empty list reads as floats
+        return np.zeros(0, dtype=np.int64)
+    return integers(f"{owner}: {name}", array, shape=(None,), low=0, high=high)
 
 
 def _sorted_categories(owner: str, name: str, values) -> np.ndarray:

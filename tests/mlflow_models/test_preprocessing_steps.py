@@ -64,3 +64,20 @@ def test_a_step_saved_with_edited_state_is_refused_naming_the_step(tmp_path, mon
     with pytest.raises(ModelFilesError, match=r"model.skops.*StandardScaler: scale_ has shape \(5,\), expected "
                                               r"\(6,\)"):
         loader.load_native(str(path))
+
+
+def test_an_encoding_with_an_empty_part_loads(tmp_path, monkeypatch):
+    """A tuned family's encoding of numbers only has an empty categorical part (and an empty remainder)."""
+    import optuna
+
+    from fairops.tuning.search_space import make_model
+    from tests.mlflow_models.preprocessing_cases import NUMBERS, rows
+
+    monkeypatch.delenv("FAIROPS_MODEL_KEY", raising=False)
+    X, y = rows(200, 0)
+    X = X[NUMBERS]
+    trial = optuna.trial.FixedTrial({"lr_C": 1.0, "lr_penalty": "l2", "lr_tol": 1e-4, "lr_max_iter": 200})
+    model = make_model(trial, families=["logistic_regression"], X_example=X).fit(X, y)
+    assert [columns for name, _, columns in model[0].transformers_ if name == "categorical"] == [[]]
+    classifier.save_model(model, tmp_path / "model", input_example=X.head(3), pip_requirements=[])
+    np.testing.assert_array_equal(loader.load_native(str(tmp_path / "model")).predict_proba(X), model.predict_proba(X))
