@@ -94,8 +94,20 @@ def untrusted_types(model_bytes: bytes) -> list[str]:
 
 
 def type_names(value) -> set:
-    """The qualified names of the types (and of the functions and classes held as values) reachable from
-    ``value``: what a skops file of it would name."""
+    """The qualified names of the types, functions and classes reachable from ``value``.
+
+    What a skops file of it would name (a function or class held as a value by its own name).
+
+    Parameters
+    ----------
+    value : object
+        A model, or any object.
+
+    Returns
+    -------
+    set of str
+        ``module.qualname`` of each.
+    """
     import types
 
     seen, stack, names = set(), [value], set()
@@ -130,8 +142,21 @@ def _parts(model):
 
 
 def holding(model, names) -> str:
-    """Where in ``model`` an object of one of the type ``names`` sits, as steps and parts (``step 'encode' >
-    part 'numbers' > step 'impute'``); empty when it is the model itself or found nowhere named."""
+    """Where in ``model`` an object of one of the type ``names`` sits, as its steps and parts.
+
+    Parameters
+    ----------
+    model : estimator
+        A Pipeline, ColumnTransformer or other estimator.
+    names : iterable of str
+        Qualified type names (as :func:`type_names` gives them).
+
+    Returns
+    -------
+    str
+        E.g. ``step 'encode' > part 'numbers' > step 'impute'``; empty when it is the model itself or it is in
+        no named step.
+    """
     wanted = set(names)
     for label, part in _parts(model):
         if wanted & type_names(part):
@@ -141,8 +166,9 @@ def holding(model, names) -> str:
 
 
 def check_savable(model) -> bytes:
-    """The skops bytes of ``model``, or a ``TypeError`` naming the types fairops does not load and the step that
-    holds them (a step of one's own, say), before anything is saved.
+    """The skops bytes of ``model``, or a ``TypeError`` naming the types fairops does not load and their step.
+
+    The step that holds them (a step of one's own, say) is named before anything is saved.
 
     Parameters
     ----------
