@@ -146,6 +146,29 @@ def holdout_rows(column: pd.Series, name: str) -> np.ndarray:
     return held
 
 
+def _check_roles(path: Path, frame: pd.DataFrame, target: str, columns: list, holdout) -> None:
+    """Refuse target, sensitive and holdout columns the file lacks, or that name one column twice."""
+    missing = [c for c in [target, *columns] if c not in frame.columns]
+    if missing:
+        similar = "".join(f"; {describe(names)} differ(s) from {name!r} only by surrounding spaces (rename the "
+                          "column: names are compared exactly)"
+                          for name, names in near_misses(missing, list(frame.columns)).items())
+        raise InputError(f"column(s) {missing} not in {path.name}; it has {list(frame.columns)}{similar}")
+    if not columns:
+        raise InputError("name at least one sensitive column")
+    if holdout is not None:
+        if holdout not in frame.columns:
+            raise InputError(f"holdout column {holdout!r} not in {path.name}; it has {list(frame.columns)}")
+        if holdout == target or holdout in columns:
+            raise InputError(f"holdout column {holdout!r} is the target or a sensitive column")
+    if target in columns:
+        raise InputError(f"sensitive column {target!r} is the target column; a fairness ratio over the label "
+                         "itself measures nothing")
+    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    if repeated:
+        raise InputError(f"sensitive column(s) {repeated} named more than once")
+
+
 def _unlabelled(frame: pd.DataFrame, target: str) -> tuple[pd.DataFrame, int]:
     """The rows with a label, renumbered, and how many were left out for a missing one.
 
@@ -232,25 +255,7 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
     frame = _read(reader, path)
     _check_names(path, frame)
     columns = [c.strip() for c in sensitive.split(",")] if isinstance(sensitive, str) else list(sensitive)
-    missing = [c for c in [target, *columns] if c not in frame.columns]
-    if missing:
-        similar = "".join(f"; {describe(names)} differ(s) from {name!r} only by surrounding spaces (rename the "
-                          "column: names are compared exactly)"
-                          for name, names in near_misses(missing, list(frame.columns)).items())
-        raise InputError(f"column(s) {missing} not in {path.name}; it has {list(frame.columns)}{similar}")
-    if not columns:
-        raise InputError("name at least one sensitive column")
-    if holdout is not None:
-        if holdout not in frame.columns:
-            raise InputError(f"holdout column {holdout!r} not in {path.name}; it has {list(frame.columns)}")
-        if holdout == target or holdout in columns:
-            raise InputError(f"holdout column {holdout!r} is the target or a sensitive column")
-    if target in columns:
-        raise InputError(f"sensitive column {target!r} is the target column; a fairness ratio over the label "
-                         "itself measures nothing")
-    repeated = sorted({c for c in columns if columns.count(c) > 1})
-    if repeated:
-        raise InputError(f"sensitive column(s) {repeated} named more than once")
+    _check_roles(path, frame, target, columns, holdout)
     frame, unlabelled = _unlabelled(frame, target)
     held_out = None if holdout is None else holdout_rows(frame.pop(holdout), holdout)
     y, positive = _binary_target(frame.pop(target), target, positive)

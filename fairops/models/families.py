@@ -3,7 +3,8 @@
 One table, :data:`FAMILIES`, read by tuning (:func:`fairops.tuning.make_model` suggests a family and its
 hyperparameters from it) and by the classifier flavor (:data:`fairops.mlflow.classifier.TRUSTED_TYPES`
 is :data:`SHARED_TRUSTED_TYPES` plus every built-in family's ``trusted_types`` plus
-:data:`OWN_MODEL_TRUSTED_TYPES`, the parts of scikit-learn models a user fits that no family holds), so a
+:data:`OWN_MODEL_TRUSTED_TYPES` and :data:`PREPROCESSING_TRUSTED_TYPES`, the parts of scikit-learn models a user
+fits that no family holds), so a
 family added here is tuned and loads, and tests parametrised over the table check both.
 
 The paper's five families follow its published search space (the ``hyperparameters/*.yaml`` files of

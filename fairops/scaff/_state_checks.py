@@ -142,6 +142,49 @@ def _check_tree_shape(left, right, internal, tree_of, start) -> None:
                          "be reached from its root (it lies on a cycle)")
 
 
+def _splits(arrays: dict, edges, bin_offsets, feature, internal) -> tuple:
+    """Each node's cut bin, threshold (its cut point, or +inf one past a feature's last) and side for missing
+    values, as fit writes them (zeros at leaves)."""
+    per_node = (len(feature),)
+    cut = integers("node_threshold_bin_", arrays["node_threshold_bin_"], shape=per_node, dtype=np.int32,
+                   what="(one entry per node)")
+    threshold = floats("node_threshold_", arrays["node_threshold_"], shape=per_node, finite=False,
+                       what="(one entry per node)")
+    bad = first_false(np.isfinite(threshold) | (threshold == np.inf))
+    if bad is not None:
+        raise InputError(f"node_threshold_[{bad}] is {threshold[bad]}; it must be finite or +inf (one past a "
+                         "feature's last cut point)")
+    missing_left = integers("node_missing_left_", arrays["node_missing_left_"], shape=per_node, low=0, high=2,
+                            dtype=np.uint8, what="(one entry per node)")
+    for name, values in (("node_threshold_bin_", cut), ("node_threshold_", threshold),
+                         ("node_missing_left_", missing_left)):
+        bad = first_false(internal | (values == 0))
+        if bad is not None:
+            raise InputError(f"{name}[{bad}] = {values[bad]} at a leaf; fit leaves 0 there")
+    n_cuts = np.diff(bin_offsets)
+    cut_of_internal = cut[internal].astype(np.int64)
+    # One past the last cut point is the split of every value left, only the missing ones right (+inf).
+    bad = first_false((cut_of_internal >= 0) & (cut_of_internal <= n_cuts[feature[internal]]))
+    if bad is not None:
+        node = int(np.flatnonzero(internal)[bad])
+        raise InputError(f"node_threshold_bin_[{node}] = {cut[node]} is outside the {n_cuts[feature[node]]} cut "
+                         f"points of feature {feature[node]} (and the one past them, +inf)")
+    top = cut_of_internal == n_cuts[feature[internal]]
+    bad = first_false(~top | (missing_left[internal] == 0))
+    if bad is not None:
+        node = int(np.flatnonzero(internal)[bad])
+        raise InputError(f"node_missing_left_[{node}] = 1 at a +inf threshold; every value goes left there, the "
+                         "missing ones right")
+    expected = np.full(len(top), np.inf)
+    expected[~top] = edges[(bin_offsets[feature[internal]] + cut_of_internal)[~top]]
+    bad = first_false(threshold[internal] == expected)
+    if bad is not None:
+        node = int(np.flatnonzero(internal)[bad])
+        raise InputError(f"node_threshold_[{node}] = {threshold[node]} differs from its cut point {expected[bad]} "
+                         f"(bin_edges_ of feature {feature[node]}, bin {cut[node]})")
+    return cut, threshold, missing_left
+
+
 def with_missing_sides(arrays: dict, n_features: int) -> dict:
     """``arrays`` with ``node_missing_left_`` and ``feature_missing_`` all zeros when a model saved before them
     lacks both (any other array as given; a missing ``node_feature_`` is left for :func:`check_arrays` to name).
@@ -171,45 +214,13 @@ def check_arrays(arrays: dict, *, n_features: int, n_trees: int) -> dict:
     right = _children("node_right_", arrays["node_right_"], internal, tree_of, size)
     _check_tree_shape(left.astype(np.int64), right.astype(np.int64), internal, tree_of, start)
 
-    cut = integers("node_threshold_bin_", arrays["node_threshold_bin_"], shape=per_node, dtype=np.int32,
-                   what="(one entry per node)")
-    threshold = floats("node_threshold_", arrays["node_threshold_"], shape=per_node, finite=False,
-                       what="(one entry per node)")
-    bad = first_false(np.isfinite(threshold) | (threshold == np.inf))
-    if bad is not None:
-        raise InputError(f"node_threshold_[{bad}] is {threshold[bad]}; it must be finite or +inf (one past a "
-                         "feature's last cut point)")
+    cut, threshold, missing_left = _splits(arrays, edges, bin_offsets, feature, internal)
     gain = floats("node_gain_", arrays["node_gain_"], shape=per_node, what="(one entry per node)")
-    missing_left = integers("node_missing_left_", arrays["node_missing_left_"], shape=per_node, low=0, high=2,
-                            dtype=np.uint8, what="(one entry per node)")
-    for name, values in (("node_threshold_bin_", cut), ("node_threshold_", threshold), ("node_gain_", gain),
-                         ("node_missing_left_", missing_left)):
-        bad = first_false(internal | (values == 0))
-        if bad is not None:
-            raise InputError(f"{name}[{bad}] = {values[bad]} at a leaf; fit leaves 0 there")
-    n_cuts = np.diff(bin_offsets)
-    cut_of_internal = cut[internal].astype(np.int64)
-    # One past the last cut point is the split of every value left, only the missing ones right (+inf).
-    bad = first_false((cut_of_internal >= 0) & (cut_of_internal <= n_cuts[feature[internal]]))
+    bad = first_false(internal | (gain == 0))
     if bad is not None:
-        node = int(np.flatnonzero(internal)[bad])
-        raise InputError(f"node_threshold_bin_[{node}] = {cut[node]} is outside the {n_cuts[feature[node]]} cut "
-                         f"points of feature {feature[node]} (and the one past them, +inf)")
+        raise InputError(f"node_gain_[{bad}] = {gain[bad]} at a leaf; fit leaves 0 there")
     seen_missing = integers("feature_missing_", arrays["feature_missing_"], shape=(n_features,), low=0, high=2,
                             dtype=np.uint8, what="(one flag per feature)")
-    top = cut_of_internal == n_cuts[feature[internal]]
-    bad = first_false(~top | (missing_left[internal] == 0))
-    if bad is not None:
-        node = int(np.flatnonzero(internal)[bad])
-        raise InputError(f"node_missing_left_[{node}] = 1 at a +inf threshold; every value goes left there, the "
-                         "missing ones right")
-    expected = np.full(len(top), np.inf)
-    expected[~top] = edges[(bin_offsets[feature[internal]] + cut_of_internal)[~top]]
-    bad = first_false(threshold[internal] == expected)
-    if bad is not None:
-        node = int(np.flatnonzero(internal)[bad])
-        raise InputError(f"node_threshold_[{node}] = {threshold[node]} differs from its cut point {expected[bad]} "
-                         f"(bin_edges_ of feature {feature[node]}, bin {cut[node]})")
     # SG = (1 - theta)(AUC_Y - 0.5) - theta(AUC_S - 0.5) <= 0.5; a split of gain exactly 0 is made when its
     # children differ (as fair-trees makes it), so 0 is a gain a saved model holds.
     bad = first_false((gain[internal] >= 0) & (gain[internal] <= MAX_GAIN))

@@ -21,6 +21,11 @@ from ..progress import NO_PROGRESS_HELP
 from .job import run_tune
 from .settings import METHODS, SELECTION_HELP, SELECTIONS, TASK_HELP, TuneSettings
 
+MISSING_GROUP_HELP = ("with --data: rows missing a sensitive value form a group of this name (default: refused with "
+                      "their count and rows, since such rows belong to no group the fairness ratio counts; a row "
+                      "missing its label is left out and counted, a missing feature value is kept: each model "
+                      "family takes it its own way)")
+
 
 def _run(args) -> int:
     if args.data is not None:
@@ -73,11 +78,7 @@ def add_parser(subcommands) -> None:
                         help="with --data: a yes/no column (1/0, true/false, yes/no) marking the rows to hold out "
                              "as test rows, never trained or validated on (default: 20%% of the rows, chosen by "
                              "their content, the same in every tune of the file)")
-    source.add_argument("--missing-group", metavar="NAME",
-                        help="with --data: rows missing a sensitive value form a group of this name (default: "
-                             "refused with their count and rows, since such rows belong to no group the fairness "
-                             "ratio counts; a row missing its label is left out and counted, a missing feature "
-                             "value is kept: each model family takes it its own way)")
+    source.add_argument("--missing-group", metavar="NAME", help=MISSING_GROUP_HELP)
     source.add_argument("--max-train-rows", type=int, metavar="N",
                         help="fit on a stratified sample of N training rows (quick looks; default: all)")
     search = parser.add_argument_group("search")
