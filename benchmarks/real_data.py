@@ -100,7 +100,7 @@ def served_missing(project: Path, path: Path, options: list[str], limit: int = 5
         model = mlflow.pyfunc.load_model(f"models:/{name}@champion")
     finally:
         mlflow.set_tracking_uri(None)
-    answer = model.predict(holes.astype(object).where(holes.notna(), None))
+    answer = model.predict(holes.astype(object).where(holes.notna(), None), params={"answer": "scores"})
     decided = int(answer["decision"].isin([0, 1]).sum())
     return {"rows": len(holes), "decided": decided}
 

@@ -18,6 +18,8 @@ from tests.services import post_frame, serving_thread
 
 pytestmark = pytest.mark.slow  # about 40 models saved, loaded and served
 
+SCORES = {"answer": "scores"}  # the probability frame (a fairops classifier answers labels by default)
+
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_pipeline_with_the_step_saves_loads_and_serves_the_same_answers(case, tmp_path, monkeypatch):
@@ -28,9 +30,10 @@ def test_a_pipeline_with_the_step_saves_loads_and_serves_the_same_answers(case, 
     classifier.save_model(model, path, input_example=X.head(3), pip_requirements=[])
     np.testing.assert_array_equal(loader.load_native(str(path)).predict_proba(new)[:, 1], expected)
     served = mlflow.pyfunc.load_model(str(path))
-    np.testing.assert_array_equal(served.predict(new)["probability"].to_numpy(), expected)
+    np.testing.assert_array_equal(served.predict(new, params=SCORES)["probability"].to_numpy(), expected)
+    np.testing.assert_array_equal(served.predict(new), model.predict(new))
     with serving_thread(path) as url:
-        status, answer = post_frame(f"{url}/invocations", new.astype(object).where(new.notna(), None))
+        status, answer = post_frame(f"{url}/invocations", new.astype(object).where(new.notna(), None), SCORES)
     assert status == 200, answer
     np.testing.assert_allclose([row["probability"] for row in answer["predictions"]], expected, rtol=1e-12)
     if new.isna().any().any():  # the rows with missing values are answered, over HTTP too
@@ -43,7 +46,9 @@ def test_the_everyday_pipeline_takes_missing_values_where_it_imputes_and_names_t
     classifier.save_model(model, path, input_example=X, pip_requirements=[])
     served = mlflow.pyfunc.load_model(str(path))
     holes = new.assign(a=np.nan, b=np.nan, colour=None).head(5)
-    np.testing.assert_array_equal(served.predict(holes)["probability"].to_numpy(), model.predict_proba(holes)[:, 1])
+    np.testing.assert_array_equal(served.predict(holes, params=SCORES)["probability"].to_numpy(),
+                                  model.predict_proba(holes)[:, 1])
+    np.testing.assert_array_equal(served.predict(holes), model.predict(holes))
 
 
 def test_a_step_saved_with_edited_state_is_refused_naming_the_step(tmp_path, monkeypatch):
