@@ -78,15 +78,10 @@ def test_the_served_champion_decides_rows_missing_values_it_was_trained_with(tun
     rows["race"] = rows["race"].fillna("unknown")
     holes = rows.assign(age=None, workclass=None)
     with serving_thread(path) as url:
-        status, labels = post_frame(f"{url}/invocations", holes)  # by default: the decision's class labels
-        assert status == 200, labels
-        status, answer = post_frame(f"{url}/invocations", holes, {"answer": "scores"})
+        status, answer = post_frame(f"{url}/invocations", holes, {"answer": "scores"})  # what fairops serve answers
         assert status == 200, answer
         assert [set(row) for row in answer["predictions"]] == [{"probability", "positive_class", "decision"}] * 4
         assert all(0 <= row["probability"] <= 1 and row["decision"] in (0, 1) for row in answer["predictions"])
-        decisions = [row["decision"] for row in answer["predictions"]]  # one class label per decision, and back
-        pairs = set(zip(labels["predictions"], decisions))
-        assert len(labels["predictions"]) == 4 and len(pairs) == len(set(decisions)) == len(set(labels["predictions"]))
         status, answer = post_frame(f"{url}/invocations", rows.assign(**{"hours-per-week": None}))
     assert status == 400
     assert answer["message"] == ("column 'hours-per-week' has a missing value in row 0; this model cannot take "
