@@ -249,12 +249,10 @@ def test_no_module_is_over_400_lines():
 # written for (its WRITTEN_FOR, checked with fairops._versions.in_range).
 GUARDED = {
     "fairops.fairband._optuna_internals",
-    "fairops.jobs._optuna_heartbeat",
     "fairops.mlflow._mlflow_internals",
     "fairops.mlflow._scoring_app",
     "fairops.tracking._sql_runs",
     "fairops.tracking._ui_shared_view",
-    "fairops.tuning._optuna_log",
 }
 # Whose object an attribute is read from cannot be told from the source, so the private attributes of Optuna's
 # and MLflow's objects (studies, trials, storages, clients) that fairops reads are refused by name, on any
