@@ -251,7 +251,6 @@ GUARDED = {
     "fairops.fairband._optuna_internals",
     "fairops.mlflow._mlflow_internals",
     "fairops.mlflow._scoring_app",
-    "fairops.tracking._sql_runs",
     "fairops.tracking._ui_shared_view",
 }
 # Whose object an attribute is read from cannot be told from the source, so the private attributes of Optuna's
