@@ -11,18 +11,15 @@ in-memory, RDB, Journal, Optuna's gRPC storage proxy), and heartbeats use the st
 methods. On the gRPC proxy, where each call is a network round trip, the calls of one write are made at
 once from a few threads and waited for together.
 
-Three more internals, each with no public counterpart:
+Two more internals, each with no public counterpart:
 
 - :class:`BaseHeartbeat`, the base class Optuna's heartbeat thread and :func:`optuna.storages.fail_stale_trials`
   recognise a storage with heartbeats by (``fairops.jobs.grpc_storage`` derives from it);
-- ``Study._get_trials``, the call Optuna's samplers read history through: :class:`BracketView` filters it
-  too, so a base sampler sees only its bracket;
 - the logger of Optuna's optimize loop and the words of its two warnings about a trial that returned NaN
   (:class:`NanTrialWarnings`).
 
-Outside :data:`WRITTEN_FOR` the bracket view filters the public ``get_trials``/``trials`` only (with a
-``RuntimeWarning`` once), the NaN warnings are left to show, and Optuna's own error of ``Trial.report`` in a
-two-objective study is left as it is.
+Outside :data:`WRITTEN_FOR` the NaN warnings are left to show, and Optuna's own error of ``Trial.report`` in
+a two-objective study is left as it is.
 
 >>> import optuna
 >>> internals_known("5.0.0"), internals_known("6.0.0"), internals_known("4.5.0")
@@ -36,7 +33,6 @@ import logging
 import os
 import threading
 import warnings
-from collections.abc import Callable, Container
 from concurrent.futures import ThreadPoolExecutor
 
 import optuna
@@ -56,9 +52,6 @@ WRITTEN_FOR = ((5, 0), (6, 0))
 #: Where Optuna's optimize loop reports a trial's end (INFO) and a failed trial (WARNING).
 OPTIMIZE_LOGGER = "optuna.study._optimize"
 
-_warned: set = set()
-
-
 def internals_known(version: str | None = None) -> bool:
     """True when ``version`` (default: the installed Optuna) is inside :data:`WRITTEN_FOR`."""
     return _in_range(optuna.__version__ if version is None else version)
@@ -67,14 +60,6 @@ def internals_known(version: str | None = None) -> bool:
 @functools.lru_cache(maxsize=8)
 def _in_range(version: str) -> bool:
     return in_range(version, WRITTEN_FOR)
-
-
-def _warn_unknown_version(what: str) -> None:
-    """Say once per Optuna version that ``what`` falls back to public calls outside :data:`WRITTEN_FOR`."""
-    if optuna.__version__ not in _warned:
-        _warned.add(optuna.__version__)
-        warnings.warn(f"fairops' Fairband was written for Optuna {WRITTEN_FOR[0][0]}.x; with Optuna "
-                      f"{optuna.__version__} {what}", RuntimeWarning, stacklevel=3)
 
 
 # -- the three attributes every sampler needs ---------------------------------------------------------
@@ -194,34 +179,49 @@ def fail_stale_trials(study) -> None:
 
 
 # -- Trial.report / Trial.should_prune of a two-objective study ----------------------------------------
-def refuse_pruning_calls(trial, message: str) -> None:
-    """Shadow the live ``trial``'s ``report`` and ``should_prune`` (on that object only) with methods raising
-    ``NotImplementedError(message)``.
+def refuse_pruning_calls(message_for) -> None:
+    """Make :meth:`optuna.trial.Trial.report` and :meth:`~optuna.trial.Trial.should_prune` raise
+    ``NotImplementedError(text)`` whenever ``message_for(trial)`` gives a text for the trial (else they do what
+    Optuna's do). The methods are wrapped on the class once per process; each ``message_for`` is asked once.
 
-    Optuna 5 raises its own NotImplementedError from both in a multi-objective study before asking the
-    pruner, so this changes only the message. It relies on :class:`optuna.trial.Trial` taking instance
-    attributes and on the objective holding the same object; outside :data:`WRITTEN_FOR` Optuna's own error
-    is left as it is.
+    Optuna 5 raises its own NotImplementedError from both in a multi-objective study before asking the pruner,
+    so a ``message_for`` that answers only for such studies changes the message alone. Outside
+    :data:`WRITTEN_FOR` Optuna's methods are left as they are.
 
-    >>> study = optuna.create_study(directions=["maximize", "maximize"])
-    >>> trial = study.ask()
-    >>> refuse_pruning_calls(trial, "use RungProgress")
-    >>> trial.should_prune()
+    >>> refuse_pruning_calls(lambda trial: "use RungProgress" if trial.study.study_name == "doc-advice" else None)
+    >>> study = optuna.create_study(directions=["maximize", "maximize"], study_name="doc-advice")
+    >>> study.ask().should_prune()
     Traceback (most recent call last):
     ...
     NotImplementedError: use RungProgress
     """
     if not internals_known():
         return
+    with _patch_lock:
+        if message_for not in _message_fors:
+            _message_fors.append(message_for)
+        for name in ("report", "should_prune"):
+            original = getattr(optuna.trial.Trial, name)
+            if getattr(original, "_fairops_wrapped", False):
+                continue
 
-    def refuse(*args, **kwargs):
-        raise NotImplementedError(message)
+            @functools.wraps(original)
+            def method(self, *args, _original=original, **kwargs):
+                for ask in tuple(_message_fors):
+                    message = ask(self)
+                    if message is not None:
+                        raise NotImplementedError(message)
+                return _original(self, *args, **kwargs)
 
-    trial.report = refuse
-    trial.should_prune = refuse
+            method._fairops_wrapped = True  # type: ignore[attr-defined]
+            setattr(optuna.trial.Trial, name, method)
 
 
-# -- a study seen through one bracket, for base samplers -----------------------------------------------
+_patch_lock = threading.Lock()
+_message_fors: list = []
+
+
+# -- the pruner Optuna gives a study created without one ------------------------------------------------
 def is_optuna_default_pruner(pruner) -> bool:
     """True for the pruner ``optuna.create_study`` gives a study created without one (a ``MedianPruner`` with
     its default settings, compared through its attributes, which Optuna does not publish).
@@ -231,43 +231,6 @@ def is_optuna_default_pruner(pruner) -> bool:
     """
     default = optuna.pruners.MedianPruner
     return type(pruner) is default and vars(pruner) == vars(default())
-
-
-class BracketView:
-    """A read-only stand-in for a study that shows base samplers only the trials ``keep`` accepts.
-
-    Everything else is forwarded to the wrapped study, so samplers such as TPE see one bracket.
-
-    >>> import optuna
-    >>> study = optuna.create_study()
-    >>> study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=4)
-    >>> len(BracketView(study, lambda t: t.number % 2 == 0).get_trials())
-    2
-    """
-
-    def __init__(self, study: optuna.Study, keep: Callable[[FrozenTrial], bool]) -> None:
-        self._view_study = study
-        self._view_keep = keep
-        if internals_known():
-            # Optuna's samplers read history through Study._get_trials; filter that too.
-            self._get_trials = self._filtered_private_get_trials
-        else:
-            _warn_unknown_version("base samplers reading history through Study._get_trials see every bracket")
-
-    def __getattr__(self, name):
-        return getattr(self._view_study, name)
-
-    def get_trials(self, deepcopy: bool = True, states: Container[TrialState] | None = None):
-        return [t for t in self._view_study.get_trials(deepcopy=deepcopy, states=states) if self._view_keep(t)]
-
-    def _filtered_private_get_trials(self, deepcopy: bool = True, states: Container[TrialState] | None = None,
-                                     use_cache: bool = False):
-        trials = self._view_study._get_trials(deepcopy=deepcopy, states=states, use_cache=use_cache)
-        return [t for t in trials if self._view_keep(t)]
-
-    @property
-    def trials(self):
-        return self.get_trials()
 
 
 # -- what the optimize loop logs about a trial that returned NaN ---------------------------------------
@@ -288,3 +251,4 @@ class NanTrialWarnings(logging.Filter):
             self._trials.add(number)
             return False
         return not (number in self._trials and message.endswith("failed with value (nan, nan)."))
+

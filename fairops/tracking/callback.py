@@ -143,6 +143,7 @@ class FairnessTrackingCallback(StudyRecord):
         self.family = family
         self.synchronous = bool(synchronous)
         self._picks: dict = {}
+        self._warned_models: set[tuple[str, str]] = set()  # (study, reason) a model was not logged for
         self._connect()
 
     def _connect(self) -> None:
@@ -319,7 +320,8 @@ class FairnessTrackingCallback(StudyRecord):
         model = _pop_model(study.study_name, trial.number)  # popped either way: kept models are not held
         model = model if self.log_models else None
         write = functools.partial(self._write_run, self.experiment_id(study), name, start, end, run_status(trial.state),
-                                  tags, params, metrics, self.rung_history(trial), trial.number, model)
+                                  tags, params, metrics, self.rung_history(trial), study.study_name, trial.number,
+                                  model)
         if self.synchronous or model is not None:  # a model is logged from the trial's own thread
             write()
         else:
@@ -327,18 +329,19 @@ class FairnessTrackingCallback(StudyRecord):
         if self.alpha is not None and len(study.directions) == 2:
             self._log_running_pick(study, parent)
 
-    def _write_run(self, experiment_id, name, start, end, status, tags, params, metrics, history, number, model):
+    def _write_run(self, experiment_id, name, start, end, status, tags, params, metrics, history, study_name,
+                   number, model):
         """A trial's child run: created RUNNING with its tags, its params and metrics, its model, its status."""
         run_id = self.client.create_run(experiment_id, start_time=start, tags=tags, run_name=name).info.run_id
         self._log_values(run_id, params, metrics, history, end)
         if model is not None:
-            self._log_model(run_id, number, model)
+            self._log_model(run_id, study_name, number, model)
         self.client.set_terminated(run_id, status, end_time=end)
 
-    def _log_model(self, run_id: str, number: int, model) -> None:
+    def _log_model(self, run_id: str, study_name: str, number: int, model) -> None:
         """Log a trial's model into its run; one that cannot be saved is recorded there instead (the tag
-        :data:`MODEL_ERROR_TAG` with the reason, ``model_error.txt`` with the traceback) and warned about,
-        since an error raised in a callback would end ``study.optimize``."""
+        :data:`MODEL_ERROR_TAG` with the reason, ``model_error.txt`` with the traceback) and warned about once
+        per study and reason, since an error raised in a callback would end ``study.optimize``."""
         import traceback
 
         from ..mlflow.flavors import log_estimator
@@ -348,8 +351,11 @@ class FairnessTrackingCallback(StudyRecord):
                           pip_requirements=self.model_pip_requirements)
         except Exception as error:  # noqa: BLE001 - whatever the flavor raises, the study goes on
             reason = f"{type(error).__name__}: {error}"
-            warnings.warn(f"trial {number}'s model was not logged ({reason}); the run records why in its tag "
-                          f"{MODEL_ERROR_TAG}", RuntimeWarning, stacklevel=4)
+            if (study_name, reason) not in self._warned_models:
+                self._warned_models.add((study_name, reason))
+                warnings.warn(f"trial {number}'s model was not logged ({reason}); the run records why in its tag "
+                              f"{MODEL_ERROR_TAG}, as does every later trial of study {study_name!r} whose model "
+                              "fails the same way (warned once per study)", RuntimeWarning, stacklevel=4)
             self.client.set_tag(run_id, MODEL_ERROR_TAG, reason[:MODEL_ERROR_LENGTH])
             self.client.log_text(run_id, traceback.format_exc(), MODEL_ERROR_FILE)
 

@@ -107,8 +107,10 @@ class MonitorResult:
 
 
 def _probability(output) -> np.ndarray:
-    column = output["probability"] if hasattr(output, "columns") else output
-    return np.asarray(column, dtype=np.float64).ravel()
+    """The score of a served answer (``probability``, or a reduction's ``chance_positive``)."""
+    from ..mlflow.answer import score_of
+
+    return np.asarray(score_of(output), dtype=np.float64).ravel()
 
 
 def _served_decisions(output) -> np.ndarray | None:

@@ -2,7 +2,7 @@
 
 Every attribute the schedule writes is one public storage call, whatever the storage: an in-memory,
 SQLite and journal study of the same seed must come out the same, and the same as the reference run.
-Inside the Optuna versions it was written for, the bracket view also filters Optuna's private history call.
+Base samplers read a view of public storage calls (tests/fairband/test_fairband_base_samplers.py).
 """
 
 import uuid
@@ -75,15 +75,6 @@ def test_a_stored_trial_carries_its_storage_id_and_optunas_rdb_storage_has_heart
     assert [internals.trial_id_of(study, t) for t in study.trials] == [internals.stored_trial_id(t) for t in stored]
 
 
-def test_the_bracket_view_filters_optunas_own_history_call_only_on_known_versions(monkeypatch):
+def test_the_internals_are_known_for_optuna_5_only():
     assert internals.internals_known("5.0.0") and internals.internals_known("5.9.1")
     assert not internals.internals_known("6.0.0") and not internals.internals_known("4.9.0")
-    study = optuna.create_study()
-    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=6)
-    keep_even = lambda t: t.number % 2 == 0  # noqa: E731
-    assert len(internals.BracketView(study, keep_even)._get_trials(deepcopy=False)) == 3
-    monkeypatch.setattr(optuna, "__version__", "6.0.0")
-    monkeypatch.setattr(internals, "_warned", set())
-    with pytest.warns(RuntimeWarning, match="written for Optuna 5.x"):
-        view = internals.BracketView(study, keep_even)
-    assert len(view.get_trials()) == 3 and len(view._get_trials(deepcopy=False)) == 6  # public calls only
