@@ -2,13 +2,11 @@
 
 Both sides run a no-op objective that suggests two floats. Optuna's side is a one-objective study that
 reports once and asks ``should_prune`` (HyperbandPruner cannot run in two-objective studies); Fairband's
-side is the two-objective (accuracy, fairness) study, measured twice: with the attribute writes batched
-through Optuna internals (the default inside the Optuna versions it was written for) and with public
-storage calls only (what any other Optuna version, or any storage, gets). Also measures parallel
-efficiency at n_jobs=4 with a sleeping objective (sleep proportional to the budget). With ``--repeats``,
-the sides run back to back in each round and the table shows medians (ratios: the median of the rounds'
-ratios, the lowest and highest in brackets), so a change in the machine's load between rounds does not
-decide the ratio. Through the gRPC proxy the internals never apply, so its public-calls side is not run.
+side is the two-objective (accuracy, fairness) study, every attribute written by one public storage call.
+Also measures parallel efficiency at n_jobs=4 with a sleeping objective (sleep proportional to the
+budget). With ``--repeats``, the sides run back to back in each round and the table shows medians (ratios:
+the median of the rounds' ratios, the lowest and highest in brackets), so a change in the machine's load
+between rounds does not decide the ratio.
 
     python benchmarks/fairband_overhead.py            # 206 and 2060 trials; memory, SQLite, Journal
     python benchmarks/fairband_overhead.py --postgres postgresql+psycopg://...   # PostgreSQL too
@@ -34,7 +32,6 @@ from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 
 from fairops.fairband import FairbandPruner, FairbandSampler, budget
-from fairops.fairband._optuna_internals import use_internals
 
 CALLS = collections.Counter()  # storage calls by method, while counting (--calls)
 _counting = [False]
@@ -77,7 +74,7 @@ def _drop(study, kind, url):
         optuna.delete_study(study_name=study.study_name, storage=study._storage)
 
 
-def fairband_ms(kind, n_trials, folder, n_jobs=1, sleep=0.0, public=False, url=None):
+def fairband_ms(kind, n_trials, folder, n_jobs=1, sleep=0.0, url=None):
     study = optuna.create_study(directions=["maximize", "maximize"], storage=_storage(kind, folder, url),
                                 sampler=FairbandSampler(seed=0), pruner=FairbandPruner())
 
@@ -88,8 +85,7 @@ def fairband_ms(kind, n_trials, folder, n_jobs=1, sleep=0.0, public=False, url=N
         return x, y
 
     start = time.perf_counter()
-    with use_internals(not public):
-        study.optimize(objective, n_trials=n_trials, n_jobs=n_jobs)
+    study.optimize(objective, n_trials=n_trials, n_jobs=n_jobs)
     elapsed = time.perf_counter() - start
     _drop(study, kind, url)
     return 1000 * elapsed / n_trials
@@ -115,17 +111,12 @@ def optuna_hyperband_ms(kind, n_trials, folder, url=None):
     return 1000 * elapsed / n_trials
 
 
-def _cells(rounds, sides):
-    """Median ms/trial of each side, and each Fairband side's median ratio to Optuna with its spread."""
-    cells = [f"{statistics.median(r[0] for r in rounds):.2f}"]
-    for side in range(1, 3):
-        if side >= sides:
-            cells += ["(same as the column before)", "-"]
-            continue
-        ratios = sorted(r[side] / r[0] for r in rounds)
-        spread = f" ({ratios[0]:.2f}-{ratios[-1]:.2f})" if len(ratios) > 1 else ""
-        cells += [f"{statistics.median(r[side] for r in rounds):.2f}", f"{statistics.median(ratios):.2f}{spread}"]
-    return cells
+def _cells(rounds):
+    """Median ms/trial of each side, and Fairband's median ratio to Optuna with its spread."""
+    ratios = sorted(fairband / optuna_side for optuna_side, fairband in rounds)
+    spread = f" ({ratios[0]:.2f}-{ratios[-1]:.2f})" if len(ratios) > 1 else ""
+    return [f"{statistics.median(r[0] for r in rounds):.2f}", f"{statistics.median(r[1] for r in rounds):.2f}",
+            f"{statistics.median(ratios):.2f}{spread}"]
 
 
 def call_table(folder, url, n_trials):
@@ -170,23 +161,18 @@ def main(argv=None):
         folder = Path(tmp)
         fairband_ms("memory", 30, folder)  # warm-up: imports and first-call costs on both sides
         optuna_hyperband_ms("memory", 30, folder)
-        print("| storage | trials | Optuna Hyperband+Random ms/trial | Fairband ms/trial | ratio "
-              "| Fairband, public calls only, ms/trial | ratio |")
-        print("|---|---|---|---|---|---|---|")
+        print("| storage | trials | Optuna Hyperband+Random ms/trial | Fairband ms/trial | ratio |")
+        print("|---|---|---|---|---|")
         for kind in kinds:
             for n in sizes:
                 url = args.grpc if kind == "grpc" else args.postgres
                 if kind in ("postgres", "grpc") and n > 206 and not args.trials:
                     continue  # a networked store at 2060 trials takes minutes per side; 206 shows the ratio
                 repeats = args.repeats or (3 if kind == "memory" else 1)
-                rounds = []
-                # On the proxy the internals never apply: the public-calls side would measure the same path.
-                sides = 2 if kind == "grpc" else 3
-                for _ in range(repeats):  # the sides back to back, so a change of load hits all of them
-                    rounds.append((optuna_hyperband_ms(kind, n, folder, url),
-                                   fairband_ms(kind, n, folder, url=url))
-                                  + ((fairband_ms(kind, n, folder, public=True, url=url),) if sides == 3 else ()))
-                print(f"| {kind} | {n} | " + " | ".join(_cells(rounds, sides)) + " |", flush=True)
+                # the sides back to back in each round, so a change of load hits both
+                rounds = [(optuna_hyperband_ms(kind, n, folder, url), fairband_ms(kind, n, folder, url=url))
+                          for _ in range(repeats)]
+                print(f"| {kind} | {n} | " + " | ".join(_cells(rounds)) + " |", flush=True)
         if args.calls and "grpc" in kinds:
             print("\n".join(call_table(folder, args.grpc, sizes[0])))
         sleep = 0.02 if args.quick else 0.2  # seconds at full budget

@@ -30,7 +30,7 @@ import pandas as pd
 from mlflow.tracking import MlflowClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-from spark_batch_scoring import score, spark_session  # noqa: E402
+from spark_batch_scoring import score, scores_params, spark_session  # noqa: E402
 
 from fairops.datasets import load_adult  # noqa: E402
 from fairops.fairlof import FairLOF  # noqa: E402
@@ -92,7 +92,7 @@ def model_kind(model_uri: str) -> str:
 def in_process(model_uri: str, frame: pd.DataFrame):
     model = mlflow.pyfunc.load_model(model_uri)
     columns = model.metadata.get_input_schema().input_names()
-    return model.predict(frame[columns])
+    return model.predict(frame[columns], params=scores_params(model_uri))
 
 
 def best_wall(call, repeats: int) -> float:

@@ -3,9 +3,10 @@
 Any model fairops logs scores this way: the champion of ``fairops tune`` (P(positive class) from raw
 rows), a SCAFF forest (P(y = 1), plus labels when logged with a threshold) and a FairLOF detector
 (``outlier_score`` and ``outlier`` from raw rows). The model's signature gives the input columns; a fairops
-classifier answers class labels by default, so its scores are asked for (``model_config={"answer": "scores"}``)
-and typed from ``metadata.fairops_scores_output`` in its ``MLmodel``; a model answering several columns gives
-one struct column, spread here into top-level columns.
+classifier answers class labels by default, so its scores are asked for per call (``params={"answer":
+"scores"}``: Spark's local workers load the model from a broadcast copy without ``model_config``) and typed
+from ``metadata.fairops_scores_output`` in its ``MLmodel``; a model answering several columns gives one
+struct column, spread here into top-level columns.
 
     fairops tune --dataset adult                       # registers models:/fairops-adult@champion
     python examples/spark_batch_scoring.py --output adult-scores.parquet
@@ -66,7 +67,7 @@ def score(spark, table, model_uri: str, *, env_manager: str = "local"):
     if scores:  # a classifier answers labels by default: ask for its scores, typed as its metadata says
         outputs = [name for name, _ in scores]
         udf = mlflow.pyfunc.spark_udf(spark, model_uri, result_type=_spark_type(scores), env_manager=env_manager,
-                                      model_config={"answer": "scores"})
+                                      params=scores_params(model_uri))
     else:
         outputs = signature.outputs.input_names() if signature.outputs is not None else []
         udf = mlflow.pyfunc.spark_udf(spark, model_uri, env_manager=env_manager)
@@ -75,6 +76,15 @@ def score(spark, table, model_uri: str, *, env_manager: str = "local"):
     if isinstance(scored.schema[answer].dataType, StructType):  # several output columns: one struct
         scored = scored.select("*", f"{answer}.*").drop(answer)
     return scored
+
+
+def scores_params(model_uri: str) -> dict | None:
+    """``{"answer": "scores"}`` for a fairops classifier (whose default answer is a label), else None."""
+    params = signature_of(model_uri).params
+    return SCORES if params is not None and "answer" in [spec.name for spec in params.params] else None
+
+
+SCORES = {"answer": "scores"}
 
 
 def _spark_type(columns) -> str:

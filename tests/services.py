@@ -122,3 +122,30 @@ def grpc_storage_proxy(storage_url, folder, timeout=120):
             yield f"grpc://127.0.0.1:{port}"
         finally:
             stop(process)
+
+
+@contextlib.contextmanager
+def serving_thread(model_path, timeout=60):
+    """``fairops serve``'s app (MLflow's scoring server behind the request guard) for the model folder at
+    ``model_path``, run by uvicorn in a thread of this process on a free loopback port; yields its URL."""
+    import threading
+
+    import uvicorn
+
+    from fairops.jobs.serve import guarded_app
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(guarded_app(str(model_path)), host="127.0.0.1", port=port,
+                                           log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + timeout
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the model server for {model_path} did not start")
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)

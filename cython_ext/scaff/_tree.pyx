@@ -12,6 +12,12 @@ Split criterion (node-local, two children, counts only)::
 AUC_S combines the one-vs-rest AUCs of every sensitive group: their max, or the mean per
 attribute and then across attributes. A group absent from the node, or making up all of it,
 has no AUC there: it counts as AUC 1, the worst case, as the authors' code scores it.
+
+Missing values: a feature that had missing values in fit has one bin more, its last, holding them. Every
+threshold is then tried twice, with the missing values sent left and sent right, and once more as "every
+value left, the missing ones right" (threshold +inf); the better side is kept per node, as LightGBM and
+scikit-learn's HistGradientBoosting learn it. A node that saw no missing value of its split feature sends
+them to its heavier child.
 """
 
 import numpy as np
@@ -37,7 +43,8 @@ cdef inline u64 _next_random(u64* state) noexcept nogil:
 
 def build_tree(
     const cnp.uint8_t[:, ::1] binned,      # (n_features, n_samples): bin code per value
-    const cnp.int32_t[::1] n_bins,         # (n_features,)
+    const cnp.int32_t[::1] n_bins,         # (n_features,) bins, the missing values' bin included
+    const cnp.uint8_t[::1] has_missing,    # (n_features,) 1: the feature's last bin holds its missing values
     const cnp.uint8_t[::1] y,              # (n_samples,) 0/1
     const cnp.int32_t[:, ::1] groups,      # (n_samples, n_columns): global group id per column
     const cnp.int32_t[::1] column_start,   # (n_columns + 1,): column c owns ids column_start[c] ..< [c + 1]
@@ -73,6 +80,7 @@ def build_tree(
     value_arr = np.zeros(capacity, dtype=np.float64)
     node_weight_arr = np.zeros(capacity, dtype=np.float64)
     gain_arr = np.zeros(capacity, dtype=np.float64)
+    missing_arr = np.zeros(capacity, dtype=np.uint8)
     cdef cnp.int32_t[::1] node_feature = feature_arr
     cdef cnp.int32_t[::1] node_bin = bin_arr
     cdef cnp.int32_t[::1] node_left = left_arr
@@ -80,6 +88,7 @@ def build_tree(
     cdef double[::1] node_value = value_arr
     cdef double[::1] node_weight = node_weight_arr
     cdef double[::1] node_gain = gain_arr
+    cdef cnp.uint8_t[::1] node_missing_left = missing_arr
 
     # Work buffers, allocated once per tree.
     cdef Py_ssize_t n_groups_alloc = n_groups if n_groups > 0 else 1
@@ -106,11 +115,13 @@ def build_tree(
     cdef u64 rng_state = seed
     cdef Py_ssize_t n_nodes = 0, top = 0
     cdef Py_ssize_t start, end, depth, parent, node, p, i, j, c, g, k, b, nb, last, swap_with, mid
-    cdef Py_ssize_t best_feature, best_bin, n_active, n_node, left_n
+    cdef Py_ssize_t best_feature, best_bin, n_active, n_node, left_n, nv, cand_n, side
     cdef double total_w, total_y, total_n, wi, left_w, left_y, auc_s, gain, best_gain
     cdef double group_auc, label_part, fixed_penalty, cross, label_scale
+    cdef double miss_w, miss_y, cand_w, cand_y, cand_g
+    cdef Py_ssize_t miss_n
     cdef bint need_groups = theta > 0.0 and n_groups > 0
-    cdef bint node_groups, any_absent, can_split
+    cdef bint node_groups, any_absent, can_split, best_missing_left, node_has_missing
     cdef bint count_leaf = min_samples_leaf > 1
     cdef cnp.intp_t tmp
     cdef int draw = max_features
@@ -205,6 +216,7 @@ def build_tree(
             label_scale = (1.0 - theta) * 0.5 / (total_y * total_n)
             best_feature = -1
             best_bin = -1
+            best_missing_left = False
             if draw < n_features:
                 # Partial Fisher-Yates: the first `draw` entries become this node's features.
                 for j in range(draw):
@@ -243,16 +255,30 @@ def build_tree(
                     for p in range(start, end):
                         hist_n[binned[f, samples[p]]] += 1
 
-                # Thresholds after the last non-empty bin would leave the right child empty.
-                last = nb - 1
+                # The missing values' bin (the feature's last when it had missing values in fit).
+                nv = nb - has_missing[f]
+                miss_w = 0.0
+                miss_y = 0.0
+                miss_n = 0
+                if has_missing[f]:
+                    miss_w = hist_w[nv]
+                    miss_y = hist_y[nv]
+                    if count_leaf:
+                        miss_n = hist_n[nv]
+                node_has_missing = miss_w > 0.0
+                # Thresholds after the last non-empty value bin would leave the right child empty, unless
+                # the missing values go right alone (threshold +inf, tried at b = last).
+                last = nv - 1
                 while last > 0 and hist_w[last] == 0.0:
                     last -= 1
                 left_w = 0.0
                 left_y = 0.0
                 left_n = 0
-                for b in range(last):
+                for b in range(last + 1):
                     if hist_w[b] == 0.0:
-                        continue  # same partition as the previous threshold
+                        continue  # same partition as the previous threshold (or no value at all)
+                    if b == last and not node_has_missing:
+                        break
                     left_w += hist_w[b]
                     left_y += hist_y[b]
                     if node_groups:
@@ -263,50 +289,68 @@ def build_tree(
                         left_n += hist_n[b]
                         if n_node - left_n < min_samples_leaf:
                             break  # the right child only shrinks from here
-                        if left_n < min_samples_leaf:
-                            continue
-                    # |P(left | 1) - P(left | 0)| as one cross product over one node constant:
-                    # with counted weights it is exact, so equal AUCs tie bit for bit and the
-                    # first threshold in column order wins, as in fair-trees.
-                    cross = fabs(left_y * total_n - (left_w - left_y) * total_y)
-                    if cross == 0.0:
-                        continue  # both children hold the same P(y = 1): SG <= 0 and no score moves
-                    label_part = cross * label_scale
-                    if label_part - fixed_penalty <= best_gain:
-                        continue  # the sensitive term can only lower the gain
-                    if node_groups:
-                        if aggregate == 0:
-                            auc_s = 0.5
-                            for k in range(n_active):
-                                g = active[k]
-                                group_auc = 0.5 + 0.5 * fabs(
-                                    group_left[g] * (total_w - group_total[g])
-                                    - (left_w - group_left[g]) * group_total[g]
-                                ) / (group_total[g] * (total_w - group_total[g]))
-                                if group_auc > auc_s:
-                                    auc_s = group_auc
+                    # side 0: the missing values go right; side 1: left (not at b = last: nothing would
+                    # stay right). A node without missing values has side 0 only.
+                    for side in range(2 if node_has_missing and b < last else 1):
+                        cand_w = left_w + side * miss_w
+                        cand_y = left_y + side * miss_y
+                        if count_leaf:
+                            cand_n = left_n + side * miss_n
+                            if cand_n < min_samples_leaf or n_node - cand_n < min_samples_leaf:
+                                continue
+                        # |P(left | 1) - P(left | 0)| as one cross product over one node constant:
+                        # with counted weights it is exact, so equal AUCs tie bit for bit and the
+                        # first threshold in column order wins, as in fair-trees.
+                        cross = fabs(cand_y * total_n - (cand_w - cand_y) * total_y)
+                        if cross == 0.0:
+                            continue  # both children hold the same P(y = 1): SG <= 0 and no score moves
+                        label_part = cross * label_scale
+                        if label_part - fixed_penalty <= best_gain:
+                            continue  # the sensitive term can only lower the gain
+                        if node_groups:
+                            if aggregate == 0:
+                                auc_s = 0.5
+                                for k in range(n_active):
+                                    g = active[k]
+                                    cand_g = group_left[g]
+                                    if side:  # (a feature without missing values has no such bin to read)
+                                        cand_g += hist_g[nv * n_groups + g]
+                                    group_auc = 0.5 + 0.5 * fabs(
+                                        cand_g * (total_w - group_total[g])
+                                        - (cand_w - cand_g) * group_total[g]
+                                    ) / (group_total[g] * (total_w - group_total[g]))
+                                    if group_auc > auc_s:
+                                        auc_s = group_auc
+                            else:
+                                for c in range(n_columns):
+                                    column_sum[c] = column_fixed[c]
+                                for k in range(n_active):
+                                    g = active[k]
+                                    cand_g = group_left[g]
+                                    if side:  # (a feature without missing values has no such bin to read)
+                                        cand_g += hist_g[nv * n_groups + g]
+                                    column_sum[group_column[g]] += 0.5 + 0.5 * fabs(
+                                        cand_g * (total_w - group_total[g])
+                                        - (cand_w - cand_g) * group_total[g]
+                                    ) / (group_total[g] * (total_w - group_total[g]))
+                                auc_s = 0.0
+                                for c in range(n_columns):
+                                    auc_s += column_sum[c] / column_terms[c]
+                                auc_s = auc_s / n_columns
+                            gain = label_part - theta * (auc_s - 0.5)
                         else:
-                            for c in range(n_columns):
-                                column_sum[c] = column_fixed[c]
-                            for k in range(n_active):
-                                g = active[k]
-                                column_sum[group_column[g]] += 0.5 + 0.5 * fabs(
-                                    group_left[g] * (total_w - group_total[g])
-                                    - (left_w - group_left[g]) * group_total[g]
-                                ) / (group_total[g] * (total_w - group_total[g]))
-                            auc_s = 0.0
-                            for c in range(n_columns):
-                                auc_s += column_sum[c] / column_terms[c]
-                            auc_s = auc_s / n_columns
-                        gain = label_part - theta * (auc_s - 0.5)
-                    else:
-                        gain = label_part - fixed_penalty
-                    if fabs(gain) <= min_gain:
-                        gain = 0.0  # an exact balance of the two terms, up to rounding
-                    if gain > best_gain:
-                        best_gain = gain
-                        best_feature = f
-                        best_bin = b
+                            gain = label_part - fixed_penalty
+                        if fabs(gain) <= min_gain:
+                            gain = 0.0  # an exact balance of the two terms, up to rounding
+                        if gain > best_gain:
+                            best_gain = gain
+                            best_feature = f
+                            # every value left, the missing ones right: the top value bin (threshold +inf)
+                            best_bin = nv - 1 if b == last else b
+                            if node_has_missing:
+                                best_missing_left = side == 1
+                            else:  # no missing value here to learn from: the heavier child takes them
+                                best_missing_left = cand_w > total_w - cand_w
 
             if best_feature < 0:
                 continue
@@ -314,11 +358,14 @@ def build_tree(
             node_feature[node] = <cnp.int32_t>best_feature
             node_bin[node] = <cnp.int32_t>best_bin
             node_gain[node] = best_gain
-            # Partition samples[start:end]: bin <= best_bin first.
+            node_missing_left[node] = best_missing_left
+            # Partition samples[start:end]: bin <= best_bin first, and the missing values' bin when they go left.
+            nv = n_bins[best_feature] - has_missing[best_feature]
             i = start
             j = end - 1
             while i <= j:
-                if binned[best_feature, samples[i]] <= best_bin:
+                b = binned[best_feature, samples[i]]
+                if b <= best_bin or (best_missing_left and b == nv):
                     i += 1
                 else:
                     tmp = samples[i]
@@ -348,6 +395,7 @@ def build_tree(
         value_arr[:n_nodes].copy(),
         node_weight_arr[:n_nodes].copy(),
         gain_arr[:n_nodes].copy(),
+        missing_arr[:n_nodes].copy(),
     )
 
 
@@ -357,11 +405,17 @@ cdef inline Py_ssize_t _leaf(
     const double* threshold,
     const cnp.int32_t* left,
     const cnp.int32_t* right,
+    const cnp.uint8_t* missing_left,
 ) noexcept nogil:
-    """Tree-local id of the leaf row ``x`` reaches (x <= threshold goes left)."""
+    """Tree-local id of the leaf row ``x`` reaches (x <= threshold goes left; a missing value, NaN, goes
+    to the side its node learnt)."""
     cdef Py_ssize_t node = 0
+    cdef double v
     while feature[node] >= 0:
-        if x[feature[node]] <= threshold[node]:
+        v = x[feature[node]]
+        if v <= threshold[node]:
+            node = left[node]
+        elif v != v and missing_left[node]:
             node = left[node]
         else:
             node = right[node]
@@ -374,6 +428,7 @@ def predict_forest(
     const double[::1] threshold,
     const cnp.int32_t[::1] left,
     const cnp.int32_t[::1] right,
+    const cnp.uint8_t[::1] missing_left,
     const double[::1] value,
     const cnp.int64_t[::1] offsets,        # (n_trees + 1,) start of each tree's nodes
     double[::1] out,                       # (n_rows,) mean leaf value, written here
@@ -388,7 +443,8 @@ def predict_forest(
             total = 0.0
             for t in range(n_trees):
                 base = offsets[t]
-                total += value[base + _leaf(&X[r, 0], &feature[base], &threshold[base], &left[base], &right[base])]
+                total += value[base + _leaf(&X[r, 0], &feature[base], &threshold[base], &left[base], &right[base],
+                                            &missing_left[base])]
             out[r] = total / n_trees
 
 
@@ -398,6 +454,7 @@ def apply_forest(
     const double[::1] threshold,
     const cnp.int32_t[::1] left,
     const cnp.int32_t[::1] right,
+    const cnp.uint8_t[::1] missing_left,
     const cnp.int64_t[::1] offsets,        # (n_trees + 1,) start of each tree's nodes
     cnp.int64_t[:, ::1] out,               # (n_rows, n_trees) tree-local leaf id, written here
 ):
@@ -409,4 +466,5 @@ def apply_forest(
         for r in range(n_rows):
             for t in range(n_trees):
                 base = offsets[t]
-                out[r, t] = _leaf(&X[r, 0], &feature[base], &threshold[base], &left[base], &right[base])
+                out[r, t] = _leaf(&X[r, 0], &feature[base], &threshold[base], &left[base], &right[base],
+                                  &missing_left[base])

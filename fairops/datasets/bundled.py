@@ -40,6 +40,8 @@ class Dataset:
         Where the data comes from, and its licence.
     held_out : ndarray of int or None, default=None
         Row positions the file marks as held out, else None.
+    unlabelled : int, default=0
+        Rows of the file left out because their label was missing.
     """
 
     name: str
@@ -50,6 +52,7 @@ class Dataset:
     source: str = field(default="")
     #: Row positions the file marks as held out (``load_table(..., holdout=COLUMN)``), else ``None``.
     held_out: np.ndarray | None = field(default=None, repr=False, compare=False)
+    unlabelled: int = field(default=0, repr=False, compare=False)
 
     def __repr__(self) -> str:
         return (
@@ -85,13 +88,14 @@ ADULT_COLUMNS = [
 ADULT_POSITIVE = {"<=50K": "income <= 50K", ">50K": "income > 50K"}
 
 
-def load_adult(*, positive: str = "<=50K", drop_sensitive: bool = False) -> Dataset:
+def load_adult(*, positive: str = "<=50K", drop_sensitive: bool = False, keep_missing: bool = False) -> Dataset:
     """UCI Adult (train and test files together, 45,222 rows without missing values).
 
     The Fairband paper's task (its Table 2) is assistive: label 1 is income **<= 50K** (people
     eligible for a social programme), accuracy = precision at 50% TPR, fairness = TPR ratio over
     sex. ``positive=">50K"`` gives the common income-prediction label with the same metrics.
-    Sensitive: ``sex`` (Female/Male) and ``race``.
+    Sensitive: ``sex`` (Female/Male) and ``race``. The paper and this loader drop the 3,620 rows with a ``?`` in
+    workclass, occupation or native-country; ``keep_missing=True`` keeps all 48,842, those values missing.
 
     Parameters
     ----------
@@ -99,6 +103,8 @@ def load_adult(*, positive: str = "<=50K", drop_sensitive: bool = False) -> Data
         The income class that is label 1 (it also names the task's positive outcome).
     drop_sensitive : bool, default=False
         Drop the sensitive columns from the features.
+    keep_missing : bool, default=False
+        Keep the rows with missing values (as missing values of their category columns).
 
     Returns
     -------
@@ -122,7 +128,8 @@ def load_adult(*, positive: str = "<=50K", drop_sensitive: bool = False) -> Data
                 pd.read_csv(handle, compression="gzip", header=None, names=ADULT_COLUMNS, skiprows=skip,
                             skipinitialspace=True, na_values="?")
             )
-    frame = pd.concat(parts, ignore_index=True).dropna()
+    frame = pd.concat(parts, ignore_index=True)
+    frame = frame if keep_missing else frame.dropna()
     y = frame.pop("income").str.rstrip(".").eq(positive).to_numpy()
     task = Task("precision", "tpr", 0.5, "tpr", ("sex",), positive=ADULT_POSITIVE[positive])
     return _finish("adult", frame, y, frame[["sex", "race"]], task, "UCI Adult, CC BY 4.0", drop_sensitive)
@@ -172,12 +179,8 @@ def load_compas(*, fpr: float = 0.1, drop_sensitive: bool = False) -> Dataset:
         raise InputError(f"fpr must be a share in (0, 1), got {fpr!r}")
     with data_path("compas-scores-two-years.csv.gz").open("rb") as handle:
         frame = pd.read_csv(handle, compression="gzip")
-    keep = (
-        frame["days_b_screening_arrest"].between(-30, 30)
-        & (frame["is_recid"] != -1)
-        & (frame["c_charge_degree"] != "O")
-        & (frame["score_text"] != "N/A")
-    )
+    keep = (frame["days_b_screening_arrest"].between(-30, 30) & (frame["is_recid"] != -1)
+            & (frame["c_charge_degree"] != "O") & (frame["score_text"] != "N/A"))
     frame = frame.loc[keep]
     features = frame[COMPAS_FEATURES].copy()
     sensitive = pd.DataFrame({
@@ -185,10 +188,8 @@ def load_compas(*, fpr: float = 0.1, drop_sensitive: bool = False) -> Dataset:
         "sex": features["sex"].to_numpy(),
     })
     task = Task("precision", "fpr", float(fpr), "fpr", ("race",), positive="re-offends within two years")
-    return _finish(
-        "compas", features, frame["two_year_recid"], sensitive, task,
-        "ProPublica compas-analysis (Angwin et al. 2016)", drop_sensitive,
-    )
+    return _finish("compas", features, frame["two_year_recid"], sensitive, task,
+                   "ProPublica compas-analysis (Angwin et al. 2016)", drop_sensitive)
 
 
 GERMAN_COLUMNS = [

@@ -21,14 +21,13 @@ def _is_number(value) -> bool:
 
 
 def _binary_target(column: pd.Series, name: str, positive=None) -> tuple[np.ndarray, str]:
-    """0/1 labels from a two-valued column and which value is positive: ``positive`` when given (matched
-    as written, e.g. ``"10"`` or ``">50K"``), else the larger value (numbers by value, text in sorted order).
+    """0/1 labels from a two-valued column without missing values and which value is positive: ``positive``
+    when given (matched as written, e.g. ``"10"`` or ``">50K"``), else the larger value (numbers by value,
+    text in sorted order).
 
     >>> _binary_target(pd.Series([9, 10, 10]), "y")[1], _binary_target(pd.Series([9, 10]), "y", "9")[1]
     ('y = 10', 'y = 9')
     """
-    if column.isna().any():
-        raise InputError(f"target column {name!r} {_missing_text(column)}; drop those rows or give them a label")
     values = column.unique().tolist()
     numeric = all(_is_number(value) for value in values)
     values = sorted(values) if numeric else sorted(values, key=str)
@@ -147,22 +146,80 @@ def holdout_rows(column: pd.Series, name: str) -> np.ndarray:
     return held
 
 
+def _check_roles(path: Path, frame: pd.DataFrame, target: str, columns: list, holdout) -> None:
+    """Refuse target, sensitive and holdout columns the file lacks, or that name one column twice."""
+    missing = [c for c in [target, *columns] if c not in frame.columns]
+    if missing:
+        similar = "".join(f"; {describe(names)} differ(s) from {name!r} only by surrounding spaces (rename the "
+                          "column: names are compared exactly)"
+                          for name, names in near_misses(missing, list(frame.columns)).items())
+        raise InputError(f"column(s) {missing} not in {path.name}; it has {list(frame.columns)}{similar}")
+    if not columns:
+        raise InputError("name at least one sensitive column")
+    if holdout is not None:
+        if holdout not in frame.columns:
+            raise InputError(f"holdout column {holdout!r} not in {path.name}; it has {list(frame.columns)}")
+        if holdout == target or holdout in columns:
+            raise InputError(f"holdout column {holdout!r} is the target or a sensitive column")
+    if target in columns:
+        raise InputError(f"sensitive column {target!r} is the target column; a fairness ratio over the label "
+                         "itself measures nothing")
+    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    if repeated:
+        raise InputError(f"sensitive column(s) {repeated} named more than once")
+
+
+def _unlabelled(frame: pd.DataFrame, target: str) -> tuple[pd.DataFrame, int]:
+    """The rows with a label, renumbered, and how many were left out for a missing one.
+
+    >>> _unlabelled(pd.DataFrame({"x": [1, 2, 3], "y": [0, None, 1]}), "y")
+    (   x    y
+    0  1  0.0
+    1  3  1.0, 1)
+    """
+    missing = frame[target].isna().to_numpy()
+    if missing.all():
+        raise InputError(f"target column {target!r} is empty (every value missing); there is nothing to learn from")
+    return frame.loc[~missing].reset_index(drop=True), int(missing.sum())
+
+
+def _fill_groups(frame: pd.DataFrame, columns, missing_group, source: str) -> None:
+    """Refuse a sensitive column with missing values (their count and first rows), or, with ``missing_group``,
+    make those rows a group of that name (in the features too), in place."""
+    for column in columns:
+        values = frame[column]
+        if not values.isna().any():
+            continue
+        if missing_group is None:
+            raise InputError(f"sensitive column {column!r} of {source} {_missing_text(values)}; fairness is "
+                             "measured per group and these rows have none: give --missing-group NAME to make "
+                             "them a group of their own, or drop those rows")
+        if (values.astype(str) == str(missing_group)).any():
+            raise InputError(f"--missing-group {missing_group!r} is already a value of sensitive column {column!r}; "
+                             "choose a name it does not hold")
+        frame[column] = values.astype(object).where(values.notna(), str(missing_group))
+
+
 def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,ratio=tpr",
-               drop_sensitive: bool = False, positive=None, holdout: str | None = None) -> Dataset:
+               drop_sensitive: bool = False, positive=None, holdout: str | None = None,
+               missing_group: str | None = None) -> Dataset:
     """A :class:`Dataset` from a ``.csv`` or ``.parquet`` file.
 
     Refused with an error: repeated column names, names differing only by surrounding spaces (``x1``, `` x1 ``:
     never stripped), feature columns all missing or holding an infinite value, a top-k task over the file's row count.
+    Missing feature values stay missing (each model family takes them its own way); a row without a label is
+    left out (the dataset's ``unlabelled`` counts them); a row without a sensitive value is refused with the
+    count and the first rows, unless ``missing_group`` names a group for such rows.
 
     Parameters
     ----------
     path : str or Path
         The ``.csv`` or ``.parquet`` file.
     target : str
-        The label column: two values; a row missing it is refused with an error, not dropped silently.
+        The label column: two values; a row missing it is left out and counted.
     sensitive : str or list of str
-        One or more columns (a list or a comma-separated string), a row missing one refused; the fairness ratio
-        counts each (the lowest of their ratios, or their intersectional groups with ``,groups=intersectional``).
+        One or more columns (a list or a comma-separated string); the fairness ratio counts each (the lowest of
+        their ratios, or their intersectional groups with ``,groups=intersectional``).
     task : str, default="precision@tpr=0.5,ratio=tpr"
         The task in :meth:`~fairops.metrics.Task.from_string`'s grammar.
     drop_sensitive : bool, default=False
@@ -170,6 +227,10 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
     positive, holdout : str or None, default=None
         The target value that is label 1 (default: the larger value); a yes/no column marking rows held out
         (the dataset's ``held_out`` row positions; not a feature).
+    missing_group : str or None, default=None
+        The group of rows missing a sensitive value (None: such rows are refused). Refusing is the default:
+        those rows belong to no group a fairness ratio counts, and making them a group of unknown make-up
+        can decide which model looks fairest (the lowest ratio over the groups), so it is the user's call.
 
     Returns
     -------
@@ -194,36 +255,18 @@ def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,r
     frame = _read(reader, path)
     _check_names(path, frame)
     columns = [c.strip() for c in sensitive.split(",")] if isinstance(sensitive, str) else list(sensitive)
-    missing = [c for c in [target, *columns] if c not in frame.columns]
-    if missing:
-        similar = "".join(f"; {describe(names)} differ(s) from {name!r} only by surrounding spaces (rename the "
-                          "column: names are compared exactly)"
-                          for name, names in near_misses(missing, list(frame.columns)).items())
-        raise InputError(f"column(s) {missing} not in {path.name}; it has {list(frame.columns)}{similar}")
-    if not columns:
-        raise InputError("name at least one sensitive column")
-    if holdout is not None:
-        if holdout not in frame.columns:
-            raise InputError(f"holdout column {holdout!r} not in {path.name}; it has {list(frame.columns)}")
-        if holdout == target or holdout in columns:
-            raise InputError(f"holdout column {holdout!r} is the target or a sensitive column")
-    if target in columns:
-        raise InputError(f"sensitive column {target!r} is the target column; a fairness ratio over the label "
-                         "itself measures nothing")
-    repeated = sorted({c for c in columns if columns.count(c) > 1})
-    if repeated:
-        raise InputError(f"sensitive column(s) {repeated} named more than once")
+    _check_roles(path, frame, target, columns, holdout)
+    frame, unlabelled = _unlabelled(frame, target)
     held_out = None if holdout is None else holdout_rows(frame.pop(holdout), holdout)
     y, positive = _binary_target(frame.pop(target), target, positive)
     check_features(frame)
+    _fill_groups(frame, columns, missing_group, path.name)
     groups = frame[columns]
     for column in columns:
-        if groups[column].isna().any():
-            raise InputError(f"sensitive column {column!r} of {path.name} {_missing_text(groups[column])}; "
-                             "give them a group of their own (e.g. 'unknown') or drop those rows")
         if groups[column].nunique() < 2:
             raise InputError(f"sensitive column {column!r} has a single value; fairness needs two groups")
     spec = Task.from_string(task, sensitive=columns, positive=positive)
     spec.check_rows(len(frame), f"{path.name}")
-    data = _finish(path.stem, frame, y, groups.astype(str), spec, str(path), drop_sensitive)
+    data = dataclasses.replace(_finish(path.stem, frame, y, groups.astype(str), spec, str(path), drop_sensitive),
+                               unlabelled=unlabelled)
     return data if held_out is None else dataclasses.replace(data, held_out=held_out)

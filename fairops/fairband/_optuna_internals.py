@@ -1,22 +1,25 @@
-"""Every place Fairband reaches past Optuna's public API, in one module, checked against the Optuna
-versions it was written for.
+"""Every place fairops reaches past Optuna's public API, in one module, checked against the Optuna versions
+it was written for.
 
 A sampler receives the study and a :class:`~optuna.trial.FrozenTrial`; to record what the schedule
 decided for that trial it has to write the trial's attributes through the study's storage, as Optuna's
 own samplers and pruners do (``study._storage``, ``study._study_id``, ``trial._trial_id``: Optuna has no
-public accessor for them). Those three attributes are used on every path and are reached only through
-:func:`storage_of`, :func:`study_id_of` and :func:`trial_id_of`; everything else goes through the
-methods of :class:`~optuna.storages.BaseStorage` and the storages' public heartbeat methods.
+public accessor for them). Those three attributes are reached only through :func:`storage_of`,
+:func:`study_id_of`, :func:`trial_id_of` and :func:`stored_trial_id`; every write is then a public method
+of :class:`~optuna.storages.BaseStorage` (one ``set_trial_*_attr`` call per attribute, on any storage:
+in-memory, RDB, Journal, Optuna's gRPC storage proxy), and heartbeats use the storages' public heartbeat
+methods. On the gRPC proxy, where each call is a network round trip, the calls of one write are made at
+once from a few threads and waited for together.
 
-Inside :data:`WRITTEN_FOR` one internal makes the hot path cheaper: several attributes are written in one
-transaction on :class:`~optuna.storages.RDBStorage` (one commit, so one fsync on SQLite, instead of one per
-attribute; on SQLite and PostgreSQL one upsert per table after one check that the trial still runs) and in
-one append on :class:`~optuna.storages.JournalStorage`.
+Two more internals, each with no public counterpart:
 
-Outside the range, or after ``use_internals(False)``, each attribute is one public ``set_trial_*_attr``
-call. Any storage works on that
-path (in-memory, RDB, Journal, Optuna's gRPC storage proxy). On the gRPC proxy, where each call is a
-network round trip, the calls of one write are made at once from a few threads and waited for together.
+- :class:`BaseHeartbeat`, the base class Optuna's heartbeat thread and :func:`optuna.storages.fail_stale_trials`
+  recognise a storage with heartbeats by (``fairops.jobs.grpc_storage`` derives from it);
+- the logger of Optuna's optimize loop and the words of its two warnings about a trial that returned NaN
+  (:class:`NanTrialWarnings`).
+
+Outside :data:`WRITTEN_FOR` the NaN warnings are left to show, and Optuna's own error of ``Trial.report`` in
+a two-objective study is left as it is.
 
 >>> import optuna
 >>> internals_known("5.0.0"), internals_known("6.0.0"), internals_known("4.5.0")
@@ -25,25 +28,29 @@ network round trip, the calls of one write are made at once from a few threads a
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import json
+import logging
 import os
 import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import optuna
-from optuna.trial import TrialState
+from optuna.trial import FrozenTrial, TrialState
+
+try:
+    from optuna.storages._heartbeat import BaseHeartbeat as BaseHeartbeat  # re-exported for the gRPC storage
+except ImportError as error:  # pragma: no cover - only with an Optuna that moved it
+    raise ImportError(f"Optuna {optuna.__version__} no longer has optuna.storages._heartbeat.BaseHeartbeat; "
+                      "fairops needs an update for this version") from error
 
 from .._versions import in_range
 
-# Optuna versions whose internals (RDB sessions, journal operations, Study._get_trials) this module knows.
+#: Optuna versions (lowest included, highest excluded) whose internals this module was written for.
 WRITTEN_FOR = ((5, 0), (6, 0))
 
-_switch = threading.local()
-_warned: set = set()
-
+#: Where Optuna's optimize loop reports a trial's end (INFO) and a failed trial (WARNING).
+OPTIMIZE_LOGGER = "optuna.study._optimize"
 
 def internals_known(version: str | None = None) -> bool:
     """True when ``version`` (default: the installed Optuna) is inside :data:`WRITTEN_FOR`."""
@@ -53,36 +60,6 @@ def internals_known(version: str | None = None) -> bool:
 @functools.lru_cache(maxsize=8)
 def _in_range(version: str) -> bool:
     return in_range(version, WRITTEN_FOR)
-
-
-@contextlib.contextmanager
-def use_internals(allowed: bool):
-    """Within the block (this thread), take the fast internal paths only if ``allowed`` (and the version is known).
-
-    >>> with use_internals(False):
-    ...     fast_paths_on()
-    False
-    """
-    previous = getattr(_switch, "allowed", True)
-    _switch.allowed = bool(allowed)
-    try:
-        yield
-    finally:
-        _switch.allowed = previous
-
-
-def fast_paths_on() -> bool:
-    """Whether the internal fast paths are in use here and now."""
-    if not getattr(_switch, "allowed", True):
-        return False
-    if internals_known():
-        return True
-    if optuna.__version__ not in _warned:
-        _warned.add(optuna.__version__)
-        warnings.warn(f"fairops' Fairband was written for Optuna {WRITTEN_FOR[0][0]}.x; with Optuna "
-                      f"{optuna.__version__} it writes trial attributes one public call at a time", RuntimeWarning,
-                      stacklevel=3)
-    return False
 
 
 # -- the three attributes every sampler needs ---------------------------------------------------------
@@ -110,18 +87,20 @@ def trial_id_of(study, trial) -> int:
     return storage_of(study).get_trial_id_from_study_id_trial_number(study_id_of(study), trial.number)
 
 
+def stored_trial_id(trial: FrozenTrial) -> int:
+    """The storage id of a :class:`~optuna.trial.FrozenTrial` read from a storage."""
+    return trial._trial_id
+
+
 # -- writes --------------------------------------------------------------------------------------------
 def write_trial_attrs(study, trial, user: dict | None = None, system: dict | None = None) -> None:
-    """Write user and system attributes of a running trial, in one storage write where the version allows.
+    """Write user and system attributes of a running trial, one public storage call each (system first).
 
     Raises :class:`optuna.exceptions.UpdateFinishedTrialError` when the trial is already finished.
     """
     user, system = user or {}, system or {}
     storage = storage_of(study)
     trial_id = trial_id_of(study, trial)
-    if fast_paths_on() and (_rdb_batch(storage, trial_id, user, system) or
-                            _journal_batch(storage, trial_id, user, system)):
-        return
     calls = [(storage.set_trial_system_attr, key, value) for key, value in system.items()]
     calls += [(storage.set_trial_user_attr, key, value) for key, value in user.items()]
     if len(calls) > 1 and _round_trip_per_call(storage):
@@ -153,69 +132,6 @@ def _writer_pool() -> ThreadPoolExecutor:
         if _pool is None or _pool[0] != os.getpid():
             _pool = (os.getpid(), ThreadPoolExecutor(max_workers=8, thread_name_prefix="fairband-attrs"))
         return _pool[1]
-
-
-def _rdb_batch(storage, trial_id: int, user: dict, system: dict) -> bool:
-    from optuna.storages import RDBStorage
-
-    backend = getattr(storage, "_backend", storage)  # RDBStorage behind Optuna's caching wrapper
-    if not isinstance(backend, RDBStorage):
-        return False
-    from optuna.storages._rdb import models
-    from optuna.storages._rdb.storage import _create_scoped_session
-
-    tables = ((models.TrialSystemAttributeModel, system), (models.TrialUserAttributeModel, user))
-    with _create_scoped_session(backend.scoped_session) as session:
-        insert = _multi_row_upsert(backend.engine.name)
-        if insert is None:  # another database: the storage's own statement per attribute
-            for model, attrs in tables:
-                for key, value in attrs.items():
-                    backend._set_trial_attr_without_commit(session, model, trial_id, key, value)
-            return True
-        # One look at the trial (is it still running?) and one statement per table, not two per attribute.
-        trial = models.TrialModel.find_or_raise_by_id(trial_id, session)
-        backend.check_trial_is_updatable(trial_id, trial.state)
-        for model, attrs in tables:
-            if attrs:
-                rows = [{"trial_id": trial_id, "key": key, "value_json": json.dumps(value)}
-                        for key, value in attrs.items()]
-                statement = insert(model).values(rows)
-                session.execute(statement.on_conflict_do_update(
-                    index_elements=[model.trial_id, model.key], set_={"value_json": statement.excluded.value_json}))
-    return True
-
-
-def _multi_row_upsert(dialect: str):
-    """SQLAlchemy's INSERT with ON CONFLICT for the databases that have it (SQLite >= 3.24, PostgreSQL)."""
-    import sqlite3
-
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-
-        return insert
-    if dialect == "sqlite" and sqlite3.sqlite_version_info >= (3, 24, 0):
-        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-        return sqlite_insert
-    return None
-
-
-def _journal_batch(storage, trial_id: int, user: dict, system: dict) -> bool:
-    from optuna.storages import JournalStorage
-
-    if not isinstance(storage, JournalStorage):
-        return False
-    from optuna.storages.journal._storage import JournalOperation
-
-    with storage._thread_lock:
-        worker = storage._replay_result.worker_id
-        logs = [{"op_code": JournalOperation.SET_TRIAL_SYSTEM_ATTR, "worker_id": worker, "trial_id": trial_id,
-                 "system_attr": {key: value}} for key, value in system.items()]
-        logs += [{"op_code": JournalOperation.SET_TRIAL_USER_ATTR, "worker_id": worker, "trial_id": trial_id,
-                  "user_attr": {key: value}} for key, value in user.items()]
-        storage._backend.append_logs(logs)
-        storage._sync_with_backend()
-    return True
 
 
 def study_records(study) -> dict:
@@ -315,3 +231,24 @@ def is_optuna_default_pruner(pruner) -> bool:
     """
     default = optuna.pruners.MedianPruner
     return type(pruner) is default and vars(pruner) == vars(default())
+
+
+# -- what the optimize loop logs about a trial that returned NaN ---------------------------------------
+class NanTrialWarnings(logging.Filter):
+    """Drops the two warnings Optuna's optimize loop logs on :data:`OPTIMIZE_LOGGER` for a trial that returned
+    NaN, recognised by their words; any other record passes. Outside :data:`WRITTEN_FOR` the logger or the
+    words may have changed: the filter then drops nothing and the warnings show."""
+
+    def __init__(self):
+        super().__init__()
+        self._trials: set[str | None] = set()
+
+    def filter(self, record) -> bool:
+        message = record.getMessage()
+        words = message.split()
+        number = words[1] if len(words) > 1 and words[0] == "Trial" else None
+        if "because of the following error: The value nan is not acceptable" in message:
+            self._trials.add(number)
+            return False
+        return not (number in self._trials and message.endswith("failed with value (nan, nan)."))
+

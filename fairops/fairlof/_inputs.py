@@ -32,10 +32,16 @@ def check_finite(X: np.ndarray) -> np.ndarray:
     fairops.errors.InputError: X[1, 1] = 1e+200 is beyond +-1e+15: FairLOF's distances square the features; rescale that column
     """  # noqa: E501 - a doctest's expected output is one line
     if not np.all(np.isfinite(X)):
-        raise InputError("X contains NaN or infinite values; impute or drop them before FairLOF")
+        bad = ~np.isfinite(X)
+        column = int(np.flatnonzero(bad.any(axis=0))[0])
+        rows = np.flatnonzero(bad[:, column])
+        what = "missing value (NaN)" if np.isnan(X[rows[0], column]) else "infinite value"
+        raise InputError(f"X contains NaN or infinite values: column {column} has {len(rows)}, the first a {what} "
+                         f"in row {int(rows[0])}; FairLOF measures distances between complete rows, so impute or drop "
+                         "them before FairLOF")
     if X.size and np.abs(X).max() > MAX_ABS_VALUE:
-        row, column = np.unravel_index(int(np.argmax(np.abs(X))), X.shape)
-        raise InputError(f"X[{row}, {column}] = {X[row, column]:g} is beyond +-{MAX_ABS_VALUE:g}: FairLOF's distances "
+        row, far = np.unravel_index(int(np.argmax(np.abs(X))), X.shape)
+        raise InputError(f"X[{row}, {far}] = {X[row, far]:g} is beyond +-{MAX_ABS_VALUE:g}: FairLOF's distances "
                          "square the features; rescale that column")
     return X
 

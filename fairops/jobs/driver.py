@@ -239,7 +239,7 @@ def _tracker(plan: Plan):
     from ..tracking.callback import FairnessTrackingCallback
 
     return FairnessTrackingCallback(plan.tracking_uri, experiment_name=plan.experiment_name, alpha=plan.alpha,
-                                    family=plan.family, artifact_location=plan.artifact_location, fast_sql=True)
+                                    family=plan.family, artifact_location=plan.artifact_location, synchronous=False)
 
 
 def _fit_all(job: TuningJob[Any, Any, Any], study, run, tracker) -> None:
@@ -254,6 +254,7 @@ def _fit_all(job: TuningJob[Any, Any, Any], study, run, tracker) -> None:
         complete = work_until_complete(study, job.objective, run, n_jobs=plan.n_jobs, catch=plan.catch,
                                        callbacks=[tracked(tracker, run), progress], interrupt=interrupt,
                                        wait_timeout=plan.wait_timeout)
+        tracker.flush()  # this worker's child runs are all written before anyone looks for missing ones
     progress.close()
     if not complete:
         raise KeyboardInterrupt  # stopped early: the study keeps what was done

@@ -15,7 +15,8 @@ Optuna's heartbeat thread, :func:`optuna.storages.fail_stale_trials` and the Fai
 work on it as on an RDB storage with ``heartbeat_interval``.
 
 Optuna offers no public base class for storages with heartbeats: ``BaseHeartbeat`` and the storage id of a
-trial read back come from :mod:`fairops.jobs._optuna_heartbeat`, the one module that reaches them.
+trial read back come from :mod:`fairops.fairband._optuna_internals`, the one module that reaches Optuna's
+internals.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from optuna.storages import GrpcStorageProxy
 from optuna.trial import TrialState
 
 from ..errors import InputError
-from ._optuna_heartbeat import BaseHeartbeat, trial_id
+from ..fairband._optuna_internals import BaseHeartbeat, stored_trial_id
 
 SCHEME = "grpc"
 BEAT_ATTR = "fairops:heartbeat"
@@ -118,7 +119,7 @@ class HeartbeatGrpcStorage(GrpcStorageProxy, BaseHeartbeat):
         with self._beats_lock:
             alive = {}
             for trial in running:
-                beat, key = trial.system_attrs.get(BEAT_ATTR), trial_id(trial)
+                beat, key = trial.system_attrs.get(BEAT_ATTR), stored_trial_id(trial)
                 seen = self._beats_seen.get(key)
                 if seen is None or seen[0] != beat:
                     seen = (beat, now)  # first look, or it beat since the last one

@@ -238,7 +238,7 @@ def save_flavor_model(
         mlflow_model.signature = signature
     if metadata is not None:
         mlflow_model.metadata = metadata
-    _write_mlmodel(mlflow_model, path, estimator, flavor_name, loader_module, flavor_conf)
+    _write_mlmodel(mlflow_model, path, estimator, flavor_name, loader_module, flavor_conf, answers)
     requirements = _write_environment(path, conda_env, pip_requirements, extra_pip_requirements)
     _ship_wheel(path, requirements)
     sealing.seal(path)
@@ -255,8 +255,12 @@ def _signature(mlflow_model, path, input_example, signature, pyfunc):
     return None if signature is False else signature
 
 
-def _write_mlmodel(mlflow_model, path, estimator, flavor_name, loader_module, flavor_conf) -> None:
-    """``MLmodel`` with the pyfunc section (loading through ``loader_module``) and the flavor's section."""
+def _write_mlmodel(mlflow_model, path, estimator, flavor_name, loader_module, flavor_conf, answers=False) -> None:
+    """``MLmodel`` with the pyfunc section (loading through ``loader_module``) and the flavor's section.
+
+    A classifier choosing its answer declares it as its pyfunc ``model_config``: MLflow passes a loader's
+    ``model_config`` only for the keys a model declares, so ``load_model(uri, model_config={"answer": "scores"})``
+    reaches it."""
     from mlflow.models.model import MLMODEL_FILE_NAME
     from mlflow.pyfunc import add_to_model
 
@@ -265,7 +269,7 @@ def _write_mlmodel(mlflow_model, path, estimator, flavor_name, loader_module, fl
 
     files = environment_files()
     add_to_model(mlflow_model, loader_module=loader_module, data=DATA_SUBPATH, conda_env=files.conda,
-                 python_env=files.python)
+                 python_env=files.python, model_config={ANSWER_PARAM: LABEL_ANSWER} if answers else None)
     mlflow_model.add_flavor(flavor_name, **{
         "data": DATA_SUBPATH,
         "fairops_version": fairops.__version__,

@@ -1,13 +1,14 @@
-"""Every place fairops reaches past MLflow's public API to save a model or to resolve a tracking URI, for the
-MLflow versions they were read from.
+"""Every place fairops reaches past MLflow's public API to save a model, to resolve a tracking URI or to serve a
+model, for the MLflow versions they were read from.
 
 A fairops flavor writes its model directory the way MLflow's own flavors do (``mlflow.sklearn``'s
 ``save_model``): the save path checked and made, the input example saved and the signature inferred from it,
 the conda, pip and Python environment files, a download of a model URI. MLflow offers those steps only as
 private helpers of ``mlflow.models``, ``mlflow.utils`` and ``mlflow.tracking``. The tracking URI a client
 would use, and a block with another process-wide tracking URI, come from
-``mlflow.tracking._tracking_service.utils``. Each helper is imported on call (importing MLflow is slow), and
-only here.
+``mlflow.tracking._tracking_service.utils``. The app ``mlflow models serve`` runs is built by
+``mlflow.pyfunc.scoring_server.init``, which MLflow does not document. Each helper is imported on call
+(importing MLflow is slow), and only here.
 
 >>> internals_known("3.17.2"), internals_known("4.0.0")
 (True, False)
@@ -23,7 +24,8 @@ from .._versions import in_range
 
 _TRACKING_URI_VARIABLE = "MLFLOW_TRACKING_URI"
 
-#: MLflow versions (lowest included, highest excluded) whose private helpers this module was written for.
+#: MLflow versions (lowest included, highest excluded) whose private helpers and scoring server this module was
+#: written for.
 WRITTEN_FOR = ((3, 17), (4, 0))
 
 
@@ -143,3 +145,10 @@ def download_artifact(model_uri: str, dst_path=None) -> str:
     from mlflow.tracking.artifact_utils import _download_artifact_from_uri
 
     return _download_artifact_from_uri(artifact_uri=model_uri, output_path=dst_path)
+
+
+def scoring_server_app(model):
+    """The app ``mlflow models serve`` runs for ``model`` (a loaded ``PyFuncModel``), as MLflow builds it."""
+    from mlflow.pyfunc import scoring_server
+
+    return scoring_server.init(model)

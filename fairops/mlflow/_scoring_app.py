@@ -2,9 +2,10 @@ r"""MLflow's scoring server as an ASGI app, for ``fairops serve`` to put limits 
 
 ``mlflow models serve`` starts uvicorn on ``mlflow.pyfunc.scoring_server.app``, an app built by
 ``mlflow.pyfunc.scoring_server.init(model)``; that function is not in MLflow's documented API, so it is
-used only for the MLflow versions in :data:`WRITTEN_FOR` (the range ``pyproject.toml`` allows, whose
-scoring server is this FastAPI app) and only after checking it returns an ASGI app. The routes, request
-formats, status codes and timeout stay MLflow's own.
+reached through :func:`fairops.mlflow._mlflow_internals.scoring_server_app`, used only for the MLflow
+versions that module was written for (the range ``pyproject.toml`` allows, whose scoring server is this
+FastAPI app), and only after checking it returns an ASGI app. The routes, request formats, status codes and
+timeout stay MLflow's own.
 
 Two things are changed in front of it. A CSV request is read here and handed on as the same rows in
 JSON (:class:`CsvAsJson`): MLflow reads CSV with pandas dtypes taken from the signature, and a
@@ -31,11 +32,10 @@ import inspect
 import json
 
 from .._asgi import answer_json, header, read_body, replay
-from .._versions import describe, in_range
+from .._versions import describe
 from ..errors import InputError
+from . import _mlflow_internals as internals
 
-#: MLflow versions (lowest included, highest excluded) whose ``scoring_server.init`` this was written for.
-WRITTEN_FOR = ((3, 17), (4, 0))
 MAX_MESSAGE = 500  # characters of an error message sent back; MLflow's own quote the input
 # How MLflow 3.17's scoring server words the errors it wraps around a reason.
 _PREDICTION = ("Failed to predict data '", "\nError: ")
@@ -43,18 +43,17 @@ _SCHEMA = ("Failed to enforce schema of data '", "'. Error: ")
 
 
 def scoring_app_supported(version: str) -> bool:
-    return in_range(version, WRITTEN_FOR)
+    return internals.internals_known(version)
 
 
 def scoring_app(model):
     """The ASGI app ``mlflow models serve`` would run for ``model`` (a loaded ``PyFuncModel``)."""
     import mlflow
-    from mlflow.pyfunc import scoring_server
 
     if not scoring_app_supported(mlflow.__version__):
-        raise RuntimeError(f"fairops serve was written for MLflow {describe(WRITTEN_FOR)}; this is MLflow "
-                           f"{mlflow.__version__}: serve with mlflow models serve instead")
-    app = scoring_server.init(model)
+        raise RuntimeError(f"fairops serve was written for MLflow {describe(internals.WRITTEN_FOR)}; this is "
+                           f"MLflow {mlflow.__version__}: serve with mlflow models serve instead")
+    app = internals.scoring_server_app(model)
     if not (callable(app) and inspect.iscoroutinefunction(type(app).__call__)):
         raise RuntimeError(f"MLflow {mlflow.__version__}'s scoring server is not an ASGI app; "
                            "serve with mlflow models serve instead")

@@ -14,7 +14,9 @@ reads outside the tree, a cycle never ends. fairops checks, in this order:
    within the estimator's), every forest's trees against the forest, every MLP's weight shapes, every
    HistGradientBoosting model's ``TreePredictor`` nodes (the same structure checks on its node
    record, categorical splits against the bitsets and the features the bin mapper holds as categories)
-   with what its predict hands them (known categories, the category encoder it made itself).
+   with what its predict hands them (known categories, the category encoder it made itself), and every
+   preprocessing step of scikit-learn a model may hold (:mod:`fairops.mlflow._transformer_checks`), then
+   that each step of a Pipeline gives the next as many columns as it was fitted on.
 
 (fairops' SCAFF estimators check their own arrays when skops rebuilds them.)
 
@@ -43,6 +45,7 @@ from .._state_checks import first_false, reached_from
 from ..errors import InputError
 from ._lightgbm_text import check_model_text
 from ._model_files import MAX_ARRAY_BYTES_ENV, entry_size, max_array_bytes
+from ._transformer_checks import check_transformer, check_widths
 
 SCHEMA_ENTRY = "schema.json"
 
@@ -342,13 +345,17 @@ def _check_one(value, owner: str) -> list:
         _check_mlp(value, owner)
     elif isinstance(value, LinearClassifierMixin) and "coef_" in fitted:
         _check_linear(value, owner)
+    else:
+        check_transformer(value, owner)
     return []
 
 
 def check_fitted(model) -> None:
     """Check every tree, forest, boosting model and network reachable from ``model``'s attributes (lists,
     dicts, steps); a TreePredictor outside a fitted HistGradientBoosting model is refused (nothing checks it)."""
-    seen, stack, predictors = set(), [model], set()
+    from sklearn.pipeline import Pipeline
+
+    seen, stack, predictors, pipelines = set(), [model], set(), []
     checked: set = set()
     while stack:
         value = stack.pop()
@@ -364,9 +371,13 @@ def check_fitted(model) -> None:
             checked.update(id(tree) for tree in _check_one(value, type(value).__name__))
             if _type_name(value) == TREE_PREDICTOR:
                 predictors.add(id(value))
+            if isinstance(value, Pipeline):
+                pipelines.append(value)
             stack.extend(vars(value).values())
     if predictors - checked:
         raise InputError("a TreePredictor outside a fitted HistGradientBoosting model: nothing checks its nodes")
+    for pipeline in pipelines:  # once every step's own state is checked, so their widths can be read
+        check_widths(pipeline, type(pipeline).__name__)
 
 
 def _type_name(value) -> str:

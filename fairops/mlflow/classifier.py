@@ -57,8 +57,8 @@ import json
 import os
 
 from ..errors import InputError
-from ..models.families import built_in_trusted_types
-from . import _flavor_base as _flavor, _skops_save, answer as _answer
+from . import _flavor_base as _flavor, answer as _answer
+from ._savable import TRUSTED_TYPES, check_savable, type_names, untrusted_types  # noqa: F401 (this module's face)
 from .answer import DECISION_OUTPUT, OUTPUT, POSITIVE_OUTPUT
 from .sealing import ModelFilesError
 
@@ -68,31 +68,8 @@ FORMAT_NAME = "fairops-classifier"
 FORMAT_VERSION = 1
 MODEL_FILE = "model.skops"
 DOCUMENT_FILE = "model.json"
-# Types beyond skops' defaults (scikit-learn's estimators, NumPy, builtins) that the built-in model families
-# and one's own scikit-learn models (HistGradientBoosting's trees) are made of, read from the family table;
-# tests parametrised over the table check each family's list.
-TRUSTED_TYPES = built_in_trusted_types()
-
 # MLflow column types of the schema's kinds (see the module docstring for why some are "any").
 _MLFLOW_TYPES = {"integer": "any", "number": "double", "boolean": "any", "category": "any"}
-
-
-def untrusted_types(model_bytes: bytes) -> list[str]:
-    """Types a skops file names that neither skops' defaults nor :data:`TRUSTED_TYPES` cover.
-
-    Parameters
-    ----------
-    model_bytes : bytes
-        A skops file's content.
-
-    Returns
-    -------
-    list of str
-        The types, sorted.
-    """
-    import skops.io
-
-    return sorted(set(skops.io.get_untrusted_types(data=model_bytes)) - set(TRUSTED_TYPES))
 
 
 def signature_of(schema, decision=None, classes=(0, 1)):
@@ -216,12 +193,7 @@ def _prepare(sk_model, input_schema, input_example, positive_class, decision=Non
         if not isinstance(decision, ServedDecision):
             raise TypeError(f"decision must be a fairops.models.ServedDecision, got {type(decision).__name__}")
         input_schema = decision.extend_schema(input_schema)
-    model_bytes = _skops_save.model_bytes(sk_model)
-    extra = untrusted_types(model_bytes)
-    if extra:
-        raise TypeError(f"cannot save a {type(sk_model).__name__}: it holds type(s) fairops does not load "
-                        f"{extra}; fairops loads only scikit-learn, LightGBM and its own estimators")
-    return input_schema, positive_class, model_bytes
+    return input_schema, positive_class, check_savable(sk_model)
 
 
 def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=None, pip_requirements=None,
@@ -286,7 +258,7 @@ def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=
         flavor_conf={"format_version": FORMAT_VERSION, "serialization": "skops", "skops_version": skops.__version__},
         conda_env=conda_env, mlflow_model=mlflow_model,
         signature=signature_of(schema, decision, [_plain(c) for c in sk_model.classes_]),
-        input_example=input_example,
+        input_example=input_example, answers=True,
         pip_requirements=pip_requirements, extra_pip_requirements=extra_pip_requirements,
         metadata={**(metadata or {}), "fairops_input_schema": schema.to_dict(), "fairops_answer": document["answer"],
                   # the scores answer's columns and types (the signature describes the default answer, a label)

@@ -3,7 +3,8 @@
 One table, :data:`FAMILIES`, read by tuning (:func:`fairops.tuning.make_model` suggests a family and its
 hyperparameters from it) and by the classifier flavor (:data:`fairops.mlflow.classifier.TRUSTED_TYPES`
 is :data:`SHARED_TRUSTED_TYPES` plus every built-in family's ``trusted_types`` plus
-:data:`OWN_MODEL_TRUSTED_TYPES`, the parts of scikit-learn models a user fits that no family holds), so a
+:data:`OWN_MODEL_TRUSTED_TYPES` and :data:`PREPROCESSING_TRUSTED_TYPES`, the parts of scikit-learn models a user
+fits that no family holds), so a
 family added here is tuned and loads, and tests parametrised over the table check both.
 
 The paper's five families follow its published search space (the ``hyperparameters/*.yaml`` files of
@@ -111,6 +112,28 @@ OWN_MODEL_TRUSTED_TYPES = (
     "functools.partial",
     "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
     "sklearn.utils.validation.check_array",
+)
+
+
+# Types of scikit-learn's everyday preprocessing steps beyond skops' defaults, in one's own pipeline and in the
+# families' encoding of columns with missing values: the dtype an imputer or a discretiser records, the column
+# selector a ColumnTransformer was given, IterativeImputer and its per-feature record, SplineTransformer's
+# B-splines (and the array function they keep) and the score functions of univariate feature selection (called
+# in fit only). fairops.mlflow._transformer_checks checks each step's state before it transforms.
+PREPROCESSING_TRUSTED_TYPES = (
+    "numpy.dtype",
+    "scipy._lib.array_api_compat.numpy._aliases.asarray",
+    "scipy.interpolate._bsplines.BSpline",
+    "sklearn.compose._column_transformer.make_column_selector",
+    "sklearn.feature_selection._mutual_info.mutual_info_classif",
+    "sklearn.feature_selection._mutual_info.mutual_info_regression",
+    "sklearn.feature_selection._univariate_selection.chi2",
+    "sklearn.feature_selection._univariate_selection.f_classif",
+    "sklearn.feature_selection._univariate_selection.f_oneway",
+    "sklearn.feature_selection._univariate_selection.f_regression",
+    "sklearn.feature_selection._univariate_selection.r_regression",
+    "sklearn.impute._iterative.IterativeImputer",
+    "sklearn.impute._iterative._ImputerTriplet",
 )
 
 
@@ -267,7 +290,7 @@ def built_in_trusted_types() -> tuple[str, ...]:
     >>> "sklearn.tree._tree.Tree" in built_in_trusted_types()
     True
     """
-    return tuple(sorted({*SHARED_TRUSTED_TYPES, *OWN_MODEL_TRUSTED_TYPES,
+    return tuple(sorted({*SHARED_TRUSTED_TYPES, *OWN_MODEL_TRUSTED_TYPES, *PREPROCESSING_TRUSTED_TYPES,
                          *(t for family in BUILT_IN for t in family.trusted_types)}))
 
 

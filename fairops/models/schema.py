@@ -185,7 +185,7 @@ class InputSchema:
         return cls(tuple(columns), bool(unseen_categories))
 
     @classmethod
-    def for_model(cls, model, frame) -> InputSchema:
+    def for_model(cls, model, frame, *, missing_seen_only: bool = False) -> InputSchema:
         """The schema of the training ``frame``, with what the fitted ``model`` takes read off the model.
 
         Parameters
@@ -194,14 +194,30 @@ class InputSchema:
             The fitted model (a pipeline is read step by step).
         frame : DataFrame
             Its training rows.
+        missing_seen_only : bool, default=False
+            A column takes a missing value only when ``frame`` holds some and the model takes it: a model
+            learnt nothing about missing values of a column that had none (``fairops tune`` registers so).
 
         Returns
         -------
         InputSchema
             The schema.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from sklearn.ensemble import HistGradientBoostingClassifier
+        >>> X = pd.DataFrame({"a": [0.0, 1.0, np.nan, 3.0] * 5, "b": [1.0, 0.0, 1.0, 0.0] * 5})
+        >>> model = HistGradientBoostingClassifier(max_iter=2).fit(X, [0, 0, 1, 1] * 5)
+        >>> [c.name for c in InputSchema.for_model(model, X).columns if c.missing]
+        ['a', 'b']
+        >>> [c.name for c in InputSchema.for_model(model, X, missing_seen_only=True).columns if c.missing]
+        ['a']
         """
-        return cls.from_frame(frame, missing_values=columns_taking_missing_values(model, frame),
-                              unseen_categories=takes_unseen_categories(model))
+        taking = columns_taking_missing_values(model, frame)
+        if missing_seen_only:
+            taking = [column for column in taking if frame[column].isna().any()]
+        return cls.from_frame(frame, missing_values=taking, unseen_categories=takes_unseen_categories(model))
 
     def to_dict(self) -> dict:
         """JSON-able form (the inverse of :meth:`from_dict`).

@@ -24,7 +24,7 @@ from ._inputs import (
     resolve_max_features,
     resolve_min_samples,
 )
-from .binning import apply_bins, bin_counts, fit_bin_edges
+from .binning import apply_bins, bin_counts, fit_bin_edges, missing_features
 
 
 def _class_weights(value) -> bool:
@@ -94,7 +94,7 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan = True
         tags.input_tags.categorical = True
         return tags
 
@@ -105,7 +105,8 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
-            Features; ``category`` columns are encoded as codes.
+            Features; ``category`` columns are encoded as codes. Missing values (NaN) get a bin of their own
+            and each split learns which side they go to.
         y : array-like of shape (n_samples,)
             Two classes.
         sensitive_features : DataFrame, Series, dict, array-like or None, default=None
@@ -132,10 +133,16 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         self.n_sensitive_groups_ = int(column_start[-1])
 
         # Cut points come from the rows that take part: a weight-0 row must not move a threshold.
-        self.bin_edges_, self.bin_offsets_ = fit_bin_edges(X if weight is None else X[weight > 0], int(self.max_bins))
+        # A missing value's bin is a feature's last; a feature missing anywhere has one (a weight-0 row's
+        # missing value must land in it too, though it takes no part in growth).
+        has_missing = missing_features(X)
+        self.feature_missing_ = has_missing.copy()
+        kept = X if weight is None else X[weight > 0]
+        self.bin_edges_, self.bin_offsets_ = fit_bin_edges(kept, int(self.max_bins), has_missing)
         data = _native.GrowthData.build(
-            apply_bins(X, self.bin_edges_, self.bin_offsets_),
-            bin_counts(self.bin_offsets_),
+            apply_bins(X, self.bin_edges_, self.bin_offsets_, has_missing),
+            bin_counts(self.bin_offsets_, has_missing),
+            has_missing,
             y01,
             groups,
             column_start,
@@ -156,7 +163,7 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         """(X in float64 with category codes, y as 0/1, per-row weight or None), checked; sets ``classes_``."""
         categories = categorical_columns(X)
         X = encode_categoricals(X, categories)
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2, ensure_all_finite="allow-nan")
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if y_type != "binary":
@@ -208,15 +215,20 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         return grow
 
     def _store_trees(self, trees) -> None:
-        feature, bins, left, right, value, weight, gain = (np.concatenate(part) for part in zip(*trees))
+        feature, bins, left, right, value, weight, gain, missing_left = (np.concatenate(part) for part in zip(*trees))
         sizes = [len(tree[0]) for tree in trees]
         self.node_offsets_ = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self.node_feature_ = feature
         self.node_threshold_bin_ = bins
         internal = feature >= 0
+        # The bin after a feature's last cut point: every value goes left, only the missing ones right.
+        top = internal & (bins == np.diff(self.bin_offsets_)[np.maximum(feature, 0)])
+        cut = internal & ~top
         threshold = np.zeros(len(feature), dtype=np.float64)
-        threshold[internal] = self.bin_edges_[self.bin_offsets_[feature[internal]] + bins[internal]]
+        threshold[cut] = self.bin_edges_[self.bin_offsets_[feature[cut]] + bins[cut]]
+        threshold[top] = np.inf
         self.node_threshold_ = threshold
+        self.node_missing_left_ = missing_left.astype(np.uint8)
         self.node_left_ = left
         self.node_right_ = right
         self.node_value_ = value
@@ -227,7 +239,16 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
     def _checked_X(self, X):
         check_is_fitted(self, "node_offsets_")
         X = encode_categoricals(X, self._categories)
-        return validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite="allow-nan")
+        # a missing value where fit saw none: no split learnt where it goes
+        unseen = np.isnan(X) & (self.feature_missing_ == 0)
+        if unseen.any():
+            row, column = (int(i[0]) for i in np.nonzero(unseen))
+            names = getattr(self, "feature_names_in_", None)
+            name = f"{names[column]!r}" if names is not None else f"{column}"
+            raise InputError(f"X column {name} has a missing value in row {row}; it had none in fit, so no split "
+                             "learnt where missing values go")
+        return X
 
     def predict_proba(self, X):
         """``(n, 2)`` probabilities; column 1 is the mean over trees of the leaf's P(y = 1).
@@ -249,6 +270,7 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
             self.node_threshold_,
             self.node_left_,
             self.node_right_,
+            self.node_missing_left_,
             self.node_value_,
             self.node_offsets_,
         )
@@ -274,7 +296,8 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         """``(n_samples, n_trees)``: id of the leaf each row reaches in each tree (ids count per tree)."""
         X = self._checked_X(X)
         return _native.leaf_ids(
-            X, self.node_feature_, self.node_threshold_, self.node_left_, self.node_right_, self.node_offsets_
+            X, self.node_feature_, self.node_threshold_, self.node_left_, self.node_right_, self.node_missing_left_,
+            self.node_offsets_,
         )
 
     @property

@@ -79,8 +79,8 @@ def categorical_columns(X) -> dict:
 def encode_categoricals(X, categories: dict):
     """Replace category columns by their codes in the fitted category order.
 
-    A category unseen during fit gets code -1, which lies below every threshold (goes left).
-    A missing value raises.
+    A category unseen during fit gets code -1, which lies below every threshold (goes left); a
+    missing value stays missing (NaN), to go where its splits learnt.
     """
     if not categories:
         return X
@@ -90,9 +90,8 @@ def encode_categoricals(X, categories: dict):
     for position, known in categories.items():
         name = X.columns[position]
         column = X.iloc[:, position]
-        if column.isna().any():
-            raise InputError(f"X column {name!r} contains missing values; SCAFF does not accept NaN")
         codes = pd.Index(known).get_indexer(column.astype(object)).astype(np.float64)
+        codes[column.isna().to_numpy()] = np.nan
         X[name] = codes
     return X
 

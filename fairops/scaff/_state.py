@@ -13,7 +13,7 @@ import numpy as np
 from .._param_checks import checked_params
 from .._state_checks import only_names
 from ..errors import InputError
-from ._state_checks import STATE_ARRAYS, check_arrays
+from ._state_checks import STATE_ARRAYS, check_arrays, with_missing_sides
 
 _PAIRS = "pairs"
 
@@ -97,7 +97,8 @@ def check_fitted(model) -> None:
     ):
         raise InputError(f"saved categories must map feature positions below {n_features} to lists of labels, "
                          f"got {categories!r}")
-    arrays = {name: model.__dict__[name] for name in STATE_ARRAYS if name in model.__dict__}
+    arrays = with_missing_sides({name: model.__dict__[name] for name in STATE_ARRAYS if name in model.__dict__},
+                                n_features)
     for name, array in check_arrays(arrays, n_features=n_features, n_trees=n_estimators).items():
         setattr(model, name, array)
 
@@ -113,6 +114,7 @@ def from_state(cls, state: dict, arrays: dict):
         model = cls(**params_from_json(params))
     except TypeError as error:
         raise TypeError(f"saved params do not fit {cls.__name__}: {error}") from None
+    arrays = with_missing_sides(arrays, _count("n_features_in", meta.get("n_features_in"), 1))
     only_names(arrays, STATE_ARRAYS, "SCAFF")
     for name in STATE_ARRAYS:
         setattr(model, name, arrays[name])

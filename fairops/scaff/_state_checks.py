@@ -5,9 +5,14 @@ The compiled predict code (``_tree.pyx``) indexes without bounds checks: it foll
 ``X[row, node_feature_[node]]``. :func:`check_arrays` proves, in O(number of nodes) NumPy work, that
 every such read stays inside its array and every walk ends in a leaf: dtypes, shapes, index ranges,
 node offsets per tree, child indices that form one tree per offset range (each node reached exactly
-once from its root, so no cycle), finite thresholds equal to their bin edge, leaf values in [0, 1],
-and the rest as fit writes it (zeros at leaves, split gains in (0, 0.5], children no heavier than
-their parent), so ``feature_importances_`` stays finite too.
+once from its root, so no cycle), thresholds equal to their bin edge (or +inf, one bin past a feature's
+last edge: every value left, the missing ones right), the side missing values take (0 or 1; right at a
++inf threshold), leaf values in [0, 1], and the rest as fit writes it (zeros at leaves, split gains in
+(0, 0.5], children no heavier than their parent), so ``feature_importances_`` stays finite too.
+
+A model saved before SCAFF learnt where missing values go has no ``node_missing_left_`` nor
+``feature_missing_`` (:func:`with_missing_sides` adds them as all zeros: its features had no missing
+value in fit, so it refuses them as it did, and its splits would send one right, as ``x <= threshold`` did).
 
 >>> import numpy as np
 >>> arrays = {"classes_": np.array([0, 1]), "bin_edges_": np.array([0.5]), "bin_offsets_": np.array([0, 1]),
@@ -15,7 +20,8 @@ their parent), so ``feature_importances_`` stays finite too.
 ...           "node_threshold_": np.array([0.5, 0, 0]), "node_threshold_bin_": np.array([0, 0, 0], dtype=np.int32),
 ...           "node_left_": np.array([1, -1, -1], dtype=np.int32), "node_right_": np.array([2, -1, -1], dtype=np.int32),
 ...           "node_value_": np.array([0.5, 0.0, 1.0]), "node_weight_": np.array([4.0, 2, 2]),
-...           "node_gain_": np.array([0.5, 0, 0])}
+...           "node_gain_": np.array([0.5, 0, 0]), "node_missing_left_": np.array([1, 0, 0], dtype=np.uint8),
+...           "feature_missing_": np.array([1], dtype=np.uint8)}
 >>> sorted(check_arrays(arrays, n_features=1, n_trees=1)) == sorted(arrays)
 True
 >>> arrays["node_right_"] = np.array([0, -1, -1], dtype=np.int32)
@@ -45,6 +51,8 @@ STATE_ARRAYS = (
     "node_value_",
     "node_weight_",
     "node_gain_",
+    "node_missing_left_",
+    "feature_missing_",
 )
 # A feature has at most max_bins (<= 256) bins, so at most 255 cut points.
 MAX_EDGES_PER_FEATURE = 255
@@ -134,6 +142,62 @@ def _check_tree_shape(left, right, internal, tree_of, start) -> None:
                          "be reached from its root (it lies on a cycle)")
 
 
+def _splits(arrays: dict, edges, bin_offsets, feature, internal) -> tuple:
+    """Each node's cut bin, threshold (its cut point, or +inf one past a feature's last) and side for missing
+    values, as fit writes them (zeros at leaves)."""
+    per_node = (len(feature),)
+    cut = integers("node_threshold_bin_", arrays["node_threshold_bin_"], shape=per_node, dtype=np.int32,
+                   what="(one entry per node)")
+    threshold = floats("node_threshold_", arrays["node_threshold_"], shape=per_node, finite=False,
+                       what="(one entry per node)")
+    bad = first_false(np.isfinite(threshold) | (threshold == np.inf))
+    if bad is not None:
+        raise InputError(f"node_threshold_[{bad}] is {threshold[bad]}; it must be finite or +inf (one past a "
+                         "feature's last cut point)")
+    missing_left = integers("node_missing_left_", arrays["node_missing_left_"], shape=per_node, low=0, high=2,
+                            dtype=np.uint8, what="(one entry per node)")
+    for name, values in (("node_threshold_bin_", cut), ("node_threshold_", threshold),
+                         ("node_missing_left_", missing_left)):
+        bad = first_false(internal | (values == 0))
+        if bad is not None:
+            raise InputError(f"{name}[{bad}] = {values[bad]} at a leaf; fit leaves 0 there")
+    n_cuts = np.diff(bin_offsets)
+    cut_of_internal = cut[internal].astype(np.int64)
+    # One past the last cut point is the split of every value left, only the missing ones right (+inf).
+    bad = first_false((cut_of_internal >= 0) & (cut_of_internal <= n_cuts[feature[internal]]))
+    if bad is not None:
+        node = int(np.flatnonzero(internal)[bad])
+        raise InputError(f"node_threshold_bin_[{node}] = {cut[node]} is outside the {n_cuts[feature[node]]} cut "
+                         f"points of feature {feature[node]} (and the one past them, +inf)")
+    top = cut_of_internal == n_cuts[feature[internal]]
+    bad = first_false(~top | (missing_left[internal] == 0))
+    if bad is not None:
+        node = int(np.flatnonzero(internal)[bad])
+        raise InputError(f"node_missing_left_[{node}] = 1 at a +inf threshold; every value goes left there, the "
+                         "missing ones right")
+    expected = np.full(len(top), np.inf)
+    expected[~top] = edges[(bin_offsets[feature[internal]] + cut_of_internal)[~top]]
+    bad = first_false(threshold[internal] == expected)
+    if bad is not None:
+        node = int(np.flatnonzero(internal)[bad])
+        raise InputError(f"node_threshold_[{node}] = {threshold[node]} differs from its cut point {expected[bad]} "
+                         f"(bin_edges_ of feature {feature[node]}, bin {cut[node]})")
+    return cut, threshold, missing_left
+
+
+def with_missing_sides(arrays: dict, n_features: int) -> dict:
+    """``arrays`` with ``node_missing_left_`` and ``feature_missing_`` all zeros when a model saved before them
+    lacks both (any other array as given; a missing ``node_feature_`` is left for :func:`check_arrays` to name).
+
+    >>> with_missing_sides({"node_feature_": np.array([0, -1, -1])}, 2)["node_missing_left_"].tolist()
+    [0, 0, 0]
+    """
+    if "node_missing_left_" in arrays or "feature_missing_" in arrays or "node_feature_" not in arrays:
+        return arrays
+    return {**arrays, "node_missing_left_": np.zeros(np.shape(arrays["node_feature_"]), dtype=np.uint8),
+            "feature_missing_": np.zeros(n_features, dtype=np.uint8)}
+
+
 def check_arrays(arrays: dict, *, n_features: int, n_trees: int) -> dict:
     """The arrays of a SCAFF model with ``n_features`` inputs and ``n_trees`` trees, checked, in kernel dtypes."""
     only_names(arrays, STATE_ARRAYS, "SCAFF")
@@ -150,27 +214,13 @@ def check_arrays(arrays: dict, *, n_features: int, n_trees: int) -> dict:
     right = _children("node_right_", arrays["node_right_"], internal, tree_of, size)
     _check_tree_shape(left.astype(np.int64), right.astype(np.int64), internal, tree_of, start)
 
-    cut = integers("node_threshold_bin_", arrays["node_threshold_bin_"], shape=per_node, dtype=np.int32,
-                   what="(one entry per node)")
-    threshold = floats("node_threshold_", arrays["node_threshold_"], shape=per_node, what="(one entry per node)")
+    cut, threshold, missing_left = _splits(arrays, edges, bin_offsets, feature, internal)
     gain = floats("node_gain_", arrays["node_gain_"], shape=per_node, what="(one entry per node)")
-    for name, values in (("node_threshold_bin_", cut), ("node_threshold_", threshold), ("node_gain_", gain)):
-        bad = first_false(internal | (values == 0))
-        if bad is not None:
-            raise InputError(f"{name}[{bad}] = {values[bad]} at a leaf; fit leaves 0 there")
-    n_cuts = np.diff(bin_offsets)
-    cut_of_internal = cut[internal].astype(np.int64)
-    bad = first_false((cut_of_internal >= 0) & (cut_of_internal < n_cuts[feature[internal]]))
+    bad = first_false(internal | (gain == 0))
     if bad is not None:
-        node = int(np.flatnonzero(internal)[bad])
-        raise InputError(f"node_threshold_bin_[{node}] = {cut[node]} is outside the {n_cuts[feature[node]]} cut "
-                         f"points of feature {feature[node]}")
-    expected = edges[bin_offsets[feature[internal]] + cut_of_internal]
-    bad = first_false(threshold[internal] == expected)
-    if bad is not None:
-        node = int(np.flatnonzero(internal)[bad])
-        raise InputError(f"node_threshold_[{node}] = {threshold[node]} differs from its cut point {expected[bad]} "
-                         f"(bin_edges_ of feature {feature[node]}, bin {cut[node]})")
+        raise InputError(f"node_gain_[{bad}] = {gain[bad]} at a leaf; fit leaves 0 there")
+    seen_missing = integers("feature_missing_", arrays["feature_missing_"], shape=(n_features,), low=0, high=2,
+                            dtype=np.uint8, what="(one flag per feature)")
     # SG = (1 - theta)(AUC_Y - 0.5) - theta(AUC_S - 0.5) <= 0.5; a split of gain exactly 0 is made when its
     # children differ (as fair-trees makes it), so 0 is a gain a saved model holds.
     bad = first_false((gain[internal] >= 0) & (gain[internal] <= MAX_GAIN))
@@ -205,4 +255,6 @@ def check_arrays(arrays: dict, *, n_features: int, n_trees: int) -> dict:
         "node_value_": value,
         "node_weight_": weight,
         "node_gain_": gain,
+        "node_missing_left_": missing_left,
+        "feature_missing_": seen_missing,
     }

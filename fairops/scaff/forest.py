@@ -11,9 +11,9 @@ from .tree import SCAFFTreeClassifier
 
 # Fitted attributes a tree of the forest shares with the forest itself.
 _SHARED = ("classes_", "bin_edges_", "bin_offsets_", "n_features_in_", "feature_names_in_", "sensitive_columns_",
-           "n_sensitive_groups_", "_categories")
+           "n_sensitive_groups_", "_categories", "feature_missing_")
 _PER_NODE = ("node_feature_", "node_threshold_", "node_threshold_bin_", "node_left_", "node_right_", "node_value_",
-             "node_weight_", "node_gain_")
+             "node_weight_", "node_gain_", "node_missing_left_")
 
 
 class SCAFFClassifier(SCAFFBase):

@@ -52,6 +52,11 @@ class SCAFFTreeClassifier(SCAFFBase):
         Each feature's cut points, concatenated, and where each feature's start.
     node_feature_, node_threshold_, node_left_, node_right_, node_value_, node_weight_, node_gain_ : ndarray
         Per node: split feature (-1 at a leaf), threshold, children, P(y = 1), weight and SG gain.
+    node_missing_left_ : ndarray of uint8
+        Per node: 1 when a missing value (NaN) of its split feature goes left (learnt in fit, see
+        ``docs/scaff.md``).
+    feature_missing_ : ndarray of uint8
+        Per feature: 1 when it had missing values in fit (predict refuses them in the others).
     node_offsets_ : ndarray of int64
         Where each tree's nodes start in the ``node_*_`` arrays (one tree here).
 

@@ -3,9 +3,14 @@
 The runs page of MLflow's UI reads ``viewStateShareKey=<key>`` from its address and applies the view
 kept in the experiment tag ``mlflow.sharedViewState.<key>``: search filter, sort order, selected columns,
 which runs the charts show, and the chart cards. The tag is written through the public
-``MlflowClient.set_experiment_tag``, but its JSON layout belongs to the UI and is not documented, so it
-is written only for the MLflow versions in :data:`WRITTEN_FOR` (checked in a real browser by the test
-suite); :func:`write_view` returns False elsewhere and callers link to the plain runs page instead.
+``MlflowClient.set_experiment_tag``, but its JSON layout belongs to the UI and is not documented (the
+UI's address parameters carry the filter and the sort, never the columns or the charts; MLflow's REST
+API has no views), so it is written only for the MLflow versions in :data:`WRITTEN_FOR`; :func:`write_view`
+returns False elsewhere and callers link to the plain runs page instead. The UI takes from the stored
+view only the keys it knows, each over its default (two lists of keys, the same in the bundles of MLflow
+3.17.2 and 3.18.0), so a key a later 3.x release drops or renames falls back to the UI's default rather
+than breaking the page. The test suite checks the installed UI's lists hold every key written here, and
+opens the views in a real browser.
 
 >>> view_supported("3.17.2"), view_supported("3.16.0"), view_supported("4.0.0")
 (True, False, False)
@@ -20,7 +25,7 @@ from .._versions import in_range
 from ..errors import InputError
 
 #: MLflow versions (lowest included, highest excluded) whose UI reads the views written here.
-WRITTEN_FOR = ((3, 17), (3, 18))
+WRITTEN_FOR = ((3, 17), (4, 0))
 TAG_PREFIX = "mlflow.sharedViewState."
 _KEY = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 # The UI's defaults for the search facets a view must carry.

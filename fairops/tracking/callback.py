@@ -33,14 +33,15 @@ Parent run: workers that start together elect one (:mod:`fairops.tracking.parent
 finished by exactly one worker and the callback runs once per trial, so child runs are neither lost nor
 duplicated. Calling ``parent_run_id(study)`` once before starting workers avoids the election altogether.
 
-Writes go through the public client; with MLflow's own ``MLFLOW_ENABLE_ASYNC_LOGGING=true`` the
-batches are queued and :meth:`~FairnessTrackingCallback.flush` (called by ``finish``) waits for them.
-``fast_sql=True`` opts into writing each run in one transaction of a SQL store used directly (see
-:mod:`fairops.tracking._sql_runs`: faster, but through MLflow's table models, for the versions it was
-written for). Fitted models are logged only on request: call :func:`keep_model` in the objective and
-create the callback with ``log_models=True``. A model that cannot be saved does not end the study: its
-run gets the tag ``fairops.model_error`` (the reason) and the artifact ``model_error.txt`` (the
-traceback), and a ``RuntimeWarning`` says so.
+The three calls are made in that order, so a run shows its final status only once its values are in.
+With ``synchronous=False`` they are made on a thread of the callback's own (:mod:`fairops.tracking._run_writer`)
+while the next trial runs, at most one run waiting beside the one being written;
+:meth:`~FairnessTrackingCallback.flush` (called by ``finish``) waits for them, and for the batches MLflow
+queues with its own ``MLFLOW_ENABLE_ASYNC_LOGGING=true``. Fitted models are logged only on request: call
+:func:`keep_model` in the objective and create the callback with ``log_models=True`` (such a run is
+written before the callback returns). A model that cannot be saved does not end the study: its run gets
+the tag ``fairops.model_error`` (the reason) and the artifact ``model_error.txt`` (the traceback), and a
+``RuntimeWarning`` says so.
 
 >>> import optuna, tempfile
 >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -60,10 +61,12 @@ traceback), and a ``RuntimeWarning`` says so.
 
 from __future__ import annotations
 
+import functools
 import threading
 import warnings
 
 from ..errors import InputError
+from ._run_writer import BackgroundWrites
 from .anytime import BUDGET_SPENT
 from .kept_models import _pop_model, keep_model
 from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG, now_ms
@@ -107,9 +110,9 @@ class FairnessTrackingCallback(StudyRecord):
     artifact_location : str or None, default=None
         Artifact root of an experiment this callback creates; None = ``mlartifacts``
         beside a SQLite store's file (see :func:`artifacts_beside`), the store's default otherwise.
-    fast_sql : bool, default=False
-        Write each child run in one transaction when the store is a SQL database used directly
-        and the MLflow version is one :mod:`fairops.tracking._sql_runs` was written for (opt-in).
+    synchronous : bool, default=True
+        Write each child run before the callback returns; False: on a thread of the callback's own
+        while the next trial runs (at most one run waiting), finished by :meth:`flush` or ``finish``.
     family_param : str or None, default="model"
         The trial parameter naming the model family (as ``fairops.fairband.make_model`` does).
     family : str or None, default=None
@@ -118,7 +121,7 @@ class FairnessTrackingCallback(StudyRecord):
 
     def __init__(self, tracking_uri=None, experiment_name=None, *, metric_names=None, alpha=None,
                  log_models=False, model_pip_requirements=None, settle_seconds=1.0, artifact_location=None,
-                 fast_sql=False, family_param="model", family=None):
+                 synchronous=True, family_param="model", family=None):
         if alpha is not None and alpha != "auto" and (finite(alpha) is None or not 0 <= alpha <= 1):
             raise InputError(f"alpha must be None, 'auto' or a float in [0, 1], got {alpha!r}")
         if not (isinstance(settle_seconds, (int, float)) and settle_seconds >= 0):
@@ -138,31 +141,22 @@ class FairnessTrackingCallback(StudyRecord):
         self.model_pip_requirements = model_pip_requirements
         self.family_param = family_param
         self.family = family
-        self._fast_sql = bool(fast_sql)
+        self.synchronous = bool(synchronous)
         self._picks: dict = {}
         self._warned_models: set[tuple[str, str]] = set()  # (study, reason) a model was not logged for
         self._connect()
 
     def _connect(self) -> None:
-        """The lock, the queued batches and the optional one-transaction writer: what one process holds."""
-        self._sql, self._sql_opened = None, False  # made with the client: at once for a named store
-        if self.session.resolved:
-            self._sql_writer()
+        """The lock, the queued batches and the writer thread: what one process holds."""
         self._lock = threading.Lock()
         self._pending: list = []
-
-    def _sql_writer(self):
-        """The one-transaction writer of the store (``fast_sql``), made at first use, or None."""
-        if self._fast_sql and not self._sql_opened:
-            from ._sql_runs import sql_run_writer
-
-            self._sql, self._sql_opened = sql_run_writer(self.client), True
-        return self._sql
+        self._writes = BackgroundWrites(backlog=1)
 
     def __getstate__(self) -> dict:
         """What ``pickle`` and ``copy.deepcopy`` keep: the settings and which experiment, parent run and pick
-        each study has. The client, the lock and the batches MLflow still queues stay with this object (a
-        copy starts with none queued); the copy opens its own client on load.
+        each study has. Runs still being written are waited for first, so the copy's store holds every trial
+        tracked so far. The client, the lock, the writer thread and the batches MLflow still queues stay with
+        this object (a copy starts with none queued); the copy opens its own client on load.
 
         >>> import copy, tempfile
         >>> callback = FairnessTrackingCallback(f"sqlite:///{tempfile.mkdtemp()}/mlflow.db")
@@ -170,8 +164,9 @@ class FairnessTrackingCallback(StudyRecord):
         >>> copied.tracking_uri == callback.tracking_uri and copied.client is not callback.client
         True
         """
+        self._writes.flush()
         state = self.__dict__.copy()
-        for name in ("_sql", "_sql_opened", "_lock", "_pending"):
+        for name in ("_writes", "_lock", "_pending"):
             del state[name]
         return state
 
@@ -234,7 +229,12 @@ class FairnessTrackingCallback(StudyRecord):
         return self.session.trial_run_ids(study)
 
     def flush(self) -> None:
-        """Wait for batches queued by MLflow's asynchronous logging (``MLFLOW_ENABLE_ASYNC_LOGGING``)."""
+        """Wait for the child runs still being written and the batches MLflow still queues.
+
+        The runs are those of ``synchronous=False``, the batches those of MLflow's asynchronous logging
+        (``MLFLOW_ENABLE_ASYNC_LOGGING``). The first error of a write is raised here.
+        """
+        self._writes.flush()
         with self._lock:
             pending, self._pending = self._pending, []
         for operations in pending:
@@ -317,28 +317,26 @@ class FairnessTrackingCallback(StudyRecord):
         })
         start = int(trial.datetime_start.timestamp() * 1000) if trial.datetime_start else now_ms()
         end = int(trial.datetime_complete.timestamp() * 1000) if trial.datetime_complete else now_ms()
-        status = run_status(trial.state)
-        model = _pop_model(study.study_name, trial.number)
-        experiment_id = self.experiment_id(study)
-        history = self.rung_history(trial)
-        written = False
-        writer = self._sql_writer()
-        if writer is not None and not (self.log_models and model is not None):
-            try:
-                writer.write(experiment_id, start, end, status, tags, params, metrics, history)
-                written = True
-            except Exception as error:  # noqa: BLE001 - the transaction rolled back; nothing was written
-                self._sql, self._fast_sql = None, False
-                warnings.warn(f"one-transaction run writes disabled ({error!r}); using MlflowClient calls",
-                              RuntimeWarning, stacklevel=2)
-        if not written:
-            run_id = self.client.create_run(experiment_id, start_time=start, tags=tags, run_name=name).info.run_id
-            self._log_values(run_id, params, metrics, history, end)
-            if self.log_models and model is not None:
-                self._log_model(run_id, study.study_name, trial.number, model)
-            self.client.set_terminated(run_id, status, end_time=end)
+        model = _pop_model(study.study_name, trial.number)  # popped either way: kept models are not held
+        model = model if self.log_models else None
+        write = functools.partial(self._write_run, self.experiment_id(study), name, start, end, run_status(trial.state),
+                                  tags, params, metrics, self.rung_history(trial), study.study_name, trial.number,
+                                  model)
+        if self.synchronous or model is not None:  # a model is logged from the trial's own thread
+            write()
+        else:
+            self._writes.submit(write)
         if self.alpha is not None and len(study.directions) == 2:
             self._log_running_pick(study, parent)
+
+    def _write_run(self, experiment_id, name, start, end, status, tags, params, metrics, history, study_name,
+                   number, model):
+        """A trial's child run: created RUNNING with its tags, its params and metrics, its model, its status."""
+        run_id = self.client.create_run(experiment_id, start_time=start, tags=tags, run_name=name).info.run_id
+        self._log_values(run_id, params, metrics, history, end)
+        if model is not None:
+            self._log_model(run_id, study_name, number, model)
+        self.client.set_terminated(run_id, status, end_time=end)
 
     def _log_model(self, run_id: str, study_name: str, number: int, model) -> None:
         """Log a trial's model into its run; one that cannot be saved is recorded there instead (the tag
@@ -357,7 +355,7 @@ class FairnessTrackingCallback(StudyRecord):
                 self._warned_models.add((study_name, reason))
                 warnings.warn(f"trial {number}'s model was not logged ({reason}); the run records why in its tag "
                               f"{MODEL_ERROR_TAG}, as does every later trial of study {study_name!r} whose model "
-                              "fails the same way (warned once per study)", RuntimeWarning, stacklevel=3)
+                              "fails the same way (warned once per study)", RuntimeWarning, stacklevel=4)
             self.client.set_tag(run_id, MODEL_ERROR_TAG, reason[:MODEL_ERROR_LENGTH])
             self.client.log_text(run_id, traceback.format_exc(), MODEL_ERROR_FILE)
 
@@ -373,7 +371,6 @@ class FairnessTrackingCallback(StudyRecord):
         if operations is not None:  # MLflow's asynchronous logging is on: waited for in flush()
             with self._lock:
                 self._pending.append(operations)
-
 
     def complete_interrupted(self, study, trial, run_id: str) -> None:
         """Finish a trial's child run left RUNNING by a worker that died while logging it.

@@ -6,9 +6,11 @@
 from __future__ import annotations
 
 import threading
+import warnings
 
 _kept_models: dict = {}
 _kept_lock = threading.Lock()
+_checked: dict = {}  # study name -> the sets of types already checked for it
 
 
 def keep_model(trial, model) -> None:
@@ -32,6 +34,30 @@ def keep_model(trial, model) -> None:
     """
     with _kept_lock:
         _kept_models[(trial.study.study_name, trial.number)] = model
+    _name_what_cannot_be_saved(trial, model)
+
+
+def _name_what_cannot_be_saved(trial, model) -> None:
+    """Warn, once per study and kind of model, when the classifier flavor cannot save ``model``."""
+    from ..mlflow import classifier
+    from ..mlflow.flavors import flavor_for
+
+    try:
+        if flavor_for(model) is not classifier:
+            return
+    except TypeError:  # no flavor at all: the callback records that on the trial's run
+        return
+    kind = frozenset(classifier.type_names(model))
+    with _kept_lock:
+        checked = _checked.setdefault(trial.study.study_name, set())
+        if kind in checked:
+            return
+        checked.add(kind)
+    try:
+        classifier.check_savable(model)
+    except TypeError as error:
+        warnings.warn(f"trial {trial.number} keeps a model that cannot be logged or registered: {error}",
+                      RuntimeWarning, stacklevel=3)
 
 
 def _pop_model(study_name: str, number: int):

@@ -2,7 +2,7 @@
 
 The objective fails a fit whose validation scores are constant (a tiny budget slice, a strongly
 regularised model) by returning NaN; Optuna then warns twice per such trial. Those warnings are
-expected, so :class:`~fairops.tuning._optuna_log.ConstantFitWarnings` drops them (other failures are still
+expected, so :class:`~fairops.fairband._optuna_internals.NanTrialWarnings` drops them (other failures are still
 reported as they happen), and :func:`quiet_trials` says in one line at the end how many fits finished and why
 the others failed.
 
@@ -22,14 +22,14 @@ import logging
 import sys
 from collections import Counter
 
-from ._optuna_log import OPTIMIZE_LOGGER, ConstantFitWarnings
+from ..fairband._optuna_internals import OPTIMIZE_LOGGER, NanTrialWarnings
 
 
 @contextlib.contextmanager
 def constant_fits_quiet():
     """Optuna's warnings about constant fits left out while the block runs."""
     logger = logging.getLogger(OPTIMIZE_LOGGER)
-    quiet = ConstantFitWarnings()
+    quiet = NanTrialWarnings()
     logger.addFilter(quiet)
     try:
         yield

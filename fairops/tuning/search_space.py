@@ -119,18 +119,46 @@ def check_families(families: Sequence[str], *, blind: bool = False) -> list[str]
 
 
 def _encoder(X):
+    """One-hot categories and scaled numbers; a column with missing values is imputed first (the median of a
+    number, the most frequent value of a category) and flagged in a missing-value indicator column, all
+    inside the model, so a served model imputes as it was fitted."""
     from sklearn.compose import ColumnTransformer
+    from sklearn.impute import MissingIndicator, SimpleImputer
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+    missing = [c for c in X.columns if X[c].isna().any()]
     coded = [c for c in X.columns if str(X[c].dtype) == "category"]
     other = [c for c in X.columns if str(X[c].dtype) in ("object", "bool")]
     numeric = [c for c in X.columns if c not in coded and c not in other]
+
+    def imputed(name, columns, strategy, first=(), then=None, **options):
+        # a budget slice may lack every value of a column: kept, so every slice gives the same columns
+        impute = SimpleImputer(strategy=strategy, keep_empty_features=True, **options)
+        return (f"{name}_imputed", Pipeline([*first, ("impute", impute), then]), columns)
+
+    def split(columns):
+        return [c for c in columns if c not in missing], [c for c in columns if c in missing]
+
+    coded, coded_missing = split(coded)
+    other, other_missing = split(other)
+    numeric, numeric_missing = split(numeric)
     parts = [("categorical",
               Pipeline([("codes", CategoryCodes()), ("one_hot", OneHotEncoder(handle_unknown="ignore"))]), coded)]
+    if coded_missing:  # a missing category's code is -1
+        parts.append(imputed("categorical", coded_missing, "most_frequent", [("codes", CategoryCodes())],
+                             ("one_hot", OneHotEncoder(handle_unknown="ignore")), missing_values=-1))
     if other:
         parts.append(("text", OneHotEncoder(handle_unknown="ignore"), other))
-    return ColumnTransformer([*parts, ("numeric", StandardScaler(), numeric)])
+    if other_missing:
+        parts.append(imputed("text", other_missing, "most_frequent", then=("one_hot",
+                                                                            OneHotEncoder(handle_unknown="ignore"))))
+    parts.append(("numeric", StandardScaler(), numeric))
+    if numeric_missing:
+        parts.append(imputed("numeric", numeric_missing, "median", then=("scale", StandardScaler())))
+    if missing:
+        parts.append(("missing", MissingIndicator(features="all"), missing))
+    return ColumnTransformer(parts)
 
 
 def make_model(trial, *, profile: str = "fast", families: Sequence[str] | None = None, seed: int = 0,

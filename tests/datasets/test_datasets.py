@@ -51,6 +51,14 @@ def test_adult_is_the_paper_task():
     assert "sex" not in dropped.X.columns and "race" not in dropped.X.columns
 
 
+def test_adult_keeps_its_own_missing_values_on_request():
+    kept = load_dataset("adult", keep_missing=True)
+    assert len(kept.y) == 48842 and len(kept.y) - len(load_dataset("adult").y) == 3620
+    assert kept.X.isna().sum()[lambda counts: counts > 0].to_dict() == {"workclass": 2799, "occupation": 2809,
+                                                                        "native-country": 857}
+    assert isinstance(kept.X["workclass"].dtype, pd.CategoricalDtype) and "?" not in kept.X["workclass"].cat.categories
+
+
 def test_compas_is_the_paper_task():
     data = load_dataset("compas")
     assert str(data.task) == "precision@fpr=0.1,ratio=fpr" and data.task.sensitive == ("race",)

@@ -79,4 +79,33 @@ def test_missing_sensitive_values_are_counted_and_located(table, tmp_path):
     with pytest.raises(ValueError) as error:
         load_table(tmp_path / "d.csv", target="label", sensitive="sex,race")
     assert str(error.value) == ("sensitive column 'race' of d.csv has 2 missing values in 50 rows (rows 3, 17); "
-                                "give them a group of their own (e.g. 'unknown') or drop those rows")
+                                "fairness is measured per group and these rows have none: give --missing-group "
+                                "NAME to make them a group of their own, or drop those rows")
+
+
+def test_missing_sensitive_values_become_a_named_group_on_request(table, tmp_path):
+    table.loc[[3, 17], "race"] = None
+    table.to_csv(tmp_path / "d.csv", index=False)
+    data = load_table(tmp_path / "d.csv", target="label", sensitive="sex,race", missing_group="unknown")
+    assert data.sensitive["race"].tolist()[3] == data.sensitive["race"].tolist()[17] == "unknown"
+    assert (data.sensitive["race"] == "unknown").sum() == 2
+    assert data.X["race"].tolist()[3] == "unknown" and not data.X["race"].isna().any()  # the feature says so too
+    with pytest.raises(ValueError, match="--missing-group 'a' is already a value of sensitive column 'race'"):
+        load_table(tmp_path / "d.csv", target="label", sensitive="race", missing_group="a")
+
+
+def test_rows_without_a_label_are_left_out_and_counted(table, tmp_path):
+    table.loc[[0, 5, 9], "label"] = None
+    table.loc[[1, 2], "income"] = None  # a feature's missing values stay
+    table["fresh"] = np.arange(50) % 5 == 0
+    table.to_csv(tmp_path / "d.csv", index=False)
+    data = load_table(tmp_path / "d.csv", target="label", sensitive="sex", holdout="fresh")
+    kept = table.drop(index=[0, 5, 9]).reset_index(drop=True)
+    assert data.unlabelled == 3 and len(data.y) == 47
+    assert np.array_equal(data.y, (kept["label"] == "yes").to_numpy())
+    assert data.X["income"].isna().sum() == 2
+    assert data.held_out.tolist() == np.flatnonzero(kept["fresh"].to_numpy()).tolist()  # positions after the drop
+    table["label"] = None
+    table.to_csv(tmp_path / "empty.csv", index=False)
+    with pytest.raises(ValueError, match="target column 'label' is empty"):
+        load_table(tmp_path / "empty.csv", target="label", sensitive="sex")

@@ -41,7 +41,8 @@ def test_a_study_dumped_mid_run_resumes_to_the_fits_of_an_uninterrupted_run(obje
     whole = _study()
     whole.optimize(objective)
 
-    callback = FairnessTrackingCallback(f"sqlite:///{tmp_path}/mlflow.db", "pickled", alpha=0.5, fast_sql=True)
+    callback = FairnessTrackingCallback(f"sqlite:///{tmp_path}/mlflow.db", "pickled", alpha=0.5,
+                                        synchronous=False)
     halfway = _study()
     # 11 fits: rung 0 of every bracket and the first of bracket 2's rung 1, which ranked rung 0
     halfway.optimize(objective, n_trials=11, callbacks=[callback])
@@ -69,12 +70,14 @@ def test_deepcopy_and_pickle_keep_the_sampler_pruner_and_callback_working(tmp_pa
 
     study = optuna.create_study(directions=["maximize"] * 2, pruner=FairbandPruner(eta=2, s_max=1),
                                 sampler=FairbandSampler(eta=2, s_max=1, mode="async", seed=0))
-    callback = FairnessTrackingCallback(f"sqlite:///{tmp_path}/mlflow.db", "copies", fast_sql=True)
+    callback = FairnessTrackingCallback(f"sqlite:///{tmp_path}/mlflow.db", "copies", synchronous=False)
     study.optimize(objective, n_trials=4, callbacks=[callback])
     copied, copied_callback = copy.deepcopy((study, callback))
     unpickled, unpickled_callback = pickle.loads(pickle.dumps((study, callback)))
     for each, each_callback in ((study, callback), (copied, copied_callback), (unpickled, unpickled_callback)):
         each.optimize(objective, n_trials=4, callbacks=[each_callback])
     assert _fits(copied) == _fits(unpickled) == _fits(study)
-    assert copied_callback._sql is not None and copied_callback.client is not callback.client
+    assert copied_callback._writes is not callback._writes and copied_callback.client is not callback.client
+    for each_callback in (callback, copied_callback, unpickled_callback):
+        each_callback.flush()
     assert len(callback.client.search_runs([callback.experiment_id(study)], "tags.`fairops.role` = 'trial'")) == 16

@@ -22,6 +22,11 @@ def test_nan_in_X(data):
     bad[3, 1] = np.nan
     with pytest.raises(ValueError, match="X contains NaN"):
         FairLOF().fit(bad, sensitive_features=S)
+    bad[7, 1] = np.nan
+    with pytest.raises(ValueError, match=r"column 1 has 2, the first a missing value \(NaN\) in row 3; FairLOF "
+                                         "measures distances between complete rows"):
+        FairLOF().fit(bad, sensitive_features=S)
+    bad[7, 1] = 0.0
     bad[3, 1] = np.inf
     with pytest.raises(ValueError, match="X contains NaN or infinite"):
         FairLOF().fit(bad, sensitive_features=S)

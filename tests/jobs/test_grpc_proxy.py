@@ -45,14 +45,6 @@ def test_the_proxy_command_refuses_what_it_cannot_serve(capsys):
     assert "--threads" in capsys.readouterr().err
 
 
-def test_attribute_writes_take_the_public_path_on_a_proxy():
-    """The internals' batched writes are for RDB and Journal storages only; a proxy gets one call per attribute."""
-    storage = HeartbeatGrpcStorage(port=free_port(), heartbeat_interval=1)  # no call is made: nothing listens
-    assert not internals._rdb_batch(storage, 0, {"a": 1}, {"b": 2})
-    assert not internals._journal_batch(storage, 0, {"a": 1}, {"b": 2})
-    storage.close()
-
-
 @pytest.mark.slow
 def test_a_trial_that_stops_beating_is_failed_through_the_proxy_and_a_beating_one_is_not(tmp_path):
     failed = []

@@ -12,8 +12,10 @@ LightGBM reach a reduction's predictors too. Two HistGradientBoosting models as 
 (in a one-hot Pipeline, and with native category splits) get their TreePredictor nodes edited the same
 way (children, features, thresholds, values, bitsets, category splits) and what predict hands those
 (known categories, the category encoder, the list of trees); each of these edits must be refused, naming
-the TreePredictor or the model. The edited model is written back with skops, as a holder of the files
-could, and the directory re-sealed.
+the TreePredictor or the model. Every everyday preprocessing step of scikit-learn
+(tests/mlflow_models/preprocessing_cases.py) gets its fitted arrays and lists edited (a NaN, an entry
+short, transposed, a zero, an index out of range, categories out of order, an entry of a list dropped). The edited
+model is written back with skops, as a holder of the files could, and the directory re-sealed.
 """
 
 import io
@@ -345,8 +347,103 @@ def booster_edits(model_bytes: bytes):
         content=json.dumps(wrong)))
 
 
-def build_classifier_cases(base: Path, folder: Path, family: str) -> list[dict]:
-    """Every edited copy of the classifier saved at ``base``: ``[{"id", "path", "array", "expect", "kind"}]``."""
+def fit_preprocessing_models():
+    """``{case: (fitted Pipeline, new rows)}`` of every everyday preprocessing step."""
+    from tests.mlflow_models.preprocessing_cases import CASES, fitted
+
+    models = {}
+    for case in CASES:
+        model, _, new = fitted(case, n=200)
+        models[case] = (model, new)
+    return models
+
+
+_MAX_ARRAYS = 6  # fitted arrays edited per step
+_STEP_MODULES = ("sklearn.preprocessing", "sklearn.impute", "sklearn.compose", "sklearn.feature_selection",
+                 "sklearn.decomposition")
+
+
+def _array_edits(array: np.ndarray):
+    """(label, edited array) of one fitted array of a step."""
+    if array.dtype.kind == "f" and array.size:
+        for label, value in (("a NaN", np.nan), ("a zero", 0.0)):
+            edited = array.copy()
+            edited.flat[0] = value
+            yield label, edited
+    if array.dtype.kind in "iu" and array.size:
+        for label, value in (("an index 10**6", 10**6), ("an index -1", -1)):
+            edited = array.astype(np.int64)
+            edited.flat[0] = value
+            yield label, edited
+    if array.ndim >= 1 and len(array) > 1:
+        yield "one entry short", array[:-1]
+    if array.ndim == 2 and array.shape[0] != array.shape[1]:
+        yield "transposed", np.ascontiguousarray(array.T)
+
+
+def _step_edits(step):
+    """(label, edit(step)) on a fitted preprocessing step's own arrays and lists."""
+    arrays = [(name, value) for name, value in vars(step).items()
+              if name.endswith("_") and isinstance(value, np.ndarray) and value.dtype.kind in "biuf"]
+    for name, value in arrays[:_MAX_ARRAYS]:
+        for label, edited in _array_edits(value):
+            yield f"{name}: {label}", lambda s, n=name, e=edited: setattr(s, n, e)
+    for name, value in vars(step).items():
+        if name.endswith("_") and isinstance(value, list) and len(value) > 1:
+            yield f"{name}: an entry dropped", lambda s, n=name: setattr(s, n, getattr(s, n)[:-1])
+    categories = vars(step).get("categories_")
+    if isinstance(categories, list) and categories and len(categories[0]) > 1:
+        yield "categories_[0] out of order", lambda s: s.categories_.__setitem__(0, s.categories_[0][::-1].copy())
+    indices = vars(step).get("_transformer_to_input_indices")
+    if isinstance(indices, dict) and indices:
+        first = next(iter(indices))
+        yield "a part reads column 10**6", lambda s, k=first: s._transformer_to_input_indices.__setitem__(
+            k, np.array([10**6]))
+
+
+def _preprocessing_steps(model) -> list[tuple]:
+    """Where the fitted preprocessing steps of scikit-learn sit in ``model``: paths of ``("attribute", name)``
+    and ``("item", key)`` hops, in a fixed order."""
+    found, stack, seen = [], [((), model)], set()
+    while stack:
+        path, value = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, (list, tuple)):
+            stack.extend((path + (("item", i),), item) for i, item in enumerate(value))
+        elif isinstance(value, dict):
+            stack.extend((path + (("item", key),), item) for key, item in value.items())
+        elif hasattr(value, "__dict__") and type(value).__module__.startswith("sklearn"):
+            if type(value).__module__.startswith(_STEP_MODULES):
+                found.append(path)
+            stack.extend((path + (("attribute", name),), item) for name, item in vars(value).items())
+    return sorted(found, key=str)
+
+
+def _at(model, path: tuple):
+    for hop, key in path:
+        model = getattr(model, key) if hop == "attribute" else model[key]
+    return model
+
+
+def preprocessing_edits(model_bytes: bytes):
+    """(label, edited skops bytes) with one fitted array or list of one preprocessing step edited."""
+    def fresh():
+        return skops.io.loads(model_bytes, trusted=list(classifier.TRUSTED_TYPES))
+
+    for path in _preprocessing_steps(fresh()):
+        where = "".join(f".{key}" if hop == "attribute" else f"[{key!r}]" for hop, key in path)
+        for label, edit in _step_edits(_at(fresh(), path)):
+            model = fresh()
+            step = _at(model, path)
+            edit(step)
+            yield f"{type(step).__name__} at model{where}: {label}", skops.io.dumps(model)
+
+
+def build_classifier_cases(base: Path, folder: Path, family: str, steps: bool = False) -> list[dict]:
+    """Every edited copy of the classifier saved at ``base``: ``[{"id", "path", "array", "expect", "kind"}]``
+    (with ``steps``, the edits of its preprocessing steps too)."""
     model_bytes = (base / "data" / classifier.MODEL_FILE).read_bytes()
     cases = []
 
@@ -360,6 +457,8 @@ def build_classifier_cases(base: Path, folder: Path, family: str) -> list[dict]:
 
     add("original", model_bytes, expect="original")
     for label, data in [*object_edits(model_bytes), *booster_edits(model_bytes)]:
+        add(label, data)
+    for label, data in preprocessing_edits(model_bytes) if steps else ():
         add(label, data)
     for label, data, named in hist_gradient_boosting_edits(model_bytes):
         add(label, data, expect="refused")

@@ -2,7 +2,8 @@
 
 Usage: ``python model_fuzz_child.py PLAN.json FIRST`` where the plan holds ``kind`` ("scaff",
 "fairlof" or "classifier"; a case's own ``kind`` overrides it), ``rows`` (a DataFrame in pandas' "split" form;
-FairLOF's also has ``sensitive``) and ``cases`` (``[{"id", "path"}, ...]``). From case ``FIRST`` on, each
+FairLOF's also has ``sensitive``) and ``cases`` (``[{"id", "path"}, ...]``; a case's own ``rows`` override the
+plan's). From case ``FIRST`` on, each
 model is loaded and used, and one JSON line per case is printed (and flushed) before the next starts, so a
 crash or a hang is attributed to the first case that did not report (a line ``{"ready": true}`` comes first,
 once the imports are done, so the parent's watchdog can give the imports longer than one case):
@@ -55,7 +56,7 @@ def main(plan_path: str, first: int) -> None:
             model = loader.load_native(case["path"])
             kind = case.get("kind", plan["kind"])
             if kind == "classifier":
-                ok, answer = _use_classifier(model, rows)
+                ok, answer = _use_classifier(model, pd.DataFrame(**case["rows"]) if "rows" in case else rows)
             elif kind == "scaff":
                 ok, answer = _use_scaff(model, rows)
             else:

@@ -90,7 +90,11 @@ def test_served_answer_signature_and_schema(saved, adult):
     # the training frame itself, with its pandas categories, scores in process as well as text rows do
     np.testing.assert_allclose(model.predict(X.iloc[100:130], params={"answer": "scores"})["probability"],
                                answer["probability"], rtol=0, atol=0)
+    # a loader's model_config chooses the answer for every call, as MLflow passes a declared key
+    configured = mlflow.pyfunc.load_model(str(path), model_config={"answer": "scores"})
+    np.testing.assert_array_equal(configured.predict(rows)["probability"], answer["probability"])
     mlmodel = yaml.safe_load((path / "MLmodel").read_text())
+    assert mlmodel["flavors"]["python_function"]["config"] == {"answer": "label"}
     assert mlmodel["metadata"]["fairops_input_schema"] == InputSchema.for_model(served, X).to_dict()
     assert mlmodel["flavors"]["python_function"]["loader_module"] == "fairops.mlflow.classifier"
     assert "skops_trusted_types" not in mlmodel["flavors"]["fairops_classifier"]
@@ -175,9 +179,31 @@ def test_a_model_holding_other_types_is_refused_at_save(adult, tmp_path):
     numbers = X.select_dtypes("number")
     odd = make_pipeline(Halve(), DecisionTreeClassifier(max_depth=2)).fit(numbers, y)
     named = r"holds type\(s\) fairops does not load \['tests\.mlflow_models\.test_mlflow_classifier\.Halve'\]"
-    with pytest.raises(TypeError, match=named):
+    with pytest.raises(TypeError, match=named + r" \(in step 'halve'\)"):
         classifier.save_model(odd, tmp_path / "odd", input_example=numbers.head(2), pip_requirements=[])
     assert not (tmp_path / "odd").exists()
+
+
+def test_a_step_that_cannot_be_saved_is_named_at_the_first_trial_keeping_a_model(adult):
+    from sklearn.compose import ColumnTransformer
+
+    from fairops.tracking import keep_model
+
+    X, y = adult
+    numbers = X.select_dtypes("number")
+    study = optuna.create_study(directions=["maximize"] * 2, study_name="unsavable")
+
+    def objective(trial):
+        encode = ColumnTransformer([("halved", Halve(), list(numbers.columns))])
+        keep_model(trial, make_pipeline(encode, DecisionTreeClassifier(max_depth=trial.suggest_int("depth", 1, 3)))
+                   .fit(numbers, y))
+        return 0.5, 0.5
+
+    with pytest.warns(RuntimeWarning) as caught:
+        study.optimize(objective, n_trials=3)
+    messages = [str(w.message) for w in caught if "cannot be logged or registered" in str(w.message)]
+    assert len(messages) == 1 and messages[0].startswith("trial 0 keeps a model")  # once, at the first trial
+    assert "(in step 'columntransformer' > part 'halved')" in messages[0] and "Halve" in messages[0]
 
 
 def test_only_models_fairops_wrote_load_through_its_loader(tmp_path, adult):

@@ -38,7 +38,12 @@ from fairops.mlflow import (
 )
 from fairops.scaff import SCAFFClassifier, SCAFFTreeClassifier
 from tests.fair_data import biased_rows
-from tests.mlflow_models.classifier_fuzz_cases import build_classifier_cases, fit_families, fit_own_models
+from tests.mlflow_models.classifier_fuzz_cases import (
+    build_classifier_cases,
+    fit_families,
+    fit_own_models,
+    fit_preprocessing_models,
+)
 from tests.mlflow_models.npz_bombs import add_deflated_zeros, add_lying_header, declare_size
 
 pytestmark = pytest.mark.slow
@@ -295,15 +300,21 @@ def test_every_edit_is_refused_cleanly_or_answered(models, kind, tmp_path):
     assert not failures, f"{len(failures)} of {len(plan['cases'])} cases failed:\n" + "\n".join(failures)
 
 
-def _run_classifier_cases(models: dict, tmp_path: Path):
+def _run_classifier_cases(models: dict, tmp_path: Path, steps: bool = False):
     """``(cases, reports, failures)`` of the fitted ``{name: (model, X)}``, run by one child (its MLflow import
-    paid once) on X's first rows."""
+    paid once) on X's first rows (each model's own with ``steps``, the edits of its preprocessing steps)."""
     os.environ.pop(sealing.KEY_ENV, None)
     cases, rows = [], None
-    for family, (model, X) in models.items():
-        base = tmp_path / f"saved-{family}"
+    for number, (family, (model, X)) in enumerate(models.items()):
+        base = tmp_path / f"saved-{number}"
         classifier_flavor.save_model(model, base, input_example=X.head(3), pip_requirements=[])
-        cases += build_classifier_cases(base, tmp_path, family)
+        built = build_classifier_cases(base, tmp_path, family, steps=steps)
+        if steps:
+            own = X.iloc[:40].astype(object).where(X.iloc[:40].notna(), None).to_dict(orient="split")
+            own.pop("index")
+            for case in built:
+                case["rows"] = own
+        cases += built
         rows = X.iloc[:40]
     plan = {"kind": "classifier", "rows": rows.to_dict(orient="split"), "cases": cases}
     plan["rows"].pop("index")
@@ -319,6 +330,16 @@ def test_every_tuning_family_refuses_edited_state_cleanly(tmp_path):
     counts = pd.Series([report["outcome"] for report in reports.values()]).value_counts().to_dict()
     print(f"classifiers: {len(cases)} cases: {counts}")
     assert counts.get("refused", 0) >= len(cases) * 0.8  # the edits above are meant to be refused
+    assert not failures, f"{len(failures)} of {len(cases)} cases failed:\n" + "\n".join(failures)
+
+
+def test_preprocessing_steps_refuse_edited_state_cleanly(tmp_path):
+    """Every everyday preprocessing step of scikit-learn in a Pipeline: each edit of its fitted arrays and
+    lists is refused naming the model file, or the model still answers finite probabilities."""
+    cases, reports, failures = _run_classifier_cases(fit_preprocessing_models(), tmp_path, steps=True)
+    counts = pd.Series([report["outcome"] for report in reports.values()]).value_counts().to_dict()
+    print(f"preprocessing steps: {len(cases)} cases: {counts}")
+    assert len(cases) > 300 and counts.get("refused", 0) > len(cases) / 2
     assert not failures, f"{len(failures)} of {len(cases)} cases failed:\n" + "\n".join(failures)
 
 

@@ -1,6 +1,7 @@
-"""The private names behind three guarded modules still mean, in the installed Optuna and MLflow, what the
-modules were written for: Optuna's heartbeat base class and a stored trial's id, the text Optuna's optimize
-loop logs for a NaN trial, and the helpers MLflow's own flavors save a model with."""
+"""The private names behind the guarded modules still mean, in the installed Optuna and MLflow, what the
+modules were written for: the text Optuna's optimize loop logs for a NaN trial, and the helpers MLflow's
+own flavors save a model with (Optuna's storage internals: tests/fairband/test_fairband_internals.py; the UI's
+saved views: tests/tracking/test_ui_shared_view.py)."""
 
 import logging
 import math
@@ -8,43 +9,35 @@ import math
 import mlflow
 import optuna
 import pytest
-from optuna.storages import InMemoryStorage, RDBStorage
 
-from fairops.jobs import _optuna_heartbeat
+from fairops.fairband import _optuna_internals
 from fairops.mlflow import _mlflow_internals
-from fairops.tuning import _optuna_log
+from fairops.tracking import _ui_shared_view
+
+GUARDED = [(_optuna_internals, _optuna_internals.internals_known, optuna),
+           (_mlflow_internals, _mlflow_internals.internals_known, mlflow),
+           (_ui_shared_view, _ui_shared_view.view_supported, mlflow)]
 
 
-@pytest.mark.parametrize("module, library", [(_optuna_heartbeat, optuna), (_optuna_log, optuna),
-                                             (_mlflow_internals, mlflow)])
-def test_the_installed_library_is_inside_the_range_each_module_was_written_for(module, library):
-    assert module.internals_known()
-    assert module.internals_known(library.__version__)
+@pytest.mark.parametrize("module, known, library", GUARDED)
+def test_the_installed_library_is_inside_the_range_each_module_was_written_for(module, known, library):
+    assert known(library.__version__)
     low, high = module.WRITTEN_FOR
-    assert not module.internals_known(f"{high[0]}.{high[1]}.0")
-
-
-def test_optunas_rdb_storage_is_a_heartbeat_storage_and_a_stored_trial_carries_its_id():
-    assert issubclass(RDBStorage, _optuna_heartbeat.BaseHeartbeat)
-    storage = InMemoryStorage()
-    study = optuna.create_study(storage=storage)
-    study.optimize(lambda trial: 0.0, n_trials=3)
-    study_id = storage.get_study_id_from_name(study.study_name)
-    stored = storage.get_all_trials(study_id)
-    assert [_optuna_heartbeat.trial_id(t) for t in stored] == \
-        [storage.get_trial_id_from_study_id_trial_number(study_id, t.number) for t in stored]
+    below = (low[0], low[1] - 1) if low[1] else (low[0] - 1, 99)
+    assert known(f"{low[0]}.{low[1]}.0") and not known(f"{high[0]}.{high[1]}.0")
+    assert not known(f"{below[0]}.{below[1]}.9")
 
 
 def test_the_two_warnings_of_a_nan_trial_come_from_the_logger_the_filter_sits_on(caplog):
     study = optuna.create_study(directions=["maximize", "maximize"])
     objective = lambda trial: (math.nan, math.nan) if trial.number == 1 else (0.5, 0.5)  # noqa: E731
-    with caplog.at_level(logging.WARNING, logger=_optuna_log.OPTIMIZE_LOGGER):
+    with caplog.at_level(logging.WARNING, logger=_optuna_internals.OPTIMIZE_LOGGER):
         study.optimize(objective, n_trials=2)
     warned = [r for r in caplog.records if r.levelno == logging.WARNING]
-    assert [r.name for r in warned] == [_optuna_log.OPTIMIZE_LOGGER] * 2
-    dropped = _optuna_log.ConstantFitWarnings()
+    assert [r.name for r in warned] == [_optuna_internals.OPTIMIZE_LOGGER] * 2
+    dropped = _optuna_internals.NanTrialWarnings()
     assert [dropped.filter(r) for r in warned] == [False, False]
-    other = logging.LogRecord(_optuna_log.OPTIMIZE_LOGGER, logging.WARNING, "", 0,
+    other = logging.LogRecord(_optuna_internals.OPTIMIZE_LOGGER, logging.WARNING, "", 0,
                               "Trial 7 failed with parameters: {} because of the following error: ValueError().",
                               None, None)
     assert dropped.filter(other)  # any other failure still shows

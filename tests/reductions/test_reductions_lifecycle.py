@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import skops.io
 from mlflow.tracking import MlflowClient
@@ -18,6 +19,7 @@ from mlflow.tracking import MlflowClient
 from fairops.cli import main
 from fairops.datasets import load_german
 from fairops.mlflow import classifier, loader, sealing
+from fairops.mlflow.answer import SCORE_OUTPUTS
 from fairops.mlflow.sealing import ModelFilesError
 from fairops.reductions._base import ReductionBase
 from tests.services import free_port, post_frame, start, stop, wait_ready
@@ -98,9 +100,11 @@ def test_served_by_fairops_serve_it_answers_as_loaded_in_process(project, tmp_pa
     finally:
         stop(process)
     assert status == 200
-    served = [p["probability"] for p in answer["predictions"]]
-    np.testing.assert_allclose(served, expected["probability"].to_numpy(), rtol=0, atol=1e-12)
-    assert [p["decision"] for p in answer["predictions"]] == expected["decision"].tolist()
+    served = pd.DataFrame(answer["predictions"])
+    assert list(served.columns) == list(expected.columns)
+    score = next(name for name in SCORE_OUTPUTS if name in expected.columns)
+    np.testing.assert_allclose(served[score], expected[score].to_numpy(), rtol=0, atol=1e-12)
+    assert served["decision"].tolist() == expected["decision"].tolist()
 
 
 def _edit_weights(folder: Path, change) -> None:

@@ -76,8 +76,10 @@ def test_grid_search_matches_fairlearn(compas, kind, learner):
 
 
 # (constraint, learner, grouping) where fairlearn's rounding noise leaves the base fit unchanged: the
-# same game, to the last predictor.
-EXACT = [("tpr", "tree", "race"), ("fpr", "tree", "race"), ("tpr", "lightgbm", "race"),
+# same game, to the last predictor. Since scikit-learn 1.9 a depth-6 tree on race alone breaks a tie
+# differently under that noise from the first oracle call on (the same node count, other decisions), so
+# those two cases are held to the quality bounds only.
+EXACT = [("tpr", "lightgbm", "race"),
          ("fpr", "lightgbm", "race"), ("ppr", "lightgbm", "race"), ("ppr", "logistic", "race"),
          ("tpr", "tree", "race&sex"), ("ppr", "tree", "race&sex")]
 CASES = [(kind, learner, grouping) for kind in sorted(MOMENTS) for learner in ("tree", "lightgbm", "logistic")

@@ -8,8 +8,22 @@ def _folded(labels, z):
     return max(roc_auc_score(labels, z), 1.0 - roc_auc_score(labels, z))
 
 
+def _candidates(column):
+    """(threshold, missing_left) of every distinct split of one feature's node values; missing_left is None
+    when the node holds no missing value (NaN) of it. With missing values each threshold is tried with them
+    left and right, and +inf splits every value from them (the same partition as "only they go left")."""
+    missing = np.isnan(column)
+    values = np.unique(column[~missing])
+    thresholds = (values[:-1] + values[1:]) / 2
+    if not missing.any():
+        return [(threshold, None) for threshold in thresholds]
+    pairs = [(threshold, side) for threshold in thresholds for side in (False, True)]
+    return pairs + ([(np.inf, False)] if len(values) else [])
+
+
 def brute_force_gains(X, y, S, theta, aggregate="max", rows=None):
-    """{(feature, threshold): SG} for every distinct split of the node holding ``rows``, scored with roc_auc_score.
+    """{(feature, threshold): SG} for every distinct split of the node holding ``rows``, scored with roc_auc_score;
+    a feature with missing values (NaN) at the node keys its splits ``(feature, threshold, missing_left)``.
 
     Groups are the values of each column of ``S`` over all rows; a group absent from the node, or
     making up all of it, scores AUC 1 (the worst case). AUC_S is the max over all groups, or the
@@ -18,9 +32,10 @@ def brute_force_gains(X, y, S, theta, aggregate="max", rows=None):
     rows = np.arange(len(y)) if rows is None else np.asarray(rows)
     gains = {}
     for j in range(X.shape[1]):
-        values = np.unique(X[rows, j])
-        for threshold in (values[:-1] + values[1:]) / 2:
+        for threshold, missing_left in _candidates(X[rows, j]):
             left = X[rows, j] <= threshold
+            if missing_left:
+                left |= np.isnan(X[rows, j])
             node_y = y[rows]
             z = np.where(left, node_y[left].mean(), node_y[~left].mean())
             per_column = []
@@ -36,5 +51,6 @@ def brute_force_gains(X, y, S, theta, aggregate="max", rows=None):
                 s_term = max(a for aucs in per_column for a in aucs)
             else:
                 s_term = float(np.mean([np.mean(aucs) for aucs in per_column]))
-            gains[(j, threshold)] = (1 - theta) * (roc_auc_score(node_y, z) - 0.5) - theta * (s_term - 0.5)
+            key = (j, threshold) if missing_left is None else (j, threshold, missing_left)
+            gains[key] = (1 - theta) * (roc_auc_score(node_y, z) - 0.5) - theta * (s_term - 0.5)
     return gains

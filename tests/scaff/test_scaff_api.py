@@ -31,13 +31,18 @@ def _fit(**params):
 
 
 # ------------------------------------------------------------------ bad input
-def test_nan_in_X_is_refused():
+def test_infinite_values_in_X_are_refused_and_missing_ones_taken():
     X, y, S = _data()
-    X[3, 2] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
+    X[3, 2] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
         SCAFFClassifier(n_estimators=2).fit(X, y, sensitive_features=S)
     model = _fit()
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ValueError, match="infinity"):
+        model.predict_proba(X)
+    X[3, 2] = np.nan  # tests/scaff/test_scaff_oracle.py checks where missing values go
+    fitted = SCAFFClassifier(n_estimators=2).fit(X, y, sensitive_features=S)
+    assert fitted.feature_missing_.tolist() == [0, 0, 1, 0, 0] and np.isfinite(fitted.predict_proba(X)).all()
+    with pytest.raises(ValueError, match="X column 2 has a missing value in row 3; it had none in fit"):
         model.predict_proba(X)
 
 

@@ -186,3 +186,116 @@ def test_forest_matches_the_authors_fair_trees_on_test_aucs(theta):
     a, b = ours.predict_proba(X_test)[:, 1], theirs.predict_proba(X_test)[:, 1]
     assert auc_y(y_test, a) == pytest.approx(auc_y(y_test, b), abs=0.02)
     assert auc_s(a, s_test) == pytest.approx(auc_s(b, s_test), abs=0.02)
+
+
+def _data_with_missing(seed, n=160, group_values=(2,)):
+    """``_data`` with missing values: at random in feature 0, and in feature 2 more often among positives (so
+    where they go matters), and the whole of feature 3 missing in a tenth of the rows."""
+    X, y, S = _data(seed, n, group_values)
+    rng = np.random.default_rng(seed + 100)
+    X[rng.random(n) < 0.15, 0] = np.nan
+    X[rng.random(n) < np.where(y == 1, 0.4, 0.05), 2] = np.nan
+    X[rng.random(n) < 0.1, 3] = np.nan
+    return X, y, S
+
+
+def _chosen(tree, X, node, rows):
+    """The split a node made, keyed as brute_force_gains keys it (with the missing values' side where the
+    node holds missing values of its feature)."""
+    feature, threshold = int(tree.node_feature_[node]), float(tree.node_threshold_[node])
+    if np.isnan(X[rows, feature]).any():
+        return feature, threshold, bool(tree.node_missing_left_[node])
+    return feature, threshold
+
+
+def _goes_left(tree, X, node, rows):
+    column = X[rows, tree.node_feature_[node]]
+    return (column <= tree.node_threshold_[node]) | (np.isnan(column) & bool(tree.node_missing_left_[node]))
+
+
+@pytest.mark.parametrize("theta", [0.0, 0.3, 0.7])
+@pytest.mark.parametrize("group_values", [(2,), (2, 3)])
+@pytest.mark.parametrize(("aggregate", "seed"), [("max", 0), ("max", 1), ("mean", 2)])
+def test_root_split_with_missing_values_matches_brute_force(theta, group_values, aggregate, seed):
+    X, y, S = _data_with_missing(seed, group_values=group_values)
+    tree = SCAFFTreeClassifier(theta=theta, max_depth=1, sensitive_aggregation=aggregate).fit(
+        X, y, sensitive_features=S)
+    gains = brute_force_gains(X, y, S, theta, aggregate)
+    assert any(len(key) == 3 for key in gains)  # splits with the missing values on either side are scored
+    best = max(gains.values())
+    if best <= 1e-12:
+        assert tree.node_feature_[0] == -1
+        return
+    rows = np.arange(len(y))
+    assert gains[_chosen(tree, X, 0, rows)] == pytest.approx(best, abs=1e-12)
+    assert tree.node_gain_[0] == pytest.approx(best, abs=1e-12)
+    left = _goes_left(tree, X, 0, rows)
+    assert tree.node_value_[tree.node_left_[0]] == pytest.approx(y[left].mean())
+    assert tree.node_value_[tree.node_right_[0]] == pytest.approx(y[~left].mean())
+    proba = tree.predict_proba(X)[:, 1]
+    np.testing.assert_allclose(proba, np.where(left, y[left].mean(), y[~left].mean()))
+
+
+@pytest.mark.parametrize("aggregate", ["max", "mean"])
+@pytest.mark.parametrize("theta", [0.0, 0.3])
+def test_child_splits_with_missing_values_match_brute_force(aggregate, theta):
+    X, y, S = _data_with_missing(4, n=300, group_values=(3,))
+    tree = SCAFFTreeClassifier(theta=theta, max_depth=2, sensitive_aggregation=aggregate).fit(
+        X, y, sensitive_features=S)
+    assert tree.node_feature_[0] >= 0
+    all_rows = np.arange(len(y))
+    root_left = _goes_left(tree, X, 0, all_rows)
+    leaf = tree.apply(X)
+    for child, rows in ((tree.node_left_[0], all_rows[root_left]), (tree.node_right_[0], all_rows[~root_left])):
+        gains = brute_force_gains(X, y, S, theta, aggregate, rows)
+        best = max(gains.values())
+        if best <= 1e-12:
+            assert tree.node_feature_[child] == -1 and np.all(leaf[rows] == child)
+            continue
+        assert gains[_chosen(tree, X, child, rows)] == pytest.approx(best, abs=1e-12)
+
+
+def test_missingness_that_tells_the_label_is_split_on_alone():
+    rng = np.random.default_rng(0)
+    n = 600
+    X = rng.normal(size=(n, 2))
+    y = rng.integers(0, 2, n)
+    X[y == 1, 1] = np.nan  # the value carries nothing, its absence everything
+    tree = SCAFFTreeClassifier(theta=0.0, max_depth=1).fit(X, y)
+    assert tree.node_feature_[0] == 1 and tree.node_threshold_[0] == np.inf and tree.node_missing_left_[0] == 0
+    assert tree.predict(X).tolist() == y.tolist()
+    # the same gain as brute force finds for "every value left, the missing ones right"
+    gains = brute_force_gains(X, y, np.zeros((n, 0)), 0.0)
+    assert gains[(1, np.inf, False)] == pytest.approx(max(gains.values())) == pytest.approx(0.5)
+
+
+def test_a_node_that_saw_no_missing_value_sends_them_to_its_heavier_child():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(2000, 2))
+    y = ((X[:, 0] > 0.3) | (X[:, 1] > 1.2)).astype(int)
+    X[(X[:, 0] > 0.3) & (rng.random(2000) < 0.2), 1] = np.nan  # missing only where x0 already decides
+    tree = SCAFFTreeClassifier(theta=0.0, max_depth=2).fit(X, y)
+    assert tree.node_feature_[0] == 0 and tree.feature_missing_.tolist() == [0, 1]
+    node = tree.node_left_[0]  # x0 <= 0.29: no missing x1 there
+    assert tree.node_feature_[node] == 1
+    left, right = tree.node_left_[node], tree.node_right_[node]
+    heavier = left if tree.node_weight_[left] > tree.node_weight_[right] else right
+    assert tree.node_missing_left_[node] == (heavier == left)
+    assert tree.apply(np.array([[0.0, np.nan]]))[0] == heavier
+    with pytest.raises(ValueError, match="X column 0 has a missing value in row 0; it had none in fit"):
+        tree.apply(np.array([[np.nan, 0.0]]))
+
+
+def test_missing_categories_get_their_own_side():
+    import pandas as pd
+
+    rng = np.random.default_rng(2)
+    n = 400
+    colour = pd.Categorical(rng.choice(["blue", "green", "red"], n))
+    y = rng.integers(0, 2, n)
+    colour[(y == 1) & (rng.random(n) < 0.6)] = np.nan
+    X = pd.DataFrame({"colour": colour, "x": rng.normal(size=n)})
+    forest = SCAFFClassifier(n_estimators=5, theta=0.0, random_state=0).fit(X, y)
+    proba = forest.predict_proba(X)[:, 1]
+    assert np.isfinite(proba).all()
+    assert proba[X["colour"].isna().to_numpy()].mean() > proba[X["colour"].notna().to_numpy()].mean()

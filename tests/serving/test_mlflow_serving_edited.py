@@ -70,9 +70,11 @@ def test_an_edited_model_never_takes_a_server_down(tmp_path):
 
         process, url, log_path = servers["good"]
         wait_ready(f"{url}/ping", process, log_path)
-        status, answer = post_frame(f"{url}/invocations", X.head(20))
+        status, answer = post_frame(f"{url}/invocations", X.head(20), {"answer": "scores"})
         assert status == 200
         np.testing.assert_allclose(answer["predictions"], model.predict_proba(X.head(20))[:, 1], rtol=1e-12)
+        status, answer = post_frame(f"{url}/invocations", X.head(20))  # by default, one label per row
+        assert status == 200 and answer["predictions"] == model.predict(X.head(20)).tolist()
         status, answer = post_frame(f"{url}/invocations", X.head(2).drop(columns="a"))
         assert status == 400 and "a" in answer["message"]
         with urllib.request.urlopen(f"{url}/ping", timeout=10) as answer:

@@ -18,7 +18,8 @@ from fairops.cli import main
 from fairops.jobs import serve
 from fairops.jobs.request_guard import RequestGuard, json_depth
 from fairops.mlflow import classifier
-from fairops.mlflow._scoring_app import WRITTEN_FOR, scoring_app, scoring_app_supported
+from fairops.mlflow._mlflow_internals import WRITTEN_FOR
+from fairops.mlflow._scoring_app import scoring_app, scoring_app_supported
 
 
 def _depth(value) -> int:

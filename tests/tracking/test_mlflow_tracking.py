@@ -6,6 +6,7 @@ import numpy as np
 import optuna
 import pytest
 from mlflow.entities import ViewType
+from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 import fairops
@@ -81,9 +82,8 @@ def test_fairband_study_gets_one_parent_and_one_child_per_fit(uri, make):
         assert run.info.status == "FINISHED"
 
 
-def test_one_transaction_runs_equal_public_api_runs(uri, make):
-    fast, public = make("fast", fast_sql=True), make("public")
-    assert fast._sql is not None and public._sql is None
+def test_runs_written_in_the_background_equal_runs_written_at_once(uri, make):
+    background, public = make("background", synchronous=False), make("public")
     study = optuna.create_study(directions=["maximize"] * 2, study_name="same")
 
     def objective(trial):
@@ -95,11 +95,11 @@ def test_one_transaction_runs_equal_public_api_runs(uri, make):
             trial.set_user_attr(f"rung{rung}_fairness", 1 - x / (rung + 1))
         return x, 1 - x
 
-    study.optimize(objective, n_trials=3, callbacks=[fast, public])
-    assert fast._sql is not None  # no fallback happened
+    study.optimize(objective, n_trials=3, callbacks=[background, public])
+    background.flush()
     client = MlflowClient(uri)
     runs = {}
-    for callback in (fast, public):
+    for callback in (background, public):
         for run in _runs(client, callback.experiment_id(study), "trial"):
             runs.setdefault(run.data.tags["fairops.trial_number"], []).append(run)
     for a, b in runs.values():
@@ -117,7 +117,8 @@ def test_one_transaction_runs_equal_public_api_runs(uri, make):
             assert [m.value for m in rungs] == \
                 pytest.approx([a.data.metrics["accuracy"] * (i + 1) / 3 for i in range(3)])
         assert a.data.metrics["rung_fairness"] == pytest.approx(1 - a.data.metrics["accuracy"] / 3)  # latest = step 2
-    best = client.search_runs([fast.experiment_id(study)], "metrics.fairness >= 0.5 and tags.`fairops.role` = 'trial'")
+    best = client.search_runs([background.experiment_id(study)],
+                              "metrics.fairness >= 0.5 and tags.`fairops.role` = 'trial'")
     assert len(best) == sum(t.values[1] >= 0.5 for t in study.trials)
 
 
@@ -367,14 +368,44 @@ def test_mlflow_async_logging_is_waited_for(uri, make, monkeypatch):
         study.trials[int(r.data.tags["fairops.trial_number"])].values[1]) for r in runs)
 
 
-def test_fast_path_only_for_the_mlflow_versions_it_was_written_for(make, monkeypatch):
-    import mlflow
+def test_a_failed_background_write_is_raised_by_flush_and_the_next_trial(uri, make):
+    callback = make("failing", synchronous=False)
+    study = optuna.create_study(directions=["maximize"] * 2, study_name="failing")
+    study.optimize(_two_objective, n_trials=1, callbacks=[callback])
+    callback.flush()
+    client = MlflowClient(uri)
+    client.delete_experiment(callback.experiment_id(study))  # no run can be created in it any more
+    study.optimize(_two_objective, n_trials=1, callbacks=[callback])
+    with pytest.raises(MlflowException, match="(?i)deleted|active"):
+        callback.flush()
+    callback.flush()  # raised once: nothing else is waiting
+    with pytest.raises(MlflowException):
+        # trial 4 waits for a free slot, so trial 2's write is done (failed) when trial 5's callback looks
+        study.optimize(_two_objective, n_trials=4, callbacks=[callback])
+    assert len(study.trials) <= 6
+    assert [run.data.tags["fairops.trial_number"] for run in client.search_runs(
+        [callback.experiment_id(study)], "tags.`fairops.role` = 'trial'", run_view_type=ViewType.ALL)] == ["0"]
 
-    from fairops.tracking._sql_runs import WRITTEN_FOR
 
-    low, high = WRITTEN_FOR
-    assert low <= tuple(int(p) for p in mlflow.__version__.split(".")[:2]) < high  # CI runs the path itself
-    monkeypatch.setattr(mlflow, "__version__", f"{high[0]}.{high[1]}.0")
-    with pytest.warns(RuntimeWarning, match="written for MLflow"):
-        callback = make("future", fast_sql=True)
-    assert callback._sql is None
+@pytest.mark.slow  # a fresh Python process importing MLflow and Optuna
+def test_background_runs_are_written_when_the_process_ends_without_a_flush(uri, store, tmp_path):
+    import subprocess
+    import sys
+
+    script = f"""
+import optuna
+from fairops.tracking.callback import FairnessTrackingCallback
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+callback = FairnessTrackingCallback({uri!r}, "exiting", artifact_location={str(store[1] / "exiting")!r},
+                                    synchronous=False, settle_seconds=0)
+study = optuna.create_study(directions=["maximize"] * 2, study_name="exiting")
+study.optimize(lambda t: (t.suggest_float("x", 0, 1), 0.5), n_trials=6, callbacks=[callback])
+print(callback._writes.pending())
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("exiting")
+    runs = _runs(client, experiment.experiment_id, "trial")
+    assert sorted(int(r.data.tags["fairops.trial_number"]) for r in runs) == list(range(6))
+    assert {r.info.status for r in runs} == {"FINISHED"} and all(r.data.metrics["accuracy"] >= 0 for r in runs)

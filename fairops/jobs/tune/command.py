@@ -21,12 +21,17 @@ from ..progress import NO_PROGRESS_HELP
 from .job import run_tune
 from .settings import METHODS, SELECTION_HELP, SELECTIONS, TASK_HELP, TuneSettings
 
+MISSING_GROUP_HELP = ("with --data: rows missing a sensitive value form a group of this name (default: refused with "
+                      "their count and rows, since such rows belong to no group the fairness ratio counts; a row "
+                      "missing its label is left out and counted, a missing feature value is kept: each model "
+                      "family takes it its own way)")
+
 
 def _run(args) -> int:
     if args.data is not None:
         refuse_options(args, ["--dataset"], "with --data FILE: give one data source")
     else:
-        refuse_options(args, ["--target", "--sensitive", "--task", "--positive"],
+        refuse_options(args, ["--target", "--sensitive", "--task", "--positive", "--missing-group"],
                        "to a bundled --dataset, which brings its own label, sensitive columns and task "
                        "(they go with --data FILE)")
     settings = TuneSettings(
@@ -38,7 +43,7 @@ def _run(args) -> int:
         study_name=args.study_name, model_name=args.model_name, n_jobs=args.n_jobs, seed=args.seed,
         finalize=not args.no_finalize, promote=args.promote, progress=not args.no_progress, heartbeat=args.heartbeat,
         wait_timeout=args.wait_timeout, min_fairness=args.min_fairness, ui_port=ui_port_of(args.ui_port),
-        positive=args.positive, holdout=args.holdout,
+        positive=args.positive, holdout=args.holdout, missing_group=args.missing_group,
         decision=args.decision, blind=args.blind, fairness_line=args.fairness_line, level=args.level,
     )
     result = run_tune(settings)
@@ -73,6 +78,7 @@ def add_parser(subcommands) -> None:
                         help="with --data: a yes/no column (1/0, true/false, yes/no) marking the rows to hold out "
                              "as test rows, never trained or validated on (default: 20%% of the rows, chosen by "
                              "their content, the same in every tune of the file)")
+    source.add_argument("--missing-group", metavar="NAME", help=MISSING_GROUP_HELP)
     source.add_argument("--max-train-rows", type=int, metavar="N",
                         help="fit on a stratified sample of N training rows (quick looks; default: all)")
     search = parser.add_argument_group("search")

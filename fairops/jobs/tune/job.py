@@ -13,7 +13,7 @@ from ..options import decision_words
 from ..progress import legend
 from ..running import quiet_libraries
 from .registration import record_rows, register_pick
-from .report import counts_text, failures_of, print_summary
+from .report import counts_text, failures_of, missing_lines, print_summary
 from .settings import TuneSettings, families_of, pick_alpha_of, target_trials
 from .study import held_out_rows, held_out_words, load_source, make_sampler, study_configuration, study_params
 
@@ -59,6 +59,8 @@ class TuneResult:
         The test rows behind the fairness ratio, in words.
     notes : tuple of str, default=()
         Which fits were set aside and against which standing of the fairness line the pick was made.
+    missing : list of str
+        The summary's lines on missing feature values (none: the data had none).
     """
 
     settings: TuneSettings
@@ -74,6 +76,7 @@ class TuneResult:
     verdict: Verdict | None = None
     test_counts: str | None = None
     notes: tuple = ()
+    missing: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,11 @@ class TuneJob(TuningJob[TunePick, "Verdict", TuneResult]):
               f"{target} fits, {done_before} already in the study)\nstorage: {settings.storage}\n"
               f"tracking: {settings.tracking_uri}\ndata: {data!r}\ntask: {data.task.describe()}\n"
               f"decisions: {decision_words(settings.decision, settings.blind, data)}", file=out, flush=True)
+        if data.unlabelled:
+            print(f"left out: {data.unlabelled:,} rows of {settings.data} whose label ({settings.target}) is missing",
+                  file=out, flush=True)
+        for line in missing_lines(data.X, self.families):
+            print(line, file=out, flush=True)
         if settings.progress and done_before < target:
             print(legend(self.plan.alpha), file=out, flush=True)
 
@@ -211,7 +219,8 @@ class TuneJob(TuningJob[TunePick, "Verdict", TuneResult]):
             self.settings, outcome.study, fits=len(outcome.trials), rows=chosen.rows, registered=registration.version,
             already_registered=registration.before, links=outcome.links, task=self.data.task,
             failures=failures_of(outcome.trials), choice=chosen.picked.refits, verdict=outcome.follow_up,
-            test_counts=chosen.test_counts, notes=chosen.notes)
+            test_counts=chosen.test_counts, notes=chosen.notes,
+            missing=missing_lines(self.data.X, self.families))
         print_summary(result, out=self.out)
         return result
 

@@ -39,7 +39,8 @@ def register_pick(settings, study, objective, chosen):
     X_train, _, sensitive_train = objective.rows("train")
     X_test, _, sensitive_test = objective.rows("test")
     served = servable(chosen.model, X_train)
-    schema = InputSchema.for_model(served, X_train)
+    # a column takes a missing value where the training rows had some (and the model takes it), not elsewhere
+    schema = InputSchema.for_model(served, X_train, missing_seen_only=True)
     decision = served_decision_of(objective, chosen.model, X_train, sensitive_train)
     example = with_decision_columns(decision, objective.task.sensitive, X_test.head(5), sensitive_test.head(5))
     scores, accurate_scores = chosen.scores, chosen.accurate_scores

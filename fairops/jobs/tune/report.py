@@ -24,6 +24,47 @@ _WHY = {
 }
 
 
+def missing_lines(X, families) -> list[str]:
+    """Per feature column with missing values: how many, and how the tuned families take them (LightGBM and the
+    SCAFF forest split on them, a reduction as its base does, every other family imputes inside the model).
+
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"lsat": [30.0, None, 41.0, None], "tier": pd.Categorical(["a", "b", None, "a"])})
+    >>> for line in missing_lines(X, ["lightgbm", "logistic_regression", "grid_search"]):
+    ...     print(line)
+    missing values (kept: every family takes them, and a served model answers rows missing them):
+      lsat: 2 of 4 rows (50.0%): lightgbm, grid_search over lightgbm split on them; logistic_regression, grid_search over decision_tree or logistic_regression impute the median and add a missing-value indicator
+      tier: 1 of 4 rows (25.0%): lightgbm, grid_search over lightgbm split on them; logistic_regression, grid_search over decision_tree or logistic_regression impute the most frequent value and add a missing-value indicator
+    """  # noqa: E501 - a doctest's expected output is one line
+    from ...models.families import FAMILIES
+
+    counts = X.isna().sum()
+    if not counts.any():
+        return []
+    native: list[str] = []
+    imputing: list[str] = []
+    for name in families:
+        family = FAMILIES.get(name)
+        if family is None:
+            continue
+        if not family.bases:
+            (imputing if family.needs_encoding else native).append(name)
+            continue
+        for needs, found in ((False, native), (True, imputing)):
+            bases = [base for base in family.bases if FAMILIES[base].needs_encoding == needs]
+            if bases:
+                found.append(f"{name} over {' or '.join(bases)}")
+    lines = ["missing values (kept: every family takes them, and a served model answers rows missing them):"]
+    for column, count in counts.items():
+        if not count:
+            continue
+        value = "the median" if X[column].dtype.kind in "biuf" else "the most frequent value"
+        ways = ([f"{', '.join(native)} split on them"] if native else []) + \
+            ([f"{', '.join(imputing)} impute {value} and add a missing-value indicator"] if imputing else [])
+        lines.append(f"  {column}: {int(count):,} of {len(X):,} rows ({count / len(X):.1%}): {'; '.join(ways)}")
+    return lines
+
+
 def failure_note(failures: dict, fits: int) -> str:
     """Why fits failed and whether it matters for the pick.
 
@@ -34,9 +75,11 @@ def failure_note(failures: dict, fits: int) -> str:
     failed = sum(failures.values())
     share = failed / max(fits, 1)
     reasons = "; ".join(f"{count} {reason}: {_WHY.get(reason, reason)}" for reason, count in sorted(failures.items()))
+    small_data = " (on small data, --selection robust gives every fit at least 500 rows)" \
+        if failures.get("constant validation scores") else ""
     verdict = (f"with {1 - share:.0%} of the fits compared, the pick is not affected" if share <= 0.1 else
                f"{share:.0%} of the fits did not compete, so fewer configurations were compared than the schedule "
-               "planned (on small data, --selection robust gives every fit at least 500 rows)")
+               f"planned{small_data}")
     return f"failed fits: {failed} of {fits} ({share:.1%}): {reasons}.\nThey rank last and are never picked; {verdict}."
 
 
@@ -138,6 +181,8 @@ def print_summary(result, *, out=None) -> None:
         print(_refit_note(result.choice), file=out)
     if result.failures:
         print(failure_note(result.failures, result.fits), file=out)
+    for line in result.missing:
+        print(line, file=out)
     settings = result.settings
     if result.already_registered:
         print(f"\nalready registered by an earlier run of this study: {settings.model_name} version "

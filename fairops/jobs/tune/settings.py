@@ -65,6 +65,7 @@ class TuneSettings:
     ui_port: int = 5000
     positive: str | None = None
     holdout: str | None = None
+    missing_group: str | None = None
     decision: str = "single"
     blind: bool = False
     fairness_line: float = FOUR_FIFTHS
@@ -97,6 +98,9 @@ class TuneSettings:
             raise InputError("--data needs --target COLUMN and --sensitive COLUMN[,COLUMN...]")
         if self.holdout is not None and self.data is None:
             raise InputError("--holdout names a column of --data FILE; a bundled --dataset has its own split")
+        if self.missing_group is not None and (self.data is None or not str(self.missing_group).strip()):
+            raise InputError("--missing-group names the group of --data FILE's rows missing a sensitive value: give "
+                             "a non-empty name, with --data")
         if self.min_fairness is not None and not 0.0 <= self.min_fairness <= 1.0:
             raise InputError(f"min-fairness must be in [0, 1], got {self.min_fairness}")
         if self.data is not None:

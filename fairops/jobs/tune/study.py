@@ -13,7 +13,7 @@ def load_source(settings: TuneSettings):
     if settings.data is not None:
         assert settings.target is not None  # __post_init__: a file comes with its target column
         return load_table(settings.data, target=settings.target, sensitive=settings.sensitive, task=settings.task,
-                          positive=settings.positive, holdout=settings.holdout)
+                          positive=settings.positive, holdout=settings.holdout, missing_group=settings.missing_group)
     assert settings.dataset is not None  # __post_init__: a data set or a file
     return load_dataset(settings.dataset)
 
@@ -112,4 +112,17 @@ def study_params(settings: TuneSettings, data, families, alpha) -> dict:
         "max_train_rows": settings.max_train_rows if settings.max_train_rows is not None else "all",
         "min_fairness": settings.min_fairness if settings.min_fairness is not None else "none",
         "decision": settings.decision, "blind": settings.blind,
+        **({"missing_values": missing_counts_text(data.X)} if data.X.isna().any().any() else {}),
+        **({"unlabelled_rows_left_out": data.unlabelled} if data.unlabelled else {}),
     }
+
+
+def missing_counts_text(X) -> str:
+    """``column=count`` of the feature columns with missing values, comma-separated.
+
+    >>> import pandas as pd
+    >>> missing_counts_text(pd.DataFrame({"a": [1.0, None], "b": [1, 2], "c": [None, None]}))
+    'a=1,c=2'
+    """
+    counts = X.isna().sum()
+    return ",".join(f"{column}={int(count)}" for column, count in counts.items() if count)
