@@ -53,7 +53,7 @@ import os
 
 from ..errors import InputError
 from ..models.families import built_in_trusted_types
-from . import _flavor_base as _flavor, _skops_save
+from . import _flavor_base as _flavor, _parse_budget, _skops_save
 from .sealing import ModelFilesError
 
 FLAVOR_NAME = "fairops_classifier"
@@ -301,10 +301,9 @@ def _read(data):
     from ..models import InputSchema, ServedDecision
 
     folder = data.folder
-    try:
-        document = json.loads(data.read(DOCUMENT_FILE).decode("utf-8"))
-    except (ValueError, RecursionError) as error:
-        raise ModelFilesError(f"model file {DOCUMENT_FILE!r} in {folder} cannot be read: {error}") from None
+    document = _parse_budget.parse_json(data.read(DOCUMENT_FILE),
+                                        lambda problem: ModelFilesError(f"model file {DOCUMENT_FILE!r} in {folder}: "
+                                                                        f"{problem}"))
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME \
             or document.get("format_version") != FORMAT_VERSION:
         raise ModelFilesError(f"model file {DOCUMENT_FILE!r} in {folder} is not a {FORMAT_NAME!r} document of "
@@ -333,6 +332,8 @@ def _read_skops(model_bytes: bytes, folder: str):
         return ModelFilesError(f"model file {MODEL_FILE!r} in {folder}: {problem}")
 
     schema = _skops_checks.check_archive(model_bytes, refuse)
+    # bounded work before skops' audit walks the schema: references may make a small file a huge graph
+    _parse_budget.check_skops_schema(schema, lambda problem: refuse(f"{_skops_checks.SCHEMA_ENTRY}: {problem}"))
     try:
         extra = untrusted_types(model_bytes)
     except Exception as error:  # a malformed skops schema ...

@@ -52,6 +52,7 @@ from ._file_reads import (
     refuse_irregular,
     sha256_file,
 )
+from ._parse_budget import parse_json, parse_yaml
 
 MANIFEST_FILE = "fairops_manifest.json"
 KEY_ENV = "FAIROPS_MODEL_KEY"
@@ -138,10 +139,7 @@ def _read_manifest(model_dir: str) -> tuple[dict, bytes]:
     """The manifest of ``model_dir`` and its bytes as read."""
     raw = read_file(model_dir, MANIFEST_FILE, missing=f"model directory {model_dir} has no {MANIFEST_FILE}: it was "
                                                       "not written by fairops, or its manifest was removed")
-    try:
-        document = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError) as error:  # ValueError: also an integer of over 4,300 digits, not UTF-8
-        raise ModelFilesError(f"{MANIFEST_FILE} in {model_dir} is not valid JSON: {str(error)[:200]}") from None
+    document = parse_json(raw, lambda problem: ModelFilesError(f"{MANIFEST_FILE} in {model_dir}: {problem}"))
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME \
             or document.get("format_version") != FORMAT_VERSION or not isinstance(document.get("files"), dict):
         raise ModelFilesError(f"{MANIFEST_FILE} in {model_dir} is not a {FORMAT_NAME!r} manifest of version "
@@ -280,14 +278,9 @@ def _model_root(folder: str) -> str | None:
 
 def _layout(root: str, mlmodel: bytes | None) -> dict:
     """``MLmodel`` parsed, refused when a section points ``data:`` anywhere but the model's own ``data`` folder."""
-    import yaml
-
     if mlmodel is None:
         raise ModelFilesError(f"model directory {root} has no {MLMODEL_FILE} file")
-    try:
-        document = yaml.safe_load(mlmodel.decode("utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as error:
-        raise ModelFilesError(f"{MLMODEL_FILE} in {root} is not readable YAML: {str(error)[:200]}") from None
+    document = parse_yaml(mlmodel, lambda problem: ModelFilesError(f"{MLMODEL_FILE} in {root}: {problem}"))
     flavors = document.get("flavors") if isinstance(document, dict) else None
     if not isinstance(flavors, dict):
         raise ModelFilesError(f"{MLMODEL_FILE} in {root} has no 'flavors' section")
