@@ -51,7 +51,7 @@ from __future__ import annotations
 import json
 import os
 
-from ..errors import InputError
+from ..errors import InputError, RowError
 from ..models.families import built_in_trusted_types
 from . import _flavor_base as _flavor, _parse_budget, _skops_save
 from .sealing import ModelFilesError
@@ -166,8 +166,8 @@ def _check_finite(probability) -> None:
 
     bad = np.flatnonzero(~np.isfinite(probability))
     if bad.size:
-        raise InputError(f"the model's probability for row {int(bad[0])} is {probability[bad[0]]}, not a number in "
-                         f"[0, 1] ({bad.size} such row(s)); its saved state overflows on these inputs")
+        raise RowError("the model's probability for row ", int(bad[0]), f" is {probability[bad[0]]}, not a number in "
+                       f"[0, 1] ({bad.size} such row(s)); its saved state overflows on these inputs")
 
 
 def _plain(value):

@@ -101,6 +101,8 @@ def _checked_pyfunc_class():
 
         def predict(self, data, params=None):
             names = _names(data)
+            # the class whose probability the answer holds (the classifier flavor's); None: a model without one
+            self.fairops_positive_class = getattr(model_impl, "positive_class", None)
             if self.fairops_schema is not None and names is not None:
                 try:
                     self.fairops_schema.check_names(names)

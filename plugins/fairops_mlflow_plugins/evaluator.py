@@ -50,8 +50,10 @@ columns' intersections, e.g. female x Black, also logged as ``fairops_tpr_ratio_
 ``decision`` (``"single"``, the default: one threshold for every row; ``"per-group"``: one threshold per
 group of the sensitive columns' combinations, each at the target, as ``fairops tune --decision
 per-group`` decides). The evaluator opts in only when ``sensitive_features`` is in its config.
-Scores come from the model's ``predict_proba`` (column of ``pos_label``); a fairops SCAFF model's
-pyfunc output is already P(y = 1).
+Scores of a fairops classifier or SCAFF model come from its own ``predict``, as served: the rows go through
+its input checks (its input schema, the groups of its decision, a finite probability), so a row a server
+would refuse is refused, naming its row, and never scored. Other models' scores come from ``predict_proba``
+(column of ``pos_label``).
 
 >>> FairnessEvaluator.can_evaluate(model_type="classifier", evaluator_config={"sensitive_features": "sex"})
 True
@@ -82,6 +84,8 @@ GROUPINGS = ("lowest", "intersectional")
 RATES_FILE = "fairops_group_rates.csv"
 ROC_FILE = "fairops_group_roc.png"
 LEFT_OUT_TAG = "fairops.left_out_groups"
+#: The pyfunc loaders of fairops' classifier flavors: their rows are scored through the served model's checks.
+FAIROPS_LOADERS = ("fairops.mlflow.classifier", "fairops.mlflow.scaff")
 _BASE_OF = {"tpr": "positive rows", "fpr": "negative rows", "ppr": "rows"}
 
 _logger = logging.getLogger(__name__)
@@ -146,6 +150,23 @@ def _given_scores(column, features: pd.DataFrame) -> np.ndarray:
     return scores
 
 
+def _served_scores(model, features: pd.DataFrame, pos_label) -> np.ndarray:
+    """The probability of ``pos_label`` as the served model answers it, every row through its own input checks
+    (a row it refuses is refused here, by its row, never scored)."""
+    from fairops.tracking.served_rows import model_inputs, probability, served_output, take_inputs
+
+    reads = model_inputs(model)
+    inputs, _ = take_inputs(reads, features, "the evaluation data")
+    answered = probability(served_output(model, inputs, "the evaluation data", reads.schema))
+    raw = model.get_raw_model()
+    classes = [value.item() if hasattr(value, "item") else value for value in getattr(raw, "classes_", [0, 1])]
+    positive = getattr(model, "fairops_positive_class", None)
+    positive = classes[-1] if positive is None else positive
+    if pos_label == positive or pos_label not in classes:
+        return answered
+    return 1.0 - answered  # the other of the model's two classes
+
+
 def _scores(model, features: pd.DataFrame, config: dict) -> np.ndarray:
     if config.get("scores") is not None:
         return _given_scores(config["scores"], features)
@@ -154,9 +175,8 @@ def _scores(model, features: pd.DataFrame, config: dict) -> np.ndarray:
                          "naming the column of data that holds them (evaluating scored data without a model)")
     pos_label = config.get("pos_label", 1)
     loader = getattr(getattr(model, "metadata", None), "flavors", {}).get("python_function", {}).get("loader_module")
-    if loader == "fairops.mlflow.scaff":
-        output = model.predict(features)
-        return np.asarray(output["probability"] if isinstance(output, pd.DataFrame) else output, dtype=np.float64)
+    if loader in FAIROPS_LOADERS:
+        return _served_scores(model, features, pos_label)
     raw = model.get_raw_model() if hasattr(model, "get_raw_model") else model
     if not hasattr(raw, "predict_proba"):
         raise ValueError(
