@@ -3,7 +3,7 @@
 One trial = one configuration; the budget is the number of boosting rounds, added to the same model
 rung after rung (warm start). After each rung the trial reports (accuracy, fairness) and FairbandPruner
 decides whether it goes on. No worker ever waits, so this suits many parallel workers; decisions depend
-on arrival order. TPE sees only the trials of its own bracket.
+on arrival order. TPE, the base sampler, draws each configuration from the configurations so far.
 
     python examples/fairband_async.py [--n-trials 60]
 """

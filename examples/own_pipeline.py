@@ -101,6 +101,7 @@ def main(argv=None) -> int:
     registered = register_best(study, MODEL_NAME, rule="robust",
                                refit=Refit(lambda params, trial: final, input_example=X_val.head(3)),
                                details=VersionDetails(tags=recorded), session=tracker)
+    tracker.finish(study)  # the study's parent run ends FINISHED, not left RUNNING in MLflow's UI
     alias = registered.alias
     print(f"registered: models:/{MODEL_NAME}@{alias} (version {registered.version})")
     # the rows it saw, each known by the model's input columns, the sensitive columns and its label
@@ -113,7 +114,8 @@ def main(argv=None) -> int:
     test_rows = data.X.iloc[split.test].assign(reoffended=data.y[split.test])
     test_rows.join(data.sensitive.iloc[split.test].add_prefix("group_")).to_csv(fresh, index=False)
     fairops = Path(sys.executable).with_name("fairops")
-    print(f"serve it: {fairops} serve {MODEL_NAME} --tracking-uri {tracking_uri} --port 5001")
+    # no --port: fairops serve listens on 5001, or on a free port when that one is taken, and says which
+    print(f"serve it: {fairops} serve {MODEL_NAME} --tracking-uri {tracking_uri}")
     # the file's race column is the model's input (every category); the task's groups are in group_race, group_sex
     print(f"gate a challenger: {fairops} promote {MODEL_NAME} --tracking-uri {tracking_uri} --data {fresh.resolve()} "
           f"--target reoffended --sensitive group_race,group_sex --task {data.task}")

@@ -61,7 +61,9 @@ def serve_and_ask(uri, rows, env_manager=None):
                 break
             except OSError:
                 time.sleep(0.2)
-        body = json.dumps({"dataframe_split": rows.to_dict(orient="split", index=False)}).encode()
+        # a fairops classifier answers class labels unless the request asks for its scores
+        body = json.dumps({"dataframe_split": rows.to_dict(orient="split", index=False),
+                           "params": {"answer": "scores"}}).encode()
         request = urllib.request.Request(f"http://127.0.0.1:{port}/invocations", body,
                                          {"Content-Type": "application/json"})
         return json.loads(urllib.request.urlopen(request, timeout=30).read())["predictions"]
@@ -110,7 +112,7 @@ def main(argv=None):
 
     mlflow.set_tracking_uri(uri)
     champion = mlflow.pyfunc.load_model(best.alias_uri)
-    in_process = champion.predict(X.iloc[valid[:5]])
+    in_process = champion.predict(X.iloc[valid[:5]], params={"answer": "scores"})
     print("P(y=1) in process:", np.round(in_process, 4).tolist())
     if args.serve:
         served = serve_and_ask(uri, X.iloc[valid[:5]], args.env_manager)

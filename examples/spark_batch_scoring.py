@@ -2,9 +2,10 @@
 
 Any model fairops logs scores this way: the champion of ``fairops tune`` (P(positive class) from raw
 rows), a SCAFF forest (P(y = 1), plus labels when logged with a threshold) and a FairLOF detector
-(``outlier_score`` and ``outlier`` from raw rows). The model's signature gives the input columns and
-the result type; a model answering several columns gives one struct column, spread here into
-top-level columns.
+(``outlier_score`` and ``outlier`` from raw rows). The model's signature gives the input columns; a fairops
+classifier answers class labels by default, so its scores are asked for (``model_config={"answer": "scores"}``)
+and typed from ``metadata.fairops_scores_output`` in its ``MLmodel``; a model answering several columns gives
+one struct column, spread here into top-level columns.
 
     fairops tune --dataset adult                       # registers models:/fairops-adult@champion
     python examples/spark_batch_scoring.py --output adult-scores.parquet
@@ -61,13 +62,27 @@ def score(spark, table, model_uri: str, *, env_manager: str = "local"):
     missing = [name for name in columns if name not in table.columns]
     if missing:
         raise ValueError(f"the table lacks the model's input columns {missing}")
-    outputs = signature.outputs.input_names() if signature.outputs is not None else []
+    scores = (mlflow.models.get_model_info(model_uri).metadata or {}).get("fairops_scores_output")
+    if scores:  # a classifier answers labels by default: ask for its scores, typed as its metadata says
+        outputs = [name for name, _ in scores]
+        udf = mlflow.pyfunc.spark_udf(spark, model_uri, result_type=_spark_type(scores), env_manager=env_manager,
+                                      model_config={"answer": "scores"})
+    else:
+        outputs = signature.outputs.input_names() if signature.outputs is not None else []
+        udf = mlflow.pyfunc.spark_udf(spark, model_uri, env_manager=env_manager)
     answer = outputs[0] if len(outputs) == 1 and outputs[0] else "prediction"
-    udf = mlflow.pyfunc.spark_udf(spark, model_uri, env_manager=env_manager)
     scored = table.withColumn(answer, udf(*[table[name] for name in columns]))
     if isinstance(scored.schema[answer].dataType, StructType):  # several output columns: one struct
         scored = scored.select("*", f"{answer}.*").drop(answer)
     return scored
+
+
+def _spark_type(columns) -> str:
+    """A Spark result type (DDL) for ``[name, MLflow type]`` columns: one type, or a struct of named ones."""
+    spark_types = {"double": "double", "string": "string", "integer": "int", "long": "bigint", "boolean": "boolean"}
+    if len(columns) == 1 and not columns[0][0]:
+        return spark_types[columns[0][1]]
+    return ", ".join(f"{name} {spark_types[kind]}" for name, kind in columns)
 
 
 def read_table(spark, path: str | None):

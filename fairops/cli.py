@@ -25,7 +25,27 @@ def build_parser() -> argparse.ArgumentParser:
     for subcommand in subcommands.choices.values():
         subcommand.allow_abbrev = False  # an option is refused by its full name when it does not apply
         subcommand.formatter_class = HelpFormatter
+        subcommand.set_defaults(subparser=subcommand)  # whose usage a mistyped option prints
     return parser
+
+
+def refuse_unknown(subparser: argparse.ArgumentParser, extra: list[str]) -> None:
+    """Exit with ``subparser``'s usage and the options it does not know (argparse would print the top-level
+    usage), naming the closest option it has.
+
+    >>> parser = argparse.ArgumentParser(prog="fairops tune", exit_on_error=False)
+    >>> _ = parser.add_argument("--dataset")
+    >>> parser.error = lambda message: print(message)
+    >>> refuse_unknown(parser, ["--datset", "german"])
+    unrecognized arguments: --datset german (did you mean --dataset?)
+    """
+    import difflib
+
+    known = [option for action in subparser._actions for option in action.option_strings]
+    guesses = [difflib.get_close_matches(token.split("=", 1)[0], known, n=1) for token in extra
+               if token.startswith("-")]
+    hint = next((f" (did you mean {guess[0]}?)" for guess in guesses if guess), "")
+    subparser.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -64,7 +84,9 @@ def main(argv=None) -> int:
     from .jobs.options import options_in
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
+    args, extra = build_parser().parse_known_args(argv)
+    if extra:
+        refuse_unknown(args.subparser, extra)
     args.given = options_in(argv)  # what was spelled out, so a job can refuse options that do not apply
     return exit_status(args.run, args)
 

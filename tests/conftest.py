@@ -39,6 +39,27 @@ def pytest_configure(config):
             os.environ["PYTEST_DEBUG_TEMPROOT"] = str(root)
 
 
+#: session fixtures that make something expensive (a whole tune): the tests using them run on one worker
+EXPENSIVE_SESSION_FIXTURES = ("single", "adult_tune")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``--dist loadgroup``), each test module runs on one worker, so its module-scoped
+    fixtures are made once, as in a serial run; modules using one of ``EXPENSIVE_SESSION_FIXTURES`` share a
+    worker too, so each of those is made once per run. A test's own ``xdist_group`` mark is kept."""
+    group_of_module: dict[str, str] = {}
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        for name in getattr(item, "fixturenames", ()):
+            if name in EXPENSIVE_SESSION_FIXTURES:
+                group_of_module.setdefault(module, name)
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            module = item.nodeid.split("::", 1)[0]
+            item.add_marker(pytest.mark.xdist_group(group_of_module.get(module, module)))
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> str:
     """URL of the PostgreSQL server for distributed tests (``.ci/postgres.sh`` starts one).

@@ -36,10 +36,14 @@ def stop(process):
             process.wait()
 
 
-def post_frame(url, frame):
-    """POST ``frame`` to a model server as ``dataframe_split``; ``(status, decoded JSON answer)``."""
+def post_frame(url, frame, params=None):
+    """POST ``frame`` to a model server as ``dataframe_split`` (with ``params`` when given); ``(status, decoded JSON
+    answer)``."""
     # json.dumps writes floats in round-trip form (pandas' to_json keeps only 10 digits by default).
-    body = json.dumps({"dataframe_split": frame.to_dict(orient="split", index=False)}).encode()
+    request_body = {"dataframe_split": frame.to_dict(orient="split", index=False)}
+    if params is not None:
+        request_body["params"] = params
+    body = json.dumps(request_body).encode()
     request = urllib.request.Request(url, body, {"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=30) as answer:

@@ -8,16 +8,13 @@ public accessor for them). Those three attributes are used on every path and are
 :func:`storage_of`, :func:`study_id_of` and :func:`trial_id_of`; everything else goes through the
 methods of :class:`~optuna.storages.BaseStorage` and the storages' public heartbeat methods.
 
-Inside :data:`WRITTEN_FOR` two internals make the hot path cheaper:
-
-- several attributes are written in one transaction on :class:`~optuna.storages.RDBStorage` (one commit,
-  so one fsync on SQLite, instead of one per attribute; on SQLite and PostgreSQL one upsert per table
-  after one check that the trial still runs) and in one append on :class:`~optuna.storages.JournalStorage`;
-- :class:`BracketView` also filters ``Study._get_trials``, the call Optuna's samplers use, so a base
-  sampler sees only its bracket.
+Inside :data:`WRITTEN_FOR` one internal makes the hot path cheaper: several attributes are written in one
+transaction on :class:`~optuna.storages.RDBStorage` (one commit, so one fsync on SQLite, instead of one per
+attribute; on SQLite and PostgreSQL one upsert per table after one check that the trial still runs) and in
+one append on :class:`~optuna.storages.JournalStorage`.
 
 Outside the range, or after ``use_internals(False)``, each attribute is one public ``set_trial_*_attr``
-call and the bracket view filters the public ``get_trials``/``trials`` only. Any storage works on that
+call. Any storage works on that
 path (in-memory, RDB, Journal, Optuna's gRPC storage proxy). On the gRPC proxy, where each call is a
 network round trip, the calls of one write are made at once from a few threads and waited for together.
 
@@ -34,11 +31,10 @@ import json
 import os
 import threading
 import warnings
-from collections.abc import Callable, Container
 from concurrent.futures import ThreadPoolExecutor
 
 import optuna
-from optuna.trial import FrozenTrial, TrialState
+from optuna.trial import TrialState
 
 from .._versions import in_range
 
@@ -267,34 +263,49 @@ def fail_stale_trials(study) -> None:
 
 
 # -- Trial.report / Trial.should_prune of a two-objective study ----------------------------------------
-def refuse_pruning_calls(trial, message: str) -> None:
-    """Shadow the live ``trial``'s ``report`` and ``should_prune`` (on that object only) with methods raising
-    ``NotImplementedError(message)``.
+def refuse_pruning_calls(message_for) -> None:
+    """Make :meth:`optuna.trial.Trial.report` and :meth:`~optuna.trial.Trial.should_prune` raise
+    ``NotImplementedError(text)`` whenever ``message_for(trial)`` gives a text for the trial (else they do what
+    Optuna's do). The methods are wrapped on the class once per process; each ``message_for`` is asked once.
 
-    Optuna 5 raises its own NotImplementedError from both in a multi-objective study before asking the
-    pruner, so this changes only the message. It relies on :class:`optuna.trial.Trial` taking instance
-    attributes and on the objective holding the same object; outside :data:`WRITTEN_FOR` Optuna's own error
-    is left as it is.
+    Optuna 5 raises its own NotImplementedError from both in a multi-objective study before asking the pruner,
+    so a ``message_for`` that answers only for such studies changes the message alone. Outside
+    :data:`WRITTEN_FOR` Optuna's methods are left as they are.
 
-    >>> study = optuna.create_study(directions=["maximize", "maximize"])
-    >>> trial = study.ask()
-    >>> refuse_pruning_calls(trial, "use RungProgress")
-    >>> trial.should_prune()
+    >>> refuse_pruning_calls(lambda trial: "use RungProgress" if trial.study.study_name == "doc-advice" else None)
+    >>> study = optuna.create_study(directions=["maximize", "maximize"], study_name="doc-advice")
+    >>> study.ask().should_prune()
     Traceback (most recent call last):
     ...
     NotImplementedError: use RungProgress
     """
     if not internals_known():
         return
+    with _patch_lock:
+        if message_for not in _message_fors:
+            _message_fors.append(message_for)
+        for name in ("report", "should_prune"):
+            original = getattr(optuna.trial.Trial, name)
+            if getattr(original, "_fairops_wrapped", False):
+                continue
 
-    def refuse(*args, **kwargs):
-        raise NotImplementedError(message)
+            @functools.wraps(original)
+            def method(self, *args, _original=original, **kwargs):
+                for ask in tuple(_message_fors):
+                    message = ask(self)
+                    if message is not None:
+                        raise NotImplementedError(message)
+                return _original(self, *args, **kwargs)
 
-    trial.report = refuse
-    trial.should_prune = refuse
+            method._fairops_wrapped = True  # type: ignore[attr-defined]
+            setattr(optuna.trial.Trial, name, method)
 
 
-# -- a study seen through one bracket, for base samplers -----------------------------------------------
+_patch_lock = threading.Lock()
+_message_fors: list = []
+
+
+# -- the pruner Optuna gives a study created without one ------------------------------------------------
 def is_optuna_default_pruner(pruner) -> bool:
     """True for the pruner ``optuna.create_study`` gives a study created without one (a ``MedianPruner`` with
     its default settings, compared through its attributes, which Optuna does not publish).
@@ -304,38 +315,3 @@ def is_optuna_default_pruner(pruner) -> bool:
     """
     default = optuna.pruners.MedianPruner
     return type(pruner) is default and vars(pruner) == vars(default())
-
-
-class BracketView:
-    """A read-only stand-in for a study that shows base samplers only the trials ``keep`` accepts.
-
-    Everything else is forwarded to the wrapped study, so samplers such as TPE see one bracket.
-
-    >>> import optuna
-    >>> study = optuna.create_study()
-    >>> study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=4)
-    >>> len(BracketView(study, lambda t: t.number % 2 == 0).get_trials())
-    2
-    """
-
-    def __init__(self, study: optuna.Study, keep: Callable[[FrozenTrial], bool]) -> None:
-        self._view_study = study
-        self._view_keep = keep
-        if fast_paths_on():
-            # Optuna's samplers read history through Study._get_trials; filter that too.
-            self._get_trials = self._filtered_private_get_trials
-
-    def __getattr__(self, name):
-        return getattr(self._view_study, name)
-
-    def get_trials(self, deepcopy: bool = True, states: Container[TrialState] | None = None):
-        return [t for t in self._view_study.get_trials(deepcopy=deepcopy, states=states) if self._view_keep(t)]
-
-    def _filtered_private_get_trials(self, deepcopy: bool = True, states: Container[TrialState] | None = None,
-                                     use_cache: bool = False):
-        trials = self._view_study._get_trials(deepcopy=deepcopy, states=states, use_cache=use_cache)
-        return [t for t in trials if self._view_keep(t)]
-
-    @property
-    def trials(self):
-        return self.get_trials()

@@ -41,6 +41,11 @@ class Assignment:
     own_sampler: BaseSampler | None = None
     reason: str | None = None
     asked: bool = False  # whether the objective asked for the fit's budget (budget(), or RungProgress's slot)
+    base_view: Any = None  # the base sampler's view of the study up to the trial's sampling (never pickled)
+    base_number: int | None = None  # the trial's number in that view, which never changes
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "base_view": None}
 
 
 class Assignments:

@@ -1,19 +1,18 @@
 """A fairness floor as Optuna's own constraint, so Optuna's tools see which fits are admissible.
 
-Optuna's constrained samplers call a user's ``constraints_func(trial)`` in ``after_trial`` for every
-COMPLETE or PRUNED trial and store the returned tuple as the trial's system attribute ``"constraints"``;
-a trial is feasible when every value is <= 0. ``study.best_trials``,
-``optuna.visualization.plot_pareto_front`` and optuna-dashboard read that attribute. A floor
-``fairness >= min_fairness`` is the one-value tuple ``(min_fairness - fairness,)``, written here the same
-way, so those tools mark the fits below the floor infeasible. (Optuna 5 deprecates ``constraints_func``
-for ``Trial.set_constraint``, which stores one ``constraints:<name>`` attribute per constraint; Optuna
-reads both formats, but optuna-dashboard 0.21 reads only the ``constraints`` list.)
+Optuna keeps constraints in two formats: the ``constraints`` list a ``constraints_func`` returns (a trial's
+system attribute; optuna-dashboard 0.21 reads only this one) and one ``constraints:<name>`` attribute per
+``trial.set_constraint(name, value)`` (Optuna 5's API). :attr:`FrozenTrial.constraints` merges them, naming
+the list's entries ``"0"``, ``"1"``, ..., so a constraint set by name ``"0"`` replaces the list's first entry
+there (Optuna only warns). A trial is feasible when every value is <= 0.
 
-Constraints of the user's own are honoured beside the floor, whichever way they are given: names set with
-``trial.set_constraint`` inside the objective live in their own attributes, and a base sampler's
-``constraints_func`` result (e.g. ``FairbandSampler(base_sampler=TPESampler(constraints_func=...))``) comes
-first in the ``constraints`` list with the floor appended after it, as one ``constraints_func`` returning both
-would write them. Feasibility reads :attr:`FrozenTrial.constraints`, Optuna's merge of both formats.
+The floor ``fairness >= min_fairness`` is the value ``min_fairness - fairness``, written both ways: under its own
+name :data:`FLOOR_NAME`, which no name of the user's can replace, and appended to the ``constraints`` list for
+optuna-dashboard, after whatever a base sampler's ``constraints_func`` wrote there (e.g.
+``FairbandSampler(base_sampler=TPESampler(constraints_func=...))``). Feasibility here reads both formats as
+stored, nothing replacing anything. Two constraints under one name are an error
+(:class:`ConstraintNameError`): the user's ``trial.set_constraint`` with :data:`FLOOR_NAME`, or with the name of
+an entry of their own ``constraints_func`` list, since Optuna's tools would keep only one of the two.
 
 >>> constraint_values(0.75, min_fairness=0.5)
 (-0.25,)
@@ -34,6 +33,12 @@ from ..errors import InputError
 from . import _optuna_internals as internals
 
 CONSTRAINTS_ATTR = "constraints"  # the key Optuna's constraints_func results are stored under
+NAMED_PREFIX = CONSTRAINTS_ATTR + ":"  # trial.set_constraint(name, value) stores "constraints:<name>"
+FLOOR_NAME = "fairband:min_fairness"  # the floor's own name
+
+
+class ConstraintNameError(InputError):
+    """Two constraints of one trial under one name: Optuna's tools would keep only one of them."""
 
 
 def check_min_fairness(min_fairness) -> float | None:
@@ -63,37 +68,67 @@ def _reported_fairness(trial: FrozenTrial, state: TrialState, values: Sequence[f
     return None
 
 
-def _stored_constraints(study, trial: FrozenTrial) -> tuple:
-    """The ``constraints`` list in the storage now (the trial handed to ``after_trial`` predates other writers)."""
-    stored = internals.storage_of(study).get_trial(internals.trial_id_of(study, trial)).system_attrs
-    return tuple(stored.get(CONSTRAINTS_ATTR) or ())
+def _stored(study, trial: FrozenTrial) -> dict:
+    """The trial's system attributes in the storage now (the trial handed to ``after_trial`` predates the writes
+    of a ``constraints_func`` and of ``trial.set_constraint``)."""
+    return internals.storage_of(study).get_trial(internals.trial_id_of(study, trial)).system_attrs
 
 
 def record_constraint(study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None,
                       min_fairness: float | None, *, after_others: bool = False) -> None:
-    """From a sampler's ``after_trial``: store the floor's constraint as Optuna's ``constraints_func`` would.
+    """From a sampler's ``after_trial``: store the floor's constraint under :data:`FLOOR_NAME` and in the list.
 
     A trial without a finite fairness (failed, or refused by the schedule before any fit) gets none, as a
     failed trial gets none from Optuna. ``after_others``: another ``constraints_func`` (a base sampler's)
     may have written the list for this trial already; the floor is appended to its values, not written over them.
+    Raises :class:`ConstraintNameError`, once the floor is written, when two constraints share a name.
     """
     if min_fairness is None or state not in (TrialState.COMPLETE, TrialState.PRUNED):
         return
     fairness = _reported_fairness(trial, state, values)
     if fairness is None or not math.isfinite(fairness):
         return
-    written = constraint_values(fairness, min_fairness=min_fairness)
+    (floor,) = constraint_values(fairness, min_fairness=min_fairness)
     try:
-        if after_others:
-            written = (*_stored_constraints(study, trial), *written)
-        internals.write_trial_attrs(study, trial, system={CONSTRAINTS_ATTR: written})
+        stored = _stored(study, trial)
+        others = tuple(stored.get(CONSTRAINTS_ATTR) or ()) if after_others else ()
+        internals.write_trial_attrs(study, trial, system={CONSTRAINTS_ATTR: (*others, floor),
+                                                          NAMED_PREFIX + FLOOR_NAME: floor})
     except UpdateFinishedTrialError:
-        pass  # another worker failed it as stale meanwhile: not a fit of the run, nothing to constrain
+        return  # another worker failed it as stale meanwhile: not a fit of the run, nothing to constrain
+    named = {key[len(NAMED_PREFIX):] for key in stored if key.startswith(NAMED_PREFIX)}
+    if FLOOR_NAME in named:
+        raise ConstraintNameError(
+            f"trial {trial.number} sets a constraint named {FLOOR_NAME!r}, the name of FairbandSampler's "
+            "min_fairness floor; give trial.set_constraint another name")
+    twice = sorted(named & {str(i) for i in range(len(others))}, key=int)
+    if twice:
+        raise ConstraintNameError(
+            f"trial {trial.number} has two constraints named {twice[0]!r}: trial.set_constraint({twice[0]!r}, ...) "
+            f"and entry {twice[0]} of the list the base sampler's constraints_func returned; Optuna's tools keep "
+            "only one of them, so give the named one another name")
+
+
+def constraint_items(trial: FrozenTrial) -> list[tuple[str, float]]:
+    """Every constraint of ``trial`` as stored, neither format replacing the other: the list's entries as
+    ``"0"``, ``"1"``, ... (without the floor's copy, which its own name holds), then the named ones.
+
+    >>> import optuna
+    >>> constraint_items(optuna.trial.create_trial(values=[0.9, 0.7], system_attrs={
+    ...     "constraints": [0.1, -0.2], "constraints:0": -1.0, "constraints:fairband:min_fairness": -0.2}))
+    [('0', 0.1), ('0', -1.0), ('fairband:min_fairness', -0.2)]
+    """
+    attrs = trial.system_attrs
+    listed = list(attrs.get(CONSTRAINTS_ATTR) or ())
+    if NAMED_PREFIX + FLOOR_NAME in attrs and listed:
+        listed = listed[:-1]  # the floor's copy for optuna-dashboard
+    return [(str(i), float(value)) for i, value in enumerate(listed)] + \
+        [(key[len(NAMED_PREFIX):], float(value)) for key, value in attrs.items() if key.startswith(NAMED_PREFIX)]
 
 
 def is_feasible(trial: FrozenTrial) -> bool:
-    """Optuna's rule: every constraint value of the trial (either of Optuna's formats) is <= 0."""
-    return all(value <= 0.0 for value in trial.constraints.values())
+    """Optuna's rule, every constraint value <= 0, over both formats as stored (:func:`constraint_items`)."""
+    return all(value <= 0.0 for _, value in constraint_items(trial))
 
 
 def feasible_fits(fits: list[FrozenTrial]) -> list[FrozenTrial]:
@@ -108,9 +143,9 @@ def feasible_fits(fits: list[FrozenTrial]) -> list[FrozenTrial]:
     """  # noqa: E501 - a doctest's expected output is one line
     feasible = [t for t in fits if is_feasible(t)]
     if fits and not feasible:
-        broken = sorted({name for t in fits for name, value in t.constraints.items() if value > 0.0})
+        broken = sorted({name for t in fits for name, value in constraint_items(t) if value > 0.0})
         raise InputError(f"no fit is feasible: all {len(fits)} fits violate the study's constraints (broken: "
                          f"{', '.join(map(repr, broken))}; '0', '1', ... are the 'constraints' list of a "
-                         "constraints_func or a fairness floor such as min_fairness, other names come from "
+                         f"constraints_func, {FLOOR_NAME!r} is min_fairness, other names come from "
                          "trial.set_constraint)")
     return feasible

@@ -24,7 +24,6 @@ from optuna.trial import FrozenTrial
 
 from ..errors import InputError
 from . import _optuna_internals as internals, ranking, schedule
-from .pruning_calls import name_the_way
 from .settings import FairbandSettings, agreeing, settings_of
 
 
@@ -224,7 +223,6 @@ class RungProgress:
         self._rung = -1
         self._stopped = False
         self.values: tuple[float, float] | None = None
-        name_the_way(trial, "async")
 
     @property
     def rung(self) -> int:

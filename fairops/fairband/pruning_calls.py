@@ -9,8 +9,9 @@ objective only returns ``(accuracy, fairness)``; in asynchronous mode :class:`~f
 reports each rung and ends its loop when :class:`~fairops.fairband.FairbandPruner` stops the trial.
 
 So that a pruning loop copied from Optuna's examples fails with that advice rather than Optuna's bare
-message, :func:`budget` and :class:`~fairops.fairband.RungProgress` give the live trial an error naming the
-way (a ``NotImplementedError``, as Optuna's, so code catching that still does).
+message, :func:`install` (called by every :class:`~fairops.fairband.FairbandSampler`) makes both methods of any
+trial of a Fairband study of two objectives raise an error naming the way, whether or not the objective has
+asked its budget yet (a ``NotImplementedError``, as Optuna's, so code catching that still does).
 
 >>> "RungProgress" in advice("async") and "budget(trial)" in advice("sync")
 True
@@ -19,6 +20,7 @@ True
 from __future__ import annotations
 
 from . import _optuna_internals as internals
+from .settings import settings_of
 
 _WHY = ("Optuna's trial.report and trial.should_prune do not support studies with two objectives such as "
         "Fairband's (accuracy, fairness). ")
@@ -35,8 +37,15 @@ def advice(mode: str) -> str:
     return _WHY + (_ASYNC if mode == "async" else _SYNC)
 
 
-def name_the_way(trial, mode: str) -> None:
-    """Make the live ``trial``'s ``report`` and ``should_prune`` raise :func:`advice` for ``mode`` (only where
-    Optuna would refuse them anyway: a study with more than one objective)."""
-    if len(trial.study.directions) > 1:
-        internals.refuse_pruning_calls(trial, advice(mode))
+def _advice_for(trial) -> str | None:
+    """The advice for a live trial of a Fairband study of two objectives; None for any other trial."""
+    study = trial.study
+    settings = settings_of(study)
+    if settings is None or len(study.directions) < 2:
+        return None
+    return advice(settings.mode)
+
+
+def install() -> None:
+    """Give ``trial.report`` / ``trial.should_prune`` of Fairband studies the advice (once per process)."""
+    internals.refuse_pruning_calls(_advice_for)

@@ -21,8 +21,9 @@ import optuna
 from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial, TrialState
 
-from . import _optuna_internals as internals, schedule
+from . import _optuna_internals as internals, pruning_calls, schedule
 from .assignments import Assignments
+from .base_sampler_view import BaseSamplerView, objectives_taken
 from .budgets import budget
 from .claims import HELD, SlotClaims
 from .constraints import check_min_fairness, record_constraint
@@ -50,8 +51,10 @@ class FairbandSampler(SlotSamplerBase):
     seed : int or None, default=None
         Seeds the rung-0 configurations; configuration ``c`` is drawn from ``(seed, c)`` only.
     base_sampler : optuna.samplers.BaseSampler or None, default=None
-        Optional Optuna sampler for rung-0 configurations (e.g. TPE for a BOHB-like variant);
-        it sees only the trials of its own bracket. Default: random sampling as in the paper.
+        Optional Optuna sampler for rung-0 configurations (e.g. TPE for a BOHB-like variant). It is handed a
+        study of the schedule's fits numbered without gaps (:mod:`fairops.fairband.base_sampler_view`); one
+        that refuses two objectives (CMA-ES) sees the weighted score ``o``, one that takes neither study is
+        refused here with its reason. Default: random sampling as in the paper.
     wait_timeout : float, default=3600.0
         Seconds a trial waits for other trials before raising :class:`FairbandWaitTimeout`.
         Storages without heartbeats cannot tell a slow fit from a dead one; with an RDB storage with
@@ -92,7 +95,7 @@ class FairbandSampler(SlotSamplerBase):
     Pruning inside the objective: nothing to call. Each trial is one fit on ``budget(trial)`` of the training
     rows, and the schedule stops configurations between rungs, never a fit half-way. Optuna's
     ``trial.report`` / ``trial.should_prune`` do not support two objectives (Optuna raises before any pruner is
-    asked); after ``budget(trial)`` they raise a ``NotImplementedError`` saying so and naming
+    asked); in a Fairband study they raise a ``NotImplementedError`` saying so and naming
     :class:`~fairops.fairband.RungProgress` (``mode="async"``), the way to stop a trial between its rungs
     (:mod:`fairops.fairband.pruning_calls`).
 
@@ -116,6 +119,7 @@ class FairbandSampler(SlotSamplerBase):
                  iterations: int | None = None, min_fairness: float | None = None,
                  start_configurations=None) -> None:
         self._settings = FairbandSettings(eta, s_max, alpha, mode)
+        pruning_calls.install()  # trial.report / should_prune then name the way, in every mode
         self._starts = checked_starts(start_configurations, s_max)
         self._min_fairness = check_min_fairness(min_fairness)
         if seed is None:
@@ -126,6 +130,9 @@ class FairbandSampler(SlotSamplerBase):
         if base_sampler is not None and not isinstance(base_sampler, BaseSampler):
             raise TypeError(f"base_sampler must be an optuna sampler, got {type(base_sampler).__name__}")
         self._base_sampler = base_sampler
+        self._base_alpha = None
+        if base_sampler is not None and objectives_taken(base_sampler) == 1:
+            self._base_alpha = self._settings.alpha  # it optimises the weighted score Fairband ranks by
         wait_timeout = positive_seconds(wait_timeout, "wait_timeout")
         poll_interval = positive_seconds(poll_interval, "poll_interval")
         schedule.check_iterations(iterations, allow_none=True)
@@ -212,7 +219,8 @@ class FairbandSampler(SlotSamplerBase):
         if assignment.slot.rung > 0:
             return dict(assignment.distributions)
         if self._base_sampler is not None:
-            return self._base_sampler.infer_relative_search_space(self._view(study, assignment.slot), trial)
+            view = self._base_view(study, trial, assignment)
+            return self._base_sampler.infer_relative_search_space(view.study, view.trial(trial))
         return {}
 
     def sample_relative(self, study, trial, search_space):
@@ -233,12 +241,13 @@ class FairbandSampler(SlotSamplerBase):
             Parameter name -> value.
         """
         assignment = self._assignments.get(study, trial)
-        if assignment is None or assignment.status != HELD or not search_space:
+        if assignment is None or assignment.status != HELD:
             return {}
         if assignment.slot.rung > 0:
             return {name: assignment.params[name] for name in search_space if name in assignment.params}
-        if self._base_sampler is not None:
-            return self._base_sampler.sample_relative(self._view(study, assignment.slot), trial, search_space)
+        if self._base_sampler is not None:  # asked even with nothing to draw, as Optuna asks it (NSGA-II counts)
+            view = self._base_view(study, trial, assignment)
+            return self._base_sampler.sample_relative(view.study, view.trial(trial), search_space)
         return {}
 
     def sample_independent(self, study, trial, param_name, param_distribution):
@@ -265,8 +274,9 @@ class FairbandSampler(SlotSamplerBase):
             return start_value(assignment.params[param_name], param_name, param_distribution)
         if assignment.own_sampler is not None:
             return assignment.own_sampler.sample_independent(study, trial, param_name, param_distribution)
-        return self._base_sampler.sample_independent(
-            self._view(study, assignment.slot), trial, param_name, param_distribution)
+        assert self._base_sampler is not None  # else every held trial has its own sampler
+        view = self._base_view(study, trial, assignment)
+        return self._base_sampler.sample_independent(view.study, view.trial(trial), param_name, param_distribution)
 
     def after_trial(self, study, trial, state, values) -> None:
         """Record a finished trial: the fairness floor's constraint, and a slot its own worker ended.
@@ -283,16 +293,18 @@ class FairbandSampler(SlotSamplerBase):
             Its (accuracy, fairness), if any.
         """
         assignment = self._assignments.pop(study, trial)
-        slot = None if assignment is None else assignment.slot
-        base_sees_it = self._base_sampler is not None and slot is not None
+        base_sees_it = self._base_sampler is not None and assignment is not None and assignment.slot is not None
         # first, so the floor joins (not overwrites) what its constraints_func writes
-        if self._base_sampler is not None and slot is not None:
-            self._base_sampler.after_trial(self._view(study, slot), trial, state, values)
+        if base_sees_it:
+            assert self._base_sampler is not None and assignment is not None
+            # a fresh view: the trials as they are now, as Optuna's tell reads them afresh
+            view = BaseSamplerView(study, trial, self._base_sampler, self._base_alpha, assignment.base_number)
+            self._base_sampler.after_trial(view.study, view.trial(trial), state, view.values(values))
+        if assignment is not None and assignment.status == HELD:
+            if state == TrialState.COMPLETE and not assignment.asked:
+                self._assignments.warn_budget_unasked(study, trial, "budget(trial)" if self.mode == "sync"
+                                                      else "RungProgress(trial)")
+            if state != TrialState.COMPLETE:
+                self._claims.record_outcome(study, trial, state)
+        # last: a constraint named twice raises once everything else is recorded
         record_constraint(study, trial, state, values, self._min_fairness, after_others=base_sees_it)
-        if assignment is None:
-            return
-        if assignment.status == HELD and state == TrialState.COMPLETE and not assignment.asked:
-            self._assignments.warn_budget_unasked(study, trial, "budget(trial)" if self.mode == "sync"
-                                                  else "RungProgress(trial)")
-        if assignment.status == HELD and state != TrialState.COMPLETE:
-            self._claims.record_outcome(study, trial, state)

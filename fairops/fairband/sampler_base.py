@@ -16,9 +16,9 @@ from optuna.trial import FrozenTrial
 
 from . import _optuna_internals as internals, schedule
 from .assignments import Assignment, Assignments
+from .base_sampler_view import BaseSamplerView
 from .claims import HELD, REFUSED, RELEASED, SlotBoard, SlotClaims, claim_of, refusal, study_key
 from .errors import FairbandScheduleError
-from .pruning_calls import name_the_way
 from .settings import FairbandSettings, check_study
 from .starts import start_of
 
@@ -56,6 +56,7 @@ class SlotSamplerBase(BaseSampler):
     _claims: SlotClaims
     _assignments: Assignments
     _base_sampler: BaseSampler | None
+    _base_alpha: float | str | None  # None: the base sampler sees both objectives; else the score's alpha
     _seed: int
     _starts: tuple[dict, ...]
     _min_fairness: float | None
@@ -217,7 +218,6 @@ class SlotSamplerBase(BaseSampler):
         if assignment.status != HELD:
             raise optuna.TrialPruned(assignment.reason)
         assignment.asked = True
-        name_the_way(trial, self.mode)
         assert assignment.slot is not None  # a held assignment has its slot
         return assignment.slot.budget
 
@@ -272,18 +272,18 @@ class SlotSamplerBase(BaseSampler):
         self._assignments.put(study, trial, assignment)
         self._claims.publish(study, trial, claim, user=attrs)
         if self._base_sampler is not None:
-            self._base_sampler.before_trial(self._view(study, assignment.slot), trial)
+            view = self._base_view(study, trial, assignment)
+            self._base_sampler.before_trial(view.study, view.trial(trial))
 
     # -- internals -----------------------------------------------------------------------------
-    def _bracket_of(self, trial: FrozenTrial) -> int | None:
-        if "bracket" in trial.user_attrs:
-            return trial.user_attrs["bracket"]
-        claim = claim_of(trial)
-        return None if claim is None or claim.slot is None else self.slot(claim.slot).bracket
-
-    def _view(self, study, slot: schedule.Slot):
-        bracket = slot.bracket
-        return internals.BracketView(study, lambda t: self._bracket_of(t) == bracket)
+    def _base_view(self, study, trial: FrozenTrial, assignment: Assignment) -> BaseSamplerView:
+        """The base sampler's view of ``study`` for ``trial``'s hooks up to its sampling (made once per trial)."""
+        if assignment.base_view is None:
+            assert self._base_sampler is not None
+            assignment.base_view = BaseSamplerView(study, trial, self._base_sampler, self._base_alpha,
+                                                   assignment.base_number)
+            assignment.base_number = assignment.base_view.number
+        return assignment.base_view
 
     def _check_study(self, study: optuna.Study) -> None:
         key = study_key(study)

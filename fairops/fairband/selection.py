@@ -10,13 +10,13 @@ Both honour Optuna's constraints as ``study.best_trials`` does: when fits carry 
 attribute (``FairbandSampler(min_fairness=...)``, or one's own ``constraints_func`` / ``set_constraint``),
 only the feasible ones are ranked, and FB-auto's alpha comes from their means.
 
-Two ranking rules: ``rule="paper"`` ranks the point values, as the paper and its published logs do;
-``rule="robust"`` ranks the lower confidence bounds of accuracy and fairness (the user attribute
+Two ranking rules: ``rule="fairband"`` (also named ``"paper"``) ranks the point values, as the paper and its
+published logs do; ``rule="robust"`` ranks the lower confidence bounds of accuracy and fairness (the user attribute
 ``intervals`` that :class:`fairops.tuning.FairnessObjective`, or an own objective through
-:func:`fairops.tuning.record_outcome`, records per fit), so a fit that looks fair
-only because few rows stand behind its ratio ranks lower, and also returns the next best fits as
-``candidates``: a fit on a small budget changes when refit on all training rows, so the caller refits the
-candidates and chooses among the refits (:func:`fairops.tuning.refit_choice`).
+:func:`fairops.tuning.record_outcome`, records per fit), so a fit that looks fair only because few rows stand
+behind its ratio ranks lower, and also returns the next best fits as ``candidates``: a fit on a small budget
+changes when refit on all training rows, so the caller refits the candidates and chooses among the refits
+(:func:`fairops.tuning.refit_choice`).
 
 Ties: fits of a synchronous Fairband run are taken in the order the paper's Hyperband evaluated them
 (iteration, bracket from ``s_max`` down, rung, position) and the argmax is the first entry of
@@ -39,7 +39,10 @@ from .claims import HELD, claim_of
 from .constraints import feasible_fits, is_feasible
 from .settings import SETTINGS_ATTR
 
-RULES = ("paper", "robust")
+#: The ranking rules by name, as select_best, register_best, ``fairops tune --selection`` and the docs accept them:
+#: "fairband" ranks the point values as the paper does ("paper" is another name of the same rule), "robust" the
+#: lower confidence bounds.
+RULES = ("fairband", "paper", "robust")
 INTERVALS_ATTR = "intervals"  # {"accuracy": [low, high], "fairness": [low, high]} of a fit's validation figures
 
 
@@ -186,7 +189,7 @@ def _robust(fits: list[FrozenTrial], alpha, candidates: int) -> Selection:
 
 
 def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = None,
-                min_accuracy: float | None = None, rule: str = "paper", candidates: int = 3) -> Selection:
+                min_accuracy: float | None = None, rule: str = "fairband", candidates: int = 3) -> Selection:
     """Pick a fit from a study (or a list of FrozenTrials) with values (accuracy, fairness).
 
     ``alpha=None`` uses the alpha setting the FairbandSampler of the study ran with. ``rule="robust"``
@@ -203,8 +206,8 @@ def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = Non
     min_fairness, min_accuracy : float or None, default=None
         A constraint in [0, 1] instead of ``o`` (at most one): best accuracy with fairness at least
         ``min_fairness``, or best fairness with accuracy at least ``min_accuracy``.
-    rule : {"paper", "robust"}, default="paper"
-        Rank the point values, or the lower confidence bounds.
+    rule : {"fairband", "paper", "robust"}, default="fairband"
+        Rank the point values (``"fairband"``, also named ``"paper"``), or the lower confidence bounds.
     candidates : int, default=3
         How many fits ``rule="robust"`` keeps to refit.
 
@@ -233,7 +236,7 @@ def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = Non
     if min_fairness is not None and min_accuracy is not None:
         raise InputError("give at most one of min_fairness and min_accuracy")
     if rule not in RULES:
-        raise InputError(f"rule must be one of {RULES}, got {rule!r}")
+        raise InputError(f"rule must be one of {', '.join(map(repr, RULES))} ('paper' is 'fairband'), got {rule!r}")
     if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
         raise InputError(f"candidates must be a positive integer, got {candidates!r}")
     fits = _fits(_trials_of(study_or_trials))

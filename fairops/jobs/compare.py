@@ -126,9 +126,10 @@ def add_parser(subcommands) -> None:
     parser.add_argument("--families", metavar="NAMES", help=FAMILIES_HELP)
     parser.add_argument("--max-train-rows", type=int, metavar="N",
                         help="fit on a stratified sample of N training rows (default: all)")
-    parser.add_argument("--selection", default="robust", choices=["robust", "paper"],
+    parser.add_argument("--selection", default="robust", choices=["robust", "fairband", "paper"],
                         help="robust (default): start the full-budget bracket with the library defaults, rank "
-                             "by lower confidence bounds and choose among refits on all training rows; paper: the "
+                             "by lower confidence bounds and choose among refits on all training rows; fairband (also "
+                             "named paper): the "
                              "paper's random configurations and argmax of o = alpha * accuracy + (1 - alpha) * "
                              "fairness "
                              "over the fits' point values")

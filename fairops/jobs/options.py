@@ -71,3 +71,18 @@ def decision_words(decision: str, blind: bool, data) -> str:
     unseen = [c for c in data.sensitive.columns if c in data.X.columns]
     inputs = f"models do not see {', '.join(unseen)}" if blind else "sensitive columns are model inputs"
     return f"{rule}; {inputs}"
+
+
+UI_PORT_HELP = ("port of mlflow ui in the printed command and links (default: 5000 when free, else a free one; "
+                "the printed serve command takes another free port)")
+
+
+def ui_port_of(given: int | None) -> int:
+    """``--ui-port`` as given, else 5000 when nothing listens there, else a port free now.
+
+    >>> ui_port_of(8080)
+    8080
+    """
+    from ..tracking.ui_links import DEFAULT_UI_PORT, free_port
+
+    return free_port(DEFAULT_UI_PORT) if given is None else given

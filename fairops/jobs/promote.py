@@ -46,7 +46,11 @@ def gate_rows(dataset: str | None, data: str | None, target=None, sensitive=None
 
 
 def tracking_uri_of(project_dir: str, tracking_uri: str | None) -> str:
-    """The tracking URI ``fairops tune`` used for this project (its SQLite store unless one was given)."""
+    """The tracking URI ``fairops tune`` used for this project (its SQLite store unless one was given).
+
+    ``MLFLOW_TRACKING_URI`` is not read: a command's arguments name its store, and ``mlflow.set_tracking_uri``
+    writes that variable into the environment every child process inherits.
+    """
     if tracking_uri:
         return tracking_uri
     path = mlflow_file_in(Path(project_dir).resolve())

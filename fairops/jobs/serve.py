@@ -22,10 +22,10 @@ import tempfile
 from pathlib import Path
 
 from ..errors import InputError
+from ..tracking.ui_links import DEFAULT_SERVE_PORT, free_port
 from .promote import model_parser, tracking_uri_of
 from .request_guard import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, RequestGuard
 
-DEFAULT_PORT = 5001
 _NAME = re.compile(r"^(?P<name>[^@/:]+)(?:@(?P<alias>[A-Za-z0-9_-]+)|/(?P<version>[0-9]+))?$")
 # What workers started by uvicorn read: they import this module afresh and build the app from these.
 _WORKER_ENV = ("FAIROPS_SERVE_MODEL_PATH", "FAIROPS_SERVE_MAX_DEPTH", "FAIROPS_SERVE_MAX_BYTES")
@@ -58,14 +58,15 @@ def local_model(model_uri: str, tracking_uri: str | None, folder: str) -> str:
     import mlflow
     from mlflow.exceptions import MlflowException
 
+    from ..mlflow._mlflow_internals import use_tracking_uri
     from ..mlflow.sealing import copy_verified
 
     if Path(model_uri).is_dir():
         return copy_verified(model_uri, os.path.join(folder, "model"))
     # a models:/ URI is looked up in the registry of this store (MLflow's annotation omits the None it takes)
-    mlflow.set_tracking_uri(tracking_uri)  # type: ignore[arg-type]
     try:
-        return mlflow.artifacts.download_artifacts(artifact_uri=model_uri, dst_path=folder)
+        with use_tracking_uri(tracking_uri):
+            return mlflow.artifacts.download_artifacts(artifact_uri=model_uri, dst_path=folder)
     except MlflowException as error:
         raise InputError(f"cannot fetch {model_uri}: {error.message.splitlines()[0]}") from None
 
@@ -121,6 +122,8 @@ def _run(args) -> int:
 
     max_depth, max_bytes = _limits(args)
     model_uri = model_uri_of(args.model)
+    if args.port is None:
+        args.port = free_port(DEFAULT_SERVE_PORT, host=args.host)
     check_port(args.host, args.port)
     quiet_libraries()
     tracking_uri = None if Path(model_uri).is_dir() else tracking_uri_of(args.project_dir, args.tracking_uri)
@@ -145,7 +148,8 @@ def add_parser(subcommands) -> None:
                           model_help="NAME (served at @champion), NAME@ALIAS, NAME/VERSION, a model URI or folder")
     parser.set_defaults(run=_run)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port to listen on")
+    parser.add_argument("--port", type=int, help=f"port to listen on (default: {DEFAULT_SERVE_PORT} when free, else "
+                        "a free one; the line the server prints names it)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes, each with its own copy")
     limits = parser.add_argument_group("request limits")
     limits.add_argument("--max-json-depth", type=int, default=DEFAULT_MAX_DEPTH,

@@ -4,6 +4,7 @@
   ``load_model``, pyfunc) storing models as JSON + ``.npz``, never pickles.
 - :mod:`fairops.mlflow.classifier`: the flavor of every other classifier fairops logs (pipelines,
   LightGBM): skops with a trust list fixed in code, an input schema checked on every request.
+- :mod:`fairops.mlflow.answer`: what a classifier answers (a label by default, its scores on request).
 - :mod:`fairops.mlflow.flavors`: the table of the three, shared by saving
   (:func:`~fairops.mlflow.flavors.log_estimator`) and loading.
 - :mod:`fairops.mlflow.loader`: load any of them verified, with fairops' loaders only.
@@ -15,12 +16,12 @@ Submodules are imported on use so ``import fairops.mlflow`` stays cheap.
 
 >>> import fairops.mlflow
 >>> sorted(fairops.mlflow.__all__)
-['classifier', 'fairlof', 'flavors', 'loader', 'scaff', 'sealing']
+['answer', 'classifier', 'fairlof', 'flavors', 'loader', 'scaff', 'sealing']
 """
 
 import importlib
 
-__all__ = ["classifier", "fairlof", "flavors", "loader", "scaff", "sealing"]
+__all__ = ["answer", "classifier", "fairlof", "flavors", "loader", "scaff", "sealing"]
 
 
 def __getattr__(name):

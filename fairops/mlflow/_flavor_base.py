@@ -158,8 +158,40 @@ class Flavor:
         return data
 
     def load_pyfunc(self, path, model_config=None):
-        """MLflow's pyfunc loader hook: ``path`` is the model's data folder (verified, then read once)."""
-        return self.read_pyfunc(verify_enclosing(path))
+        """MLflow's pyfunc loader hook: ``path`` is the model's data folder (verified, then read once).
+
+        The model answers class labels, as MLflow's own classifier flavors do (what ``mlflow.models.evaluate``
+        reads), unless ``model_config={"answer": "scores"}`` (or a call's ``params``) asks for scores.
+        """
+        return self.read_pyfunc(verify_enclosing(path), answer=chosen_answer(model_config, LABEL_ANSWER))
+
+
+#: What a fairops classifier's pyfunc answers, chosen per call with ``params={"answer": ...}``: ``"label"``
+#: (one class label per row, as MLflow's classifier flavors answer and ``mlflow.models.evaluate`` reads) or
+#: ``"scores"`` (a frame with the score, the decision and what explains it).
+ANSWER_PARAM = "answer"
+LABEL_ANSWER, SCORES_ANSWER = "label", "scores"
+ANSWERS = (LABEL_ANSWER, SCORES_ANSWER)
+
+
+def answer_params():
+    """The signature's params: ``answer`` (a string, no default: the loader's default holds)."""
+    from mlflow.types import ParamSchema, ParamSpec
+
+    return ParamSchema([ParamSpec(ANSWER_PARAM, "string", None)])
+
+
+def chosen_answer(params, default: str) -> str:
+    """The answer ``params`` (a call's params or a model_config) asks for, else ``default``; another is refused.
+
+    >>> chosen_answer(None, "label"), chosen_answer({"answer": "scores"}, "label")
+    ('label', 'scores')
+    """
+    answer = (params or {}).get(ANSWER_PARAM) or default
+    if answer not in ANSWERS:
+        raise input_refused(f"params {ANSWER_PARAM!r} must be one of {', '.join(map(repr, ANSWERS))}, "
+                            f"got {answer!r}")
+    return answer
 
 
 def save_flavor_model(
@@ -180,6 +212,7 @@ def save_flavor_model(
     pip_requirements=None,
     extra_pip_requirements=None,
     metadata=None,
+    answers=False,
 ):
     """Write a complete, sealed MLflow model directory for a fairops estimator (no requirement inference).
 
@@ -187,6 +220,7 @@ def save_flavor_model(
     (``classes``, ``extra``: :func:`fairops.mlflow._model_files.write_state`). ``flavor_conf`` adds
     keys to the flavor's section of ``MLmodel``. Without ``pip_requirements`` (or ``conda_env``) the
     model ships the fairops wheel and pins what its files depend on (:func:`default_pip_requirements`).
+    ``answers``: the model is a classifier whose call chooses its answer (:data:`ANSWERS`), a param of its signature.
     """
     from mlflow.models import Model
 
@@ -204,6 +238,8 @@ def save_flavor_model(
     signature = _signature(mlflow_model, path, input_example, signature,
                            lambda: make_pyfunc(estimator, extra))
     if signature is not None:
+        if answers and signature.params is None:
+            signature.params = answer_params()
         mlflow_model.signature = signature
     if metadata is not None:
         mlflow_model.metadata = metadata

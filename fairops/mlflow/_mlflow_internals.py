@@ -15,9 +15,13 @@ only here.
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
 from typing import NamedTuple
 
 from .._versions import in_range
+
+_TRACKING_URI_VARIABLE = "MLFLOW_TRACKING_URI"
 
 #: MLflow versions (lowest included, highest excluded) whose private helpers this module was written for.
 WRITTEN_FOR = ((3, 17), (4, 0))
@@ -39,11 +43,28 @@ def resolve_tracking_uri(uri=None) -> str:
     return _resolve_tracking_uri(uri)
 
 
+@contextmanager
 def use_tracking_uri(uri):
-    """A context manager: the process-wide tracking URI is ``uri`` inside the block."""
-    from mlflow.tracking._tracking_service.utils import _use_tracking_uri
+    """The process-wide tracking URI is ``uri`` inside the block (unchanged when None), and afterwards as it was.
 
-    return _use_tracking_uri(uri)
+    As it was means ``MLFLOW_TRACKING_URI`` included: ``mlflow.set_tracking_uri`` writes that variable and
+    clears it when set back to None, so MLflow's own block (``_use_tracking_uri``) leaves a process whose URI
+    came from the variable with none (MLflow's default store, ``./mlflow.db``). Setting back the resolved value
+    instead would pin it, and a later change of the variable would be ignored.
+    """
+    import mlflow
+
+    variable, before = os.environ.get(_TRACKING_URI_VARIABLE), mlflow.get_tracking_uri()
+    if uri:
+        mlflow.set_tracking_uri(uri)
+    try:
+        yield
+    finally:
+        mlflow.set_tracking_uri(None)
+        if variable is not None:
+            os.environ[_TRACKING_URI_VARIABLE] = variable
+        if mlflow.get_tracking_uri() != before:  # it had been set in code: set it again
+            mlflow.set_tracking_uri(before)
 
 
 def validate_env_arguments(conda_env, pip_requirements, extra_pip_requirements) -> None:

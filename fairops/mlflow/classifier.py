@@ -6,9 +6,11 @@ model file naming any other type is refused before anything in it is built. Its
 :class:`~fairops.models.InputSchema` is saved beside it and checked on every request, so
 ``mlflow models serve`` answers rows that break it with HTTP 400 and a one-line reason.
 
-As a pyfunc the model answers a DataFrame with one column, ``probability``: the probability of the
-positive class (``classes_[1]`` unless ``positive_class`` is given). Its signature says so, and
-lists every input column: numbers as ``double``; whole numbers, booleans and categories as ``any``.
+As a pyfunc the model answers one class label per row (the decision's, else ``predict``'s), as MLflow's
+classifier flavors do and ``mlflow.models.evaluate`` reads; ``params={"answer": "scores"}`` answers a DataFrame
+whose ``probability`` is the positive class's (``classes_[1]`` unless ``positive_class`` is given; a reduction's
+``chance_positive``, see :mod:`fairops.mlflow.answer`). The signature has the ``answer`` param and lists every
+input column: numbers as ``double``; whole numbers, booleans and categories as ``any``.
 The columns are declared optional to MLflow, because the model's own schema requires them: MLflow's
 check of a required column answers a request lacking it with the whole input frame and signature in
 its message, the schema with one line naming the column. MLflow's scoring server casts each JSON column to its
@@ -20,9 +22,10 @@ itself would not score. Declared ``any`` they reach the model as sent, and the m
 ``fairops_input_schema``) refuses what breaks it.
 
 With a ``decision`` (a :class:`~fairops.models.ServedDecision`, what ``fairops tune`` registers) the
-answer has two more columns: ``positive_class`` (what the probability is the probability of, e.g.
-``income <= 50K``) and ``decision`` (1 when the row's probability is at or above the threshold set on
-the validation rows; with per-group thresholds, its group's threshold). Per-group thresholds make the
+scores answer has two more columns: ``positive_class`` (what the probability is the probability of, e.g.
+``income <= 50K``) and ``decision`` (1 when the row's probability is above the threshold set on
+the validation rows; with per-group thresholds, its group's threshold); a reduction's also says which rows were
+decided by lot (:mod:`fairops.mlflow.answer`). Per-group thresholds make the
 groups' columns required inputs (in the signature too), and a row of a group that had no
 threshold is refused with a one-line reason.
 
@@ -38,7 +41,9 @@ to it and ``predict_proba`` never reads, e.g. the routing requests of ``set_fit_
 >>> path = tempfile.mkdtemp() + "/model"
 >>> _ = save_model(model, path, input_example=X.head(2), pip_requirements=[])
 >>> served = mlflow.pyfunc.load_model(path)
->>> bool(np.allclose(served.predict(X)["probability"], model.predict_proba(X)[:, 1]))
+>>> served.predict(X).tolist() == model.predict(X).tolist()
+True
+>>> bool(np.allclose(served.predict(X, params={"answer": "scores"})["probability"], model.predict_proba(X)[:, 1]))
 True
 >>> served.predict(X.assign(age=40.5))
 Traceback (most recent call last):
@@ -53,7 +58,8 @@ import os
 
 from ..errors import InputError, RowError
 from ..models.families import built_in_trusted_types
-from . import _flavor_base as _flavor, _parse_budget, _skops_save
+from . import _flavor_base as _flavor, _parse_budget, _skops_save, answer as _answer
+from .answer import DECISION_OUTPUT, OUTPUT, POSITIVE_OUTPUT
 from .sealing import ModelFilesError
 
 FLAVOR_NAME = "fairops_classifier"
@@ -62,10 +68,6 @@ FORMAT_NAME = "fairops-classifier"
 FORMAT_VERSION = 1
 MODEL_FILE = "model.skops"
 DOCUMENT_FILE = "model.json"
-OUTPUT = "probability"
-POSITIVE_OUTPUT = "positive_class"
-DECISION_OUTPUT = "decision"
-
 # Types beyond skops' defaults (scikit-learn's estimators, NumPy, builtins) that the built-in model families
 # and one's own scikit-learn models (HistGradientBoosting's trees) are made of, read from the family table;
 # tests parametrised over the table check each family's list.
@@ -93,18 +95,21 @@ def untrusted_types(model_bytes: bytes) -> list[str]:
     return sorted(set(skops.io.get_untrusted_types(data=model_bytes)) - set(TRUSTED_TYPES))
 
 
-def signature_of(schema, decision=None):
-    """MLflow signature: the schema's columns and the ``probability`` output.
+def signature_of(schema, decision=None, classes=(0, 1)):
+    """MLflow signature: the schema's columns, the class label each row is answered with, and the ``answer`` param.
 
-    The columns are required by the schema (see the module docstring); with a decision the outputs are
-    ``positive_class`` and ``decision`` too.
+    The columns are required by the schema (see the module docstring). The output is what the model answers
+    by default, one label of ``classes`` per row; ``params={"answer": "scores"}`` asks for the scores frame
+    instead (:func:`answer_columns`).
 
     Parameters
     ----------
     schema : InputSchema
         The model's input schema.
     decision : ServedDecision or None, default=None
-        The model's decision, if it answers one.
+        The model's decision, if it answers one (kept for the callers that name it; the label comes from it).
+    classes : sequence, default=(0, 1)
+        The model's classes, whose type the label has.
 
     Returns
     -------
@@ -120,28 +125,32 @@ def signature_of(schema, decision=None):
         return AnyType() if name == "any" else name
 
     inputs = Schema([ColSpec(column_type(c), c.name, required=False) for c in schema.columns])
-    outputs = [ColSpec("double", OUTPUT)]
-    if decision is not None:
-        outputs += [ColSpec("string", POSITIVE_OUTPUT), ColSpec("integer", DECISION_OUTPUT)]
-    return ModelSignature(inputs=inputs, outputs=Schema(outputs))
+    label = "long" if all(isinstance(c, int) and not isinstance(c, bool) for c in classes) else \
+        "boolean" if all(isinstance(c, bool) for c in classes) else "string"
+    return ModelSignature(inputs=inputs, outputs=Schema([ColSpec(label)]), params=_flavor.answer_params())
 
 
 class _ClassifierPyfunc:
-    """pyfunc view: check the input against the schema, answer P(positive class) per row."""
+    """pyfunc view: check the input against the schema, answer a label or the scores per row (``answer``)."""
 
-    def __init__(self, model, schema, positive_class, decision=None):
+    def __init__(self, model, schema, positive_class, decision=None, answer=_flavor.LABEL_ANSWER):
         self.model = model
         self.schema = schema
         self.positive_class = positive_class
         self.decision = decision
-        self._column = [_plain(c) for c in model.classes_].index(positive_class)
+        self.answer = answer
+        self._classes = [_plain(c) for c in model.classes_]
+        self._column = self._classes.index(positive_class)
+        self._reduction = _answer.reduction_in(model)
 
     def get_raw_model(self):
         return self.model
 
     def predict(self, data, params=None):
+        import numpy as np
         import pandas as pd
 
+        answer = _flavor.chosen_answer(params, self.answer)
         try:
             frame = _flavor.as_frame(data)
             if self.decision is not None:
@@ -152,13 +161,22 @@ class _ClassifierPyfunc:
             probability = self.model.predict_proba(inputs)[:, self._column]
             _check_finite(probability)
             if self.decision is None:
-                return pd.DataFrame({OUTPUT: probability})
+                if answer == _flavor.LABEL_ANSWER:
+                    return np.asarray(self.model.predict(inputs))
+                answered = _answer.scores_frame(self._reduction, inputs, probability)
+                answered.attrs.pop("lot", None)
+                return answered
             decided = self.decision.decide(probability, rows)
+            if answer == _flavor.LABEL_ANSWER:
+                return np.asarray(self._classes)[np.where(decided == 1, self._column, 1 - self._column)]
+            answered = _answer.scores_frame(self._reduction, inputs, probability)
+            answered[POSITIVE_OUTPUT] = self.decision.positive_label
+            answered[DECISION_OUTPUT] = decided.astype("int32")
+            if self._reduction is not None:
+                _answer.explain_lot(answered, self.decision, rows)
         except (TypeError, ValueError) as error:
             raise _flavor.input_refused(error) from None
-        return pd.DataFrame({OUTPUT: probability, POSITIVE_OUTPUT: self.decision.positive_label,
-                             DECISION_OUTPUT: decided.astype("int32")})
-
+        return pd.DataFrame(answered)
 
 def _check_finite(probability) -> None:
     """Refuse an answer that is not a probability (weights edited to overflow give NaN, not an error)."""
@@ -250,9 +268,11 @@ def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=
 
     schema, positive_class, model_bytes = _prepare(sk_model, input_schema, input_example, positive_class, decision)
     document = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "estimator": type(sk_model).__name__,
-                "positive_class": positive_class, "output": OUTPUT, "input_schema": schema.to_dict()}
+                "positive_class": positive_class, "output": OUTPUT, "input_schema": schema.to_dict(),
+                "answer": _answer.answer_columns(sk_model, decision)}
     if decision is not None:
         document["decision"] = decision.to_dict()
+        document["answer"] = _answer.describe_answer(sk_model, decision)
 
     def write_data(folder):
         os.makedirs(folder, exist_ok=True)
@@ -264,10 +284,13 @@ def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=
     return _flavor.save_flavor_model(
         sk_model, path, flavor_name=FLAVOR_NAME, loader_module=_LOADER_MODULE, write_data=write_data,
         flavor_conf={"format_version": FORMAT_VERSION, "serialization": "skops", "skops_version": skops.__version__},
-        conda_env=conda_env, mlflow_model=mlflow_model, signature=signature_of(schema, decision),
+        conda_env=conda_env, mlflow_model=mlflow_model,
+        signature=signature_of(schema, decision, [_plain(c) for c in sk_model.classes_]),
         input_example=input_example,
         pip_requirements=pip_requirements, extra_pip_requirements=extra_pip_requirements,
-        metadata={**(metadata or {}), "fairops_input_schema": schema.to_dict()},
+        metadata={**(metadata or {}), "fairops_input_schema": schema.to_dict(), "fairops_answer": document["answer"],
+                  # the scores answer's columns and types (the signature describes the default answer, a label)
+                  "fairops_scores_output": _answer.columns_and_types(sk_model, decision)},
     )
 
 
@@ -359,8 +382,8 @@ def _read_classifier(data):
     return _read(data)[0]
 
 
-def _read_pyfunc(data):
-    return _ClassifierPyfunc(*_read(data))
+def _read_pyfunc(data, answer=_flavor.LABEL_ANSWER):
+    return _ClassifierPyfunc(*_read(data), answer=answer)
 
 
 FLAVOR = _flavor.Flavor(FLAVOR_NAME, _LOADER_MODULE, "sk_model", read_native=_read_classifier,

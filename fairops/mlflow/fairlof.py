@@ -230,7 +230,7 @@ def _read_detector(data):
     return _model_files.read_state(data, _classes()).estimator
 
 
-def _read_pyfunc(data):
+def _read_pyfunc(data, answer=None):  # a detector answers its scores whatever is asked
     loaded = _model_files.read_state(data, _classes())
     return _FairLOFPyfunc(loaded.estimator, loaded.extra)
 

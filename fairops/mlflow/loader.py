@@ -45,6 +45,9 @@ def _open(model_uri, dst_path):
 def load_model(model_uri, dst_path=None):
     """A verified fairops model as an ``mlflow.pyfunc.PyFuncModel`` (signature enforced on predict).
 
+    A classifier answers its scores frame (``probability`` or ``chance_positive``, and the decision), where
+    ``mlflow.pyfunc.load_model`` answers class labels; ``params={"answer": "label"}`` asks for those.
+
     Parameters
     ----------
     model_uri : str
@@ -69,7 +72,8 @@ def load_model(model_uri, dst_path=None):
     ['probability']
     """
     meta, flavor, data = _open(model_uri, dst_path)
-    model = _checked_pyfunc_class()(model_meta=meta, model_impl=flavor.FLAVOR.read_pyfunc(data))
+    model = _checked_pyfunc_class()(model_meta=meta,
+                                    model_impl=flavor.FLAVOR.read_pyfunc(data, answer=_flavor.SCORES_ANSWER))
     # the manifest the loaded files were checked against, as a row record names it (fairops.tracking.row_record)
     model.fairops_manifest_sha256 = data.manifest_sha256
     return model

@@ -1,8 +1,10 @@
 """MLflow flavor for SCAFF trees and forests (``fairops.scaff``).
 
 The model is saved as data (JSON + ``.npz``, checked against a sha256 manifest), never pickled.
-As a pyfunc the model returns P(y = 1) for each row; when a ``threshold`` was stored it returns a
-DataFrame with ``probability`` and ``label`` (``classes_[1]`` where probability >= threshold).
+As a pyfunc the model answers one class label per row (``classes_[1]`` where P(y = 1) >= the stored ``threshold``,
+else above 0.5 as ``predict`` says), as MLflow's classifier flavors do and ``mlflow.models.evaluate`` reads; with
+``params={"answer": "scores"}`` (fairops' loader and ``fairops serve`` ask for it) P(y = 1) per row, or, when a
+``threshold`` was stored, a DataFrame with ``probability`` and ``label``.
 
 >>> import tempfile, numpy as np, pandas as pd
 >>> from fairops.scaff import SCAFFClassifier
@@ -36,10 +38,11 @@ def _classes() -> dict:
 class _ScaffPyfunc:
     """pyfunc view of a fitted SCAFF estimator."""
 
-    def __init__(self, model, extra: dict):
+    def __init__(self, model, extra: dict, answer=_flavor.LABEL_ANSWER):
         self.model = model
         self.threshold = extra.get("threshold")
         self.feature_names = extra.get("feature_names")
+        self.answer = answer
 
     def get_raw_model(self):
         return self.model
@@ -55,10 +58,14 @@ class _ScaffPyfunc:
     def predict(self, data, params=None):
         import pandas as pd
 
+        answer = _flavor.chosen_answer(params, self.answer)
         probability = self.predict_proba(data)[:, 1]
+        positive = probability > 0.5 if self.threshold is None else probability >= self.threshold  # as predict
+        labels = self.model.classes_[positive.astype(np.intp)]
+        if answer == _flavor.LABEL_ANSWER:
+            return labels
         if self.threshold is None:
             return probability
-        labels = self.model.classes_[(probability >= self.threshold).astype(np.intp)]
         return pd.DataFrame({"probability": probability, "label": labels})
 
 
@@ -113,13 +120,16 @@ def save_model(
     mlflow.models.Model
         The saved model's description.
     """
+    extra = _extra(sk_model, threshold)
+    label = "long" if np.asarray(sk_model.classes_).dtype.kind in "iu" else "string"
+    scores = [[None, "double"]] if threshold is None else [["probability", "double"], ["label", label]]
     return _flavor.save_flavor_model(
         sk_model,
         path,
         flavor_name=FLAVOR_NAME,
         loader_module=_LOADER_MODULE,
         classes=_classes(),
-        extra=_extra(sk_model, threshold),
+        extra=extra,
         make_pyfunc=_ScaffPyfunc,
         conda_env=conda_env,
         mlflow_model=mlflow_model,
@@ -127,7 +137,8 @@ def save_model(
         input_example=input_example,
         pip_requirements=pip_requirements,
         extra_pip_requirements=extra_pip_requirements,
-        metadata=metadata,
+        metadata={**(metadata or {}), "fairops_scores_output": scores},
+        answers=True,
     )
 
 
@@ -158,9 +169,9 @@ def _read_estimator(data):
     return _model_files.read_state(data, _classes()).estimator
 
 
-def _read_pyfunc(data):
+def _read_pyfunc(data, answer=_flavor.LABEL_ANSWER):
     loaded = _model_files.read_state(data, _classes())
-    return _ScaffPyfunc(loaded.estimator, loaded.extra)
+    return _ScaffPyfunc(loaded.estimator, loaded.extra, answer)
 
 
 FLAVOR = _flavor.Flavor(FLAVOR_NAME, _LOADER_MODULE, "sk_model", read_native=_read_estimator,

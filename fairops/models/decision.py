@@ -107,6 +107,26 @@ class ServedDecision:
             decided[chosen] = served_decision(self.rule.points[i], probability[chosen])
         return decided
 
+    def row_thresholds(self, rows, n_rows: int) -> np.ndarray:
+        """The threshold each row is decided at (its group's, with per-group thresholds).
+
+        Parameters
+        ----------
+        rows : DataFrame or None
+            The checked input (None will do for a single rule).
+        n_rows : int
+            How many rows.
+
+        Returns
+        -------
+        ndarray of float64
+            One threshold per row.
+        """
+        if isinstance(self.rule, OperatingPoint):
+            return np.full(n_rows, float(self.rule.threshold))
+        index = self.rule.group_index({c: rows[c].astype(object).to_numpy() for c in self.columns}, len(rows))
+        return np.array([point.threshold for point in self.rule.points], dtype=np.float64)[index]
+
     def extend_schema(self, schema: InputSchema) -> InputSchema:
         """``schema`` with the groups' columns appended as required category inputs (values: the groups').
 

@@ -177,19 +177,41 @@ class ReductionBase(ClassifierMixin, BaseEstimator):
         self.weights_ = weights / weights.sum()
 
     # ----------------------------------------------------------------- predict
-    def _score(self, X) -> np.ndarray:
+    def chance_and_lot(self, X) -> tuple[np.ndarray, np.ndarray | None]:
+        """The score's two parts: the predictors' weighted mean and each row's lot.
+
+        With ``mix="decisions"`` the mean is the randomized classifier's chance of deciding positive, and the
+        lot, a number in [0, 1) hashed from the row's values, breaks its ties (None with
+        ``mix="probabilities"``, whose score has no tie-break).
+
+        The score :meth:`predict_proba` answers is ``(1 - TIE_BREAK_SCALE) * chance + TIE_BREAK_SCALE * lot``.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or DataFrame of shape (n_samples, n_features)
+            Rows, as :meth:`predict_proba` takes them.
+
+        Returns
+        -------
+        chance : ndarray of shape (n_samples,)
+            The mixture's weighted mean, in [0, 1].
+        lot : ndarray of shape (n_samples,) or None
+            The rows' lot numbers.
+        """
         check_is_fitted(self, "weights_")
         X = self._checked_X(X, reset=False)
-        score = np.zeros(_n_rows(X))
+        chance = np.zeros(_n_rows(X))
         for predictor, weight in zip(self.predictors_, self.weights_):
             if weight > 0:
                 answer = positive_probability(predictor, X) if self.mix == "probabilities" \
                     else np.asarray(predictor.predict(X), dtype=np.float64)
-                score += weight * answer
-        score = np.clip(score, 0.0, 1.0)
-        if self.mix == "decisions":
-            score = (1.0 - TIE_BREAK_SCALE) * score + TIE_BREAK_SCALE * row_uniforms(X)
-        return score
+                chance += weight * answer
+        chance = np.clip(chance, 0.0, 1.0)
+        return chance, (row_uniforms(X) if self.mix == "decisions" else None)
+
+    def _score(self, X) -> np.ndarray:
+        chance, lot = self.chance_and_lot(X)
+        return chance if lot is None else (1.0 - TIE_BREAK_SCALE) * chance + TIE_BREAK_SCALE * lot
 
     def predict_proba(self, X) -> np.ndarray:
         """``[1 - score, score]`` per row, the score as ``mix`` says (see :mod:`fairops.reductions._base`).

@@ -3,30 +3,13 @@ URIs resolve against it, not against a client's URI."""
 
 from __future__ import annotations
 
-import os
-from contextlib import contextmanager
-
-ENV = "MLFLOW_TRACKING_URI"
+from ..mlflow._mlflow_internals import use_tracking_uri
 
 
-@contextmanager
 def tracking_uri(uri):
     """Point the default tracking URI at ``uri`` (unchanged when None) and restore it afterwards.
 
-    Restored as it was, ``MLFLOW_TRACKING_URI`` included (``mlflow.set_tracking_uri`` writes that variable
-    and clears it): setting back the resolved value instead would pin it, and a later change of the
-    variable would be ignored.
+    Restored as it was, ``MLFLOW_TRACKING_URI`` included (see
+    :func:`fairops.mlflow._mlflow_internals.use_tracking_uri`, the one block every fairops entry point uses).
     """
-    import mlflow
-
-    variable, before = os.environ.get(ENV), mlflow.get_tracking_uri()
-    if uri:
-        mlflow.set_tracking_uri(uri)
-    try:
-        yield
-    finally:
-        mlflow.set_tracking_uri(None)
-        if variable is not None:
-            os.environ[ENV] = variable
-        if mlflow.get_tracking_uri() != before:  # it had been set in code only: set it again
-            mlflow.set_tracking_uri(before)
+    return use_tracking_uri(uri)

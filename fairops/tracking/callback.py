@@ -140,17 +140,24 @@ class FairnessTrackingCallback(StudyRecord):
         self.family = family
         self._fast_sql = bool(fast_sql)
         self._picks: dict = {}
+        self._warned_models: set[tuple[str, str]] = set()  # (study, reason) a model was not logged for
         self._connect()
 
     def _connect(self) -> None:
         """The lock, the queued batches and the optional one-transaction writer: what one process holds."""
-        self._sql = None
-        if self._fast_sql:
-            from ._sql_runs import sql_run_writer
-
-            self._sql = sql_run_writer(self.client)
+        self._sql, self._sql_opened = None, False  # made with the client: at once for a named store
+        if self.session.resolved:
+            self._sql_writer()
         self._lock = threading.Lock()
         self._pending: list = []
+
+    def _sql_writer(self):
+        """The one-transaction writer of the store (``fast_sql``), made at first use, or None."""
+        if self._fast_sql and not self._sql_opened:
+            from ._sql_runs import sql_run_writer
+
+            self._sql, self._sql_opened = sql_run_writer(self.client), True
+        return self._sql
 
     def __getstate__(self) -> dict:
         """What ``pickle`` and ``copy.deepcopy`` keep: the settings and which experiment, parent run and pick
@@ -164,7 +171,7 @@ class FairnessTrackingCallback(StudyRecord):
         True
         """
         state = self.__dict__.copy()
-        for name in ("_sql", "_lock", "_pending"):
+        for name in ("_sql", "_sql_opened", "_lock", "_pending"):
             del state[name]
         return state
 
@@ -315,9 +322,10 @@ class FairnessTrackingCallback(StudyRecord):
         experiment_id = self.experiment_id(study)
         history = self.rung_history(trial)
         written = False
-        if self._sql is not None and not (self.log_models and model is not None):
+        writer = self._sql_writer()
+        if writer is not None and not (self.log_models and model is not None):
             try:
-                self._sql.write(experiment_id, start, end, status, tags, params, metrics, history)
+                writer.write(experiment_id, start, end, status, tags, params, metrics, history)
                 written = True
             except Exception as error:  # noqa: BLE001 - the transaction rolled back; nothing was written
                 self._sql, self._fast_sql = None, False
@@ -327,15 +335,15 @@ class FairnessTrackingCallback(StudyRecord):
             run_id = self.client.create_run(experiment_id, start_time=start, tags=tags, run_name=name).info.run_id
             self._log_values(run_id, params, metrics, history, end)
             if self.log_models and model is not None:
-                self._log_model(run_id, trial.number, model)
+                self._log_model(run_id, study.study_name, trial.number, model)
             self.client.set_terminated(run_id, status, end_time=end)
         if self.alpha is not None and len(study.directions) == 2:
             self._log_running_pick(study, parent)
 
-    def _log_model(self, run_id: str, number: int, model) -> None:
+    def _log_model(self, run_id: str, study_name: str, number: int, model) -> None:
         """Log a trial's model into its run; one that cannot be saved is recorded there instead (the tag
-        :data:`MODEL_ERROR_TAG` with the reason, ``model_error.txt`` with the traceback) and warned about,
-        since an error raised in a callback would end ``study.optimize``."""
+        :data:`MODEL_ERROR_TAG` with the reason, ``model_error.txt`` with the traceback) and warned about once
+        per study and reason, since an error raised in a callback would end ``study.optimize``."""
         import traceback
 
         from ..mlflow.flavors import log_estimator
@@ -345,8 +353,11 @@ class FairnessTrackingCallback(StudyRecord):
                           pip_requirements=self.model_pip_requirements)
         except Exception as error:  # noqa: BLE001 - whatever the flavor raises, the study goes on
             reason = f"{type(error).__name__}: {error}"
-            warnings.warn(f"trial {number}'s model was not logged ({reason}); the run records why in its tag "
-                          f"{MODEL_ERROR_TAG}", RuntimeWarning, stacklevel=3)
+            if (study_name, reason) not in self._warned_models:
+                self._warned_models.add((study_name, reason))
+                warnings.warn(f"trial {number}'s model was not logged ({reason}); the run records why in its tag "
+                              f"{MODEL_ERROR_TAG}, as does every later trial of study {study_name!r} whose model "
+                              "fails the same way (warned once per study)", RuntimeWarning, stacklevel=3)
             self.client.set_tag(run_id, MODEL_ERROR_TAG, reason[:MODEL_ERROR_LENGTH])
             self.client.log_text(run_id, traceback.format_exc(), MODEL_ERROR_FILE)
 

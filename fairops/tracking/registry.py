@@ -145,7 +145,8 @@ def default_description(study, pick: Selection) -> str:
             f"fairness {accurate.values[1]:.4f}.")
 
 
-def _card(study, pick: Selection, name, version, alias, flavor, refit: bool, extra: Mapping | None) -> dict:
+def _card(study, pick: Selection, name, version, alias, flavor, refit: bool, extra: Mapping | None,
+          answer: Mapping | None = None) -> dict:
     trial = pick.trial
     keep = ("budget", "bracket", "rung", "configuration_id", "auc_y", "auc_s", "alpha")
     accurate = select_best(study, alpha=1.0).trial
@@ -160,11 +161,16 @@ def _card(study, pick: Selection, name, version, alias, flavor, refit: bool, ext
                   "attributes": {k: trial.user_attrs[k] for k in keep if k in trial.user_attrs}},
         "most_accurate_fit": _scores(accurate),
         "pareto_front": [_scores(t) for t in pareto_front(study)],
+        **({"served_answer": dict(answer)} if answer else {}),
         **({"notes": extra} if extra else {}),
     }
 
 
 def _logged_model_uri(client, experiment_id, study, trial) -> str:
+    """The URI of the model logged with ``trial``'s run, refused unless MLflow holds it READY (a FAILED or
+    PENDING logged model has no loadable files: its flavor failed to save it)."""
+    refit = ("pass refit=Refit(fit) to register the chosen configuration fitted anew, or track the study with "
+             "FairnessTrackingCallback(log_models=True) and keep_model(...)")
     runs = client.search_runs(
         [experiment_id],
         tags_equal(**{STUDY_TAG: study.study_name, TRIAL_TAG: trial.number, ROLE_TAG: "trial"}),
@@ -177,11 +183,14 @@ def _logged_model_uri(client, experiment_id, study, trial) -> str:
             max_results=1,
         )
         if models:
-            return models[0].model_uri
-    raise InputError(
-        f"trial {trial.number} has no logged model; pass refit=callable(params, trial) -> fitted model, "
-        "or track the study with FairnessTrackingCallback(log_models=True) and keep_model(...)"
-    )
+            model = models[0]
+            status = getattr(model.status, "name", str(model.status))
+            if status != "READY":
+                reason = runs[0].data.tags.get("fairops.model_error", "its flavor did not finish saving it")
+                raise InputError(f"trial {trial.number}'s logged model {model.model_id} is {status} ({reason}); it "
+                                 f"cannot be loaded, so it is not registered: {refit}")
+            return model.model_uri
+    raise InputError(f"trial {trial.number} has no logged model; {refit}")
 
 
 def _alias_holder(client, name: str, alias: str) -> str | None:
@@ -320,6 +329,7 @@ def _register_new(session, study, name: str, pick: Selection, refit: Refit | Non
     from mlflow.exceptions import MlflowException
     from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
 
+    from ..mlflow._mlflow_internals import use_tracking_uri
     from ..mlflow.flavors import log_estimator
 
     client = session.client
@@ -344,20 +354,23 @@ def _register_new(session, study, name: str, pick: Selection, refit: Refit | Non
                                  input_example=refit.input_example, pip_requirements=refit.pip_requirements,
                                  **(refit.log_options or {}))
             flavor, version = type(model).__name__, info.registered_model_version
+            answer = (getattr(info, "metadata", None) or {}).get("fairops_answer")  # what it serves, in words
         else:
             source = _logged_model_uri(client, experiment_id, study, pick.trial)
             try:
                 client.create_registered_model(name)
             except MlflowException:  # it exists already
                 pass
-            version = client.create_model_version(name, source, run_id=run_id).version
-            flavor = "logged with the trial"
+            # MLflow resolves a models:/ source with a client of the process-wide tracking URI
+            with use_tracking_uri(session.tracking_uri):
+                version = client.create_model_version(name, source, run_id=run_id).version
+            flavor, answer = "logged with the trial", None
         alias, kept = _place_alias(client, name, str(version), placement.alias, placement.if_taken)
         client.update_model_version(name, str(version),
                                     description=details.description or default_description(study, pick))
         for key, value in _version_tags(pick, rule_text, details.tags).items():
             client.set_model_version_tag(name, str(version), key, value)
-        card = _card(study, pick, name, version, alias, flavor, refit is not None, details.card_notes)
+        card = _card(study, pick, name, version, alias, flavor, refit is not None, details.card_notes, answer)
         _log_selection_files(client, run_id, study, pick, card)
         client.set_terminated(run_id, "FINISHED")
     except BaseException:

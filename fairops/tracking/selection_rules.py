@@ -1,16 +1,17 @@
 """Which fit a registration takes: the selection rules :func:`fairops.tracking.register_best` accepts, and the
 rule in words and as data.
 
-A rule is ``"fairband"`` (the paper's argmax), ``"robust"`` (the argmax of lower bounds), a constraint such as
-``"fairness>=0.8"``, ``{"trial": n}`` or ``{"run_id": id}`` (by hand), or a ready
-:class:`~fairops.fairband.Selection`; its :class:`~fairops.fairband.selection.SelectionKind` says which.
+A rule is ``"fairband"`` (the paper's argmax; ``"paper"`` is another name of it, as in ``select_best``),
+``"robust"`` (the argmax of lower bounds), a constraint such as ``"fairness>=0.8"``, ``{"trial": n}`` or
+``{"run_id": id}`` (by hand), or a ready :class:`~fairops.fairband.Selection`; its
+:class:`~fairops.fairband.selection.SelectionKind` says which.
 """
 
 from __future__ import annotations
 
 import re
 
-from fairops.fairband.selection import Selection, SelectionKind, select_best, successful_fits
+from fairops.fairband.selection import RULES, Selection, SelectionKind, select_best, successful_fits
 
 from ..errors import InputError
 from .parent_run import STUDY_TAG
@@ -53,11 +54,12 @@ def select(study, rule="fairband", *, alpha=None, tracking_uri=None) -> Selectio
     if not isinstance(rule, str):
         raise TypeError(f"rule must be 'fairband', a constraint like 'fairness>=0.8', a dict or a Selection; "
                         f"got {rule!r}")
-    if rule in ("fairband", "robust"):
-        return select_best(study, alpha=alpha, rule="paper" if rule == "fairband" else "robust")
+    if rule in RULES:
+        return select_best(study, alpha=alpha, rule=rule)
     match = _CONSTRAINT.match(rule)
     if not match:
-        raise InputError(f"rule {rule!r} is not 'fairband', 'robust', 'fairness>=<x>', 'accuracy>=<x>' or a dict")
+        raise InputError(f"rule {rule!r} is not one of {', '.join(map(repr, RULES))} ('paper' is 'fairband'), "
+                         "'fairness>=<x>', 'accuracy>=<x>' or a dict")
     bound = float(match[2])
     if match[1] == "fairness":
         return select_best(study, min_fairness=bound)

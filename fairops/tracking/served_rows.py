@@ -9,8 +9,8 @@ would refuse is refused here too, one line naming its row in the file, and is ne
   an error naming it, and the file's other columns (an ID, pandas' index, the label, times) are left out (the
   caller lists them). A column read as text because one of its values is not a number keeps its numbers as
   numbers (:func:`fairops.models.text_values.numbers_from_text`), so the check names the row of that value;
-- :func:`served_output`: the model's own ``predict`` on those columns; a refusal of one row names the row by
-  its label in the file.
+- :func:`served_output`: the model's own ``predict`` on those columns, its scores answer (``params={"answer":
+  "scores"}``, :mod:`fairops.mlflow.answer`); a refusal of one row names the row by its label in the file.
 
 >>> print(extra_columns_line(["Unnamed: 0", "id"], "gate.csv"))
   ignored 2 column(s) of gate.csv the model does not read: 'Unnamed: 0', 'id'
@@ -28,8 +28,8 @@ from ..errors import InputError, RowError
 if TYPE_CHECKING:
     from ..models import InputSchema
 
-#: The model's own answer, the probability of its positive class (the classifier flavor's ``OUTPUT``).
-PROBABILITY = "probability"
+#: What the gate and the monitor ask a fairops classifier for: its scores, not its labels.
+SCORES_PARAMS = {"answer": "scores"}
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ def served_output(model, frame, where: str, schema=None):
 
     rows = frame.reset_index(drop=True)
     try:
-        return model.predict(rows)
+        return model.predict(rows, params=scores_params(model))
     except (InputError, MlflowException) as error:
         row_error = error if isinstance(error, RowError) else getattr(error, "row_error", None)
         if row_error is None and schema is not None:
@@ -160,10 +160,20 @@ def served_output(model, frame, where: str, schema=None):
         raise InputError(f"{where}: {one_line(text)}") from None
 
 
+def scores_params(model) -> dict | None:
+    """``{"answer": "scores"}`` for a model whose signature takes the ``answer`` param; None for one saved before
+    it (which answers its scores anyway)."""
+    metadata = getattr(model, "metadata", None)
+    params = metadata.get_params_schema() if metadata is not None else None
+    return SCORES_PARAMS if params is not None and "answer" in {spec.name for spec in params.params} else None
+
+
 def probability(output) -> np.ndarray:
-    """The probability column of a model's answer (or the answer itself, for a model answering one number)."""
-    column = output[PROBABILITY] if hasattr(output, "columns") else output
-    return np.asarray(column, dtype=np.float64).ravel()
+    """The score of a model's scores answer (``probability``, or a reduction's ``chance_positive``), or the answer
+    itself, for a model answering one number per row."""
+    from ..mlflow.answer import score_of
+
+    return np.asarray(score_of(output), dtype=np.float64).ravel()
 
 
 def extra_columns_line(extra, where: str) -> str:

@@ -103,7 +103,9 @@ class TrackingSession:
     Parameters
     ----------
     tracking_uri : str or None, default=None
-        MLflow tracking URI (``sqlite:///...`` or ``http://host:port``); None = MLflow's default.
+        MLflow tracking URI (``sqlite:///...`` or ``http://host:port``); None = the tracking URI current when
+        the session is first used (``mlflow.set_tracking_uri``, else ``MLFLOW_TRACKING_URI``, else MLflow's
+        default), as MLflow's own callback reads it.
     experiment_name : str or None, default=None
         Experiment of the study's runs; None = the study name. Created when missing.
     artifact_location : str or None, default=None
@@ -115,35 +117,66 @@ class TrackingSession:
     Attributes
     ----------
     client : MlflowClient
-        The client of ``tracking_uri`` (the resolved URI).
+        The client of ``tracking_uri`` (the resolved URI), opened on first use.
     """
 
     def __init__(self, tracking_uri=None, experiment_name=None, *, artifact_location=None, settle_seconds=1.0):
-        from ..mlflow._mlflow_internals import resolve_tracking_uri
-
-        self.tracking_uri = resolve_tracking_uri(tracking_uri)
+        self._given_uri = tracking_uri
+        self._resolved_uri: str | None = None
         self.experiment_name = experiment_name
-        self.artifact_location = artifact_location if artifact_location is not None else \
-            artifacts_beside(self.tracking_uri)
+        self._given_artifact_location = artifact_location
         self.settle_seconds = float(settle_seconds)
         self._experiments: dict[str, str] = {}
         self._parents: dict[str, str] = {}
-        self._connect()
+        self._client = None
+        self._lock, self._client_lock = threading.Lock(), threading.Lock()
+        if tracking_uri is not None:
+            self._open()  # a store named here is opened (and its schema made) at once
 
-    def _connect(self) -> None:
-        self.client = open_client(self.tracking_uri)
-        self._lock = threading.Lock()
+    @property
+    def tracking_uri(self) -> str:
+        """The store's URI: the one given, else the tracking URI current when the session was first used."""
+        if self._resolved_uri is None:
+            from ..mlflow._mlflow_internals import resolve_tracking_uri
+
+            self._resolved_uri = resolve_tracking_uri(self._given_uri)
+        return self._resolved_uri
+
+    @property
+    def resolved(self) -> bool:
+        """True once the store is known (given, or read from the current tracking URI at first use)."""
+        return self._resolved_uri is not None
+
+    @property
+    def artifact_location(self) -> str | None:
+        """The artifact root of the experiments this session creates (see the parameter)."""
+        if self._given_artifact_location is not None:
+            return self._given_artifact_location
+        return artifacts_beside(self.tracking_uri)
+
+    @property
+    def client(self):
+        """The ``MlflowClient`` of :attr:`tracking_uri`, opened on first use."""
+        return self._client if self._client is not None else self._open()
+
+    def _open(self):
+        with self._client_lock:
+            if self._client is None:
+                self._client = open_client(self.tracking_uri)
+            return self._client
 
     def __getstate__(self) -> dict:
         """The settings and which experiment and parent run each study has; a copy opens its own client
         (as a copied ``FairnessTrackingCallback`` does, whose session this is)."""
         state = self.__dict__.copy()
-        del state["client"], state["_lock"]
+        del state["_client"], state["_lock"], state["_client_lock"]
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._connect()
+        self._client, self._lock, self._client_lock = None, threading.Lock(), threading.Lock()
+        if self._resolved_uri is not None:
+            self._open()
 
     def experiment_id(self, study) -> str:
         """Id of the experiment the study's runs go to (created when missing, safe under races).

@@ -34,6 +34,8 @@ from ..errors import InputError
 #: Where ``mlflow ui`` serves by default.
 DEFAULT_UI = "http://127.0.0.1:5000"
 DEFAULT_UI_PORT = 5000
+#: Where ``fairops serve`` listens when that port is free.
+DEFAULT_SERVE_PORT = 5001
 #: The experiment tag MLflow reads for the experiment's kind, and fairops' value for it.
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 MODEL_TRAINING = "custom_model_development"
@@ -84,7 +86,7 @@ def ui_command(tracking_uri: str, port: int = DEFAULT_UI_PORT, bin_dir=None) -> 
     return f"{program('mlflow', bin_dir)} ui --backend-store-uri {shlex.quote(str(tracking_uri))}{port_part}"
 
 
-def serve_command(tracking_uri: str, model_uri: str, port: int = DEFAULT_UI_PORT + 1, bin_dir=None) -> str:
+def serve_command(tracking_uri: str, model_uri: str, port: int = DEFAULT_SERVE_PORT, bin_dir=None) -> str:
     """``fairops serve`` of ``model_uri`` that works pasted into a shell in any folder.
 
     It names the ``fairops`` of ``bin_dir`` (default: the folder of the running Python) by its full path,
@@ -98,6 +100,43 @@ def serve_command(tracking_uri: str, model_uri: str, port: int = DEFAULT_UI_PORT
 
     return (f"{program('fairops', bin_dir)} serve {shlex.quote(model_uri)} "
             f"--tracking-uri {shlex.quote(str(tracking_uri))} --port {_port(port)}")
+
+
+def free_port(preferred: int, avoid=(), host: str = "127.0.0.1") -> int:
+    """``preferred`` when nothing listens there (and it is not in ``avoid``), else a port the system has free now.
+
+    What a printed command or a server started without ``--port`` takes, so a second project, or anything else
+    on the usual port, does not collide with it. Another program can still take the port before it is used.
+
+    >>> import socket
+    >>> with socket.socket() as taken:
+    ...     taken.bind(("127.0.0.1", 0)); taken.listen()
+    ...     busy = taken.getsockname()[1]
+    ...     free_port(busy) != busy
+    True
+    """
+    import socket
+
+    avoid = set(avoid)
+    if preferred not in avoid and _bindable(host, preferred):
+        return preferred
+    while True:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.bind((host, 0))
+            port = probe.getsockname()[1]
+        if port not in avoid:
+            return port
+
+
+def _bindable(host: str, port: int) -> bool:
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def _port(port) -> int:

@@ -24,20 +24,12 @@ and interval, as tuning leaves it out: a warning names it, the run's tag ``fairo
 records it as JSON (``{"tpr": {"race": ["Native American"]}}``) and the rates table keeps its row. With
 fewer than two groups left the ratio is refused, naming them.
 
-Beside MLflow's ``"default"`` evaluator in one call: the default classifier metrics need a model whose
-pyfunc answers class labels (MLflow's sklearn flavor, for one); fairops' classifier flavor answers the
-probability of the positive class, which MLflow's classifier evaluator cannot read ("all the input arrays
-must have same number of dimensions"). For such a model score the rows first and evaluate them as data,
-the labels as ``predictions`` and the probabilities named by ``scores``::
-
-    scored = data.join(mlflow.pyfunc.load_model(uri).predict(data.drop(columns="y")))
-    scored["label"] = scored["decision"]   # or (scored["probability"] >= cut).astype(int)
-    mlflow.models.evaluate(data=scored, targets="y", predictions="label", model_type="classifier",
-                           evaluators=["default", "fairops"],
-                           evaluator_config={"fairops": {"sensitive_features": ["race"], "scores": "probability"}})
-
-(MLflow's SHAP step, part of ``"default"``, fails on pandas ``category`` columns in MLflow 3.17; with such
-inputs pass ``evaluator_config={"default": {"log_model_explainability": False}, ...}``.)
+Beside MLflow's ``"default"`` evaluator in one call, on any model fairops registers: its pyfunc answers class
+labels (as MLflow's own classifier flavors do), which MLflow's classifier evaluator reads, and this evaluator
+reads the model's scores itself. Rows already scored evaluate as data: the labels as ``predictions``, the
+probabilities named by ``scores``. (MLflow 3.17's SHAP step, part of ``"default"``, raises on pandas ``str`` and
+``category`` columns; with such inputs pass ``evaluator_config={"default": {"log_model_explainability": False},
+...}``.)
 
 Config keys: ``sensitive_features`` (a column name or list of columns of ``data``, or
 ``{name: values}`` when the sensitive columns are not model inputs, e.g. with ``feature_names=``),
@@ -50,10 +42,11 @@ columns' intersections, e.g. female x Black, also logged as ``fairops_tpr_ratio_
 ``decision`` (``"single"``, the default: one threshold for every row; ``"per-group"``: one threshold per
 group of the sensitive columns' combinations, each at the target, as ``fairops tune --decision
 per-group`` decides). The evaluator opts in only when ``sensitive_features`` is in its config.
-Scores of a fairops classifier or SCAFF model come from its own ``predict``, as served: the rows go through
-its input checks (its input schema, the groups of its decision, a finite probability), so a row a server
-would refuse is refused, naming its row, and never scored. Other models' scores come from ``predict_proba``
-(column of ``pos_label``).
+Scores of a fairops classifier or SCAFF model come from its own ``predict`` (its scores answer,
+``params={"answer": "scores"}``), as served: the rows go through its input checks (its input schema, the
+groups of its decision, a finite probability), so a row a server would refuse is refused, naming its row, and
+never scored. Other models' scores come from ``predict_proba`` (column of ``pos_label``) on the columns it was
+fitted on.
 
 >>> FairnessEvaluator.can_evaluate(model_type="classifier", evaluator_config={"sensitive_features": "sex"})
 True
@@ -183,7 +176,10 @@ def _scores(model, features: pd.DataFrame, config: dict) -> np.ndarray:
             f"the fairops evaluator needs a score: the model ({type(raw).__name__}, loader {loader}) "
             "has no predict_proba"
         )
-    probabilities = np.asarray(raw.predict_proba(_input_columns(model, features)), dtype=np.float64)
+    names = getattr(raw, "feature_names_in_", None)  # what the model reads (a decision may read more columns)
+    inputs = features[[str(n) for n in names]] if names is not None and set(map(str, names)) <= set(features.columns) \
+        else _input_columns(model, features)
+    probabilities = np.asarray(raw.predict_proba(inputs), dtype=np.float64)
     classes = list(getattr(raw, "classes_", [0, 1]))
     column = classes.index(pos_label) if pos_label in classes else probabilities.shape[1] - 1
     return probabilities[:, column]

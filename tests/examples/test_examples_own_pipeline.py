@@ -48,6 +48,10 @@ def test_both_tunes_register_and_print_no_warning_the_user_did_not_cause(runs):
     for run in (runs["first"], runs["second"]):
         assert re.search(r"^22 fits: 22 finished", run.stdout, re.M), run.stdout
         assert not re.search(r"Warning|warn\(", run.stderr), run.stderr[-3000:]
+    client = mlflow.MlflowClient(runs["uri"])
+    parents = [run for experiment in client.search_experiments() for run in client.search_runs(
+        [experiment.experiment_id], "tags.`fairops.role` = 'study'")]
+    assert len(parents) == 2 and {run.info.status for run in parents} == {"FINISHED"}  # tracker.finish
 
 
 def test_the_registered_pick_is_the_robust_rule_over_record_outcome(runs):
@@ -60,13 +64,14 @@ def test_the_registered_pick_is_the_robust_rule_over_record_outcome(runs):
 
 def test_the_printed_serve_command_serves_the_champion(runs, tmp_path):
     command = _printed_command(runs["first"].stdout, "serve it")
+    assert "--port" not in command  # fairops serve chooses a free port itself
     port = free_port()
-    command[command.index("--port") + 1] = str(port)
+    command += ["--port", str(port)]  # one the test knows, to call
     rows = pd.read_csv(runs["workdir"] / "fresh_rows.csv").head(25)
     features = rows.drop(columns=["reoffended", "group_race", "group_sex"])
     mlflow.set_tracking_uri(runs["uri"])
     try:
-        expected = mlflow.pyfunc.load_model(f"models:/{MODEL}@champion").predict(features)
+        expected = mlflow.pyfunc.load_model(f"models:/{MODEL}@champion").predict(features, params={"answer": "scores"})
     finally:
         mlflow.set_tracking_uri(None)
     log = tmp_path / "serve.log"

@@ -54,17 +54,18 @@ def test_serial_async_decisions_equal_brute_force(alpha):
     assert max(t.user_attrs["rung"] for t in trials if t.user_attrs["bracket"] == 4) >= 2
 
 
-def test_async_tpe_sees_only_its_bracket():
+def test_async_tpe_sees_every_configuration_numbered_in_order():
     seen = []
 
     class Spy(optuna.samplers.TPESampler):
         def sample_independent(self, study, trial, name, dist):
-            seen.append({u.user_attrs.get("bracket") for u in study.get_trials()}
-                        | {schedule.async_slot_of(trial.number).bracket})
+            seen.append(([u.number for u in study.get_trials()], trial.number,
+                         {u.user_attrs.get("bracket") for u in study.get_trials()}))
             return super().sample_independent(study, trial, name, dist)
 
     _async_study(base_sampler=Spy(seed=0, n_startup_trials=3), n_trials=160)
-    assert seen and all(len(b) == 1 for b in seen)
+    assert seen and all(numbers == list(range(len(numbers))) and own in numbers for numbers, own, _ in seen)
+    assert len(seen[-1][2]) > 1  # the configurations of every bracket, not one bracket's
 
 
 def test_pruner_is_passive_in_sync_mode_and_rung_progress_refuses():

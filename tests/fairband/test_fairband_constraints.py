@@ -7,6 +7,7 @@ from optuna.trial import TrialState
 
 from fairops.cli import main
 from fairops.fairband import FairbandConfigurationError, FairbandSampler, budget, pareto_front, select_best
+from fairops.fairband.constraints import FLOOR_NAME, ConstraintNameError
 from fairops.tuning.baselines import FullBudgetRandomSampler
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -49,7 +50,8 @@ def test_every_fit_carries_the_constraint_optuna_would_write(storage, s_max, n_f
     assert len(fits) == n_fits and any(t.values[1] < FLOOR for t in fits) and any(t.values[1] >= FLOOR for t in fits)
     oracle = _optuna_oracle(fits)
     for ours, theirs in zip(fits, oracle.trials, strict=True):
-        assert ours.constraints == theirs.constraints  # key, format and sign as Optuna's
+        # the list as Optuna's constraints_func writes it (what optuna-dashboard reads), and the floor's own name
+        assert ours.constraints == {**theirs.constraints, FLOOR_NAME: theirs.constraints["0"]}
         assert ours.system_attrs["constraints"] == pytest.approx(theirs.system_attrs["constraints"])
     (refused,) = [t for t in study.trials if t.state != TrialState.COMPLETE]  # past the one iteration: no fit
     assert "constraints" not in refused.system_attrs
@@ -108,7 +110,8 @@ def test_random_search_writes_the_same_constraint():
     study = optuna.create_study(directions=["maximize", "maximize"],
                                 sampler=FullBudgetRandomSampler(seed=0, min_fairness=FLOOR))
     study.optimize(_objective, n_trials=12)
-    assert all(t.constraints == {"0": pytest.approx(FLOOR - t.values[1])} for t in study.trials)
+    assert all(t.constraints == {name: pytest.approx(FLOOR - t.values[1]) for name in ("0", FLOOR_NAME)}
+               for t in study.trials)
 
 
 def test_cli_refuses_a_floor_outside_0_1(tmp_path, capsys):
@@ -148,7 +151,8 @@ def _both_ways_oracle(fits, *, own_in_list: bool):
 def _agrees_with(study, oracle):
     fits = [t for t in study.trials if t.state == TrialState.COMPLETE]
     for ours, theirs in zip(fits, oracle.trials, strict=True):
-        assert ours.params == theirs.params and ours.constraints == pytest.approx(theirs.constraints)
+        mine = {name: value for name, value in ours.constraints.items() if name != FLOOR_NAME}
+        assert ours.params == theirs.params and mine == pytest.approx(theirs.constraints)
     feasible = [t for t in fits if t.values[1] >= FLOOR and t.params["x"] >= X_MIN]
     assert 0 < len(feasible) < len(fits) and any(t.values[1] >= FLOOR for t in fits if t not in feasible)
     assert [fits[t.number].number for t in oracle.best_trials] == [t.number for t in study.best_trials]
@@ -164,7 +168,7 @@ def test_set_constraint_in_the_objective_counts_beside_the_floor(storage, tmp_pa
     study = optuna.create_study(directions=["maximize", "maximize"], sampler=sampler, storage=url)
     study.optimize(_objective_with_own_constraint)
     fits = [t for t in study.trials if t.state == TrialState.COMPLETE]
-    assert all(set(t.constraints) == {"0", "x_min"} for t in fits)  # the floor's list and the objective's name
+    assert all(set(t.constraints) == {"0", "x_min", FLOOR_NAME} for t in fits)  # list, objective's, floor's own
     _agrees_with(study, _both_ways_oracle(fits, own_in_list=False))
 
 
@@ -187,3 +191,57 @@ def test_no_feasible_fit_names_the_constraints_it_breaks():
     study.add_trial(optuna.trial.create_trial(values=[0.9, 0.9], constraints={"latency_ms": 12.0, "memory": -1.0}))
     with pytest.raises(ValueError, match=r"broken: 'latency_ms'; .* trial.set_constraint"):
         select_best(study, alpha=0.5)
+
+
+def test_a_constraint_named_0_and_the_floor_both_hold():
+    # "0" is also the name Optuna gives the first entry of the constraints list, where the floor's copy sits
+    def objective(trial):
+        values = _objective(trial)
+        trial.set_constraint("0", X_MIN - trial.params["x"])
+        return values
+
+    sampler = FairbandSampler(seed=3, eta=3, s_max=2, iterations=1, min_fairness=FLOOR)
+    study = optuna.create_study(directions=["maximize", "maximize"], sampler=sampler)
+    study.optimize(objective)
+    with pytest.warns(UserWarning, match="Overwrite an old format constraint"):  # Optuna's merge of the formats
+        best = {t.number for t in study.best_trials}
+    fits = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    feasible = [t for t in fits if t.values[1] >= FLOOR and t.params["x"] >= X_MIN]
+    assert 0 < len(feasible) < len(fits)
+    assert any(t.values[1] < FLOOR and t.params["x"] >= X_MIN for t in fits)  # the floor alone rules some out
+    assert any(t.values[1] >= FLOOR and t.params["x"] < X_MIN for t in fits)  # and "0" alone others
+    pick = select_best(study, alpha=1.0)
+    assert pick.trial == max(feasible, key=lambda t: (t.values[0], -t.number))
+    assert select_best(study).trial in feasible
+    assert {t.number for t in pareto_front(study)} <= {t.number for t in feasible}
+    assert best <= {t.number for t in feasible}  # Optuna's own view keeps the floor too, under its name
+
+
+def test_a_constraint_named_as_the_floor_is_an_error():
+    def objective(trial):
+        values = _objective(trial)
+        trial.set_constraint(FLOOR_NAME, 0.0)
+        return values
+
+    study = optuna.create_study(directions=["maximize", "maximize"],
+                                sampler=FairbandSampler(seed=3, s_max=1, iterations=1, min_fairness=FLOOR))
+    with pytest.raises(ConstraintNameError, match=f"trial 0 sets a constraint named '{FLOOR_NAME}'"):
+        study.optimize(objective)
+    (trial,) = study.trials
+    assert trial.system_attrs["constraints:" + FLOOR_NAME] == pytest.approx(FLOOR - trial.values[1])  # floor kept
+
+
+def test_a_name_that_replaces_an_entry_of_the_constraints_func_list_is_an_error():
+    with pytest.warns(FutureWarning, match="constraints_func"):
+        base = optuna.samplers.TPESampler(seed=0, constraints_func=lambda t: (X_MIN - t.params["x"],))
+
+    def objective(trial):
+        values = _objective(trial)
+        trial.set_constraint("0", 0.0)
+        return values
+
+    study = optuna.create_study(directions=["maximize", "maximize"], sampler=FairbandSampler(
+        seed=3, s_max=1, iterations=1, min_fairness=FLOOR, base_sampler=base))
+    with pytest.raises(ConstraintNameError, match=r"two constraints named '0': trial.set_constraint\('0', ...\) "
+                                                  r"and entry 0 of the list the base sampler's constraints_func"):
+        study.optimize(objective)

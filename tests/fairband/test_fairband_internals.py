@@ -70,13 +70,3 @@ def test_outside_the_known_versions_only_public_calls_are_made(monkeypatch, tmp_
     public_commits = _commits(reference.engine)
     _run(reference, False)
     assert commits[0] == public_commits[0]
-
-
-def test_the_bracket_view_filters_optunas_own_history_call_only_on_known_versions():
-    study = optuna.create_study()
-    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=6)
-    keep_even = lambda t: t.number % 2 == 0  # noqa: E731
-    assert len(internals.BracketView(study, keep_even)._get_trials(deepcopy=False)) == 3
-    with internals.use_internals(False):
-        view = internals.BracketView(study, keep_even)
-    assert len(view.get_trials()) == 3 and len(view._get_trials(deepcopy=False)) == 6  # public calls only

@@ -1,6 +1,6 @@
 """trial.report / trial.should_prune in a Fairband study: Optuna refuses both for two objectives before asking
-any pruner; a trial handed to budget() or RungProgress says what to call instead (nothing in synchronous mode,
-RungProgress in asynchronous mode), still as a NotImplementedError."""
+any pruner; a trial of a Fairband study says what to call instead (nothing in synchronous mode, RungProgress in
+asynchronous mode), still as a NotImplementedError, whether or not the objective asked its budget first."""
 
 import optuna
 import pytest
@@ -53,6 +53,25 @@ def test_an_asynchronous_trial_names_rung_progress(call):
 
     with pytest.raises(NotImplementedError, match=r"progress\.report\(accuracy, fairness\)"):
         study.optimize(objective, n_trials=1)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("call", ["report", "should_prune"])
+def test_the_advice_comes_before_the_budget_is_asked_too(mode, call):
+    study = _study(mode)
+
+    def objective(trial):  # Optuna's example loop, before any budget(trial) or RungProgress
+        x = trial.suggest_float("x", 0, 1)
+        _pruning_loop_from_optunas_examples(trial, x, call)
+        return x, 1 - x
+
+    way = "Nothing is needed in synchronous mode" if mode == "sync" else r"progress\.report\(accuracy, fairness\)"
+    with pytest.raises(NotImplementedError, match=way):
+        study.optimize(objective, n_trials=1)
+    plain = optuna.create_study(directions=["maximize", "maximize"])  # any other study: Optuna's own message
+    with pytest.raises(NotImplementedError) as raised:
+        getattr(plain.ask(), call)(*((0.5, 0) if call == "report" else ()))
+    assert "Fairband" not in str(raised.value) and "RungProgress" not in str(raised.value)
 
 
 def test_the_documented_way_prunes_nothing_by_hand():

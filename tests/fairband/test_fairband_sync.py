@@ -266,18 +266,20 @@ def test_budget_and_attrs_visible_on_frozen_trials():
                                                 "alpha"}
 
 
-def test_tpe_base_sampler_keeps_the_schedule_and_sees_its_bracket():
+def test_tpe_base_sampler_keeps_the_schedule_and_sees_every_fit():
     seen = []
 
     class Spy(optuna.samplers.TPESampler):
         def sample_independent(self, study, trial, name, dist):
-            seen.append({slot_of(t.number).bracket for t in study.get_trials()} | {slot_of(trial.number).bracket})
+            seen.append(([t.number for t in study.get_trials()], trial.number))
             return super().sample_independent(study, trial, name, dist)
 
     study = _new_study(seed=0, base_sampler=Spy(seed=0, n_startup_trials=5))
     study.optimize(_objective(), n_trials=206, catch=(ToyFitError,))
     check_against_reference(study, "auto")
-    assert seen and all(len(b) == 1 for b in seen)
+    # no trial was refused, so the view's numbers are the study's: every fit before the drawing one, any bracket
+    assert seen and all(numbers == list(range(own + 1)) for numbers, own in seen)
+    assert {slot_of(own).bracket for _, own in seen} == {4, 3, 2, 1, 0}
 
 
 def test_bad_arguments():

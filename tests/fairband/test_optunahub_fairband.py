@@ -55,7 +55,8 @@ def test_the_example_runs_one_fairband_iteration_on_two_objectives(hub):
         sizes = [sum(1 for t in fits if (t.user_attrs["bracket"], t.user_attrs["rung"]) == (s, i))
                  for i in range(s + 1)]
         assert sizes == schedule.rung_sizes(s)
-    assert all(t.constraints == {"0": pytest.approx(0.8 - t.values[1])} for t in fits)
+    assert all(t.constraints == {"0": pytest.approx(0.8 - t.values[1]), "fairband:min_fairness": pytest.approx(
+        0.8 - t.values[1])} for t in fits)
     assert study.best_trials and all(t.values[1] >= 0.8 for t in study.best_trials)
     assert select_best(study).fairness >= 0.8
     assert study.metric_names == ["accuracy", "fairness"]

@@ -47,10 +47,12 @@ def reference(X, k, queries=None):
 def kernel(request, monkeypatch):
     """Both makers of float32 tiles: the compiled vector kernel (where the CPU runs it) and BLAS."""
     if request.param == "vector" and not _knn.PANEL_AVAILABLE:
+        # well-formed arguments, so the only thing the kernel can refuse is the CPU
+        empty, norms = np.zeros((16, 4), dtype=np.float32), np.zeros(16, dtype=np.float32)
         with pytest.raises(RuntimeError, match="cannot run the vector kernel"):
-            empty = np.zeros((16, 4), dtype=np.float32)
-            _knn.scan_tile_float32(empty, empty.reshape(1, 4, 16), 0, 16, 0, 16, empty[:, 0], empty[:, 0],
-                                   empty[:, :1], np.zeros((16, 1), dtype=np.int32), np.arange(16), False)
+            _knn.scan_tile_float32(empty, empty.reshape(1, 4, 16), 0, 16, 0, 16, norms, norms,
+                                   np.zeros((16, 1), dtype=np.float32), np.zeros((16, 1), dtype=np.int32),
+                                   np.arange(16), False)
     monkeypatch.setattr(BlockedKNeighbors, "_use_vector_kernel", request.param == "vector")
     return request.param
 

@@ -82,3 +82,18 @@ def test_the_sensitive_help_says_what_tuning_computes_over_two_attributes():
 def test_promote_help_gives_its_exit_codes():
     epilog = " ".join(_help("promote").split())
     assert all(code in epilog for code in ("0 passed", "3 refused", "2 a usage or data error"))
+
+
+@pytest.mark.parametrize("command", sorted(_commands()))
+def test_a_mistyped_option_prints_the_subcommands_usage(command, capsys):
+    actions = _commands()[command]._actions
+    known = [o for a in actions for o in a.option_strings if o.startswith("--") and o != "--help"]
+    positionals = ["MODEL"] * sum(1 for a in actions if not a.option_strings)  # serve, promote, monitor's MODEL
+    positionals += [token for a in actions if a.required and a.option_strings for token in (a.option_strings[0], "1")]
+    typo = known[0][:-1] + known[0][-1] * 2  # one letter doubled
+    with pytest.raises(SystemExit) as refused:
+        main([command, f"{typo}=1", *positionals])
+    err = capsys.readouterr().err
+    assert refused.value.code == 2
+    assert err.startswith(f"usage: fairops {command} "), err
+    assert f"fairops {command}: error: unrecognized arguments: {typo}=1 (did you mean {known[0]}?)" in err

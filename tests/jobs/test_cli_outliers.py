@@ -246,7 +246,7 @@ def test_tune_logs_a_fit_failed_by_a_dead_workers_heartbeat_as_a_failed_run(tmp_
     argv = ["outliers", "--dataset", "german", "--max-rows", "300", "--tune", "--trials", "12", "--heartbeat", "1",
             "--no-progress", "--project-dir", str(project)]
     storage, name = f"sqlite:///{project / 'optuna.db'}", "outliers-german-fb-auto-seed0"
-    killed = kill_mid_fit([sys.executable, "-m", "fairops.cli", *argv], storage, name, after=3).number
+    killed = kill_mid_fit(argv, storage, name, after=3, hold_file=tmp_path / "held").number
 
     assert main(argv) == 0  # the same command again: the dead worker's fit is failed by heartbeat and redone
     trials = optuna.load_study(study_name=name, storage=storage).get_trials(deepcopy=False)

@@ -105,8 +105,9 @@ def test_every_fit_is_a_child_run_and_the_pick_is_registered(finished_project):
     model = mlflow.pyfunc.load_model("models:/fairops-german@champion")
     rows = load_german().X.head(20)
     served = rows.astype({c: object for c in rows.columns if str(rows[c].dtype) == "category"})
-    answer = model.predict(served)
+    answer = model.predict(served, params={"answer": "scores"})
     # the champion serves P(positive class) per row, and the decision at the threshold set on validation
+    np.testing.assert_array_equal(model.predict(served), answer["decision"])  # its default answer: the labels
     assert list(answer.columns) == ["probability", "positive_class", "decision"] and len(answer) == 20
     assert set(answer["positive_class"]) == {"good credit"} and set(answer["decision"]) <= {0, 1}
     probability = answer["probability"].to_numpy()
@@ -256,8 +257,8 @@ def _child_runs(project: Path, study_name: str):
 @pytest.mark.slow
 def test_sigkill_and_rerun_give_the_uninterrupted_fits_runs_and_pick(finished_project, tmp_path):
     argv = ["tune", *FAST, "--project-dir", str(tmp_path), "--heartbeat", "1"]
-    killed = kill_mid_fit([sys.executable, "-m", "fairops.cli", *argv], f"sqlite:///{tmp_path / 'optuna.db'}",
-                          "german-fb-auto-fast-seed0", after=30)
+    killed = kill_mid_fit(argv, f"sqlite:///{tmp_path / 'optuna.db'}", "german-fb-auto-fast-seed0", after=30,
+                          hold_file=tmp_path / "held")
 
     assert main(argv) == 0  # the same command again
     study = _study(tmp_path)
@@ -346,7 +347,8 @@ def test_a_fixed_threshold_task_is_tuned_registered_and_served_at_that_cut(tmp_p
         "task": "precision@threshold=0.5,ratio=tpr", "threshold": "0.5", "tie_share": "1.0"}
     mlflow.set_tracking_uri(uri)
     try:
-        answer = mlflow.pyfunc.load_model("models:/fairops-credit@champion").predict(load_german().X)
+        answer = mlflow.pyfunc.load_model("models:/fairops-credit@champion").predict(load_german().X,
+                                                                                      params={"answer": "scores"})
     finally:
         mlflow.set_tracking_uri(None)
     # (the pick may call most rows positive: at a fixed cut that is precision at the base rate, TPR ratio near 1)

@@ -103,5 +103,5 @@ def test_mlflows_own_loader_drops_the_spaced_column_before_fairops_sees_it(saved
     """Recorded, not endorsed: MLflow's signature check ignores columns it does not name (docs/mlflow.md)."""
     path, model, X = saved
     row = X.head(1)
-    answer = mlflow.pyfunc.load_model(str(path)).predict(row.assign(**{" x1 ": 9.0}))
+    answer = mlflow.pyfunc.load_model(str(path)).predict(row.assign(**{" x1 ": 9.0}), params={"answer": "scores"})
     assert np.isclose(answer["probability"][0], model.predict_proba(row)[0, 1])

@@ -8,9 +8,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from collections import Counter
+from pathlib import Path
 
 import optuna
 import pytest
@@ -19,19 +19,25 @@ from optuna.trial import TrialState
 
 from fairops.cli import main
 from fairops.fairband import select_best
-from fairops.fairband.claims import claim_of, fits_of_run, holds_slot, slot_of_trial, this_worker
+from fairops.fairband.claims import claim_of, fits_of_run, holds_slot, slot_of_trial
 from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
+from tests.jobs.kill_mid_fit import held_command, wait_held
 
 pytestmark = pytest.mark.slow
 FAST = ["--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression", "--no-progress",
         "--method", "fb-auto", "--seed", "3"]
+HELD_AFTER = 5  # fits a held worker makes before the one it is held in
 
 
-def _workers(count, postgres_url, server, study_name, tmp_path):
-    command = [sys.executable, "-m", "fairops.cli", "tune", *FAST, "--storage", postgres_url, "--tracking-uri", server,
-               "--study-name", study_name, "--no-finalize", "--heartbeat", "1", "--project-dir", str(tmp_path)]
+def _workers(count, postgres_url, server, study_name, tmp_path, *, held: Path | None = None):
+    """``count`` tune workers on one study; with ``held``, the first one is held in its 6th fit (writing
+    ``held`` then) for the test to kill (:func:`_kill_the_held_worker`)."""
+    argv = ["tune", *FAST, "--storage", postgres_url, "--tracking-uri", server, "--study-name", study_name,
+            "--no-finalize", "--heartbeat", "1", "--project-dir", str(tmp_path)]
+    plain = [sys.executable, "-m", "fairops.cli", *argv]
+    commands = [held_command(argv, held, HELD_AFTER) if held is not None and i == 0 else plain for i in range(count)]
     return [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True) for _ in range(count)]
+                             start_new_session=True) for command in commands]
 
 
 def _own_fits(study):
@@ -91,9 +97,9 @@ def test_a_killed_worker_loses_nothing(postgres_url, mlflow_server, tmp_path, si
     """SIGKILL one of three workers mid-fit: the others redo its fit; the result equals one worker's."""
     name = f"kill-{uuid.uuid4().hex[:8]}"
     try:
-        workers = _workers(3, postgres_url, mlflow_server, name, tmp_path)
+        workers = _workers(3, postgres_url, mlflow_server, name, tmp_path, held=tmp_path / "held")
         storage = optuna.storages.RDBStorage(postgres_url)
-        victim = _kill_a_worker_in_a_fit(workers, name, storage)
+        victim = _kill_the_held_worker(workers, tmp_path / "held")
         assert any(t.state == TrialState.RUNNING and claim_of(t) and claim_of(t).worker.endswith(f":{victim.pid}")
                    for t in optuna.load_study(study_name=name, storage=storage).get_trials(deepcopy=False))
         for worker in workers:
@@ -117,32 +123,12 @@ def test_a_killed_worker_loses_nothing(postgres_url, mlflow_server, tmp_path, si
         _drop(postgres_url, name)
 
 
-def _fitting_workers(name, storage) -> set[str]:
-    """host:pid of every worker with a trial in a fit (running, its parameters drawn), once 40 are finished."""
-    try:
-        trials = optuna.load_study(study_name=name, storage=storage).get_trials(deepcopy=False)
-    except KeyError:
-        return set()
-    if sum(t.state.is_finished() for t in trials) < 40:
-        return set()
-    return {claim_of(t).worker for t in trials if t.state == TrialState.RUNNING and t.params and claim_of(t)}
+def _kill_the_held_worker(workers, held: Path):
+    """SIGKILL the first of ``workers`` (started with ``held``) once it is held in a fit; that worker."""
+    victim = workers[0]
+    wait_held(victim, held)
+    os.killpg(victim.pid, signal.SIGKILL)
+    victim.wait()
+    return victim
 
 
-def _kill_a_worker_in_a_fit(workers, name, storage):
-    """SIGKILL a worker process while one of its trials is in a fit (found by the claim's host:pid).
-
-    The worker is stopped (SIGSTOP) before its fit is looked at again, so the fit cannot end between the look
-    and the kill; a worker whose fit ended meanwhile goes on (SIGCONT)."""
-    host = this_worker().rsplit(":", 1)[0]
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        for worker in workers:
-            if worker.poll() is None and f"{host}:{worker.pid}" in _fitting_workers(name, storage):
-                os.killpg(worker.pid, signal.SIGSTOP)
-                if f"{host}:{worker.pid}" in _fitting_workers(name, storage):
-                    os.killpg(worker.pid, signal.SIGKILL)
-                    worker.wait()
-                    return worker
-                os.killpg(worker.pid, signal.SIGCONT)
-        time.sleep(0.02)
-    raise AssertionError("no worker was caught in a fit")

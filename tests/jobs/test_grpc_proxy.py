@@ -19,7 +19,7 @@ from fairops.fairband.claims import claim_of, fits_of_run, holds_slot
 from fairops.jobs.grpc_storage import BEAT_ATTR, HeartbeatGrpcStorage, open_grpc_storage
 from fairops.jobs.running import open_storage
 from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
-from tests.jobs.test_distributed import FAST, _child_runs, _drop, _kill_a_worker_in_a_fit, _same_as_single, _workers
+from tests.jobs.test_distributed import FAST, _child_runs, _drop, _kill_the_held_worker, _same_as_single, _workers
 from tests.services import free_port, grpc_storage_proxy
 
 pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning",
@@ -102,15 +102,11 @@ def test_eight_workers_through_one_proxy_give_the_one_worker_schedule_and_surviv
     database = optuna.storages.RDBStorage(postgres_url)  # the test reads the database itself
     try:
         with grpc_storage_proxy(postgres_url, tmp_path) as grpc_url:
-            workers = _workers(N_WORKERS, grpc_url, mlflow_server, name, tmp_path)
-            victims = []
-            for _ in range(5):  # a fit can end between the look and the kill: then a new worker takes over
-                victims.append(_kill_a_worker_in_a_fit(workers, name, database))
-                caught = f":{victims[-1].pid}"
-                if any(t.state == TrialState.RUNNING and claim_of(t) and claim_of(t).worker.endswith(caught)
-                       for t in optuna.load_study(study_name=name, storage=database).get_trials(deepcopy=False)):
-                    break
-                workers += _workers(1, grpc_url, mlflow_server, name, tmp_path)
+            workers = _workers(N_WORKERS, grpc_url, mlflow_server, name, tmp_path, held=tmp_path / "held")
+            victims = [_kill_the_held_worker(workers, tmp_path / "held")]
+            caught = f":{victims[0].pid}"
+            assert any(t.state == TrialState.RUNNING and claim_of(t) and claim_of(t).worker.endswith(caught)
+                       for t in optuna.load_study(study_name=name, storage=database).get_trials(deepcopy=False))
             for worker in workers:
                 if worker not in victims:
                     _, err = worker.communicate(timeout=900)

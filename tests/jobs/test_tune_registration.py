@@ -6,17 +6,15 @@ only the pick and the registration, in processes started together or killed whil
 
 import contextlib
 import io
-import os
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 from mlflow.tracking import MlflowClient
 
 from fairops.cli import main
 from fairops.tracking.registry_lock import lock_name
+from tests.jobs.kill_mid_fit import held_command, kill_when_held
 
 FAST = ["--dataset", "german", "--method", "rs", "--families", "logistic_regression", "--max-train-rows", "300",
         "--selection", "paper", "--no-progress"]
@@ -69,17 +67,13 @@ def test_two_identical_tunes_finishing_together_register_one_version(fitted):
 @pytest.mark.slow
 def test_a_rerun_after_a_kill_while_registering_closes_its_run_and_registers_once(fitted):
     client = _client(fitted)
-    worker = _tune(fitted, "killed")
-    try:
-        deadline, caught = time.monotonic() + 240, None
-        while caught is None and worker.poll() is None and time.monotonic() < deadline:
-            caught = next((r for r in _selection_runs(client, "killed") if r.info.status == "RUNNING"), None)
-            time.sleep(0.05)
-        os.killpg(worker.pid, signal.SIGKILL)
-    finally:
-        worker.kill()
-        worker.wait()
-    assert caught is not None and worker.returncode == -signal.SIGKILL, "never caught the registration"
+    # held where the new version exists but has no alias yet: the half-made registration the rerun must undo
+    argv = ["tune", *FAST, "--project-dir", str(fitted), "--model-name", "killed"]
+    hold_file = fitted / "held-registration"
+    kill_when_held(held_command(argv, hold_file, 0, target="fairops.tracking.registry:_place_alias"), hold_file)
+    (caught,) = [r for r in _selection_runs(client, "killed") if r.info.status == "RUNNING"]
+    (half_made,) = client.search_model_versions("name = 'killed'")
+    assert not half_made.aliases
     assert client.get_run(caught.info.run_id).info.status == "RUNNING"  # left so by the killed process
 
     out = io.StringIO()

@@ -107,7 +107,7 @@ def test_served_in_a_fresh_process_it_imports_nothing_from_the_jobs(champion):
         import mlflow
         import pandas as pd
         rows = pd.DataFrame(**json.loads(sys.argv[1]))
-        answer = mlflow.pyfunc.load_model("models:/fairops-adult@champion").predict(rows)
+        answer = mlflow.pyfunc.load_model("models:/fairops-adult@champion").predict(rows, params={"answer": "scores"})
         print(json.dumps({"probability": answer["probability"].tolist(),
                           "modules": sorted(m for m in sys.modules if m.startswith(("fairops", "optuna")))}))
     """)
@@ -220,7 +220,7 @@ def test_a_loader_redirected_in_mlmodel_is_refused_by_fairops_and_by_mlflow_with
         mlflow.pyfunc.load_model(attacked["uri"])
     assert not attacked["marker"].exists()
     # and fairops' loaders need no pickle: the genuine champion loads with the switch off
-    assert mlflow.pyfunc.load_model(f"models:/{NAME}@champion").predict(_adult_rows()).shape == (3, 3)
+    assert mlflow.pyfunc.load_model(f"models:/{NAME}@champion").predict(_adult_rows()).shape == (3,)
 
 
 def _pyenv_path() -> str:
@@ -243,8 +243,10 @@ def post(url, body):
         return error.code, json.loads(error.read())
 
 
-def _split(frame):
-    return {"dataframe_split": json.loads(frame.to_json(orient="split", index=False, double_precision=15))}
+def _split(frame, scores=False):
+    """A ``dataframe_split`` body; ``scores``: asking a fairops classifier for its scores (it answers labels)."""
+    body = {"dataframe_split": json.loads(frame.to_json(orient="split", index=False, double_precision=15))}
+    return {**body, "params": {"answer": "scores"}} if scores else body
 
 
 @pytest.fixture(scope="module")
@@ -305,8 +307,10 @@ def test_default_environment_manager_built_the_environment_from_the_model(deploy
 def test_the_served_champion_answers_a_real_adult_row_with_its_declared_output(deployed, champion, keyed):
     rows = _adult_rows(1)
     status, answer = post(deployed["urls"][NAME], _split(rows))
+    assert status == 200 and answer["predictions"] in ([0], [1]), answer  # the decision's label, by default
+    status, answer = post(deployed["urls"][NAME], _split(rows, scores=True))
     assert status == 200, answer
-    # as the signature declares: the probability, what it is the probability of, the decision at the threshold
+    # as MLmodel's metadata.fairops_scores_output declares: the probability, what it is of, the decision
     assert list(answer["predictions"][0]) == ["probability", "positive_class", "decision"]
     in_process = loader.load_model(f"models:/{NAME}@champion").predict(rows).iloc[0]
     assert answer["predictions"][0]["probability"] == pytest.approx(in_process["probability"], rel=1e-12)
@@ -326,7 +330,7 @@ def test_the_served_champion_refuses_a_malformed_row_with_400_and_one_line(deplo
     else:
         for column, value in change.items():
             rows[column] = pd.Series([value], index=rows.index, dtype=object)
-    status, answer = post(deployed["urls"][NAME], _split(rows))
+    status, answer = post(deployed["urls"][NAME], _split(rows, scores=True))
     document = json.loads(next(_store_dir(champion).rglob("model.json")).read_text())
     if "sex" in change and document["input_schema"]["unseen_categories"]:
         # the champion one-hot encodes ignoring unknown categories (which family wins depends on the search),
@@ -340,7 +344,7 @@ def test_the_served_champion_refuses_a_malformed_row_with_400_and_one_line(deplo
 
 def test_scaff_and_fairlof_models_serve_from_their_own_wheel_too(deployed):
     rows = deployed["numbers"].iloc[2000:2010]
-    status, answer = post(deployed["urls"]["adult-scaff"], _split(rows))
+    status, answer = post(deployed["urls"]["adult-scaff"], _split(rows, scores=True))
     assert status == 200, answer
     np.testing.assert_allclose(answer["predictions"], deployed["forest"].predict_proba(rows)[:, 1], rtol=1e-12)
     with_sex = rows.assign(sex=deployed["sex"][2000:2010])

@@ -76,17 +76,20 @@ def test_served_answer_signature_and_schema(saved, adult):
     model = mlflow.pyfunc.load_model(str(path))
     rows = _as_text(X.iloc[100:130])
     assert rows["age"].dtype == np.int64  # whole numbers as pandas holds them pass MLflow's check in process
-    answer = model.predict(rows)
+    answer = model.predict(rows, params={"answer": "scores"})
     assert list(answer.columns) == ["probability"]
+    np.testing.assert_array_equal(model.predict(rows), served.predict(X.iloc[100:130]))  # by default: labels
     np.testing.assert_allclose(answer["probability"], served.predict_proba(X.iloc[100:130])[:, 1], rtol=0, atol=0)
     signature = model.metadata.signature
-    assert signature.outputs.to_dict() == [{"type": "double", "name": "probability", "required": True}]
+    assert signature.outputs.to_dict() == [{"type": "long", "required": True}]  # the class label
+    assert [spec.name for spec in signature.params.params] == ["answer"]
     inputs = {c["name"]: c for c in signature.inputs.to_dict()}
     # optional to MLflow: the model's schema requires them and names a missing one in one line
     assert list(inputs) == list(X.columns) and not any(c["required"] for c in inputs.values())
     assert inputs["sex"]["type"] == "any" and inputs["age"]["type"] == "any"
     # the training frame itself, with its pandas categories, scores in process as well as text rows do
-    np.testing.assert_allclose(model.predict(X.iloc[100:130])["probability"], answer["probability"], rtol=0, atol=0)
+    np.testing.assert_allclose(model.predict(X.iloc[100:130], params={"answer": "scores"})["probability"],
+                               answer["probability"], rtol=0, atol=0)
     mlmodel = yaml.safe_load((path / "MLmodel").read_text())
     assert mlmodel["metadata"]["fairops_input_schema"] == InputSchema.for_model(served, X).to_dict()
     assert mlmodel["flavors"]["python_function"]["loader_module"] == "fairops.mlflow.classifier"
@@ -151,7 +154,7 @@ def test_missing_values_follow_the_model(adult, tmp_path):
         model = mlflow.pyfunc.load_model(str(path))
         status, answer = _serve_in_process(model, _row(X, age=None))
         if takes:
-            assert status == 200 and 0 <= answer["predictions"][0]["probability"] <= 1
+            assert status == 200 and answer["predictions"][0] in (0, 1)
         else:
             assert status == 400 and answer["message"] == \
                 "column 'age' has a missing value in row 0; this model cannot take missing values"

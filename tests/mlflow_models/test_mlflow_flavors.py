@@ -62,7 +62,9 @@ def test_scaff_save_records_flavor_signature_example_and_shipped_wheel(tmp_path,
     assert mlmodel["flavors"]["fairops_scaff"]["estimator"] == "SCAFFClassifier"
     inputs = json.loads(mlmodel["signature"]["inputs"])
     assert [column["name"] for column in inputs] == ["income", "age", "debt"]
-    assert json.loads(mlmodel["signature"]["outputs"])[0]["type"] == "double"
+    assert json.loads(mlmodel["signature"]["outputs"])[0]["type"] == "long"  # the default answer: a class label
+    assert [p["name"] for p in json.loads(mlmodel["signature"]["params"])] == ["answer"]
+    assert mlmodel["metadata"]["fairops_scores_output"] == [[None, "double"]]  # the scores: P(y = 1)
     assert "saved_input_example_info" in mlmodel
     # the environment installs from the model itself: its own fairops wheel, the rest pinned from the index
     requirements = (path / "requirements.txt").read_text().splitlines()
@@ -89,9 +91,14 @@ def test_scaff_pyfunc_returns_probability_and_labels_at_threshold(tmp_path, fore
     X = data[0]
     expected = forest.predict_proba(X)[:, 1]
     scaff_flavor.save_model(forest, tmp_path / "p", input_example=X.head(2), pip_requirements=[])
-    np.testing.assert_allclose(mlflow.pyfunc.load_model(str(tmp_path / "p")).predict(X), expected, rtol=0, atol=0)
+    scores = {"answer": "scores"}
+    plain = mlflow.pyfunc.load_model(str(tmp_path / "p"))
+    np.testing.assert_allclose(plain.predict(X, params=scores), expected, rtol=0, atol=0)
+    np.testing.assert_array_equal(plain.predict(X), forest.predict(X))  # the default answer: class labels
     scaff_flavor.save_model(forest, tmp_path / "t", input_example=X.head(2), pip_requirements=[], threshold=0.35)
-    out = mlflow.pyfunc.load_model(str(tmp_path / "t")).predict(X[["debt", "income", "age"]])  # reordered
+    at_threshold = mlflow.pyfunc.load_model(str(tmp_path / "t"))
+    out = at_threshold.predict(X[["debt", "income", "age"]], params=scores)  # reordered
+    np.testing.assert_array_equal(at_threshold.predict(X), (expected >= 0.35).astype(int))
     assert list(out.columns) == ["probability", "label"]
     np.testing.assert_allclose(out["probability"], expected, rtol=0, atol=0)
     np.testing.assert_array_equal(out["label"], (expected >= 0.35).astype(int))

@@ -130,7 +130,8 @@ LOADS = {
     "fairops loader": lambda path, X: loader.load_model(str(path)).predict(X.head(3)),
     "fairops loader, native": lambda path, X: loader.load_native(str(path)).predict_proba(X.head(3)),
     "flavor load_model": lambda path, X: classifier.load_model(str(path)).predict_proba(X.head(3)),
-    "mlflow pyfunc": lambda path, X: mlflow.pyfunc.load_model(str(path)).predict(X.head(3)),
+    "mlflow pyfunc": lambda path, X: mlflow.pyfunc.load_model(str(path)).predict(X.head(3),
+                                                                                  params={"answer": "scores"}),
     "fairops serve": _serve_once,
 }
 

@@ -78,8 +78,11 @@ def test_served_scaff_matches_in_process(served):
     X = served["X"].iloc[:25]
     status, answer = post(f"{served['urls']['scaff-serving']}/invocations", X)
     assert status == 200
-    in_process = mlflow.pyfunc.load_model(served["best"].alias_uri).predict(X)
-    np.testing.assert_allclose(np.asarray(answer["predictions"], dtype=float), in_process, rtol=1e-12, atol=1e-12)
+    in_process = mlflow.pyfunc.load_model(served["best"].alias_uri).predict(X)  # labels, as MLflow's flavors answer
+    np.testing.assert_array_equal(np.asarray(answer["predictions"]), in_process)
+    status, answer = post(f"{served['urls']['scaff-serving']}/invocations", X, params={"answer": "scores"})
+    scores = mlflow.pyfunc.load_model(served["best"].alias_uri).predict(X, params={"answer": "scores"})
+    np.testing.assert_allclose(np.asarray(answer["predictions"], dtype=float), scores, rtol=1e-12, atol=1e-12)
     assert served["best"].pick.trial.params["theta"] == 0.5  # best accuracy with fairness >= 0.8
 
 

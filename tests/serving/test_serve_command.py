@@ -43,7 +43,11 @@ def checkout(tmp_path_factory):
         assert main(["tune", "--data", "people.csv", "--target", "income", "--sensitive", "sex", "--method",
                      "rs-bal", "--families", "logistic_regression", "--max-train-rows", "300", "--no-progress",
                      "--model-name", "fairops-adult", "--ui-port", str(ui_port)]) == 0
-    return {"folder": folder, "printed": out.getvalue(), "X": data.X.iloc[rows], "port": ui_port + 1}
+    printed = out.getvalue()
+    (serve,) = re.findall(r"^serve it: (.+)$", printed, re.M)
+    port = int(serve.split("--port ")[1].split()[0])  # a port free when it was printed, not the UI's
+    assert port != ui_port
+    return {"folder": folder, "printed": printed, "X": data.X.iloc[rows], "port": port}
 
 
 def _paste(command: str, cwd: Path, log: Path):
@@ -76,13 +80,14 @@ def served(checkout, tmp_path_factory):
     """The printed command pasted in another folder and the README's line in the checkout, started together."""
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     (printed,) = re.findall(r"^serve it: (.+)$", checkout["printed"], re.M)
-    readme_port = 5001 if _free(5001) else free_port()
-    serve, curl = _readme_lines(readme_port)
-    started = [(_paste(printed, elsewhere, elsewhere / "printed.log"), checkout["port"], elsewhere / "printed.log"),
-               (_paste(serve, checkout["folder"], elsewhere / "readme.log"), readme_port, elsewhere / "readme.log")]
+    started = [(_paste(printed, elsewhere, elsewhere / "printed.log"), checkout["port"], elsewhere / "printed.log")]
     try:
-        for process, port, log in started:
-            wait_ready(f"http://127.0.0.1:{port}/ping", process, log)
+        wait_ready(f"http://127.0.0.1:{checkout['port']}/ping", started[0][0], started[0][2])
+        readme_port = 5001 if _free(5001) else free_port()  # chosen once the printed one listens
+        serve, curl = _readme_lines(readme_port)
+        started.append((_paste(serve, checkout["folder"], elsewhere / "readme.log"), readme_port,
+                        elsewhere / "readme.log"))
+        wait_ready(f"http://127.0.0.1:{readme_port}/ping", started[1][0], started[1][2])
         yield {"printed": printed, "elsewhere": elsewhere, "url": f"http://127.0.0.1:{checkout['port']}/invocations",
                "curl": curl, "X": checkout["X"]}
     finally:

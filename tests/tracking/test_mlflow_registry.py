@@ -93,7 +93,7 @@ def test_rule_by_run_id(store, study):
 
 
 @pytest.mark.parametrize("rule, error, message", [
-    ("fairness > 0.8", ValueError, "is not 'fairband'"),
+    ("fairness > 0.8", ValueError, "is not one of 'fairband', 'paper', 'robust'"),
     ("fairness>=1.5", ValueError, r"min_fairness must be a float in \[0, 1\]"),
     ({"trial": 99}, ValueError, "trial 99 is not a completed fit"),
     ({"number": 1}, ValueError, "must be"),
@@ -121,7 +121,8 @@ def test_register_best_with_refit_card_and_picture(store, study, data):
     assert calls == [(pick.trial.params, pick.trial.number)]
     assert str(client.get_model_version_by_alias("fair-credit", "champion").version) == first.version == "1"
     champion = mlflow.pyfunc.load_model(first.alias_uri)
-    np.testing.assert_allclose(champion.predict(X), _fit(pick.trial.params, X, y, s).predict_proba(X)[:, 1])
+    np.testing.assert_allclose(champion.predict(X, params={"answer": "scores"}),
+                               _fit(pick.trial.params, X, y, s).predict_proba(X)[:, 1])
     assert isinstance(scaff_flavor.load_model(first.alias_uri), SCAFFTreeClassifier)
 
     version = client.get_model_version("fair-credit", "1")
@@ -213,8 +214,8 @@ def test_other_classifiers_go_through_the_fairops_classifier_flavor(store, study
                            placement=Placement(alias="candidate"))
     loaded = mlflow.pyfunc.load_model(chosen.alias_uri)
     assert loaded.metadata.flavors["python_function"]["loader_module"] == "fairops.mlflow.classifier"
-    assert loaded.metadata.get_output_schema().input_names() == ["probability"]
-    answer = loaded.predict(X.head(7))
+    assert loaded.metadata.get_output_schema().to_dict() == [{"type": "long", "required": True}]  # a class label
+    answer = loaded.predict(X.head(7), params={"answer": "scores"})
     np.testing.assert_allclose(answer["probability"], model.predict_proba(X.head(7))[:, 1])
 
 

@@ -220,7 +220,8 @@ def test_a_model_that_cannot_be_saved_is_recorded_on_its_run_and_the_study_goes_
     y = (X[:, 0] + s > 0.5).astype(int)
     kept = {0: "not a model",  # no flavor saves a str
             1: LogisticRegression().fit(X, y),  # a classifier needs an input example, which the callback lacks
-            2: SCAFFTreeClassifier().fit(X, y, sensitive_features=s)}
+            2: SCAFFTreeClassifier().fit(X, y, sensitive_features=s),
+            3: LogisticRegression(C=0.5).fit(X, y)}  # trial 1's reason again: tagged, not warned again
 
     def objective(trial):
         keep_model(trial, kept[trial.number])
@@ -229,20 +230,22 @@ def test_a_model_that_cannot_be_saved_is_recorded_on_its_run_and_the_study_goes_
     callback = make("unsaved", log_models=True, model_pip_requirements=["fairops"])
     study = optuna.create_study(directions=["maximize"] * 2, study_name="unsaved")
     with pytest.warns(RuntimeWarning, match="trial 0's model was not logged") as caught:
-        study.optimize(objective, n_trials=3, callbacks=[callback])
-    assert [t.state.name for t in study.trials] == ["COMPLETE"] * 3
-    assert sum("model was not logged" in str(w.message) for w in caught) == 2
+        study.optimize(objective, n_trials=4, callbacks=[callback])
+    assert [t.state.name for t in study.trials] == ["COMPLETE"] * 4
+    warned = [str(w.message) for w in caught if "model was not logged" in str(w.message)]
+    assert len(warned) == 2 and warned[1].startswith("trial 1's") and "warned once per study" in warned[1]
     client = MlflowClient(uri)
     runs = {int(r.data.tags["fairops.trial_number"]): r for r in _runs(client, callback.experiment_id(study), "trial")}
     assert runs[0].data.tags["fairops.model_error"].startswith("TypeError: no fairops flavor for a str")
     assert "input_example" in runs[1].data.tags["fairops.model_error"]
+    assert runs[3].data.tags["fairops.model_error"] == runs[1].data.tags["fairops.model_error"]
     assert "fairops.model_error" not in runs[2].data.tags
     assert {r.info.status for r in runs.values()} == {"FINISHED"}
     with open(client.download_artifacts(runs[1].info.run_id, "model_error.txt")) as text:
         assert text.read().startswith("Traceback")
     logged = {m.source_run_id: m.status.name for m in client.search_logged_models([callback.experiment_id(study)])}
     # the classifier's half-made model is marked FAILED, not left PENDING
-    assert logged == {runs[1].info.run_id: "FAILED", runs[2].info.run_id: "READY"}
+    assert logged == {runs[1].info.run_id: "FAILED", runs[2].info.run_id: "READY", runs[3].info.run_id: "FAILED"}
 
 
 def test_parent_created_up_front_is_reused_by_other_callbacks(uri, make):

@@ -149,7 +149,8 @@ def test_registered_it_loads_back_with_the_same_probabilities(registered, compas
         mlflow.set_tracking_uri(None)
     expected = model.predict_proba(X)
     np.testing.assert_array_equal(native.predict_proba(X), expected)
-    np.testing.assert_allclose(served.predict(X)["probability"].to_numpy(), expected[:, 1], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(served.predict(X, params={"answer": "scores"})["probability"].to_numpy(), expected[:, 1],
+                               rtol=0, atol=1e-12)
 
 
 @pytest.mark.slow  # about 15 s: three model servers started side by side

@@ -131,7 +131,7 @@ def test_register_best_registers_the_robust_pick_of_an_own_objective(compas, tmp
         served = mlflow.pyfunc.load_model(f"models:/own-pipeline@{registered.alias}")
     finally:
         mlflow.set_tracking_uri(None)
-    assert math.isclose(served.predict(X_val.head(5))["probability"].iloc[0],
+    assert math.isclose(served.predict(X_val.head(5), params={"answer": "scores"})["probability"].iloc[0],
                         refit(registered.pick.trial.params, None).predict_proba(X_val.head(5))[0, 1], rel_tol=1e-9)
 
 

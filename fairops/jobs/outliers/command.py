@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...datasets import LOADERS
-from ..options import refuse_options
+from ..options import UI_PORT_HELP, refuse_options, ui_port_of
 from ..progress import NO_PROGRESS_HELP
 from ..running import HEARTBEAT_SECONDS
 from .data import DEFAULT_DATASET
@@ -21,6 +21,7 @@ def _run(args) -> int:
                               "--storage", "--n-jobs", "--heartbeat", "--no-progress"], "without --tune")
         if args.lambda_ != "auto":
             refuse_options(args, ["--target-jaccard"], "with a fixed --lambda (it is the guide point of 'auto')")
+    args.ui_port = ui_port_of(args.ui_port)
     return run_tune(args) if args.tune else run_single(args)
 
 
@@ -89,8 +90,6 @@ def add_parser(subcommands) -> None:
     where.add_argument("--experiment", default=DEFAULT_EXPERIMENT, help="MLflow experiment the runs go to")
     where.add_argument("--model-name", help="registered model name of the FairLOF model (default: "
                                             "fairops-outliers-<data>)")
-    where.add_argument("--ui-port", type=int, default=5000,
-                       help="port of mlflow ui in the printed command and links; the printed serve command "
-                            "uses the next one")
+    where.add_argument("--ui-port", type=int, help=UI_PORT_HELP)
     parser.add_argument("--seed", type=int, default=0, help="seed of the row sample, tie-breaks and the search")
     parser.set_defaults(run=_run)

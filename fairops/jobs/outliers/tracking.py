@@ -128,7 +128,7 @@ def print_where_to_find(stores: ProjectStores, experiment_id: str, model_uri: st
                         ui_port: int = 5000) -> None:
     """The MLflow UI (the study's links after a tuning, the experiment's runs page otherwise), the model
     and the command that serves it."""
-    from ...tracking.ui_links import runs_url, serve_command, ui_base_url, ui_command
+    from ...tracking.ui_links import DEFAULT_SERVE_PORT, free_port, runs_url, serve_command, ui_base_url, ui_command
 
     if links is not None:
         print(links.text())
@@ -140,6 +140,7 @@ def print_where_to_find(stores: ProjectStores, experiment_id: str, model_uri: st
           "fairops.mlflow.fairlof.load_model or mlflow.pyfunc.load_model; input = raw rows with the columns "
           "'input_columns' of preprocessing/features.json in the run)")
     if model_uri.startswith("models:/"):
-        print(f"serve it: {serve_command(stores.tracking_uri, model_uri, ui_port + 1)}  (answers outlier_score "
+        port = free_port(DEFAULT_SERVE_PORT, avoid={ui_port})  # free now, so the command runs as printed
+        print(f"serve it: {serve_command(stores.tracking_uri, model_uri, port)}  (answers outlier_score "
               "and outlier per row)")
 

@@ -16,7 +16,7 @@ on many machines: every worker joins one study and the Fairband schedule stays e
 from __future__ import annotations
 
 from ...datasets import LOADERS
-from ..options import FAMILIES_HELP, add_decision_options, refuse_options
+from ..options import FAMILIES_HELP, UI_PORT_HELP, add_decision_options, refuse_options, ui_port_of
 from ..progress import NO_PROGRESS_HELP
 from .job import run_tune
 from .settings import METHODS, SELECTION_HELP, SELECTIONS, TASK_HELP, TuneSettings
@@ -37,7 +37,7 @@ def _run(args) -> int:
         storage=args.storage, tracking_uri=args.tracking_uri, project_dir=args.project_dir,
         study_name=args.study_name, model_name=args.model_name, n_jobs=args.n_jobs, seed=args.seed,
         finalize=not args.no_finalize, promote=args.promote, progress=not args.no_progress, heartbeat=args.heartbeat,
-        wait_timeout=args.wait_timeout, min_fairness=args.min_fairness, ui_port=args.ui_port,
+        wait_timeout=args.wait_timeout, min_fairness=args.min_fairness, ui_port=ui_port_of(args.ui_port),
         positive=args.positive, holdout=args.holdout,
         decision=args.decision, blind=args.blind,
     )
@@ -118,7 +118,5 @@ def add_parser(subcommands) -> None:
                             "test rows (exit 3 when refused); see fairops promote")
     where.add_argument("--no-progress", action="store_true",
                        help=NO_PROGRESS_HELP)
-    where.add_argument("--ui-port", type=int, default=TuneSettings.ui_port,
-                       help="port of mlflow ui in the printed command and links; the printed serve command "
-                            "uses the next one")
+    where.add_argument("--ui-port", type=int, help=UI_PORT_HELP)
     parser.set_defaults(run=_run)

@@ -81,11 +81,21 @@ def version_description(settings, study, objective, chosen) -> str:
         row("this model", chosen.pick.trial, scores),
         row("most accurate fit", chosen.accurate.trial, chosen.accurate_scores),
         "",
-        f"Serves `probability` (of the positive class), `positive_class` and `decision` (1 at or above "
-        f"{'its group' if settings.decision == 'per-group' else 'the'} {threshold_origin(task)}"
+        f"Serves the decision's class label per row (what `mlflow.models.evaluate` reads); with params "
+        f"`{{\"answer\": \"scores\"}}` (as `fairops serve` answers) `{_score_column(chosen.model)}`, `positive_class` "
+        f"and `decision` (1 above {'its group' if settings.decision == 'per-group' else 'the'} "
+        f"{threshold_origin(task)}"
         f"{'; the groups columns are required inputs' if settings.decision == 'per-group' else ''}); rows that "
-        "break the input schema get HTTP 400 with the reason.",
+        "break the input schema get HTTP 400 with the reason. The model card's `served_answer` says what each "
+        "column holds and where the threshold is.",
     ])
+
+
+def _score_column(model) -> str:
+    """The score column the model's scores answer holds (``probability``, or a reduction's ``chance_positive``)."""
+    from ...mlflow.answer import answer_columns
+
+    return next(iter(answer_columns(model)))
 
 
 def record_rows(settings, objective, data, registered) -> None:

@@ -181,10 +181,10 @@ def _print_registered(result, out) -> None:
 def serving_text(settings: TuneSettings) -> str:
     """The command serving the registered model's ``@champion`` (pasted verbatim from any folder) and a request
     to try."""
-    from ...tracking.ui_links import serve_command
+    from ...tracking.ui_links import DEFAULT_SERVE_PORT, free_port, serve_command
 
     assert settings.tracking_uri is not None  # resolved settings
-    port = settings.ui_port + 1
+    port = free_port(DEFAULT_SERVE_PORT, avoid={settings.ui_port})  # free now, so the command runs as printed
     # @champion, not the version number: after a promotion the same command serves the promoted model
     command = serve_command(settings.tracking_uri, f"models:/{settings.model_name}@champion", port)
     return (f"serve it: {command}\n"

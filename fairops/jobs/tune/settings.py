@@ -12,12 +12,12 @@ from ..options import DEFAULT_PROJECT_DIR
 from ..running import HEARTBEAT_SECONDS
 
 METHODS = {"fb-auto": "FB-auto", "fb-bal": "FB-bal", "hb": "HB", "rs": "RS", "rs-bal": "RS-bal"}
-SELECTIONS = ("robust", "paper")
+SELECTIONS = ("robust", "fairband", "paper")  # "paper" is another name of "fairband"
 SELECTION_HELP = ("robust (default): every fit gets at least 500 training rows and 50 positives, the full-budget "
                   "bracket starts with the library defaults (LightGBM, logistic regression), the fits are "
                   "ranked by lower confidence bounds, the best 3 and the most accurate fit are refit on all "
-                  "training rows and the pick is chosen among the refits on cross-validated bounds; paper: the "
-                  "paper's budget fractions, random configurations and argmax of alpha*accuracy + "
+                  "training rows and the pick is chosen among the refits on cross-validated bounds; fairband (also "
+                  "named paper): the paper's budget fractions, random configurations and argmax of alpha*accuracy + "
                   "(1-alpha)*fairness over the fits' values")
 #: The ``--task`` help: its grammar and two examples.
 TASK_HELP = ("with --data: METRIC@TARGET=VALUE,ratio=RATE, where METRIC is precision or recall, TARGET is tpr, "
@@ -83,8 +83,8 @@ class TuneSettings:
         check_iterations(self.iterations)
         if self.n_jobs < 1:
             raise InputError(f"n-jobs must be at least 1, got {self.n_jobs}")
-        if not 1 <= self.ui_port <= 65534:
-            raise InputError(f"ui-port must be in [1, 65534] (the serve command takes the next), got {self.ui_port}")
+        if not 1 <= self.ui_port <= 65535:
+            raise InputError(f"ui-port must be in [1, 65535], got {self.ui_port}")
         if (self.data is None) == (self.dataset is None):
             raise InputError("give either --dataset NAME or --data FILE (with --target and --sensitive)")
         if self.data is not None and (not self.target or not self.sensitive):
