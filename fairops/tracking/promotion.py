@@ -45,7 +45,7 @@ from ._tracking_uri import tracking_uri
 from .fresh_rows import gate_fresh_rows
 from .registry import _alias_holder
 from .registry_lock import registry_lock
-from .served_rows import check_gate_rows, extra_columns_line
+from .served_rows import check_gate_rows, extra_columns_line, with_groups
 from .version_record import read_record
 
 CHAMPION, CHALLENGER = "champion", "challenger"
@@ -337,6 +337,7 @@ def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, m
             raise InputError(f"{label} must be a number in [0, 1] or None, got {bound!r}")
     import pandas as pd
 
+    X = with_groups(X, sensitive)  # a blind model's decision reads its groups' columns, given apart from X
     frame, groups = _frame(X, y, sensitive)
     client = MlflowClient(tracking_uri)
     with registry_lock(client, name, wait=lock_wait):

@@ -183,6 +183,39 @@ def extra_columns_line(extra, where: str) -> str:
     return f"  ignored {len(extra)} column(s) of {where} the model does not read: " + ", ".join(map(repr, extra))
 
 
+def with_groups(X, sensitive):
+    """``X`` with the columns of ``sensitive`` it lacks, row by row, keeping ``X``'s index (the rows' places).
+
+    A blind model does not score by its groups, but its per-group decision reads them: the served model takes
+    them as input columns, so the gate hands them on as a request would carry them.
+
+    Parameters
+    ----------
+    X : DataFrame
+        The rows.
+    sensitive : DataFrame
+        Their sensitive columns, one row per row of ``X``.
+
+    Returns
+    -------
+    DataFrame
+        The rows and every sensitive column.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> with_groups(pd.DataFrame({"x": [1, 2]}, index=[5, 9]), pd.DataFrame({"sex": ["f", "m"]})).to_dict("list")
+    {'x': [1, 2], 'sex': ['f', 'm']}
+    """
+    import pandas as pd
+
+    rows, groups = pd.DataFrame(X), pd.DataFrame(sensitive)
+    lacking = [column for column in groups.columns if column not in rows.columns]
+    if not lacking or len(groups) != len(rows):
+        return rows  # a length mismatch is refused, named, by the gate's own check of the rows
+    return rows.assign(**{str(column): groups[column].to_numpy() for column in lacking})
+
+
 def check_gate_rows(models: dict, X, sensitive, task, source: str) -> list:
     """Check the gate's rows as each served model reads them (every row through its checks, none kept); the
     columns of ``X`` neither a model reads nor the task counts as sensitive.
