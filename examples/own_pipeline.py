@@ -5,7 +5,9 @@ COMPAS's rows, a scikit-learn Pipeline (ColumnTransformer of OneHotEncoder and S
 HistGradientBoostingClassifier), an objective that fits it on the budget Fairband gives the trial and
 records the validation outcome with ``record_outcome``, ``FairbandSampler`` + ``FairbandPruner`` in an
 ordinary ``study.optimize``, ``FairnessTrackingCallback`` logging every fit to MLflow, the robust pick
-refit on all training rows and registered with ``register_best``. It writes the held-out test rows
+refit on all training rows and registered with ``register_best``, with the record of the rows it was trained and
+validated on (``log_rows``: the gate leaves those out, and refuses a version without a record). It writes the
+held-out test rows
 (every tune uses the same split, so no registered model saw them) beside the stores and ends with the commands
 that serve the champion and gate a challenger on those rows.
 
@@ -27,7 +29,15 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from fairops.datasets import BudgetSlicer, load_compas, train_validation_test_split
 from fairops.fairband import FairbandPruner, FairbandSampler, budget, select_best
-from fairops.tracking import FairnessTrackingCallback, Refit, VersionDetails, register_best, validation_tags
+from fairops.tracking import (
+    FairnessTrackingCallback,
+    RecordColumns,
+    Refit,
+    VersionDetails,
+    log_rows,
+    register_best,
+    validation_tags,
+)
 from fairops.tuning import quiet_trials, record_outcome
 
 MODEL_NAME = "own-compas"
@@ -94,6 +104,11 @@ def main(argv=None) -> int:
     tracker.finish(study)  # the study's parent run ends FINISHED, not left RUNNING in MLflow's UI
     alias = registered.alias
     print(f"registered: models:/{MODEL_NAME}@{alias} (version {registered.version})")
+    # the rows it saw, each known by the model's input columns, the sensitive columns and its label
+    columns = RecordColumns(inputs=tuple(X_train.columns), sensitive=tuple(data.task.sensitive), target="reoffended")
+    seen = split.train.tolist() + split.validation.tolist()
+    log_rows(tracker.session.client, MODEL_NAME, registered.version, tracking_uri=tracking_uri, columns=columns,
+             seen=columns.hashes(data.X.iloc[seen], data.y[seen], data.sensitive.iloc[seen]), held_out=[])
 
     fresh = args.workdir / "fresh_rows.csv"  # the test rows: no fit of any tune saw them
     test_rows = data.X.iloc[split.test].assign(reoffended=data.y[split.test])

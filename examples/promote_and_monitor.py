@@ -1,8 +1,8 @@
 """The registry lifecycle in one script: a champion, a challenger, the fairness gate, then monitoring.
 
 1. Two versions of a credit model are registered the way ``fairops tune`` registers them (the task, the
-   threshold set on validation rows and the validation fairness as version tags): the first becomes
-   ``@champion``, the second ``@challenger``.
+   threshold set on validation rows and the validation fairness as version tags, and the record of the rows
+   each was trained and validated on): the first becomes ``@champion``, the second ``@challenger``.
 2. ``fairops.tracking.promote`` gates the challenger twice on the same fresh rows: with an impossible
    fairness floor (refused: ``@champion`` stays) and with an open gate (passed: ``@champion`` moves).
 3. ``fairops.tracking.monitoring.monitor`` watches the champion over ten windows of labelled rows; from
@@ -18,12 +18,22 @@ import tempfile
 import numpy as np
 import optuna
 import pandas as pd
+from mlflow.tracking import MlflowClient
 from sklearn.linear_model import LogisticRegression
 
 import fairops.mlflow
 from fairops.metrics import Task
 from fairops.models import InputSchema
-from fairops.tracking import Refit, TrackingSession, VersionDetails, monitor, register_best, validation_tags
+from fairops.tracking import (
+    RecordColumns,
+    Refit,
+    TrackingSession,
+    VersionDetails,
+    log_rows,
+    monitor,
+    register_best,
+    validation_tags,
+)
 
 TASK = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
 FEATURES = ["a", "b", "c"]
@@ -43,18 +53,24 @@ def make_rows(seed: int, n: int, *, collapse: bool = False) -> pd.DataFrame:
 
 
 def register_version(uri: str, name: str, *, C: float = 1.0, seed: int = 0, extra_tags=None):
-    """Fit, set the threshold on validation rows, register: ``@champion`` when free, else ``@challenger``."""
+    """Fit, set the threshold on validation rows, register (``@champion`` when free, else ``@challenger``), and
+    record the rows the version saw, so the gate leaves them out."""
     train, validation = make_rows(seed, 2000), make_rows(seed + 100, 2000)
     model = LogisticRegression(C=C).fit(train[FEATURES], train["y"])
     scores = model.predict_proba(validation[FEATURES])[:, 1]
     tags = validation_tags(TASK, validation["y"].to_numpy(), scores, validation[["sex"]])
     study = optuna.create_study(directions=["maximize", "maximize"], study_name=f"{name}-{seed}")
     study.add_trial(optuna.trial.create_trial(values=[0.8, 0.9], params={}, distributions={}))
-    return register_best(study, name, rule={"trial": 0},
-                         refit=Refit(lambda params, trial: model, pip_requirements=["fairops"],
-                                     log_options={"input_schema": InputSchema.for_model(model, train[FEATURES])}),
-                         details=VersionDetails(tags={**tags, **(extra_tags or {})}),
-                         session=TrackingSession(uri, f"{name}-{seed}"))
+    registered = register_best(study, name, rule={"trial": 0},
+                               refit=Refit(lambda params, trial: model, pip_requirements=["fairops"],
+                                           log_options={"input_schema": InputSchema.for_model(model, train[FEATURES])}),
+                               details=VersionDetails(tags={**tags, **(extra_tags or {})}),
+                               session=TrackingSession(uri, f"{name}-{seed}"))
+    seen = pd.concat([train, validation])
+    columns = RecordColumns(inputs=tuple(FEATURES), sensitive=("sex",), target="y")
+    log_rows(MlflowClient(uri), name, registered.version, columns=columns, tracking_uri=uri,
+             seen=columns.hashes(seen, seen["y"], seen[["sex"]]), held_out=[])
+    return registered
 
 
 def windows(n_windows: int = 10, size: int = 1000, collapse_from: int | None = 6):

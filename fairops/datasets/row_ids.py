@@ -1,10 +1,14 @@
 """Rows known by their content: a 64-bit hash per row, and a held-out part chosen by it.
 
-A row's hash covers its feature and sensitive values, not its label or its place in the file, so the
-same person hashes the same in a re-ordered or grown copy of the file. Numbers are hashed by value
-(``3`` and ``3.0`` agree), text as written. :func:`content_holdout` chooses test rows by these
-hashes, so a file's held-out rows do not depend on the tuning seed or the row order: two tunes of one
-file hold out the same rows, and a gate on those rows judges both models on data neither saw.
+Two rules. :func:`row_hashes` covers a row's feature and sensitive values, not its label or its place in the
+file, so the same person hashes the same in a re-ordered or grown copy of the file; :func:`content_holdout`
+chooses test rows by these hashes, so a file's held-out rows do not depend on the tuning seed or the row order:
+two tunes of one file hold out the same rows, and a gate on those rows judges both models on data neither saw.
+
+:func:`record_hashes` (rule :data:`RECORD_RULE`) is what a version's row record keeps and the gate compares:
+a row by the columns the model reads, its sensitive columns and its label, each column taken by name, so a
+file's other columns (pandas' index written as a first column, an ID) change nothing. In both rules numbers are
+hashed by value (``3`` and ``3.0`` agree), text as written.
 """
 
 from __future__ import annotations
@@ -14,8 +18,11 @@ import pandas as pd
 
 from ..errors import InputError
 
-#: The hashing rule's name, stored with a row record so a later rule is never compared with this one.
+#: The rule of :func:`row_hashes` (every column given): the record of versions registered before
+#: :data:`RECORD_RULE`, refused by name now.
 HASH_RULE = "fairops-row-v1"
+#: The rule of :func:`record_hashes`, stored with a row record so another rule is never compared with it.
+RECORD_RULE = "fairops-row-v2"
 
 
 def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
@@ -52,6 +59,53 @@ def row_hashes(X: pd.DataFrame, sensitive: pd.DataFrame | None = None) -> np.nda
     if frame.shape[1] == 0:
         raise InputError("rows without columns have no content to know them by")
     return pd.util.hash_pandas_object(_canonical(frame), index=False).to_numpy(dtype=np.uint64)
+
+
+def record_hashes(X: pd.DataFrame, y, sensitive: pd.DataFrame, columns) -> np.ndarray:
+    """One uint64 per row (rule :data:`RECORD_RULE`) over the named ``columns`` and the 0/1 label ``y``.
+
+    A column is taken from ``X``, else from ``sensitive``; any other column of ``X`` is ignored.
+
+    Parameters
+    ----------
+    X : DataFrame
+        The rows (the model's input columns among others).
+    y : array-like of shape (n_samples,)
+        Their 0/1 labels.
+    sensitive : DataFrame
+        Their sensitive columns.
+    columns : iterable of str
+        The columns to hash (the model's inputs and the sensitive columns), by name.
+
+    Returns
+    -------
+    ndarray of uint64
+        One hash per row.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"x": [1, 2], "g": ["a", "b"]})
+    >>> with_id = rows.assign(id=[7, 8])[["id", "x", "g"]]
+    >>> bool((record_hashes(rows, [0, 1], rows[["g"]], ["x", "g"])
+    ...       == record_hashes(with_id, [0, 1], rows[["g"]], ["g", "x"])).all())
+    True
+    """
+    frame = pd.DataFrame(X).reset_index(drop=True)
+    groups = pd.DataFrame(sensitive).reset_index(drop=True)
+    labels = np.asarray(y)
+    if len(groups) != len(frame) or len(labels) != len(frame):
+        raise InputError(f"{len(frame)} rows, {len(groups)} rows of sensitive columns and {len(labels)} labels")
+    names = sorted(set(columns), key=str)
+    missing = [name for name in names if name not in frame.columns and name not in groups.columns]
+    if missing or not names:
+        raise InputError(f"the rows lack the column(s) {missing} a row is known by; they have "
+                         f"{[*frame.columns, *(c for c in groups.columns if c not in frame.columns)]}" if missing
+                         else "rows without columns have no content to know them by")
+    picked = pd.DataFrame({str(name): frame[name] if name in frame.columns else groups[name] for name in names})
+    canonical = _canonical(picked)
+    canonical["\0label"] = pd.Series(labels.astype(np.int64), index=canonical.index).map(repr)
+    return pd.util.hash_pandas_object(canonical, index=False).to_numpy(dtype=np.uint64)
 
 
 def content_holdout(y, sensitive_features, hashes: np.ndarray, *, share: float = 0.2) -> np.ndarray:

@@ -37,7 +37,8 @@ CHUNK_ROWS = 200_000
 
 
 def read_chunks(path, chunk_rows: int = CHUNK_ROWS, columns=None):
-    """DataFrames of at most ``chunk_rows`` rows from a CSV or Parquet file, in file order."""
+    """DataFrames of at most ``chunk_rows`` rows from a CSV or Parquet file, in file order, each row's index its
+    row in the file (from 0)."""
     import pandas as pd
 
     path = Path(path)
@@ -53,14 +54,19 @@ def read_chunks(path, chunk_rows: int = CHUNK_ROWS, columns=None):
         else:
             import pyarrow.parquet as pq
 
+            start = 0
             for batch in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows, columns=columns):
-                yield batch.to_pandas()
+                frame = batch.to_pandas()
+                frame.index = range(start, start + len(frame))
+                start += len(frame)
+                yield frame
     except (ValueError, OSError) as error:  # a malformed CSV, a damaged Parquet file, a column it lacks
         raise InputError(f"data file {str(path)!r} cannot be read: {error}") from None
 
 
 def windows_of(chunks, size: int):
-    """Frames of exactly ``size`` rows cut from a stream of frames (the last one may be shorter).
+    """Frames of exactly ``size`` rows cut from a stream of frames (the last one may be shorter), each row keeping
+    its index (its row in the file).
 
     >>> import pandas as pd
     >>> [len(w) for w in windows_of(iter([pd.DataFrame({"x": range(7)}), pd.DataFrame({"x": range(4)})]), 5)]
@@ -76,10 +82,10 @@ def windows_of(chunks, size: int):
             pending.append(piece)
             held += len(piece)
             if held == size:
-                yield pd.concat(pending, ignore_index=True)
+                yield pd.concat(pending)
                 pending, held = [], 0
     if held:
-        yield pd.concat(pending, ignore_index=True)
+        yield pd.concat(pending)
 
 
 def binary_labels(column, positive=None) -> np.ndarray:
@@ -102,9 +108,18 @@ def binary_labels(column, positive=None) -> np.ndarray:
 
 
 def _time_sorted(path, column) -> bool:
-    last = None
+    """Whether the file's rows are in the order of ``column`` (read by :func:`~.time_column.time_keys`)."""
+    from .time_column import time_keys
+
+    where, last, kind = Path(path).name, None, None
+    header = next(read_chunks(path, chunk_rows=1), None)
+    if header is not None and column not in header.columns:
+        raise InputError(f"time column {column!r} not in {where}; it has {list(header.columns)}")
     for chunk in read_chunks(path, columns=[column]):
-        values = chunk[column].to_numpy()
+        keys = time_keys(chunk[column], column, where)
+        if kind is not None and keys.kind != kind:
+            raise InputError(f"time column {column!r} of {where} holds numbers and times; give it one kind")
+        kind, values = keys.kind, keys.values
         if len(values) and ((last is not None and values[0] < last) or (np.diff(values) < 0).any()):
             return False
         last = values[-1] if len(values) else last
@@ -112,13 +127,17 @@ def _time_sorted(path, column) -> bool:
 
 
 def file_windows(path, size, target, sensitive, *, time_column=None, positive=None):
-    """``(X, y, sensitive)`` per window of a file (see the module docstring)."""
+    """``(X, y, sensitive)`` per window of a file (see the module docstring); X's index is each row's row in the
+    file (from 0)."""
     chunks = read_chunks(path)
     if time_column is not None and not _time_sorted(path, time_column):
         import pandas as pd
 
-        whole = pd.concat(list(read_chunks(path)), ignore_index=True)
-        chunks = iter([whole.sort_values(time_column, kind="stable", ignore_index=True)])
+        from .time_column import time_keys
+
+        whole = pd.concat(list(read_chunks(path)))
+        order = np.argsort(time_keys(whole[time_column], time_column, Path(path).name).values, kind="stable")
+        chunks = iter([whole.iloc[order]])
     for frame in windows_of(chunks, size):
         missing = [c for c in [target, *sensitive] if c not in frame.columns]
         if missing:
@@ -160,7 +179,8 @@ def _run(args) -> int:
                      fairness_line=args.fairness_line, level=args.level, against_baseline=args.against_baseline,
                      tracking_uri=tracking_uri_of(args.project_dir, args.tracking_uri),
                      params={"window": args.window, "source": args.data or args.dataset},
-                     sensitive=None if args.dataset is not None else columns)
+                     sensitive=None if args.dataset is not None else columns,
+                     source=Path(args.data).name if args.data is not None else f"the {args.dataset} rows")
     first = (f" (first: window {result.alerts[0]}, {', '.join(result.alerted[result.alerts[0]])})"
              if result.alerts else "")
     print(f"{len(result.windows)} windows, {len(result.alerts)} alert(s){first}; model {args.model} version "

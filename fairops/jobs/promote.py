@@ -74,9 +74,11 @@ def _run(args) -> int:
     uri = tracking_uri_of(args.project_dir, args.tracking_uri)
     X, y, sensitive, task = gate_rows(args.dataset, args.data, args.target, args.sensitive, args.task, args.seed,
                                       args.holdout)
+    source = Path(args.data).name if args.data is not None else f"the {args.dataset} test rows"
     verdict = promote(args.model, X, y, sensitive, candidate=args.candidate, task=task,
                       min_fairness=args.min_fairness, max_accuracy_drop=args.max_accuracy_drop,
-                      fairness_line=args.fairness_line, level=args.level, tracking_uri=uri)
+                      fairness_line=args.fairness_line, level=args.level, tracking_uri=uri,
+                      row_record=not args.no_row_record, source=source)
     stream = sys.stdout if verdict.passed else sys.stderr
     print(verdict.text(), file=stream)
     if verdict.run_id:
@@ -120,4 +122,8 @@ def add_parser(subcommands) -> None:
                       help="floor for the candidate's fairness ratio and for its interval's lower bound")
     gate.add_argument("--max-accuracy-drop", type=float, default=DEFAULT_DROP,
                       help=f"largest accuracy loss against the champion (default {DEFAULT_DROP})")
+    gate.add_argument("--no-row-record", action="store_true",
+                      help="score every row, without leaving out those either version was trained or validated on "
+                           "(by the row record fairops tune keeps with a version; a version without a sound record "
+                           "is refused otherwise); the verdict says the overlap was not checked")
     parser.set_defaults(run=_run)

@@ -26,7 +26,7 @@ OperatingPoint(threshold=0.5, tie_share=1.0)
 >>> rule.apply([0.95], {"sex": ["x"]})
 Traceback (most recent call last):
 ...
-fairops.errors.InputError: sensitive group sex='x' (row 0) had no rows when the thresholds were set (known: sex='f', sex='m')
+fairops.errors.RowError: sensitive group sex='x' (row 0) had no rows when the thresholds were set (known: sex='f', sex='m')
 """  # noqa: E501 - a doctest's expected output is one line
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, RowError
 from .inputs import _column_values, as_scores, encode_sensitive
 from .thresholds import OperatingPoint, binarize, given_target, operating_point
 
@@ -162,8 +162,8 @@ class GroupThresholds:
         unknown = [i for i, key in enumerate(keys) if key not in lookup]
         if unknown:
             row = int(np.flatnonzero(codes == unknown[0])[0])
-            raise InputError(f"sensitive group {self._name(keys[unknown[0]])} (row {row}) had no rows when the "
-                             f"thresholds were set (known: {', '.join(self._name(g) for g in self.groups)})")
+            raise RowError(f"sensitive group {self._name(keys[unknown[0]])} (row ", row, ") had no rows when the "
+                           f"thresholds were set (known: {', '.join(self._name(g) for g in self.groups)})")
         return np.array([lookup[key] for key in keys], dtype=np.intp)[codes]
 
     def apply(self, y_score, sensitive_features, *, seed: int = 0) -> np.ndarray:

@@ -16,7 +16,7 @@ import yaml
 
 import fairops
 
-from ..errors import InputError
+from ..errors import InputError, RowError
 from .sealing import DATA_FOLDER, ModelFilesError, read_model, verify_enclosing
 
 DATA_SUBPATH = DATA_FOLDER
@@ -55,12 +55,17 @@ def input_refused(reason) -> Exception:
     to the whole input frame followed by the reason; this one keeps the reason as its message, so a
     client reads one line, and no stack trace is sent.
 
+    A refusal of one row (a :class:`~fairops.errors.RowError`) is kept as ``row_error``, so a caller that
+    handed on part of a larger table can name the row there.
+
     >>> error = input_refused("column 'age' must hold whole numbers; row 0 has 40.5")
     >>> error.message = "Failed to predict data '...'. Error: " + error.message
-    >>> error.message, error.get_http_status_code(), isinstance(error, ValueError)
-    ("column 'age' must hold whole numbers; row 0 has 40.5", 400, True)
+    >>> error.message, error.get_http_status_code(), isinstance(error, ValueError), error.row_error
+    ("column 'age' must hold whole numbers; row 0 has 40.5", 400, True, None)
     """
-    return _refusal_class()(str(reason))
+    refusal = _refusal_class()(str(reason))
+    refusal.row_error = reason if isinstance(reason, RowError) else None
+    return refusal
 
 
 @functools.cache

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from ._parse_budget import parse_json
 from .sealing import ModelData, ModelFilesError, check_bytes, read_file, sha256_file, verify_enclosing
 
 FORMAT_NAME = "fairops-model"
@@ -123,10 +124,7 @@ def write_manifest(path) -> None:
 
 def _parse_json(data: bytes, folder: str, name: str) -> dict:
     """The JSON object in the bytes of ``folder/name``; anything else (not JSON, too deep, not an object) is refused."""
-    try:
-        document = json.loads(data.decode("utf-8"))
-    except (ValueError, RecursionError) as error:  # ValueError: also an integer of over 4,300 digits, not UTF-8
-        raise ModelFilesError(f"model file {name!r} in {folder} is not valid JSON: {str(error)[:200]}") from None
+    document = parse_json(data, lambda problem: ModelFilesError(f"model file {name!r} in {folder}: {problem}"))
     if not isinstance(document, dict):
         raise ModelFilesError(f"model file {name!r} in {folder} holds a {type(document).__name__}, not a JSON object")
     return document

@@ -74,22 +74,44 @@ def csv_as_json(body: bytes, text: tuple = ()) -> bytes:
     r"""The rows of a CSV body as a ``dataframe_split`` JSON body (``text``: columns read as text).
 
     Numbers keep every digit (pandas 3 reads a float's shortest form back exactly); an empty field, ``NA`` or
-    ``null`` is a missing value, as MLflow's own CSV reading has it. A body pandas cannot read is a ``ValueError``
-    naming why.
+    ``null`` is a missing value, as MLflow's own CSV reading has it. In a column of numbers with some text,
+    the numbers stay numbers (:func:`~fairops.models.text_values.numbers_from_text`), so the model's schema names
+    the row of the text. A header naming a column twice is refused (pandas would rename the second ``x.1``,
+    and the model read the first alone). A body pandas cannot read is a ``ValueError`` naming why.
 
     >>> json.loads(csv_as_json(b"age,job,hours\n30,7,1.25\n41,,0.1\n", text=("job",)))["dataframe_split"]
     {'columns': ['age', 'job', 'hours'], 'data': [[30, '7', 1.25], [41, None, 0.1]]}
+    >>> csv_as_json(b"age,job,age\n30,7,31\n")
+    Traceback (most recent call last):
+    ...
+    fairops.errors.InputError: the CSV header names column 'age' 2 times; send each column once
     """
+    import csv
     import io
 
     import pandas as pd
 
+    from ..models.text_values import numbers_from_text
+
     try:
-        frame = pd.read_csv(io.StringIO(body.decode("utf-8")), dtype={name: str for name in text})
+        content = body.decode("utf-8")
     except UnicodeDecodeError as error:
         raise InputError(f"the CSV body is not UTF-8 text: {error}") from None
+    try:
+        header = next(csv.reader(io.StringIO(content, newline="")), [])
+    except csv.Error:
+        header = []  # pandas names what is wrong below
+    repeated = next((name for name in header if header.count(name) > 1), None)
+    if repeated is not None:
+        raise InputError(f"the CSV header names column {repeated!r} {header.count(repeated)} times; send each "
+                         "column once")
+    try:
+        frame = pd.read_csv(io.StringIO(content), dtype={name: str for name in text})
     except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
         raise InputError(f"the CSV body cannot be read as a table: {str(error).strip()}") from None
+    for name in frame.columns:
+        if name not in text:
+            frame[name] = numbers_from_text(frame[name])
     split = frame.to_dict(orient="split", index=False)
     split["data"] = [[None if isinstance(value, float) and value != value else value for value in row]
                      for row in split["data"]]

@@ -56,8 +56,8 @@ from __future__ import annotations
 import json
 import os
 
-from ..errors import InputError
-from . import _flavor_base as _flavor, answer as _answer
+from ..errors import InputError, RowError
+from . import _flavor_base as _flavor, _parse_budget, answer as _answer
 from ._savable import TRUSTED_TYPES, check_savable, type_names, untrusted_types  # noqa: F401 (this module's face)
 from .answer import DECISION_OUTPUT, OUTPUT, POSITIVE_OUTPUT
 from .sealing import ModelFilesError
@@ -161,8 +161,8 @@ def _check_finite(probability) -> None:
 
     bad = np.flatnonzero(~np.isfinite(probability))
     if bad.size:
-        raise InputError(f"the model's probability for row {int(bad[0])} is {probability[bad[0]]}, not a number in "
-                         f"[0, 1] ({bad.size} such row(s)); its saved state overflows on these inputs")
+        raise RowError("the model's probability for row ", int(bad[0]), f" is {probability[bad[0]]}, not a number in "
+                       f"[0, 1] ({bad.size} such row(s)); its saved state overflows on these inputs")
 
 
 def _plain(value):
@@ -296,10 +296,9 @@ def _read(data):
     from ..models import InputSchema, ServedDecision
 
     folder = data.folder
-    try:
-        document = json.loads(data.read(DOCUMENT_FILE).decode("utf-8"))
-    except (ValueError, RecursionError) as error:
-        raise ModelFilesError(f"model file {DOCUMENT_FILE!r} in {folder} cannot be read: {error}") from None
+    document = _parse_budget.parse_json(data.read(DOCUMENT_FILE),
+                                        lambda problem: ModelFilesError(f"model file {DOCUMENT_FILE!r} in {folder}: "
+                                                                        f"{problem}"))
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME \
             or document.get("format_version") != FORMAT_VERSION:
         raise ModelFilesError(f"model file {DOCUMENT_FILE!r} in {folder} is not a {FORMAT_NAME!r} document of "
@@ -328,6 +327,8 @@ def _read_skops(model_bytes: bytes, folder: str):
         return ModelFilesError(f"model file {MODEL_FILE!r} in {folder}: {problem}")
 
     schema = _skops_checks.check_archive(model_bytes, refuse)
+    # bounded work before skops' audit walks the schema: references may make a small file a huge graph
+    _parse_budget.check_skops_schema(schema, lambda problem: refuse(f"{_skops_checks.SCHEMA_ENTRY}: {problem}"))
     try:
         extra = untrusted_types(model_bytes)
     except Exception as error:  # a malformed skops schema ...

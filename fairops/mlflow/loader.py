@@ -72,8 +72,11 @@ def load_model(model_uri, dst_path=None):
     ['probability']
     """
     meta, flavor, data = _open(model_uri, dst_path)
-    impl = flavor.FLAVOR.read_pyfunc(data, answer=_flavor.SCORES_ANSWER)
-    return _checked_pyfunc_class()(model_meta=meta, model_impl=impl)
+    model = _checked_pyfunc_class()(model_meta=meta,
+                                    model_impl=flavor.FLAVOR.read_pyfunc(data, answer=_flavor.SCORES_ANSWER))
+    # the manifest the loaded files were checked against, as a row record names it (fairops.tracking.row_record)
+    model.fairops_manifest_sha256 = data.manifest_sha256
+    return model
 
 
 def _names(data):
@@ -102,6 +105,8 @@ def _checked_pyfunc_class():
             super().__init__(model_meta=model_meta, model_impl=model_impl)
             document = (model_meta.metadata or {}).get("fairops_input_schema")
             self.fairops_schema = None if document is None else InputSchema.from_dict(document)
+            # the class whose probability the answer holds (the classifier flavor's); None: a model without one
+            self.fairops_positive_class = getattr(model_impl, "positive_class", None)
 
         def predict(self, data, params=None):
             names = _names(data)

@@ -52,6 +52,7 @@ from ._file_reads import (
     refuse_irregular,
     sha256_file,
 )
+from ._parse_budget import parse_json, parse_yaml
 
 MANIFEST_FILE = "fairops_manifest.json"
 KEY_ENV = "FAIROPS_MODEL_KEY"
@@ -100,7 +101,23 @@ def _listing(model_dir: str) -> list[str]:
     return sorted(found)
 
 
-def _signature(document: dict, key: bytes) -> str:
+def document_signature(document: dict, key: bytes) -> str:
+    """HMAC-SHA256 (hex) of a JSON document without its ``hmac_sha256`` field, keys sorted, no spaces.
+
+    The manifest is signed so, and so is a version's row record (:mod:`fairops.tracking.row_record`).
+
+    Parameters
+    ----------
+    document : dict
+        A JSON-able document.
+    key : bytes
+        The key (:func:`model_key`).
+
+    Returns
+    -------
+    str
+        The signature.
+    """
     unsigned = {k: v for k, v in document.items() if k != SIGNATURE_FIELD}
     body = json.dumps(unsigned, sort_keys=True, separators=(",", ":")).encode("utf-8")
     return hmac.new(key, body, hashlib.sha256).hexdigest()
@@ -127,7 +144,7 @@ def seal(model_dir) -> dict:
     document = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "files": files}
     key = model_key()
     if key is not None:
-        document[SIGNATURE_FIELD] = _signature(document, key)
+        document[SIGNATURE_FIELD] = document_signature(document, key)
     with open(os.path.join(model_dir, MANIFEST_FILE), "w", encoding="utf-8") as handle:
         json.dump(document, handle, sort_keys=True, indent=1)
     return document
@@ -138,10 +155,7 @@ def _read_manifest(model_dir: str) -> tuple[dict, bytes]:
     """The manifest of ``model_dir`` and its bytes as read."""
     raw = read_file(model_dir, MANIFEST_FILE, missing=f"model directory {model_dir} has no {MANIFEST_FILE}: it was "
                                                       "not written by fairops, or its manifest was removed")
-    try:
-        document = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError) as error:  # ValueError: also an integer of over 4,300 digits, not UTF-8
-        raise ModelFilesError(f"{MANIFEST_FILE} in {model_dir} is not valid JSON: {str(error)[:200]}") from None
+    document = parse_json(raw, lambda problem: ModelFilesError(f"{MANIFEST_FILE} in {model_dir}: {problem}"))
     if not isinstance(document, dict) or document.get("format") != FORMAT_NAME \
             or document.get("format_version") != FORMAT_VERSION or not isinstance(document.get("files"), dict):
         raise ModelFilesError(f"{MANIFEST_FILE} in {model_dir} is not a {FORMAT_NAME!r} manifest of version "
@@ -160,7 +174,7 @@ def _check_signature(model_dir: str, document: dict) -> None:
     if stored is None:
         raise ModelFilesError(f"model directory {model_dir} is not signed, and {KEY_ENV} is set: fairops "
                               "loads only models signed with that key")
-    if not isinstance(stored, str) or not hmac.compare_digest(stored, _signature(document, key)):
+    if not isinstance(stored, str) or not hmac.compare_digest(stored, document_signature(document, key)):
         raise ModelFilesError(f"the signature of {MANIFEST_FILE} in {model_dir} does not verify with "
                               f"{KEY_ENV}: the model was changed after it was signed, or signed with another key")
 
@@ -230,6 +244,8 @@ class ModelData:
         File name -> the checked bytes; None for a bare data folder.
     mlmodel : dict or None, default=None
         The parsed ``MLmodel``.
+    manifest_sha256 : str or None, default=None
+        The sha256 of the manifest the files were checked against (what a row record names).
 
     Examples
     --------
@@ -243,8 +259,10 @@ class ModelData:
     model file 'arrays.npz' is missing from /models/m/data
     """
 
-    def __init__(self, folder: str, files: dict | None = None, mlmodel: dict | None = None):
+    def __init__(self, folder: str, files: dict | None = None, mlmodel: dict | None = None,
+                 manifest_sha256: str | None = None):
         self.folder, self.mlmodel, self.sealed = folder, mlmodel, files is not None
+        self.manifest_sha256 = manifest_sha256
         self._files = dict(files or {})
 
     def read(self, name: str) -> bytes:
@@ -280,14 +298,9 @@ def _model_root(folder: str) -> str | None:
 
 def _layout(root: str, mlmodel: bytes | None) -> dict:
     """``MLmodel`` parsed, refused when a section points ``data:`` anywhere but the model's own ``data`` folder."""
-    import yaml
-
     if mlmodel is None:
         raise ModelFilesError(f"model directory {root} has no {MLMODEL_FILE} file")
-    try:
-        document = yaml.safe_load(mlmodel.decode("utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as error:
-        raise ModelFilesError(f"{MLMODEL_FILE} in {root} is not readable YAML: {str(error)[:200]}") from None
+    document = parse_yaml(mlmodel, lambda problem: ModelFilesError(f"{MLMODEL_FILE} in {root}: {problem}"))
     flavors = document.get("flavors") if isinstance(document, dict) else None
     if not isinstance(flavors, dict):
         raise ModelFilesError(f"{MLMODEL_FILE} in {root} has no 'flavors' section")
@@ -319,7 +332,8 @@ def read_model(model_dir) -> ModelData:
     mlmodel = _layout(root, verified.files.get(MLMODEL_FILE))
     prefix = f"{DATA_FOLDER}/"
     data = {name[len(prefix):]: blob for name, blob in verified.files.items() if name.startswith(prefix)}
-    return ModelData(os.path.join(root, DATA_FOLDER), data, mlmodel)
+    return ModelData(os.path.join(root, DATA_FOLDER), data, mlmodel,
+                     hashlib.sha256(verified.manifest_bytes).hexdigest())
 
 
 def verify_enclosing(data_path) -> ModelData:

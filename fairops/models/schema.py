@@ -35,11 +35,11 @@ silently become a missing value.
 >>> schema.check(pd.DataFrame({"age": [40.5], "sex": ["Male"], "hours": [40]}))
 Traceback (most recent call last):
 ...
-fairops.errors.InputError: column 'age' must hold whole numbers; row 0 has 40.5
+fairops.errors.RowError: column 'age' must hold whole numbers; row 0 has 40.5
 >>> schema.check(pd.DataFrame({"age": [40], "sex": ["Alien"], "hours": [40]}))
 Traceback (most recent call last):
 ...
-fairops.errors.InputError: column 'sex' has the category 'Alien' in row 0, unseen in training (known: 'Female', 'Male')
+fairops.errors.RowError: column 'sex' has the category 'Alien' in row 0, unseen in training (known: 'Female', 'Male')
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._column_names import describe, near_misses, space_clashes
-from ..errors import InputError
+from ..errors import InputError, RowError
 from .probes import columns_taking_missing_values, takes_unseen_categories
 
 KINDS = ("integer", "number", "boolean", "category")
@@ -335,37 +335,37 @@ class InputSchema:
 
         absent = values.isna().to_numpy()
         if absent.any() and not column.missing:
-            raise InputError(f"column {column.name!r} has a missing value in row {_first(absent)}; "
-                             "this model cannot take missing values")
+            raise RowError(f"column {column.name!r} has a missing value in row ", _first(absent),
+                           "; this model cannot take missing values")
         present = values.astype(object).to_numpy()
         if column.kind in ("integer", "number"):
             wrong = [not absent[i] and (isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real))
                      for i, v in enumerate(present)]
             if any(wrong):
                 row = _first(wrong)
-                raise InputError(f"column {column.name!r} must hold numbers; row {row} has {present[row]!r}")
+                raise RowError(f"column {column.name!r} must hold numbers; row ", row, f" has {present[row]!r}")
             numbers_ = _as_floats(column.name, present, absent)
             infinite = np.isinf(numbers_)
             if infinite.any():
                 row = _first(infinite)
-                raise InputError(f"column {column.name!r} must hold finite numbers; row {row} has {numbers_[row]}")
+                raise RowError(f"column {column.name!r} must hold finite numbers; row ", row, f" has {numbers_[row]}")
             if column.kind == "number":
                 return numbers_
             fractional = ~absent & (numbers_ != np.floor(np.where(absent, 0.0, numbers_)))
             if fractional.any():
                 row = _first(fractional)
-                raise InputError(f"column {column.name!r} must hold whole numbers; row {row} has {numbers_[row]}")
+                raise RowError(f"column {column.name!r} must hold whole numbers; row ", row, f" has {numbers_[row]}")
             beyond = ~absent & (np.abs(np.where(absent, 0.0, numbers_)) >= 2.0**63)
             if beyond.any():  # would wrap around when cast to int64
                 row = _first(beyond)
-                raise InputError(f"column {column.name!r} must hold 64-bit whole numbers; row {row} has "
-                                 f"{present[row]!r}")
+                raise RowError(f"column {column.name!r} must hold 64-bit whole numbers; row ", row,
+                               f" has {present[row]!r}")
             return numbers_ if absent.any() else numbers_.astype(np.int64)
         if column.kind == "boolean":
             wrong = [not absent[i] and not isinstance(v, (bool, np.bool_)) for i, v in enumerate(present)]
             if any(wrong):
                 row = _first(wrong)
-                raise InputError(f"column {column.name!r} must hold true or false; row {row} has {present[row]!r}")
+                raise RowError(f"column {column.name!r} must hold true or false; row ", row, f" has {present[row]!r}")
             return present if absent.any() else present.astype(bool)
         if column.categories is None:  # trained on plain text: any value, as text
             return pd.Series(np.where(absent, None, present), dtype=object)
@@ -375,8 +375,8 @@ class InputSchema:
             row = _first(unseen)
             shown = ", ".join(repr(v) for v in column.categories[:_SHOWN])
             more = f", ... ({len(column.categories)} in all)" if len(column.categories) > _SHOWN else ""
-            raise InputError(f"column {column.name!r} has the category {present[row]!r} in row {row}, "
-                             f"unseen in training (known: {shown}{more})")
+            raise RowError(f"column {column.name!r} has the category {present[row]!r} in row ", row,
+                           f", unseen in training (known: {shown}{more})")
         # trained on a pandas categorical: the same categories in the same order (an unseen value is missing)
         return pd.Series(pd.Categorical(np.where(known, present, None), categories=list(column.categories)))
 
@@ -389,4 +389,4 @@ def _as_floats(name, present, absent) -> np.ndarray:
         # typeshed's numbers ABCs define no ordering with int
         row = next(i for i, v in enumerate(present)
                    if isinstance(v, numbers.Integral) and abs(v) > 2**1023)  # type: ignore[operator]
-        raise InputError(f"column {name!r} has a number too large for a float in row {row}") from None
+        raise RowError(f"column {name!r} has a number too large for a float in row ", row) from None

@@ -14,7 +14,8 @@ What an integrator calls is named here (``from fairops.tracking import ...``):
   per study and pick) and :class:`VersionDetails` (description, tags, card notes); :func:`describe` says
   what a pick is.
 - :func:`promote` (returning a :class:`Verdict`): the fairness gate that moves ``@champion`` to a
-  challenger only if it passes, the verdict recorded first.
+  challenger only if it passes, the verdict recorded first; it leaves out the rows each version saw, by the
+  row record :func:`log_rows` keeps with a version (rows known by the :class:`RecordColumns` the model reads).
 - :func:`monitor` (returning a :class:`MonitorResult`): fairness of the champion over windows of labelled
   rows, as step metrics of a monitoring run, with an alert when a window falls significantly below the
   baseline; :func:`validation_tags` is what a registered version records of its validation figures.
@@ -48,6 +49,8 @@ _PUBLIC = {
     "MonitorResult": "monitoring",
     "monitor": "monitoring",
     "validation_tags": "version_record",
+    "RecordColumns": "row_record",
+    "log_rows": "row_record",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -42,6 +42,7 @@ from fairops.metrics.windows import rate_bases, score_window
 from ..errors import InputError
 from ._tracking_uri import tracking_uri as tracking_uri_set
 from .registry import _alias_holder
+from .served_rows import extra_columns_line, model_inputs, probability, served_output, take_inputs
 from .version_record import read_record
 from .window_alerts import (
     OVERALL,
@@ -108,26 +109,11 @@ class MonitorResult:
         return bool(self.windows) and len(self.unable) == len(self.windows)
 
 
-def _probability(output) -> np.ndarray:
-    """The score of a served answer (``probability``, or a reduction's ``chance_positive``)."""
-    from ..mlflow.answer import score_of
-
-    return np.asarray(score_of(output), dtype=np.float64).ravel()
-
-
 def _served_decisions(output) -> np.ndarray | None:
     """The 0/1 decisions a served model answered with, or None when it answers scores only."""
     if hasattr(output, "columns") and "decision" in output.columns:
         return np.asarray(output["decision"], dtype=np.int8)
     return None
-
-
-def _inputs(model, X):
-    """The model's input columns of ``X`` (a file also holds the label, maybe ids and times)."""
-    schema = model.metadata.get_input_schema()
-    if schema is None or not schema.has_input_names():
-        return X
-    return X[[name for name in schema.input_names() if name in X.columns]]
 
 
 def _watched_columns(groups, watched, task):
@@ -138,6 +124,23 @@ def _watched_columns(groups, watched, task):
     if missing:
         raise InputError(f"the rows lack the sensitive column(s) {missing} of the task ({', '.join(task.sensitive)})")
     return {column: groups[column] for column in watched}
+
+
+def _first_window_read(windows, inputs, watched, task, source: str):
+    """``(the windows, the first's columns no one reads)``: the first window's columns checked before the
+    monitoring run starts (a file's columns are those of every window)."""
+    import itertools
+
+    windows = iter(windows)
+    first = next(windows, None)
+    if first is None:
+        return iter(()), []
+    X, _, groups = first
+    _, extra = take_inputs(inputs, X, source)
+    _watched_columns(groups, watched, task)
+    named = set(groups.columns) if hasattr(groups, "columns") else set()
+    named |= set(watched) | set(task.sensitive)
+    return itertools.chain([first], windows), [column for column in extra if column not in named]
 
 
 def _metric_name(name: str) -> str:
@@ -194,6 +197,8 @@ class _Watch:
     bounds: dict
     result: MonitorResult
     out: Any
+    inputs: Any
+    source: str
     #: the rate's bases per group over the windows that could not alert, together
     unable_bases: Any = None
 
@@ -203,8 +208,9 @@ class _Watch:
 
         task, record = self.record.task, self.record
         columns = _watched_columns(groups, self.watched, task)
-        output = self.model.predict(_inputs(self.model, X))
-        window = score_window(task, y, _probability(output), columns, record.point, seed=record.seed,
+        rows, _ = take_inputs(self.inputs, X, self.source)
+        output = served_output(self.model, rows, self.source, self.inputs.schema)
+        window = score_window(task, y, probability(output), columns, record.point, seed=record.seed,
                               level=self.rule.level, decided=_served_decisions(output))
         alerted = what_alerted(window, task, self.bounds)
         bases = rate_bases(task, y, columns)
@@ -241,7 +247,7 @@ class _Watch:
 
 def monitor(name: str, windows, *, version=None, baseline: float | None = None, fairness_line: float | None = None,
             level: float | None = None, against_baseline: bool = False, tracking_uri=None, experiment_id=None,
-            params: dict | None = None, out=None, sensitive=None) -> MonitorResult:
+            params: dict | None = None, out=None, sensitive=None, source: str = "the rows") -> MonitorResult:
     """Score ``windows`` (an iterable of ``(X, y, sensitive)``) with a registered version; see the module docstring.
 
     Parameters
@@ -270,6 +276,8 @@ def monitor(name: str, windows, *, version=None, baseline: float | None = None, 
         Where the report lines go (None: standard output).
     sensitive : list of str or None, default=None
         The attributes to watch, some or all of the task's (default: all, and every window must hold them).
+    source : str, default="the rows"
+        How messages name the rows (e.g. the file's name); each window's index names each row in it.
 
     Returns
     -------
@@ -293,6 +301,8 @@ def monitor(name: str, windows, *, version=None, baseline: float | None = None, 
     bounds = bounds_of(rule, baselines, against_baseline=against_baseline)
     with tracking_uri_set(tracking_uri):
         model = load_model(f"models:/{name}/{resolved}")
+    inputs = model_inputs(model)
+    windows, ignored = _first_window_read(windows, inputs, watched, task, source)
     result = MonitorResult(name, resolved, baseline, baseline_lower)
     result.run_id = _start_run(client, name, resolved, record, rule, baseline, baseline_lower, experiment_id,
                                {**(params or {}), "watched": ",".join(watched), "against_baseline": against_baseline})
@@ -302,7 +312,9 @@ def monitor(name: str, windows, *, version=None, baseline: float | None = None, 
     if len(watched) < len(task.sensitive):
         print(f"watching {', '.join(watched)} only, each against its own bound: the task's {task.fairness_name} "
               "needs every attribute", file=out, flush=True)
-    watch = _Watch(client, model, record, rule, watched, bounds, result, out)
+    if ignored:
+        print(extra_columns_line(ignored, source).strip(), file=out, flush=True)
+    watch = _Watch(client, model, record, rule, watched, bounds, result, out, inputs, source)
     try:
         for number, (X, y, groups) in enumerate(windows, start=1):
             watch.window(number, X, y, groups)

@@ -18,8 +18,12 @@ four-fifths line 0.8 and 95% intervals):
   only when the candidate's fairness is below the champion's beyond noise (the intervals do not overlap);
 - ``accuracy_drop <= max_accuracy_drop``: the champion's accuracy minus the candidate's.
 
-Rows either model was trained or validated on (by row hash, :mod:`.row_record`; versions ``fairops tune``
-registered carry the record) are left out of the gate, and the verdict says how many.
+The rows are read as the served models read them (:mod:`.served_rows`): each model's input columns by name
+(the others listed once and ignored), every row through the model's own input checks, so a row a server would
+refuse is refused here by its row, never scored. Rows either model was trained or validated on (by each
+version's row record, :mod:`.row_record`, which ``fairops tune`` keeps with the versions it registers) are left
+out of the gate, and the verdict says how many; a version without a sound record is refused by name unless
+``row_record=False`` (then the verdict says the overlap went unchecked).
 
 The verdict is recorded first (the promotion run's metrics and tags, then ``fairops.gate = passed |
 refused`` with the reasons on the candidate version) and only then does ``@champion`` move, so a crash
@@ -41,9 +45,11 @@ import numpy as np
 from ..errors import InputError
 from ..metrics import FairnessRule
 from ._tracking_uri import tracking_uri
+from .fresh_rows import gate_fresh_rows
 from .gate_figures import LABEL, figure_lines
 from .registry import _alias_holder
 from .registry_lock import registry_lock
+from .served_rows import check_gate_rows, extra_columns_line, with_groups
 from .version_record import read_record
 
 CHAMPION, CHALLENGER = "champion", "challenger"
@@ -136,13 +142,18 @@ def _answers_decisions(model) -> bool:
     return DECISION_OUTPUT in {column for column, _ in metadata.get("fairops_scores_output", [])}
 
 
-def _evaluate(name: str, version: str, role: str, frame, config: dict) -> dict:
-    import mlflow
-
+def _load_models(name: str, versions: list, uri) -> dict:
+    """Version -> the model loaded by fairops' loader (given the URI, MLflow would import MLmodel's
+    loader_module before any check)."""
     from ..mlflow.loader import load_model
 
-    # loaded by fairops' loader: given the URI, MLflow would import MLmodel's loader_module before any check
-    model = load_model(f"models:/{name}/{version}")
+    with tracking_uri(uri):
+        return {version: load_model(f"models:/{name}/{version}") for version in versions}
+
+
+def _evaluate(model, version: str, role: str, frame, config: dict) -> dict:
+    import mlflow
+
     if _answers_decisions(model):
         config = {**config, "decision": "served"}
     with mlflow.start_run(nested=True, run_name=f"{role}: version {version}", tags={"fairops.role": role}):
@@ -257,7 +268,8 @@ def _frame(X, y, sensitive):
 
 def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, min_fairness=None,
             max_accuracy_drop=0.02, fairness_line: float | None = None, level: float | None = None,
-            tracking_uri=None, experiment_id=None, lock_wait: float = 600.0) -> Verdict:
+            tracking_uri=None, experiment_id=None, lock_wait: float = 600.0, row_record: bool = True,
+            source: str = "the gate's rows") -> Verdict:
     """Gate ``candidate`` against ``@champion`` on rows ``X`` with labels ``y`` (0/1) and ``sensitive`` columns.
 
     ``task`` (a :class:`~fairops.metrics.Task`) defaults to the one the candidate was registered with;
@@ -294,6 +306,11 @@ def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, m
         Experiment of the promotion run (None: the candidate's run's).
     lock_wait : float, default=600.0
         Seconds to wait for the model's registry lock.
+    row_record : bool, default=True
+        Leave out the rows each version's row record says it saw, refusing a version without a sound one;
+        False: score every row, the verdict saying the overlap was not checked.
+    source : str, default="the gate's rows"
+        How messages name the rows (e.g. the file's name); ``X``'s index names each row in it.
 
     Returns
     -------
@@ -306,6 +323,9 @@ def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, m
     for label, bound in (("min_fairness", min_fairness), ("max_accuracy_drop", max_accuracy_drop)):
         if bound is not None and not (isinstance(bound, (int, float)) and 0 <= bound <= 1):
             raise InputError(f"{label} must be a number in [0, 1] or None, got {bound!r}")
+    import pandas as pd
+
+    X = with_groups(X, sensitive)  # a blind model's decision reads its groups' columns, given apart from X
     frame, groups = _frame(X, y, sensitive)
     client = MlflowClient(tracking_uri)
     with registry_lock(client, name, wait=lock_wait):
@@ -313,55 +333,49 @@ def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, m
         champion = _alias_holder(client, name, CHAMPION)
         if version == champion:
             return Verdict(name, version, champion, passed=True, moved=False)
-        fresh, positions = _fresh(client, name, [version] + ([champion] if champion else []), X, sensitive)
-        frame = frame[fresh.keep].reset_index(drop=True)
-        groups = {column: values[fresh.keep] for column, values in groups.items()}
+        versions = [version] + ([champion] if champion else [])
         record = read_record(client, name, version)
         task = task or record.task
+        models = _load_models(name, versions, tracking_uri)
+        ignored = check_gate_rows(models, pd.DataFrame(X), pd.DataFrame(sensitive), task, source)
+        fresh = gate_fresh_rows(client, name, models, X, y, sensitive, checked=row_record, tracking_uri=tracking_uri)
+        positions = pd.DataFrame(X).index.to_numpy()
+        frame = frame[fresh.keep].reset_index(drop=True)
+        groups = {column: values[fresh.keep] for column, values in groups.items()}
         rule = record.rule.replaced(line=fairness_line, level=level)
         config = {"sensitive_features": {c: groups[c] for c in task.sensitive}, "target": task.threshold,
                   "decision": record.decision, "interval_level": rule.level}
-        source = client.get_model_version(name, version).run_id
-        experiment = experiment_id or (client.get_run(source).info.experiment_id if source else None)
-        verdict = _gate(client, name, version, champion, frame, config, task, experiment, fresh, positions,
+        notes = fresh.lines(positions) + ([extra_columns_line(ignored, source)] if ignored else [])
+        verdict = _gate(client, name, models, version, champion, frame, config, task,
+                        experiment_id or _experiment_of(client, name, version), fresh, notes,
                         min_fairness=min_fairness, max_accuracy_drop=max_accuracy_drop, rule=rule, uri=tracking_uri)
         if verdict.passed:
             client.set_registered_model_alias(name, CHAMPION, version)
         return verdict
 
 
-def _fresh(client, name: str, versions: list, X, sensitive):
-    """The rows none of ``versions`` saw (:mod:`.row_record`) and the rows' labels in ``X``; an error when every
-    row was seen."""
-    import pandas as pd
-
-    from ..datasets.row_ids import row_hashes
-    from .row_record import fresh_rows
-
-    fresh = fresh_rows(client, name, versions, row_hashes(X, sensitive))
-    if not fresh.keep.any():
-        seen = ", ".join(f"version {v}: {n}" for v, n in fresh.seen_by.items())
-        raise InputError(f"every one of the {len(fresh.keep)} rows was seen in training or validation ({seen}): "
-                         "give labelled rows neither model saw")
-    return fresh, pd.DataFrame(X).index.to_numpy()
+def _experiment_of(client, name: str, version: str):
+    """The experiment of the version's run (None for a version without one)."""
+    run_of = client.get_model_version(name, version).run_id
+    return client.get_run(run_of).info.experiment_id if run_of else None
 
 
-def _gate(client, name, version, champion, frame, config, task, experiment, fresh, positions, *, uri, rule,
+def _gate(client, name, models, version, champion, frame, config, task, experiment, fresh, notes, *, uri, rule,
           **bounds) -> Verdict:
     import mlflow
 
     with tracking_uri(uri):
         title = f"promote {name} v{version}" + (f" over v{champion}" if champion else "")
         with mlflow.start_run(experiment_id=experiment, run_name=title, tags={"fairops.role": "promotion"}) as run:
-            scores = {"candidate": _evaluate(name, version, "candidate", frame, config)}
+            scores = {"candidate": _evaluate(models[version], version, "candidate", frame, config)}
             if champion is not None:
                 own = client.get_model_version(name, champion).tags.get("fairops.decision", "single")
-                scores["champion"] = _evaluate(name, champion, "champion", frame, {**config, "decision": own})
+                scores["champion"] = _evaluate(models[champion], champion, "champion", frame,
+                                               {**config, "decision": own})
             metrics, thresholds = gate_checks(task, scores["candidate"], scores.get("champion"),
                                               fairness_line=rule.line or None, **bounds)
             reasons = _decide(metrics, thresholds, task)
-            figures = figure_lines(task, frame, config["sensitive_features"], scores, rule=rule, **bounds) \
-                + fresh.lines(positions)
+            figures = figure_lines(task, frame, config["sensitive_features"], scores, rule=rule, **bounds) + notes
             mlflow.log_metrics({f"{role}.{key}": value for role, values in scores.items()
                                 for key, value in values.items() if np.isfinite(value)})
             mlflow.log_metrics({f"gate.{key}": value for key, value in metrics.items() if np.isfinite(value)})
@@ -369,7 +383,7 @@ def _gate(client, name, version, champion, frame, config, task, experiment, fres
             payload = {"name": name, "candidate": version, "champion": champion, "task": str(task),
                        "rule": {"line": rule.line, "level": rule.level},
                        "rows": len(frame), "rows_left_out": fresh.left_out, "rows_seen_by": fresh.seen_by,
-                       "versions_without_row_record": fresh.unrecorded,
+                       "row_records_checked": fresh.checked,
                        "checks": {k: str(v) for k, v in thresholds.items()},
                        "gate": metrics, "reasons": reasons, "scores": scores}
             _record(client, name, version, run.info.run_id, reasons, payload)

@@ -1,14 +1,29 @@
-"""Which rows a registered version saw: row hashes kept with the version, read back by the gate.
+"""Which rows a registered version saw: a record bound to its version and its model, signed with the model's key.
 
-``fairops tune`` records, for the version it registers, the hashes (:func:`fairops.datasets.row_ids.row_hashes`)
-of the rows the model was trained or validated on and of the test rows it held out, as two ``.npy``
-artifacts of the version's run and a ``fairops.rows`` version tag pointing at them.
-:func:`fairops.tracking.promote` reads them to leave out of a gate the rows either model has seen: a gate
-on training rows measures how well a model remembers, not how it will do.
+``fairops tune`` records, for the version it registers (:func:`log_rows` does it for any version), the hashes
+of the rows the model was trained or validated on (``seen``) and of the test rows it held out, by the rule
+:data:`~fairops.datasets.row_ids.RECORD_RULE`: a row by the columns the model reads, its sensitive columns and
+its label, each column by name (:class:`RecordColumns`), so a file's other columns change nothing. The record
+is three files of the version's run under ``fairops_rows/version-<N>/``: the two hash arrays and
+``record.json``, which names the registered model, the version, the hash rule, the columns hashed, each array's
+row count and sha256, and the sha256 of the version's model manifest (``fairops_manifest.json``, which lists
+every file of the model). With ``FAIROPS_MODEL_KEY`` set it is signed with that key as the manifest is
+(HMAC-SHA256), so the record travels with the model it describes and no other.
+
+:func:`~.row_record_reading.read_record` refuses, naming the version (an :class:`~fairops.errors.InputError`:
+exit status 2 in the CLI), a record that is missing, empty (no seen rows), of another version or model
+(swapped), whose files or model manifest do not match it, unsigned or signed otherwise while the key is set;
+and the record of a version registered before this rule (every column of the file hashed, the files unsigned
+and outside the model), with the ``fairops tune`` command that records its rows again. The gate leaves out of
+its rows those any of its versions saw (:mod:`.fresh_rows`).
+
+Without the key the record proves what the manifest does without it: that its files agree with one another and
+with the model. Whoever can write the store can write a consistent record too, as they can a consistent model.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -16,91 +31,229 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..datasets.row_ids import HASH_RULE
+from ..datasets.row_ids import RECORD_RULE, record_hashes
 from ..errors import InputError
 
 ROWS_TAG = "fairops.rows"
 FOLDER = "fairops_rows"
-SEEN, HELD_OUT = "seen.npy", "held_out.npy"
+RECORD_FILE, SEEN, HELD_OUT = "record.json", "seen.npy", "held_out.npy"
+FORMAT_NAME, FORMAT_VERSION = "fairops-row-record", 2
+MANIFEST_FILE = "fairops_manifest.json"  # the sealed model directory's manifest (fairops.mlflow.sealing)
+NO_RECORD_OPTION = "--no-row-record"
 
 
-def log_rows(client, name: str, version: str, run_id: str, *, seen, held_out) -> None:
-    """Record the hashes of the rows ``version`` was trained or validated on (``seen``) and held out."""
-    with tempfile.TemporaryDirectory() as folder:
-        for file, hashes in ((SEEN, seen), (HELD_OUT, held_out)):
-            np.save(os.path.join(folder, file), np.unique(np.asarray(hashes, dtype=np.uint64)), allow_pickle=False)
-        client.log_artifacts(run_id, folder, artifact_path=FOLDER)
-    tag = {"rule": HASH_RULE, "run_id": run_id, "path": FOLDER, "seen": len(np.unique(seen)),
-           "held_out": len(np.unique(held_out))}
-    client.set_model_version_tag(name, str(version), ROWS_TAG, json.dumps(tag))
-
-
-def seen_rows(client, name: str, version: str) -> np.ndarray | None:
-    """The sorted hashes of the rows ``version`` saw, or None when the version carries no record."""
-    text = client.get_model_version(name, str(version)).tags.get(ROWS_TAG)
-    if text is None:
-        return None
-    try:
-        tag = json.loads(text)
-        run_id, path, rule = tag["run_id"], tag["path"], tag["rule"]
-    except (ValueError, KeyError, TypeError) as error:
-        raise InputError(f"{name} version {version}: its {ROWS_TAG} tag is not a row record ({error})") from None
-    if rule != HASH_RULE:
-        raise InputError(f"{name} version {version}: rows hashed by {rule!r}, this fairops knows {HASH_RULE!r}")
-    with tempfile.TemporaryDirectory() as folder:
-        local = client.download_artifacts(run_id, f"{path}/{SEEN}", folder)
-        try:
-            hashes = np.load(local, allow_pickle=False)
-        except (ValueError, OSError) as error:
-            raise InputError(f"{name} version {version}: its record of seen rows is unreadable ({error})") from None
-    if hashes.dtype != np.uint64 or hashes.ndim != 1:
-        raise InputError(f"{name} version {version}: its record of seen rows holds {hashes.dtype} of shape "
-                         f"{hashes.shape}, not row hashes")
-    return hashes
+class RowRecordError(InputError):
+    """A version's row record is missing, empty, swapped, tampered with or of an older rule."""
 
 
 @dataclass(frozen=True)
-class FreshRows:
-    """The gate's rows after leaving out those a version saw: ``keep`` (a mask over the given rows), the
-    rows each version saw among them, and the versions without a record."""
+class RecordColumns:
+    """The columns a row record knows a row by: the model's inputs, the sensitive columns and the target.
 
-    keep: np.ndarray
-    seen_by: dict
-    unrecorded: list
+    Parameters
+    ----------
+    inputs : tuple of str
+        The model's input columns.
+    sensitive : tuple of str
+        The task's sensitive columns.
+    target : str
+        The label column's name (its 0/1 value is hashed whatever the column is called).
+    """
+
+    inputs: tuple
+    sensitive: tuple
+    target: str
 
     @property
-    def left_out(self) -> int:
-        return int((~self.keep).sum())
+    def named(self) -> list[str]:
+        """Every column hashed by name, each once."""
+        return list(dict.fromkeys([*self.inputs, *self.sensitive]))
 
-    def lines(self, positions) -> list[str]:
-        """What was left out and why, for the verdict (empty when nothing was and every version has a record).
+    def hashes(self, X, y, sensitive) -> np.ndarray:
+        """The rows' hashes by :data:`~fairops.datasets.row_ids.RECORD_RULE` over these columns.
 
-        >>> fresh = FreshRows(np.array([True, False, False]), {"1": 2, "2": 0}, [])
-        >>> print("\\n".join(fresh.lines([10, 11, 12])))
-          left out 2 of 3 rows seen in training or validation (version 1: 2, version 2: 0; rows 11, 12): the gate scores the other 1
-        """  # noqa: E501 - a doctest's expected output is one line
-        lines = []
-        if self.left_out:
-            shown = ", ".join(str(p) for p in np.asarray(positions)[~self.keep][:8])
-            more = ", ..." if self.left_out > 8 else ""
-            per = ", ".join(f"version {v}: {n}" for v, n in self.seen_by.items())
-            lines.append(f"  left out {self.left_out} of {len(self.keep)} rows seen in training or validation "
-                         f"({per}; rows {shown}{more}): the gate scores the other {int(self.keep.sum())}")
-        lines += [f"  version {v} carries no record of the rows it was trained on (not registered by fairops "
-                  "tune): overlap with its training rows is not checked" for v in self.unrecorded]
-        return lines
+        Parameters
+        ----------
+        X : DataFrame
+            The rows; columns it holds beside these are ignored.
+        y : array-like of shape (n_samples,)
+            Their 0/1 labels.
+        sensitive : DataFrame
+            Their sensitive columns (read where ``X`` lacks one).
+
+        Returns
+        -------
+        ndarray of uint64
+            One hash per row.
+        """
+        return record_hashes(X, y, sensitive, self.named)
+
+    def to_dict(self) -> dict:
+        """The JSON form a record holds.
+
+        Returns
+        -------
+        dict
+            ``{"inputs": [...], "sensitive": [...], "target": name}``.
+        """
+        return {"inputs": list(self.inputs), "sensitive": list(self.sensitive), "target": self.target}
+
+    @classmethod
+    def from_dict(cls, document) -> RecordColumns:
+        """Rebuild from :meth:`to_dict`'s form; anything else is a ``ValueError``.
+
+        Parameters
+        ----------
+        document : dict
+            What :meth:`to_dict` returned.
+
+        Returns
+        -------
+        RecordColumns
+            The columns.
+        """
+        if not isinstance(document, dict) or not isinstance(document.get("target"), str) \
+                or not all(isinstance(document.get(key), list) and all(isinstance(n, str) for n in document[key])
+                           for key in ("inputs", "sensitive")):
+            raise ValueError("'columns' must hold 'inputs' and 'sensitive' (lists of names) and 'target' (a name)")
+        return cls(tuple(document["inputs"]), tuple(document["sensitive"]), document["target"])
 
 
-def fresh_rows(client, name: str, versions, hashes: np.ndarray) -> FreshRows:
-    """Mask out the rows (by hash) that any of ``versions`` was trained or validated on."""
-    keep = np.ones(len(hashes), dtype=bool)
-    seen_by, unrecorded = {}, []
-    for version in versions:
-        seen = seen_rows(client, name, version)
-        if seen is None:
-            unrecorded.append(str(version))
-            continue
-        hit = np.isin(hashes, seen)
-        seen_by[str(version)] = int(hit.sum())
-        keep &= ~hit
-    return FreshRows(keep, seen_by, unrecorded)
+def record_folder(version) -> str:
+    """Where in the version's run its record lies."""
+    return f"{FOLDER}/version-{version}"
+
+
+def digest(data: bytes) -> str:
+    """Hex sha256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def _npy_bytes(hashes) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.unique(np.asarray(hashes, dtype=np.uint64)), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _download_path(uri: str, tracking_uri, folder: str) -> str:
+    """A ``models:/`` file downloaded; the registry is found by the default tracking URI, set for the call."""
+    import mlflow
+
+    from ._tracking_uri import tracking_uri as default_tracking_uri
+
+    with default_tracking_uri(tracking_uri):
+        return mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=folder)
+
+
+def _download(uri: str, tracking_uri, folder: str) -> bytes:
+    with open(_download_path(uri, tracking_uri, folder), "rb") as handle:
+        return handle.read()
+
+
+def model_manifest_digest(name: str, version, tracking_uri=None) -> str:
+    """sha256 of the manifest of the version's model directory as the registry serves it.
+
+    Parameters
+    ----------
+    name : str
+        The registered model.
+    version : str or int
+        The version.
+    tracking_uri : str or None, default=None
+        MLflow tracking URI (None: MLflow's).
+
+    Returns
+    -------
+    str
+        The hex digest.
+    """
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            return digest(_download(f"models:/{name}/{version}/{MANIFEST_FILE}", tracking_uri, folder))
+        except Exception as error:  # noqa: BLE001 - MLflow raises its own kinds for a missing file
+            raise RowRecordError(f"{name} version {version}: its model has no {MANIFEST_FILE} (not a model fairops "
+                                 f"sealed): {str(error)[:200]}") from None
+
+
+def served_input_columns(name: str, version, tracking_uri=None) -> tuple:
+    """The input columns of the version's served model (its fairops input schema in ``MLmodel``'s metadata).
+
+    Parameters
+    ----------
+    name : str
+        The registered model.
+    version : str or int
+        The version.
+    tracking_uri : str or None, default=None
+        MLflow tracking URI.
+
+    Returns
+    -------
+    tuple of str
+        The columns, in the model's order.
+    """
+    from mlflow.models import Model
+
+    with tempfile.TemporaryDirectory() as folder:
+        document = Model.load(os.path.dirname(_download_path(f"models:/{name}/{version}/MLmodel", tracking_uri,
+                                                             folder))).metadata or {}
+    schema = document.get("fairops_input_schema")
+    if not isinstance(schema, dict) or not isinstance(schema.get("columns"), list):
+        raise InputError(f"{name} version {version}: its model records no fairops input schema, so no input columns "
+                         "to know a row by")
+    return tuple(str(column["name"]) for column in schema["columns"])
+
+
+def log_rows(client, name: str, version, *, columns: RecordColumns, seen, held_out, tracking_uri=None) -> None:
+    """Record the hashes of the rows ``version`` was trained or validated on (``seen``) and held out.
+
+    Parameters
+    ----------
+    client : mlflow.tracking.MlflowClient
+        The registry's client.
+    name : str
+        The registered model.
+    version : str or int
+        The version.
+    columns : RecordColumns
+        The columns the hashes were made over (:meth:`RecordColumns.hashes`).
+    seen, held_out : array-like of uint64
+        The hashes (``seen`` at least one).
+    tracking_uri : str or None, default=None
+        The tracking URI of ``client`` (to read the version's model manifest).
+    """
+    from ..mlflow.sealing import SIGNATURE_FIELD, document_signature, model_key
+
+    version = str(version)
+    files = {SEEN: _npy_bytes(seen), HELD_OUT: _npy_bytes(held_out)}
+    counts = {SEEN: len(np.unique(seen)), HELD_OUT: len(np.unique(held_out))}
+    if counts[SEEN] == 0:
+        raise InputError(f"{name} version {version}: a row record needs the rows the model saw; none were given")
+    document = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "model": name, "version": version,
+                "model_manifest_sha256": model_manifest_digest(name, version, tracking_uri), "rule": RECORD_RULE,
+                "columns": columns.to_dict(),
+                **{file[:-4]: {"file": file, "rows": counts[file], "sha256": digest(data)}
+                   for file, data in files.items()}}
+    key = model_key()
+    if key is not None:
+        document[SIGNATURE_FIELD] = document_signature(document, key)
+    with tempfile.TemporaryDirectory() as folder:
+        for file, data in {**files, RECORD_FILE: json.dumps(document, indent=1).encode()}.items():
+            with open(os.path.join(folder, file), "wb") as handle:
+                handle.write(data)
+        client.log_artifacts(client.get_model_version(name, version).run_id, folder,
+                             artifact_path=record_folder(version))
+    summary = {"rule": RECORD_RULE, "path": record_folder(version), "seen": counts[SEEN], "held_out": counts[HELD_OUT],
+               "signed": key is not None}
+    client.set_model_version_tag(name, version, ROWS_TAG, json.dumps(summary))
+
+
+def has_current_record(client, name: str, version) -> bool:
+    """Whether the version's tag says it carries a record of the current rule (a quick look, nothing checked)."""
+    text = client.get_model_version(name, str(version)).tags.get(ROWS_TAG)
+    try:
+        return json.loads(text).get("rule") == RECORD_RULE
+    except (TypeError, ValueError, AttributeError):
+        return False

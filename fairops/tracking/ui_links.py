@@ -12,7 +12,9 @@ parameter.
 - :func:`compare_runs_url`: MLflow's classic side-by-side comparison of some runs;
 - :func:`ui_base_url` / :func:`ui_command`: where the UI is, and the command that serves it for a
   database tracking store;
-- :func:`serve_command`: the command that serves a registered model over HTTP, pasted from any folder.
+- :func:`serve_command`: the command that serves a registered model over HTTP, pasted from any folder;
+- :func:`promote_command` and :func:`tune_command`: the gate of a challenger, and the tune that registered a
+  version, as command lines.
 
 >>> runs_url("http://127.0.0.1:5000", "3")
 'http://127.0.0.1:5000/#/experiments/3/runs?workflowType=machine_learning'
@@ -205,3 +207,58 @@ def promote_command(name: str, *, dataset=None, data=None, target=None, sensitiv
         parts += ["--seed", str(seed)]
     parts += ["--tracking-uri", tracking_uri] if tracking_uri else ["--project-dir", str(Path(project_dir).resolve())]
     return " ".join([program("fairops", bin_dir), "promote", *map(shlex.quote, parts)])
+
+
+def tune_command(params: dict, name: str, *, study=None, tracking_uri=None) -> str:
+    """The ``fairops tune`` command a study's parent-run ``params`` record, for ``name`` (the study's
+    ``--study-name`` when given; ``--project-dir`` for a project's SQLite store, else ``--tracking-uri``).
+
+    Parameters
+    ----------
+    params : dict
+        The study's parent-run params (:func:`fairops.jobs.tune.study.study_params`).
+    name : str
+        The registered model.
+    study : str or None, default=None
+        The study's name.
+    tracking_uri : str or None, default=None
+        The tracking URI.
+
+    Returns
+    -------
+    str
+        The command line, or words saying which command when ``params`` record too little.
+
+    Examples
+    --------
+    >>> tune_command({"dataset": "german", "data_source": "german", "method": "FB-auto", "selection": "robust",
+    ...               "profile": "fast", "seed": "1", "iterations": "1", "families": "lightgbm"}, "fairops-german",
+    ...              study="german-s1", tracking_uri="sqlite:////p/mlflow.db")  # doctest: +NORMALIZE_WHITESPACE
+    'fairops tune --dataset german --method fb-auto --selection robust --profile fast --seed 1 --iterations 1
+     --families lightgbm --decision single --study-name german-s1 --model-name fairops-german --project-dir /p'
+    """
+    import os
+    import shlex
+
+    if "method" not in params:
+        return "run again the fairops tune command that registered it"
+    source = params.get("data_source", "")
+    if source.lower().endswith((".csv", ".parquet")):
+        parts = ["--data", source, "--target", params.get("task.positive_class", "").split(" = ")[0],
+                 "--sensitive", params.get("task.sensitive", ""), "--task", params.get("task", "")]
+    else:
+        parts = ["--dataset", params.get("dataset", source)]
+    parts += ["--method", params["method"].lower(), "--selection", params.get("selection", ""),
+              "--profile", params.get("profile", ""), "--seed", params.get("seed", "0"),
+              "--iterations", params.get("iterations", "1"), "--families", params.get("families", ""),
+              "--decision", params.get("decision", "single")]
+    parts += ["--blind"] if params.get("blind") == "True" else []
+    parts += [] if params.get("min_fairness", "none") == "none" else ["--min-fairness", params["min_fairness"]]
+    parts += [] if params.get("max_train_rows", "all") == "all" else ["--max-train-rows", params["max_train_rows"]]
+    parts += (["--study-name", study] if study else []) + ["--model-name", name]
+    uri = str(tracking_uri or "")
+    if uri.startswith("sqlite:///") and uri.endswith("/mlflow.db"):
+        parts += ["--project-dir", os.path.dirname(uri[len("sqlite:///"):])]
+    elif uri:
+        parts += ["--tracking-uri", uri]
+    return "fairops tune " + " ".join(shlex.quote(part) for part in parts)

@@ -45,10 +45,12 @@ group of the sensitive columns' combinations, each at the target, as ``fairops t
 per-group`` decides; ``"served"``: the model's own scores answer, its ``decision`` column and the score beside
 it (``probability``, or a reduction's ``chance_positive``), as a fairops classifier registered by ``fairops
 tune`` serves them at the rule set on its validation rows: the promotion gate's mode, so the gate shows the
-figures tuning and the monitor show). The evaluator opts in
-only when ``sensitive_features`` is in its config.
-Scores come from the model's ``predict_proba`` (column of ``pos_label``) on the columns it was fitted on; a
-fairops SCAFF model's scores answer (``params={"answer": "scores"}``) is already P(y = 1).
+figures tuning and the monitor show). The evaluator opts in only when ``sensitive_features`` is in its config.
+Scores of a fairops classifier or SCAFF model come from its own ``predict`` (its scores answer,
+``params={"answer": "scores"}``), as served: the rows go through its input checks (its input schema, the
+groups of its decision, a finite probability), so a row a server would refuse is refused, naming its row, and
+never scored. Other models' scores come from ``predict_proba`` (column of ``pos_label``) on the columns it was
+fitted on.
 
 >>> FairnessEvaluator.can_evaluate(model_type="classifier", evaluator_config={"sensitive_features": "sex"})
 True
@@ -81,6 +83,8 @@ GROUPINGS = ("lowest", "intersectional")
 RATES_FILE = "fairops_group_rates.csv"
 ROC_FILE = "fairops_group_roc.png"
 LEFT_OUT_TAG = "fairops.left_out_groups"
+#: The pyfunc loaders of fairops' classifier flavors: their rows are scored through the served model's checks.
+FAIROPS_LOADERS = ("fairops.mlflow.classifier", "fairops.mlflow.scaff")
 _BASE_OF = {"tpr": "positive rows", "fpr": "negative rows", "ppr": "rows"}
 
 _logger = logging.getLogger(__name__)
@@ -147,19 +151,38 @@ def _given_scores(column, features: pd.DataFrame) -> np.ndarray:
 
 def _served_answer(model, features: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """``(score, decision)`` as a fairops classifier registered with its decision answers them (the score is
-    ``probability``, or a reduction's ``chance_positive``)."""
+    ``probability``, or a reduction's ``chance_positive``), every row through the model's own input checks."""
     from fairops.mlflow.answer import DECISION_OUTPUT, SCORE_OUTPUTS, score_of
+    from fairops.tracking.served_rows import model_inputs, served_output, take_inputs
 
     if model is None:
         raise ValueError("evaluator_config['decision'] = 'served' scores a model's own answer: give the model")
-    inputs = _input_columns(model, features)
-    output = model.predict(inputs, params={"answer": "scores"}) if _takes_answer(model) else model.predict(inputs)
+    reads = model_inputs(model)
+    inputs, _ = take_inputs(reads, features, "the evaluation data")
+    output = served_output(model, inputs, "the evaluation data", reads.schema)
     if not isinstance(output, pd.DataFrame) or DECISION_OUTPUT not in output.columns \
             or not set(SCORE_OUTPUTS) & set(output.columns):
         raise ValueError(f"evaluator_config['decision'] = 'served' needs a model answering {SCORE_OUTPUTS[0]!r} "
                          f"and {DECISION_OUTPUT!r} (a fairops classifier registered with its decision, as fairops "
                          "tune registers it)")
     return np.asarray(score_of(output), dtype=np.float64), output[DECISION_OUTPUT].to_numpy().astype(np.int8)
+
+
+def _served_scores(model, features: pd.DataFrame, pos_label) -> np.ndarray:
+    """The probability of ``pos_label`` as the served model answers it, every row through its own input checks
+    (a row it refuses is refused here, by its row, never scored)."""
+    from fairops.tracking.served_rows import model_inputs, probability, served_output, take_inputs
+
+    reads = model_inputs(model)
+    inputs, _ = take_inputs(reads, features, "the evaluation data")
+    answered = probability(served_output(model, inputs, "the evaluation data", reads.schema))
+    raw = model.get_raw_model()
+    classes = [value.item() if hasattr(value, "item") else value for value in getattr(raw, "classes_", [0, 1])]
+    positive = getattr(model, "fairops_positive_class", None)
+    positive = classes[-1] if positive is None else positive
+    if pos_label == positive or pos_label not in classes:
+        return answered
+    return 1.0 - answered  # the other of the model's two classes
 
 
 def _scores(model, features: pd.DataFrame, config: dict) -> np.ndarray:
@@ -170,9 +193,8 @@ def _scores(model, features: pd.DataFrame, config: dict) -> np.ndarray:
                          "naming the column of data that holds them (evaluating scored data without a model)")
     pos_label = config.get("pos_label", 1)
     loader = getattr(getattr(model, "metadata", None), "flavors", {}).get("python_function", {}).get("loader_module")
-    if loader == "fairops.mlflow.scaff" and _takes_answer(model):  # its pyfunc picks the fitted columns
-        output = model.predict(features, params={"answer": "scores"})
-        return np.asarray(output["probability"] if isinstance(output, pd.DataFrame) else output, dtype=np.float64)
+    if loader in FAIROPS_LOADERS:
+        return _served_scores(model, features, pos_label)
     raw = model.get_raw_model() if hasattr(model, "get_raw_model") else model
     if not hasattr(raw, "predict_proba"):
         raise ValueError(
@@ -195,11 +217,6 @@ def _undefined_ratio(ratio, rate: str, name: str, left_out: dict) -> None:
         without = f"; group(s) {groups} have none among the evaluation rows" if groups else ""
         raise ValueError(f"the {rate} ratio of {name!r} needs at least two groups with {_BASE_OF[rate]}{without}")
 
-
-def _takes_answer(model) -> bool:
-    """True when the model's signature has the ``answer`` param (fairops models saved since it exists)."""
-    params = model.metadata.get_params_schema() if getattr(model, "metadata", None) else None
-    return params is not None and "answer" in {spec.name for spec in params.params}
 
 
 def _say_left_out(left_out: dict) -> None:

@@ -102,3 +102,20 @@ def test_a_holdout_column_marks_the_test_rows_and_is_no_feature(tmp_path):
         load_table(path, target="y", sensitive="g", holdout="g")
     with pytest.raises(ValueError, match="--holdout names a column of --data FILE"):
         TuneSettings(dataset="german", holdout="fresh")
+
+
+def test_a_records_hash_reads_the_named_columns_and_the_label_only():
+    """Rule fairops-row-v2: the model's inputs and the sensitive columns by name, and the 0/1 label; pandas'
+    index written as a column, an ID, the column order and 3 against 3.0 change nothing."""
+    from fairops.datasets.row_ids import record_hashes
+
+    frame = pd.DataFrame({"x": [1, 2, 3], "g": ["a", "b", "a"], "s": ["f", "m", "f"]})
+    y = np.array([0, 1, 1])
+    named = ["x", "g", "s"]
+    plain = record_hashes(frame, y, frame[["s"]], named)
+    extra = frame.assign(**{"Unnamed: 0": [0, 1, 2], "id": [17, 18, 19]})[["id", "s", "Unnamed: 0", "g", "x"]]
+    assert (record_hashes(extra, y, frame[["s"]], list(reversed(named))) == plain).all()
+    assert (record_hashes(frame.astype({"x": float}).drop(columns="s"), y, frame[["s"]], named) == plain).all()
+    assert (record_hashes(frame, 1 - y, frame[["s"]], named) != plain).all()  # the label is part of the row
+    with pytest.raises(ValueError, match=r"the rows lack the column\(s\) \['z'\] a row is known by"):
+        record_hashes(frame, y, frame[["s"]], [*named, "z"])

@@ -9,7 +9,9 @@ import re
 import subprocess
 from types import SimpleNamespace
 
+import numpy as np
 import optuna
+import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
@@ -18,7 +20,7 @@ from fairops.datasets import load_german
 from fairops.jobs.tune.registration import lifecycle_tags
 from fairops.models import InputSchema
 from fairops.models.packaging import servable as _servable
-from fairops.tracking import Refit, TrackingSession, VersionDetails
+from fairops.tracking import RecordColumns, Refit, TrackingSession, VersionDetails, log_rows
 from fairops.tracking.promotion import GATE_TAG
 from fairops.tracking.registry import register_best
 from fairops.tuning import FairnessObjective
@@ -38,11 +40,18 @@ def _champion_by_hand(uri: str):
     model = _servable(objective.refit(SimpleNamespace(params=params, number=0)), X_train)
     study = optuna.create_study(directions=["maximize", "maximize"], study_name="by-hand")
     study.add_trial(optuna.trial.create_trial(values=[0.9, 0.9], params={}, distributions={}))
-    return register_best(study, NAME, rule={"trial": 0},
-                         refit=Refit(lambda p, t: model, pip_requirements=["fairops"],
-                                     log_options={"input_schema": InputSchema.for_model(model, X_train)}),
-                         details=VersionDetails(tags=lifecycle_tags(objective, model, 0)),
-                         session=TrackingSession(uri, "by-hand"))
+    registered = register_best(study, NAME, rule={"trial": 0},
+                               refit=Refit(lambda p, t: model, pip_requirements=["fairops"],
+                                           log_options={"input_schema": InputSchema.for_model(model, X_train)}),
+                               details=VersionDetails(tags=lifecycle_tags(objective, model, 0)),
+                               session=TrackingSession(uri, "by-hand"))
+    # the rows it was trained and validated on, as fairops tune records them for the gate
+    parts = [objective.rows(part) for part in ("train", "validation")]
+    columns = RecordColumns(inputs=tuple(X_train.columns), sensitive=("sex",), target="label")
+    seen = columns.hashes(pd.concat([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+                          pd.concat([p[2] for p in parts]))
+    log_rows(MlflowClient(uri), NAME, registered.version, columns=columns, seen=seen, held_out=[], tracking_uri=uri)
+    return registered
 
 
 def test_a_tune_meeting_a_champion_registers_the_challenger_and_gates_it(tmp_path):

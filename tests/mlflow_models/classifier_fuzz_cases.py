@@ -14,8 +14,12 @@ way (children, features, thresholds, values, bitsets, category splits) and what 
 (known categories, the category encoder, the list of trees); each of these edits must be refused, naming
 the TreePredictor or the model. Every everyday preprocessing step of scikit-learn
 (tests/mlflow_models/preprocessing_cases.py) gets its fitted arrays and lists edited (a NaN, an entry
-short, transposed, a zero, an index out of range, categories out of order, an entry of a list dropped). The edited
-model is written back with skops, as a holder of the files could, and the directory re-sealed.
+short, transposed, a zero, an index out of range, categories out of order, an entry of a list dropped). Every
+family's file is also edited into reference graphs (:mod:`tests.mlflow_models.skops_graph_attacks`: fan-out,
+depth, cycles, an array file read many times; a forest of one shared tree; a reduction of reductions, shared or
+written out), each refused by the budget of :mod:`fairops.mlflow._parse_budget` or the reduction's checks, by
+name, in bounded time. The edited model is written back with skops (or its schema rewritten), as a holder of
+the files could, and the directory re-sealed.
 """
 
 import io
@@ -32,6 +36,7 @@ from fairops.mlflow import classifier, sealing
 from fairops.models import SCAFFOnColumns
 from fairops.tuning.search_space import FAMILIES
 from tests.fair_data import biased_rows
+from tests.mlflow_models import skops_graph_attacks as graph_attacks
 from tests.mlflow_models.npz_bombs import add_deflated_zeros
 
 SMALL = {
@@ -441,6 +446,25 @@ def preprocessing_edits(model_bytes: bytes):
             yield f"{type(step).__name__} at model{where}: {label}", skops.io.dumps(model)
 
 
+def graph_edits(model_bytes: bytes):
+    """(label, edited skops bytes, what the refusal names): reference graphs (fan-out, depth, cycles, one array
+    file read many times), and where the model has them, a forest of one tree shared many times and a reduction
+    of reductions (shared, and written out in full)."""
+    yield "graph: 30 references to 30 references, six levels", graph_attacks.nested_lists(model_bytes), "unfold"
+    yield "graph: lists 300 deep", graph_attacks.deep_list(model_bytes, 300), "levels deep"
+    yield "graph: a list holding itself", graph_attacks.cycle(model_bytes), "reference cycle"
+    yield "graph: one array file read by 50 states", graph_attacks.shared_array_file(model_bytes, 50), "array file"
+    schema, _ = graph_attacks.read_schema(model_bytes)
+    text = json.dumps(schema)
+    if '"RandomForestClassifier"' in text:
+        yield "graph: a forest of 2,000 references to one tree", graph_attacks.wide_forest(model_bytes, 2000), "unfold"
+    if '"fairops.reductions.' in text:
+        yield ("graph: a reduction of 300 references to a reduction", graph_attacks.nested_reduction(model_bytes, 300),
+               "unfold")
+        yield ("nested: a reduction whose predictor is a reduction, written out",
+               graph_attacks.nested_reduction(model_bytes, 1), "never a reduction")
+
+
 def build_classifier_cases(base: Path, folder: Path, family: str, steps: bool = False) -> list[dict]:
     """Every edited copy of the classifier saved at ``base``: ``[{"id", "path", "array", "expect", "kind"}]``
     (with ``steps``, the edits of its preprocessing steps too)."""
@@ -461,6 +485,9 @@ def build_classifier_cases(base: Path, folder: Path, family: str, steps: bool = 
     for label, data in preprocessing_edits(model_bytes) if steps else ():
         add(label, data)
     for label, data, named in hist_gradient_boosting_edits(model_bytes):
+        add(label, data, expect="refused")
+        cases[-1]["names"] = named
+    for label, data, named in graph_edits(model_bytes):
         add(label, data, expect="refused")
         cases[-1]["names"] = named
     bomb = folder / f"{family}-bomb.skops"

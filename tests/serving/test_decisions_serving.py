@@ -115,9 +115,8 @@ def test_the_gate_and_the_monitor_judge_per_group_decisions(per_group):
     threshold per group on the test rows, and the monitor scores the decisions the model serves."""
     from mlflow.tracking import MlflowClient
 
-    from fairops.datasets.row_ids import row_hashes
     from fairops.metrics import fairness_ratio, group_decisions
-    from fairops.tracking.row_record import seen_rows
+    from fairops.tracking.row_record_reading import read_record as read_rows
     from fairops.tracking.version_record import read_record
 
     project = per_group["project"]
@@ -129,7 +128,8 @@ def test_the_gate_and_the_monitor_judge_per_group_decisions(per_group):
     assert record.decision == "per-group"
     rows, y, sensitive = _test_rows(blind=True, seed=1)
     # the gate scored the seed-1 test rows the champion (tuned at seed 0) was not trained or validated on
-    fresh = ~np.isin(row_hashes(rows, sensitive), seen_rows(client, "fairops-german", "1"))
+    champion = read_rows(client, "fairops-german", "1")
+    fresh = ~np.isin(champion.columns.hashes(rows, y, sensitive), champion.seen)
     assert 0 < (~fresh).sum() < len(fresh)
     rows, y, sensitive = rows[fresh], y[fresh], sensitive[fresh]
     model = mlflow.pyfunc.load_model("models:/fairops-german/2")

@@ -72,6 +72,11 @@ MALFORMED = [
     ("csv", b"age,hours,job\n30.5,1.5,a\n", CSV, "column 'age' must hold whole numbers; row 0 has 30.5"),
     ("csv", b"age, hours,job\n30,1.5,a\n", CSV,
      "input lacks the required column 'hours'; it has ' hours', which differs only by surrounding spaces"),
+    # pandas would read the second 'age' as 'age.1', dropped as an extra column: the first scored alone
+    ("csv", b"age,hours,job,age\n30,1.5,a,31\n", CSV,
+     "the CSV header names column 'age' 2 times; send each column once"),
+    # one text value makes pandas read the whole column as text: the row named is that value's
+    ("csv", b"age,hours,job\n30,1.5,a\nthirty,1.5,a\n", CSV, "column 'age' must hold numbers; row 1 has 'thirty'"),
 ]
 
 

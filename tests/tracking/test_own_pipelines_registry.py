@@ -17,6 +17,7 @@ import sys
 import mlflow
 import numpy as np
 import optuna
+import pandas as pd
 import pytest
 import sklearn
 from lightgbm import LGBMClassifier
@@ -33,7 +34,7 @@ from fairops.datasets import load_compas, train_validation_test_split
 from fairops.mlflow import classifier
 from fairops.models import InputSchema
 from fairops.scaff import SCAFFClassifier
-from fairops.tracking import Placement, Refit, TrackingSession, VersionDetails
+from fairops.tracking import Placement, RecordColumns, Refit, TrackingSession, VersionDetails, log_rows
 from fairops.tracking.registry import register_best
 from fairops.tracking.version_record import validation_tags
 from tests.services import free_port, post_frame, start, stop, wait_ready
@@ -114,11 +115,19 @@ def registered(compas, tmp_path_factory):
         tags = validation_tags(compas["task"], y_val, model.predict_proba(X_val)[:, 1], s_val)
         study = optuna.create_study(directions=["maximize", "maximize"], study_name=name)
         study.add_trial(optuna.trial.create_trial(values=[0.8, 0.9], params={}, distributions={}))
-        register_best(study, name, rule={"trial": 0},
-                      refit=Refit(lambda params, trial, fitted=model: fitted, pip_requirements=["fairops"],
-                                  log_options={"input_schema": InputSchema.for_model(model, compas["train"][0])}),
-                      placement=Placement(alias="challenger", if_taken=None), details=VersionDetails(tags=tags),
-                      session=TrackingSession(uri, name))
+        version = register_best(study, name, rule={"trial": 0},
+                                refit=Refit(lambda params, trial, fitted=model: fitted, pip_requirements=["fairops"],
+                                            log_options={"input_schema": InputSchema.for_model(model,
+                                                                                               compas["train"][0])}),
+                                placement=Placement(alias="challenger", if_taken=None),
+                                details=VersionDetails(tags=tags), session=TrackingSession(uri, name)).version
+        # the rows it was trained and validated on, which the gate leaves out
+        columns = RecordColumns(inputs=tuple(compas["train"][0].columns), sensitive=tuple(compas["task"].sensitive),
+                                target="two_year_recid")
+        seen = [pd.concat([compas[part][index] for part in ("train", "validation")]) for index in (0, 2)]
+        labels = np.concatenate([compas[part][1] for part in ("train", "validation")])
+        log_rows(MlflowClient(uri), name, version, columns=columns, tracking_uri=uri, held_out=[],
+                 seen=columns.hashes(seen[0], labels, seen[1]))
         models[final_step] = (name, model)
     return {"uri": uri, "models": models}
 

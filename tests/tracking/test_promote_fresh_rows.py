@@ -9,11 +9,13 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 import fairops.tracking
-from fairops.datasets.row_ids import row_hashes
 from fairops.metrics import Task
 from fairops.tracking.promotion import gate_checks
-from fairops.tracking.row_record import ROWS_TAG, log_rows, seen_rows
+from fairops.tracking.row_record import RecordColumns, log_rows, record_folder
+from fairops.tracking.row_record_reading import read_record
 from tests.lifecycle_models import FEATURES, register, rows
+
+COLUMNS = RecordColumns(inputs=tuple(FEATURES), sensitive=("sex",), target="y")
 
 NAME = "fresh-rows"
 
@@ -28,15 +30,20 @@ def store(tmp_path):
 
 def _record(store, version: int, seen_rows_of):
     registered = store["versions"][version - 1]
-    hashes = row_hashes(seen_rows_of[FEATURES], seen_rows_of[["sex"]])
-    log_rows(store["client"], NAME, registered.version, registered.run_id, seen=hashes, held_out=hashes[:0])
+    hashes = COLUMNS.hashes(seen_rows_of, seen_rows_of["y"], seen_rows_of[["sex"]])
+    log_rows(store["client"], NAME, registered.version, columns=COLUMNS, seen=hashes, held_out=hashes[:0],
+             tracking_uri=store["uri"])
+
+
+def _seen(store, version):
+    return read_record(store["client"], NAME, version, tracking_uri=store["uri"]).seen
 
 
 def test_rows_a_version_saw_are_left_out_and_named(store):
     gate = rows(8, 3000)
     _record(store, 1, gate.iloc[:500])  # the champion trained on the first 500 gate rows
     _record(store, 2, gate.iloc[400:1000])  # the challenger on 600, 100 of them the champion's too
-    assert len(seen_rows(store["client"], NAME, "2")) == 600
+    assert len(_seen(store, "2")) == 600
     verdict = fairops.tracking.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], max_accuracy_drop=1.0,
                                        fairness_line=0, tracking_uri=store["uri"])
     text = verdict.text()
@@ -53,22 +60,25 @@ def test_a_gate_on_rows_every_version_saw_is_an_error(store):
     gate = rows(8, 400)
     _record(store, 1, gate)
     with pytest.raises(ValueError, match=r"every one of the 400 rows was seen in training or validation "
-                                         r"\(version 1: 400\): give labelled rows neither model saw"):
+                                         r"\(version 2: 0, version 1: 400\): give labelled rows neither model saw"):
         fairops.tracking.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], tracking_uri=store["uri"])
 
 
-def test_a_version_without_a_record_is_said_and_a_broken_record_refused(store):
+def test_a_version_without_a_record_is_refused_unless_the_overlap_goes_unchecked_and_a_broken_record_refused(
+        store, tmp_path):
     gate = rows(8, 1000)
-    verdict = fairops.tracking.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], max_accuracy_drop=1.0,
-                                       tracking_uri=store["uri"])
-    assert "  version 2 carries no record of the rows it was trained on" in verdict.text()
     client = store["client"]
-    client.set_model_version_tag(NAME, "1", ROWS_TAG, "{not json")
-    with pytest.raises(ValueError, match="version 1: its fairops.rows tag is not a row record"):
-        seen_rows(client, NAME, "1")
-    client.set_model_version_tag(NAME, "1", ROWS_TAG, json.dumps({"rule": "md5-rows", "run_id": "x", "path": "p"}))
-    with pytest.raises(ValueError, match="rows hashed by 'md5-rows'"):
-        seen_rows(client, NAME, "1")
+    registered = store["versions"][1]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "record.json").write_text("{not json")
+    client.log_artifacts(registered.run_id, str(empty), artifact_path=record_folder(registered.version))
+    with pytest.raises(ValueError, match="fresh-rows version 2: its row record record.json: it is not valid JSON"):
+        fairops.tracking.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], tracking_uri=store["uri"])
+    verdict = fairops.tracking.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], max_accuracy_drop=1.0,
+                                       tracking_uri=store["uri"], row_record=False)
+    assert "  overlap with the rows either version was trained or validated on not checked (--no-row-record)" \
+        in verdict.text()
 
 
 def test_a_tampered_row_record_is_refused(store, tmp_path):
@@ -76,13 +86,9 @@ def test_a_tampered_row_record_is_refused(store, tmp_path):
     registered, client = store["versions"][0], store["client"]
     bad = tmp_path / "seen.npy"
     np.save(bad, np.arange(5, dtype=np.float64))
-    client.log_artifact(registered.run_id, str(bad), artifact_path="fairops_rows")
-    with pytest.raises(ValueError, match=r"holds float64 of shape \(5,\), not row hashes"):
-        seen_rows(client, NAME, "1")
-    bad.write_bytes(b"not an npy file")
-    client.log_artifact(registered.run_id, str(bad), artifact_path="fairops_rows")
-    with pytest.raises(ValueError, match="its record of seen rows is unreadable"):
-        seen_rows(client, NAME, "1")
+    client.log_artifact(registered.run_id, str(bad), artifact_path=record_folder(registered.version))
+    with pytest.raises(ValueError, match="its row record's seen.npy does not match the sha256 the record gives"):
+        _seen(store, "1")
 
 
 def _scores(value, lower, upper):

@@ -197,15 +197,26 @@ class TuneJob(TuningJob[TunePick, "Verdict", TuneResult]):
 
     def register(self, study, tracker, chosen: TunePick) -> RegisteredVersion:
         registered = register_pick(self.settings, study, self.objective, chosen.picked)
-        record_rows(self.settings, self.objective, self.row_ids, registered)
+        record_rows(self.settings, self.objective, self.data, registered)
         return registered
 
     def registered(self, study, tracker, chosen: TunePick, registration: Registration) -> Verdict | None:
-        """``--promote``: the gate's verdict when this run's new version became the challenger."""
+        """``--promote``: the gate's verdict when this run's new version became the challenger. A version an
+        earlier run registered without a row record of the current rule gets one now (how such a version is
+        recorded again: its tune run again)."""
+        from mlflow.tracking import MlflowClient
+
         from ...tracking.registry import RegisteredBest
+        from ...tracking.row_record import has_current_record
         from .. import mlflow_study
 
         new = registration.version  # an MLflow ModelVersion when an earlier run registered the pick
+        name = self.settings.model_name
+        assert name is not None  # resolved settings
+        if registration.before and not has_current_record(MlflowClient(self.settings.tracking_uri), name, new.version):
+            record_rows(self.settings, self.objective, self.data, new)
+            print(f"recorded the rows {name} version {new.version} was trained and validated on (row rule of this "
+                  "fairops)", file=self.out, flush=True)
         verdict = None
         if self.settings.promote and not registration.before and isinstance(new, RegisteredBest) \
                 and new.kept_version is not None:
@@ -233,7 +244,7 @@ def _promote_now(settings: TuneSettings, objective, registered):
     X, y, sensitive = objective.rows("test")
     return promote(settings.model_name, X, y, sensitive, candidate=registered.version, task=objective.task,
                    min_fairness=settings.min_fairness, fairness_line=settings.fairness_line, level=settings.level,
-                   tracking_uri=settings.tracking_uri)
+                   tracking_uri=settings.tracking_uri, source="the test rows")
 
 
 def family_of(trial, families) -> str:

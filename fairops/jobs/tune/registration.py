@@ -117,16 +117,22 @@ def _score_column(model) -> str:
     return next(iter(answer_columns(model)))
 
 
-def record_rows(settings, objective, row_ids, registered) -> None:
-    """Keep with the new version the hashes of the rows it was trained or validated on, and of its test rows."""
+def record_rows(settings, objective, data, registered) -> None:
+    """Keep with the version the hashes of the rows it was trained or validated on, and of its test rows, each row
+    known by the served model's input columns, the sensitive columns and its label
+    (:mod:`fairops.tracking.row_record`)."""
     from mlflow.tracking import MlflowClient
 
-    from ...tracking.row_record import log_rows
+    from ...tracking.row_record import RecordColumns, log_rows, served_input_columns
 
+    name, version = settings.model_name, str(registered.version)
+    columns = RecordColumns(inputs=served_input_columns(name, version, settings.tracking_uri),
+                            sensitive=tuple(objective.task.sensitive), target=settings.target or "label")
+    hashes = columns.hashes(data.X, data.y, data.sensitive)
     seen = np.concatenate([objective.rows(part)[0].index.to_numpy() for part in ("train", "validation")])
     held_out = objective.rows("test")[0].index.to_numpy()
-    log_rows(MlflowClient(settings.tracking_uri), registered.name, registered.version, registered.run_id,
-             seen=row_ids[seen], held_out=row_ids[held_out])
+    log_rows(MlflowClient(settings.tracking_uri), name, version, columns=columns, seen=hashes[seen],
+             held_out=hashes[held_out], tracking_uri=settings.tracking_uri)
 
 
 def served_decision_of(objective, model, X_train, sensitive_train):
