@@ -12,7 +12,7 @@ def run_baseline(dataset: str = "adult", *, seed: int = 0, n_estimators: int = 2
 
     >>> metrics = run_baseline("german", seed=0, n_estimators=20)
     >>> sorted(metrics["test"])
-    ['accuracy', 'accuracy_high', 'accuracy_low', 'auc_s', 'auc_y', 'fairness', 'fairness.sex', 'fairness_high', 'fairness_low']
+    ['accuracy', 'accuracy_high', 'accuracy_low', 'auc_s', 'auc_y', 'fairness', 'fairness.sex', 'fairness_high', 'fairness_high.sex', 'fairness_low', 'fairness_low.sex', 'positive_share']
     """  # noqa: E501 - a doctest's expected output is one line
     import lightgbm
 

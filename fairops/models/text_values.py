@@ -26,7 +26,7 @@ def numbers_from_text(values):
     --------
     >>> import pandas as pd
     >>> numbers_from_text(pd.Series(["18", "thirty", "40.5", None])).tolist()
-    [18, 'thirty', 40.5, None]
+    [18, 'thirty', 40.5, nan]
     """
     import pandas as pd
 
