@@ -24,6 +24,7 @@ def reset_tracking():
     mlflow.set_tracking_uri(None)
 
 
+@pytest.mark.slow  # over 5 s in the quick tier
 def test_registry_serving_example(tmp_path, reset_tracking, capsys):
     example = load("registry_serving")
     best, in_process = example.main(["--tracking-uri", f"sqlite:///{tmp_path}/mlflow.db"])
@@ -36,6 +37,7 @@ def test_registry_serving_example(tmp_path, reset_tracking, capsys):
     assert "registered fair-scaff version 1 as @champion" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # over 5 s in the quick tier
 def test_evaluator_plugin_example(tmp_path, reset_tracking):
     result = load("evaluator_plugin").main(["--tracking-uri", f"sqlite:///{tmp_path}/mlflow.db"])
     assert 0 <= result.metrics["fairops_tpr_ratio_sex"] <= 1

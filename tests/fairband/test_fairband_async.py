@@ -54,6 +54,7 @@ def test_serial_async_decisions_equal_brute_force(alpha):
     assert max(t.user_attrs["rung"] for t in trials if t.user_attrs["bracket"] == 4) >= 2
 
 
+@pytest.mark.slow  # over 5 s in the quick tier
 def test_async_tpe_sees_every_configuration_numbered_in_order():
     seen = []
 

@@ -105,6 +105,7 @@ def test_a_worker_dead_before_its_first_write_is_failed_within_a_few_heartbeats(
     optuna.delete_study(study_name=study.study_name, storage=heartbeat_url)
 
 
+@pytest.mark.slow  # over 5 s in the quick tier
 def test_ctrl_c_while_waiting_frees_the_slot_at_once_without_heartbeats(tmp_path):
     """An exception outside the objective (Ctrl-C at the rung barrier), on a storage with no heartbeat."""
     path = str(tmp_path / "faults.journal")

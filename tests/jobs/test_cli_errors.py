@@ -36,6 +36,7 @@ def _run(*argv, cwd):
     return subprocess.run([sys.executable, "-m", "fairops.cli", *argv], capture_output=True, text=True, cwd=cwd)
 
 
+@pytest.mark.slow  # over 5 s in the quick tier
 def test_a_malformed_or_damaged_data_file_is_a_one_line_input_error(tmp_path):
     (tmp_path / "bad.csv").write_text('x,g,y\n1,a,0\n2,"b,1\n')  # an unclosed quote
     (tmp_path / "bad.parquet").write_bytes(b"PAR1 not really parquet")

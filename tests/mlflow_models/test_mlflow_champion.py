@@ -208,6 +208,7 @@ def test_a_loader_redirected_in_mlmodel_is_refused_by_fairops_and_by_mlflow_with
     mlmodel["flavors"]["python_function"]["loader_module"] = "mlflow.sklearn"
     mlmodel["flavors"]["python_function"]["model_path"] = "data/model.skops"
     del mlmodel["flavors"]["python_function"]["data"]
+    mlmodel["flavors"]["python_function"].pop("config", None)  # fairops' answer key, which mlflow.sklearn lacks
     mlmodel["flavors"]["sklearn"] = {"serialization_format": "skops", "skops_trusted_types": ["posix.system"],
                                      "pickled_model": "data/model.skops", "sklearn_version": "1.9.1"}
     (folder / "MLmodel").write_text(yaml.safe_dump(mlmodel))

@@ -255,6 +255,7 @@ def test_child_splits_with_missing_values_match_brute_force(aggregate, theta):
         assert gains[_chosen(tree, X, child, rows)] == pytest.approx(best, abs=1e-12)
 
 
+@pytest.mark.slow  # over 5 s in the quick tier
 def test_missingness_that_tells_the_label_is_split_on_alone():
     rng = np.random.default_rng(0)
     n = 600

@@ -299,6 +299,7 @@ def test_monitor_refuses_labels_that_are_not_0_1_without_positive(watched, tmp_p
     assert code == 2 and "--positive" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # over 5 s in the quick tier
 def test_the_example_gates_and_watches(store, capsys):
     refused, passed, watched = example.main(["--tracking-uri", store["uri"]])  # its own model name, "credit"
     assert (refused.exit_code, passed.exit_code, passed.moved) == (3, 0, True)

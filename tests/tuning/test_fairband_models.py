@@ -83,6 +83,7 @@ def test_fairness_objective_fits_budget_slices():
     assert 0 <= test_accuracy <= 1 and 0 <= test_fairness <= 1
 
 
+@pytest.mark.slow  # over 5 s in the quick tier
 @pytest.mark.parametrize("script,args", [("fairband_sync.py", ["--s-max", "2"]),
                                          ("fairband_async.py", ["--n-trials", "40"])])
 def test_examples_run(script, args):
