@@ -104,7 +104,7 @@ def test_a_forest_of_one_shared_tree_is_refused_and_the_unedited_files_answer_as
 
 def test_a_reduction_of_reductions_is_refused_shared_or_written_out(saved, tmp_path):
     base = saved[0]["reduction"]
-    shared = _edited(base, tmp_path / "shared", lambda data: attacks.nested_reduction(data, 300))
+    shared = _edited(base, tmp_path / "by_reference", lambda data: attacks.nested_reduction(data, 300))
     with pytest.raises(ModelFilesError, match="unfold along their shared references"):
         loader.load_native(shared)
     written = _edited(base, tmp_path / "written", lambda data: attacks.nested_reduction(data, 1))
