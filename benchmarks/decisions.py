@@ -78,8 +78,8 @@ def _scored(objective, score):
 
 def _fairops(data, seed, method, max_train_rows, families):
     from fairops.metrics import FairnessRule
-    from fairops.tuning.comparison import compare_tuners
-    from fairops.tuning.search_space import families_for
+    from fairops.tuning._comparison import compare_tuners
+    from fairops.tuning._search_space import families_for
 
     decision, blind = FAIROPS[method]
     chosen = families or families_for(blind=blind)

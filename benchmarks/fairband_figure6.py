@@ -28,7 +28,7 @@ import optuna
 import pandas as pd
 
 import fairband_paper as paper
-from fairops.models.families import PAPER_FAMILIES
+from fairops.models._families import PAPER_FAMILIES
 from fairops.tuning import register_family
 
 REDUCTION = "paper_exponentiated_gradient"
@@ -39,7 +39,7 @@ LABELS = {"logistic_regression": "logistic regression", "decision_tree": "decisi
 
 def register_paper_reduction(task) -> None:
     """The paper's exponentiated gradient over a decision tree, as a family of the tuning table."""
-    from fairops.models.families import FAMILIES
+    from fairops.models._families import FAMILIES
     from fairops.reductions import ExponentiatedGradient
 
     def suggest(trial, profile, seed):

@@ -38,7 +38,7 @@ def measure(families=None, samples=6, max_train_rows=None, profile="fast", seed=
 
     from fairops.datasets import load_dataset
     from fairops.tuning import FairnessObjective
-    from fairops.tuning.search_space import families_for, make_model
+    from fairops.tuning._search_space import families_for, make_model
 
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
     warnings.filterwarnings("ignore", message=".*batch_size.*clipped.*")

@@ -62,7 +62,7 @@ def _storage(kind, folder, url=None):
     if kind == "postgres":
         return url
     if kind == "grpc":
-        from fairops.jobs.running import open_storage
+        from fairops.jobs._running import open_storage
 
         storage = open_storage(url)  # what `fairops tune --storage grpc://...` uses, heartbeats included
         return _counted(storage) if _counting[0] else storage

@@ -43,8 +43,8 @@ from scipy import stats
 from fairops.datasets import load_adult, load_compas
 from fairops.fairband import select_best
 from fairops.tuning import FairnessObjective
-from fairops.tuning.baselines import pick_alpha, run_tuner
-from fairops.tuning.objective import failure_reason
+from fairops.tuning._baselines import pick_alpha, run_tuner
+from fairops.tuning._objective import failure_reason
 
 ROOT = Path(__file__).resolve().parent
 LOGS = ROOT / "reference" / "fair-automl"

@@ -40,7 +40,7 @@ def _storage(url):
         from optuna.storages.journal import JournalFileBackend
 
         return JournalStorage(JournalFileBackend(url))
-    from fairops.jobs.running import open_storage
+    from fairops.jobs._running import open_storage
 
     return open_storage(url)
 
@@ -56,9 +56,9 @@ def _worker(mode, url, study_name, families, max_train_rows, seed, log_path, sta
 
     from fairops.datasets import load_dataset
     from fairops.fairband import FairbandPruner, FairbandSampler, RungProgress
-    from fairops.jobs.running import refuse_trials_beyond
+    from fairops.jobs._running import refuse_trials_beyond
     from fairops.tuning import FairnessObjective
-    from fairops.tuning.search_space import make_model
+    from fairops.tuning._search_space import make_model
 
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
     warnings.filterwarnings("ignore", message=".*batch_size.*clipped.*")
@@ -174,7 +174,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", type=Path, help="write the results (with every fit's start and end) here")
     parser.add_argument("--quick", action="store_true", help="2 workers, 300 rows, decision trees only")
     args = parser.parse_args(argv)
-    from fairops.tuning.search_space import families_for
+    from fairops.tuning._search_space import families_for
 
     if args.quick:
         args.workers, args.max_train_rows, args.families = 2, 300, "decision_tree"

@@ -17,7 +17,7 @@ features are encoded) is lost, so every protocol below is reported:
     onehot      numeric + one-hot categorical columns, sensitive columns outside
     onehot+S    numeric + one-hot categorical columns + the sensitive columns one-hot
 
-Features are standardised except under ``raw`` (``fairops.fairlof.features.FeatureEncoder``; ``--scaling
+Features are standardised except under ``raw`` (``fairops.fairlof.FeatureEncoder``; ``--scaling
 minmax`` rescales them to [0, 1] instead). Student raw ``age`` is the
 source of the sensitive age group: it is left out with the sensitive columns and kept with them.
 Exact duplicate feature rows (LOF near 1e9 at k-distance 0) are dropped, first copy kept, and counted.
@@ -60,7 +60,7 @@ from fairops.fairlof import (
     quota_outliers,
     top_outliers,
 )
-from fairops.fairlof.features import FeatureEncoder
+from fairops.fairlof._features import FeatureEncoder
 from fairops.metrics import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
 
 TARGETS = (0.9, 0.8)
@@ -167,7 +167,7 @@ def readings(X, S, det, case: dict, found: list) -> None:
     """The lambda path of each reading of eqs 7-8, on the same neighbours and kernels as FairLOF."""
     from sklearn.neighbors import NearestNeighbors
 
-    from fairops.fairlof.scoring import Neighbourhood
+    from fairops.fairlof._scoring import Neighbourhood
 
     distances, neighbors = NearestNeighbors(n_neighbors=det.n_neighbors_).fit(X).kneighbors()
     codes = np.stack([pd.Categorical(S[c], categories=labels).codes

@@ -42,7 +42,7 @@ from sklearn.neighbors import LocalOutlierFactor, NearestNeighbors
 from fairlof_paper import prepared
 from fairlof_speed import best_times, make_data
 from fairops.fairlof import FairLOF
-from fairops.fairlof.blocked_search import BlockedKNeighbors
+from fairops.fairlof._blocked_search import BlockedKNeighbors
 
 K = 5
 LAMBDA = 0.3

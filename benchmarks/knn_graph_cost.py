@@ -14,7 +14,7 @@ alone, with the anchor in the same run, for:
 
 Each row gives wall and CPU seconds, their ratio to the anchor, and the recall of the exact
 5 nearest neighbours (fairops' exact blocked search, over all rows). Then fairops' recheck
-(``fairops.fairlof.top_recheck``) runs on each graph with bands of 4 and 8 times t = 500: its
+(``fairops.fairlof._top_recheck``) runs on each graph with bands of 4 and 8 times t = 500: its
 wall seconds, and the Jaccard of LOF's top-500 with the exact top-500 after it. Data:
 ``fairlof_speed.make_data`` (standard-normal features, 1% of rows spread 3x), as in
 ``fairlof_scale.py``.
@@ -34,10 +34,10 @@ from sklearn.neighbors import LocalOutlierFactor
 
 from fairlof_speed import make_data
 from fairops.fairlof import _knn
-from fairops.fairlof.approximate_search import import_faiss
-from fairops.fairlof.blocked_search import BlockedKNeighbors, without_own
-from fairops.fairlof.nndescent_search import nndescent_graph
-from fairops.fairlof.top_recheck import plain_lof, recheck_top
+from fairops.fairlof._approximate_search import import_faiss
+from fairops.fairlof._blocked_search import BlockedKNeighbors, without_own
+from fairops.fairlof._nndescent_search import nndescent_graph
+from fairops.fairlof._top_recheck import plain_lof, recheck_top
 
 K = 5
 #: (links per node, ef while building, ef while searching)

@@ -110,7 +110,7 @@ def contender_seconds(name, n_trials, folder, round_):
     """``(wall, waited)`` seconds of one study with contender ``name`` writing to a fresh store (see :func:`run`)."""
     from optuna_integration.mlflow import MLflowCallback
 
-    from fairops.tracking.callback import FairnessTrackingCallback
+    from fairops.tracking._callback import FairnessTrackingCallback
 
     uri = fresh_store(folder, f"r{round_}-{CONTENDERS.index(name)}")
     if name == "MLflowCallback":

@@ -6,7 +6,7 @@ version's own baseline.
         --holdout is_test --attribute SEX --group 2.0 --model fairops-acs --tracking-uri sqlite:///.../mlflow.db
 
 ``simulate`` draws windows of two groups whose true TPRs have a given ratio (the other group at 50% TPR) and
-scores each with :func:`fairops.metrics.intervals.exact_attribute_intervals`, the interval every fairops surface
+scores each with :func:`fairops.metrics._intervals.exact_attribute_intervals`, the interval every fairops surface
 shows, the level split over ``--attributes`` attributes as a task over that many attributes splits it:
 
 - **line** (the monitor's rule): the window alerts when its interval at 95% lies below the fairness line 0.8.
@@ -20,7 +20,7 @@ shows, the level split over ``--attributes`` attributes as a task over that many
 column marks) are cut into windows of ``--window`` rows; from window ``--drift-from`` on, the positives of
 ``--group`` of ``--attribute`` take the features of that group's negatives in the same window (the model then
 decides them as it decides negatives, so the group's TPR falls); the same rows without the drift make the calm
-stream. Both streams go through :func:`fairops.tracking.monitor` with the version's rule (the line) and with the
+stream. Both streams go through :func:`fairops.registry.monitor` with the version's rule (the line) and with the
 baseline rule (``fairness_line=0, against_baseline=True, level=0.975``: a window's 97.5% upper bound under the
 lower bound the version records, at 95% for a version fairops tune registers now, so at least as quick to alert
 as the 97.5% bound the rule used before), and the table shows each window's ratio with its 95% interval and which
@@ -41,7 +41,7 @@ RATIOS = (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3)
 
 def _interval(events, bases, level: float, attributes: int) -> tuple[float, float]:
     """One attribute's exact interval, the level split over ``attributes`` attributes (the others: stand-ins)."""
-    from fairops.metrics.intervals import exact_attribute_intervals
+    from fairops.metrics._intervals import exact_attribute_intervals
 
     others = [([1, 1], [2, 2])] * (attributes - 1)
     return exact_attribute_intervals([(list(events), list(bases)), *others], level=level)[0]
@@ -105,7 +105,7 @@ def drift(args) -> str:
     import io
 
     from fairops.datasets import load_table
-    from fairops.tracking import monitor
+    from fairops.registry import monitor
 
     columns = [c.strip() for c in args.sensitive.split(",")]
     loaded = load_table(args.data, target=args.target, sensitive=",".join(columns), holdout=args.holdout)

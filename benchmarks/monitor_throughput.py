@@ -8,7 +8,7 @@ sex, label), registers that example's logistic regression in a fresh SQLite stor
 in a process of its own and reports wall time, rows per second and the process's peak resident memory
 (``ru_maxrss``; the memory after imports is shown beside it):
 
-- ``monitor``: :func:`fairops.tracking.monitoring.monitor` over ``fairops monitor``'s file reader (chunks of
+- ``monitor``: :func:`fairops.registry._monitoring.monitor` over ``fairops monitor``'s file reader (chunks of
   200,000 rows, one window held at a time): the champion's scores, accuracy and fairness with intervals at
   the registered threshold per window, one ``log_batch`` of step metrics per window;
 - ``evaluate`` (the anchor): ``pd.read_csv`` of the whole file, then one ``mlflow.models.evaluate(...,
@@ -58,8 +58,8 @@ def contender(kind: str, folder: Path, window: int) -> dict:
     import mlflow
     import pandas as pd
 
-    from fairops.jobs.monitor import file_windows
-    from fairops.tracking.monitoring import monitor
+    from fairops.jobs._monitor import file_windows
+    from fairops.registry._monitoring import monitor
 
     uri, path = f"sqlite:///{folder / 'mlflow.db'}", folder / "rows.csv"
     after_imports = _peak_mb()

@@ -52,7 +52,7 @@ def fitted(family: str, params: dict, quick: bool):
 
     from fairops.datasets import load_dataset
     from fairops.tuning import FairnessObjective
-    from fairops.tuning.search_space import fit_model, make_model
+    from fairops.tuning._search_space import fit_model, make_model
 
     data = load_dataset("adult")
     X, y, sensitive = FairnessObjective(data, seed=0).rows("train")

@@ -59,7 +59,7 @@ def _seeds(text: str) -> list[int]:
 
 def _objective(data, seed, decision, families, max_train_rows, score_test=False):
     from fairops.tuning import FairnessObjective
-    from fairops.tuning.objective import SMALL_DATA_FLOOR
+    from fairops.tuning._objective import SMALL_DATA_FLOOR
 
     return FairnessObjective(data, seed=seed, families=families, decision=decision,
                              max_train_rows=max_train_rows, score_test=score_test, **SMALL_DATA_FLOOR)
@@ -74,7 +74,7 @@ def _refit_every_configuration(objective, study, cross_validate=False):
     """One record per distinct configuration among the run's successful fits, and the refits' scores;
     ``cross_validate`` adds each configuration's 5-fold figures over the training and validation rows."""
     from fairops.fairband.selection import successful_fits
-    from fairops.tuning.cross_validation import cross_validated
+    from fairops.tuning._cross_validation import cross_validated
 
     seen, records, scores = {}, [], {}
     for trial in successful_fits(study):
@@ -106,9 +106,9 @@ def _refit_every_configuration(objective, study, cross_validate=False):
 def run_seed(data, seed, decision, *, families=None, max_train_rows=None, cross_validate=False) -> tuple[dict, dict]:
     """One FB-auto run as ``fairops compare`` makes it, its robust pick, and every configuration refit."""
     from fairops.fairband.selection import select_best
-    from fairops.tuning.baselines import make_study, run_tuner, start_configurations
-    from fairops.tuning.refit_choice import refit_choice
-    from fairops.tuning.search_space import families_for
+    from fairops.tuning._baselines import make_study, run_tuner, start_configurations
+    from fairops.tuning._refit_choice import refit_choice
+    from fairops.tuning._search_space import families_for
 
     families = families or families_for()
     objective = _objective(data, seed, decision, families, max_train_rows, score_test=True)
@@ -148,7 +148,7 @@ def _rule_pick(validation: list[dict], alpha: float, accurate: int) -> int:
     """The robust rule's last step on validation figures: drop refits the most accurate one dominates,
     keep the highest ``o`` of lower bounds."""
     from fairops.fairband.ranking import weighted_score
-    from fairops.tuning.refit_choice import dominates
+    from fairops.tuning._refit_choice import dominates
 
     kept = [i for i, v in enumerate(validation) if i == accurate or not dominates(validation[accurate], v)]
     return max(kept, key=lambda i: weighted_score(validation[i]["accuracy_low"], validation[i]["fairness_low"],
@@ -205,7 +205,7 @@ def pool_pick(result: dict, size: int | None, by: str = "cv") -> dict:
     most accurate fit; the choice compares ``by`` ("cv" or "validation") lower bounds. ``size=3`` with
     "cv" is the rule as ``fairops compare`` runs it."""
     from fairops.fairband import ranking
-    from fairops.tuning.refit_choice import dominates
+    from fairops.tuning._refit_choice import dominates
 
     alpha, fits = result["pick"]["alpha"], result["as_fitted"]
     records = {r["key"]: r for r in result["refits"]}

@@ -45,9 +45,9 @@ import numpy as np
 from fairband_robust import ceilings
 from fairops.datasets import load_dataset
 from fairops.metrics import fairness_ratio, precision, recall
-from fairops.metrics.decisions import served_decision
+from fairops.metrics._decisions import served_decision
 from fairops.tuning import FairnessObjective, fit_model
-from fairops.tuning.search_space import LIBRARY_DEFAULTS
+from fairops.tuning._search_space import LIBRARY_DEFAULTS
 from report_cells import mean_sd_percent
 
 REDUCTION = {"eg_ratio_bound": 0.9, "eg_ratio_bound_slack": 0.01, "eg_eps": 0.1, "eg_max_iter": 20}

@@ -28,11 +28,11 @@ from fairops.fairband import ranking, select_best
 from fairops.fairband.constraints import feasible_fits
 from fairops.fairband.selection import lower_bounds, successful_fits
 from fairops.tuning import FairnessObjective
-from fairops.tuning.baselines import make_study, pick_alpha, run_tuner, start_configurations
-from fairops.tuning.cross_validation import cross_validated
-from fairops.tuning.objective import SMALL_DATA_FLOOR, ConstantScoresError
-from fairops.tuning.refit_choice import dominates, refit_all
-from fairops.tuning.search_space import families_for
+from fairops.tuning._baselines import make_study, pick_alpha, run_tuner, start_configurations
+from fairops.tuning._cross_validation import cross_validated
+from fairops.tuning._objective import SMALL_DATA_FLOOR, ConstantScoresError
+from fairops.tuning._refit_choice import dominates, refit_all
+from fairops.tuning._search_space import families_for
 from report_cells import mean_sd_percent
 
 DATA = Path(__file__).parent / "data" / "refit_candidates"

@@ -25,10 +25,10 @@ import optuna
 from fairops.datasets import load_dataset
 from fairops.fairband import ranking, select_best
 from fairops.tuning import FairnessObjective
-from fairops.tuning.baselines import make_study, pick_alpha, run_tuner, start_configurations
-from fairops.tuning.objective import SMALL_DATA_FLOOR
-from fairops.tuning.refit_choice import refit_choice
-from fairops.tuning.search_space import families_for
+from fairops.tuning._baselines import make_study, pick_alpha, run_tuner, start_configurations
+from fairops.tuning._objective import SMALL_DATA_FLOOR
+from fairops.tuning._refit_choice import refit_choice
+from fairops.tuning._search_space import families_for
 
 
 def both_choices(name: str, seed: int, families=None, max_train_rows=None) -> dict:

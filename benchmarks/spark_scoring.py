@@ -34,7 +34,7 @@ from spark_batch_scoring import score, scores_params, spark_session  # noqa: E40
 
 from fairops.datasets import load_adult  # noqa: E402
 from fairops.fairlof import FairLOF  # noqa: E402
-from fairops.fairlof.features import FeatureEncoder  # noqa: E402
+from fairops.fairlof._features import FeatureEncoder  # noqa: E402
 from fairops.mlflow import (
     fairlof as fairlof_flavor,  # noqa: E402
     scaff as scaff_flavor,  # noqa: E402

@@ -29,15 +29,8 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from fairops.datasets import BudgetSlicer, load_compas, train_validation_test_split
 from fairops.fairband import FairbandPruner, FairbandSampler, budget, select_best
-from fairops.tracking import (
-    FairnessTrackingCallback,
-    RecordColumns,
-    Refit,
-    VersionDetails,
-    log_rows,
-    register_best,
-    validation_tags,
-)
+from fairops.registry import RecordColumns, Refit, VersionDetails, log_rows, register_best, validation_tags
+from fairops.tracking import FairnessTrackingCallback
 from fairops.tuning import quiet_trials, record_outcome
 
 MODEL_NAME = "own-compas"

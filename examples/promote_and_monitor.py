@@ -3,9 +3,9 @@
 1. Two versions of a credit model are registered the way ``fairops tune`` registers them (the task, the
    threshold set on validation rows and the validation fairness as version tags, and the record of the rows
    each was trained and validated on): the first becomes ``@champion``, the second ``@challenger``.
-2. ``fairops.tracking.promote`` gates the challenger twice on the same fresh rows: with an impossible
+2. ``fairops.registry.promote`` gates the challenger twice on the same fresh rows: with an impossible
    fairness floor (refused: ``@champion`` stays) and with an open gate (passed: ``@champion`` moves).
-3. ``fairops.tracking.monitoring.monitor`` watches the champion over ten windows of labelled rows; from
+3. ``fairops.registry._monitoring.monitor`` watches the champion over ten windows of labelled rows; from
    window 6 on, women's repaid loans look like defaults to the model, its TPR ratio collapses, and
    every window from 6 on alerts.
 
@@ -24,16 +24,8 @@ from sklearn.linear_model import LogisticRegression
 import fairops.mlflow
 from fairops.metrics import Task
 from fairops.models import InputSchema
-from fairops.tracking import (
-    RecordColumns,
-    Refit,
-    TrackingSession,
-    VersionDetails,
-    log_rows,
-    monitor,
-    register_best,
-    validation_tags,
-)
+from fairops.registry import RecordColumns, Refit, VersionDetails, log_rows, monitor, register_best, validation_tags
+from fairops.tracking import TrackingSession
 
 TASK = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex"])
 FEATURES = ["a", "b", "c"]
@@ -91,9 +83,9 @@ def main(argv=None):
         print(f"registered {name} version {version.version} as @{version.alias}")
     fresh = make_rows(7, 3000)
     gate = dict(tracking_uri=args.tracking_uri)
-    refused = fairops.tracking.promote(name, fresh[FEATURES], fresh["y"], fresh[["sex"]], min_fairness=1.0, **gate)
+    refused = fairops.registry.promote(name, fresh[FEATURES], fresh["y"], fresh[["sex"]], min_fairness=1.0, **gate)
     print(refused.text())
-    passed = fairops.tracking.promote(name, fresh[FEATURES], fresh["y"], fresh[["sex"]], min_fairness=0.0,
+    passed = fairops.registry.promote(name, fresh[FEATURES], fresh["y"], fresh[["sex"]], min_fairness=0.0,
                                     max_accuracy_drop=1.0, **gate)
     print(passed.text())
     watched = monitor(name, windows(), tracking_uri=args.tracking_uri,

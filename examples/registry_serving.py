@@ -29,8 +29,9 @@ import pandas as pd
 
 from fairops.fairband import FairbandSampler, budget
 from fairops.metrics import binarize, fairness_ratio, precision
+from fairops.registry import Refit, describe, register_best
 from fairops.scaff import SCAFFTreeClassifier
-from fairops.tracking import FairnessTrackingCallback, Refit, describe, register_best
+from fairops.tracking import FairnessTrackingCallback
 
 
 def make_data(n=1200, seed=0):

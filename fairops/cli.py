@@ -21,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subcommands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f"fairops.jobs.{name.replace('-', '_')}").add_parser(subcommands)
+        importlib.import_module(f"fairops.jobs._{name.replace('-', '_')}").add_parser(subcommands)
     for subcommand in subcommands.choices.values():
         subcommand.allow_abbrev = False  # an option is refused by its full name when it does not apply
         subcommand.formatter_class = HelpFormatter
@@ -81,7 +81,7 @@ def plain(text: str) -> str:
 
 
 def main(argv=None) -> int:
-    from .jobs.options import options_in
+    from .jobs._options import options_in
 
     argv = sys.argv[1:] if argv is None else list(argv)
     args, extra = build_parser().parse_known_args(argv)
@@ -104,7 +104,7 @@ def exit_status(run, args) -> int:
     2
     """
     from .errors import InputError
-    from .jobs.running import artifact_bars_only_on_a_terminal
+    from .jobs._running import artifact_bars_only_on_a_terminal
 
     try:
         with artifact_bars_only_on_a_terminal():

@@ -63,7 +63,7 @@ def main(argv=None) -> int:
     import optuna
 
     from fairops.fairband import FairbandConfigurationError, FairbandSampler
-    from fairops.tuning.toy import ToyFitError, make_toy_objective
+    from fairops.tuning._toy import ToyFitError, make_toy_objective
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     configuration = json.loads(args.configuration) if args.configuration else None

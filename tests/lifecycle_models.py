@@ -12,9 +12,10 @@ from sklearn.linear_model import LogisticRegression
 
 from fairops.metrics import Task
 from fairops.models import InputSchema
-from fairops.tracking import Refit, TrackingSession, VersionDetails
-from fairops.tracking.registry import register_best
-from fairops.tracking.version_record import validation_tags
+from fairops.registry import Refit, VersionDetails
+from fairops.registry._registration import register_best
+from fairops.registry._version_record import validation_tags
+from fairops.tracking import TrackingSession
 
 _PATH = Path(__file__).resolve().parents[1] / "examples" / "promote_and_monitor.py"
 _SPEC = importlib.util.spec_from_file_location("promote_and_monitor", _PATH)

@@ -132,7 +132,7 @@ def serving_thread(model_path, timeout=60):
 
     import uvicorn
 
-    from fairops.jobs.serve import guarded_app
+    from fairops.jobs._serve import guarded_app
 
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(guarded_app(str(model_path)), host="127.0.0.1", port=port,

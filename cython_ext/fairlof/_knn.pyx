@@ -6,8 +6,8 @@ A tile of float32 (or float64) inner products ``-2 <x_i, x_j>`` (from BLAS) plus
 norms gives approximate squared distances; :func:`scan_tile` keeps, per row, the ``L`` smallest of them in
 a max-heap. :func:`rerank` then computes the candidates' distances exactly in float64, keeps
 the k nearest and reports whether the rounding-error bound proves that no row outside the
-candidates can be nearer. Called only from ``fairops.fairlof.blocked_search``,
-``fairops.fairlof.approximate_search`` and ``fairops.fairlof.nndescent_search``, which make dtypes,
+candidates can be nearer. Called only from ``fairops.fairlof._blocked_search``,
+``fairops.fairlof._approximate_search`` and ``fairops.fairlof._nndescent_search``, which make dtypes,
 shapes and contiguity right first.
 """
 

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Compiled steps of fairops' NN-descent neighbour graph (``fairops.fairlof.nndescent_search``).
+"""Compiled steps of fairops' NN-descent neighbour graph (``fairops.fairlof._nndescent_search``).
 
 NN-descent (Dong, Moses and Li, WWW 2011) improves a k-nearest-neighbour graph by comparing, for
 every row, the rows around it: two rows that share a neighbour are likely neighbours of each other.
@@ -8,7 +8,7 @@ The graph is one max-heap per row (``heap_d`` squared float32 distances with the
 Each step here works on a range of rows or on the rows ``row % n_threads == thread`` so that
 Python threads can run them side by side without locks; ``nndescent_search`` drives the loop.
 Random choices come from a hash of (seed, row, slot, round), so the graph does not depend on
-how the work was split between threads. Called only from ``fairops.fairlof.nndescent_search``,
+how the work was split between threads. Called only from ``fairops.fairlof._nndescent_search``,
 which makes dtypes, shapes and contiguity right first.
 """
 

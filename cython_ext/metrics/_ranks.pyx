@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Rank kernel behind the rank-sum (Mann-Whitney) form of the AUC.
 
-Called only from ``fairops.metrics.auc``.
+Called only from ``fairops.metrics._auc``.
 """
 
 import numpy as np

@@ -7,8 +7,8 @@
 True
 """
 
-from .bank_full import load_bank_full
-from .bundled import (
+from ._bank_full import load_bank_full
+from ._bundled import (
     LOADERS,
     Dataset,
     load_adult,
@@ -19,8 +19,8 @@ from .bundled import (
     load_german,
     load_student,
 )
-from .custom import load_table
-from .splits import BudgetSlicer, Split, budget_slice, strata, train_validation_test_split
+from ._custom import load_table
+from ._splits import BudgetSlicer, Split, budget_slice, strata, train_validation_test_split
 
 __all__ = [
     "LOADERS",

@@ -14,7 +14,7 @@ once from a few threads and waited for together.
 Two more internals, each with no public counterpart:
 
 - :class:`BaseHeartbeat`, the base class Optuna's heartbeat thread and :func:`optuna.storages.fail_stale_trials`
-  recognise a storage with heartbeats by (``fairops.jobs.grpc_storage`` derives from it);
+  recognise a storage with heartbeats by (``fairops.jobs._grpc_storage`` derives from it);
 - the logger of Optuna's optimize loop and the words of its two warnings about a trial that returned NaN
   (:class:`NanTrialWarnings`).
 

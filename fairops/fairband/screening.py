@@ -1,7 +1,7 @@
 """Which fits a pick may take: fits whose decisions say nothing are set aside, and a fairness line narrows the rest.
 
 - **Set aside**: a fit whose validation decisions are all one class, or whose precision at the task's operating
-  point is not above the base rate beyond noise (:func:`fairops.metrics.figures.degenerate_of`, read from the
+  point is not above the base rate beyond noise (:func:`fairops.metrics._figures.degenerate_of`, read from the
   ``counts`` that :class:`fairops.tuning.FairnessObjective` and :func:`fairops.tuning.record_outcome` record).
   Such a fit often looks perfectly fair (deciding positive for everyone gives every group the same rate), so it
   is never picked, never the most accurate fit and never on the Pareto front. Fits without counts (an own
@@ -29,15 +29,15 @@ from typing import Any
 from optuna.trial import FrozenTrial
 
 from fairops.metrics import FairnessRule
-from fairops.metrics.fairness_rule import STANDINGS
-from fairops.metrics.figures import degenerate_of
-from fairops.metrics.intervals import LEVEL
+from fairops.metrics._fairness_rule import STANDINGS
+from fairops.metrics._figures import degenerate_of
+from fairops.metrics._intervals import LEVEL
 
 COUNTS_ATTR = "counts"  # what Task.measure counted behind a fit's validation figures
 
 
 def set_aside_reason(trial: FrozenTrial) -> str | None:
-    """Why a fit is set aside (a key of :data:`fairops.metrics.figures.DEGENERATE`), or None.
+    """Why a fit is set aside (a key of :data:`fairops.metrics._figures.DEGENERATE`), or None.
 
     >>> import optuna
     >>> counts = {"decisions": {"rows": 100, "positive": 100, "positives": 70, "true_positives": 70}}
@@ -75,7 +75,7 @@ class Screened:
     kept : list of FrozenTrial
         Every fit not set aside (FB-auto's alpha comes from their means).
     set_aside : dict, default={}
-        Reason (a key of :data:`fairops.metrics.figures.DEGENERATE`) -> how many fits were set aside for it.
+        Reason (a key of :data:`fairops.metrics._figures.DEGENERATE`) -> how many fits were set aside for it.
     standing : str or None, default=None
         The line's standing of ``fits`` (None: no line).
     standings : dict, default={}

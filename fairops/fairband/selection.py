@@ -20,7 +20,7 @@ published logs do; ``rule="robust"`` ranks the lower confidence bounds of accura
 :func:`fairops.tuning.record_outcome`, records per fit), so a fit that looks fair only because few rows stand
 behind its ratio ranks lower, and also returns the next best fits as ``candidates``: a fit on a small budget
 changes when refit on all training rows, so the caller refits the candidates and chooses among the refits
-(:func:`fairops.tuning.refit_choice`).
+(:func:`fairops.tuning._refit_choice`).
 
 Ties: fits of a synchronous Fairband run are taken in the order the paper's Hyperband evaluated them
 (iteration, bracket from ``s_max`` down, rung, position) and the argmax is the first entry of
@@ -292,7 +292,7 @@ def _constrained(fits: list[FrozenTrial], min_fairness, min_accuracy, screened: 
 
 def _set_aside_words(set_aside: dict) -> str:
     """``"every one of the 38 fits was set aside: 18 decided one class ..."``."""
-    from fairops.metrics.figures import DEGENERATE
+    from fairops.metrics._figures import DEGENERATE
 
     total = sum(set_aside.values())
     return f"every one of the {total} fits was set aside: " + "; ".join(

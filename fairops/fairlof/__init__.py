@@ -10,12 +10,12 @@ several multi-valued sensitive attributes, plus the per-group quota baseline.
 True
 """
 
-from .corrections import GroupStatistics, group_statistics, paper_coefficients, per_value_coefficients
-from .detector import DEFAULT_FLOOR, FairLOF
-from .features import FeatureEncoder
-from .null import permuted_label_paths
-from .path import DEFAULT_LAMBDAS, PATH_COLUMNS, guide_lambda, top_outliers
-from .quota import group_quotas, partial_quota_outliers, quota_outliers
+from ._corrections import GroupStatistics, group_statistics, paper_coefficients, per_value_coefficients
+from ._detector import DEFAULT_FLOOR, FairLOF
+from ._features import FeatureEncoder
+from ._null import permuted_label_paths
+from ._path import DEFAULT_LAMBDAS, PATH_COLUMNS, guide_lambda, top_outliers
+from ._quota import group_quotas, partial_quota_outliers, quota_outliers
 
 __all__ = [
     "DEFAULT_FLOOR",

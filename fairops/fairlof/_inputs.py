@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairops.metrics.inputs import encode_sensitive
+from fairops.metrics._inputs import encode_sensitive
 
 from ..errors import InputError
 

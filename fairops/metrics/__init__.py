@@ -5,15 +5,15 @@
 1.0
 """
 
-from .auc import auc_s, auc_y, group_aucs
-from .classification import GroupRates, fairness_ratio, group_rates, precision, ratio_of, recall
-from .decisions import GroupThresholds, group_decisions, group_thresholds
-from .fairness_rule import FairnessRule
-from .figures import Figures, decision_figures
-from .outliers import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
-from .scorer import make_fairness_scorer
-from .task import Task
-from .thresholds import OperatingPoint, binarize, operating_point
+from ._auc import auc_s, auc_y, group_aucs
+from ._classification import GroupRates, fairness_ratio, group_rates, precision, ratio_of, recall
+from ._decisions import GroupThresholds, group_decisions, group_thresholds
+from ._fairness_rule import FairnessRule
+from ._figures import Figures, decision_figures
+from ._outliers import euclidean_disparity, jaccard, outlier_fraction, preservation, wasserstein_disparity
+from ._scorer import make_fairness_scorer
+from ._task import Task
+from ._thresholds import OperatingPoint, binarize, operating_point
 
 __all__ = [
     "FairnessRule",

@@ -8,7 +8,7 @@ holding any other type before anything is written, naming the type and the step 
 
 from __future__ import annotations
 
-from ..models.families import built_in_trusted_types
+from ..models._families import built_in_trusted_types
 from . import _skops_save
 
 # Types beyond skops' defaults (scikit-learn's estimators, NumPy, builtins) that the built-in model families

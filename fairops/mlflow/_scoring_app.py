@@ -75,7 +75,7 @@ def csv_as_json(body: bytes, text: tuple = ()) -> bytes:
 
     Numbers keep every digit (pandas 3 reads a float's shortest form back exactly); an empty field, ``NA`` or
     ``null`` is a missing value, as MLflow's own CSV reading has it. In a column of numbers with some text,
-    the numbers stay numbers (:func:`~fairops.models.text_values.numbers_from_text`), so the model's schema names
+    the numbers stay numbers (:func:`~fairops.models._text_values.numbers_from_text`), so the model's schema names
     the row of the text. A header naming a column twice is refused (pandas would rename the second ``x.1``,
     and the model read the first alone). A body pandas cannot read is a ``ValueError`` naming why.
 
@@ -91,7 +91,7 @@ def csv_as_json(body: bytes, text: tuple = ()) -> bytes:
 
     import pandas as pd
 
-    from ..models.text_values import numbers_from_text
+    from ..models._text_values import numbers_from_text
 
     try:
         content = body.decode("utf-8")

@@ -4,7 +4,7 @@ Only detectors fitted with ``novelty=True`` are saved: the pyfunc scores new row
 DataFrame with ``outlier_score`` (the FairLOF score, higher = more outlying) and ``outlier`` (1 where
 the detector's ``predict`` says -1, i.e. the row is more outlying than every fitted inlier, else 0).
 
-Input: raw rows. Given ``preprocessing`` (a fitted :class:`fairops.fairlof.features.FeatureEncoder`),
+Input: raw rows. Given ``preprocessing`` (a fitted :class:`fairops.fairlof.FeatureEncoder`),
 the model stores the encoding as JSON beside the detector state and applies it to every request, so
 a served model takes the same raw columns the encoder was fitted on (numbers and text, sensitive
 columns included). Without it, the input holds the detector's feature columns as they were fitted
@@ -12,7 +12,7 @@ columns included). Without it, the input holds the detector's feature columns as
 
 >>> import tempfile, numpy as np, pandas as pd
 >>> from fairops.fairlof import FairLOF
->>> from fairops.fairlof.features import FeatureEncoder
+>>> from fairops.fairlof._features import FeatureEncoder
 >>> rng = np.random.default_rng(0)
 >>> raw = pd.DataFrame({"income": rng.lognormal(10, 1, 120), "job": rng.choice(["a", "b"], 120),
 ...                     "sex": rng.choice(["f", "m"], 120)})
@@ -49,7 +49,7 @@ class _FairLOFPyfunc:
     """pyfunc view of a FairLOF detector in novelty mode (with its raw-row encoding when saved with one)."""
 
     def __init__(self, model, extra: dict):
-        from fairops.fairlof.features import FeatureEncoder
+        from fairops.fairlof._features import FeatureEncoder
 
         self.model = model
         self.feature_names = extra["feature_names"]
@@ -81,10 +81,10 @@ class _FairLOFPyfunc:
 
 
 def _preprocessing_extra(detector, encoder) -> dict:
-    from fairops.fairlof.features import FeatureEncoder
+    from fairops.fairlof._features import FeatureEncoder
 
     if not isinstance(encoder, FeatureEncoder):
-        raise TypeError(f"preprocessing must be a fitted fairops.fairlof.features.FeatureEncoder, "
+        raise TypeError(f"preprocessing must be a fitted fairops.fairlof._features.FeatureEncoder, "
                         f"got {type(encoder).__name__}")
     document = encoder.to_dict()
     if len(document["features"]) != detector.n_features_in_:

@@ -74,7 +74,7 @@ def load_model(model_uri, dst_path=None):
     meta, flavor, data = _open(model_uri, dst_path)
     model = _checked_pyfunc_class()(model_meta=meta,
                                     model_impl=flavor.FLAVOR.read_pyfunc(data, answer=_flavor.SCORES_ANSWER))
-    # the manifest the loaded files were checked against, as a row record names it (fairops.tracking.row_record)
+    # the manifest the loaded files were checked against, as a row record names it (fairops.registry._row_record)
     model.fairops_manifest_sha256 = data.manifest_sha256
     return model
 

@@ -104,7 +104,7 @@ def _listing(model_dir: str) -> list[str]:
 def document_signature(document: dict, key: bytes) -> str:
     """HMAC-SHA256 (hex) of a JSON document without its ``hmac_sha256`` field, keys sorted, no spaces.
 
-    The manifest is signed so, and so is a version's row record (:mod:`fairops.tracking.row_record`).
+    The manifest is signed so, and so is a version's row record (:mod:`fairops.registry._row_record`).
 
     Parameters
     ----------

@@ -13,12 +13,12 @@ CLI), so a served model imports nothing it does not run.
 >>> from fairops.models import InputSchema, RestoreCategories, SCAFFOnColumns
 """
 
-from .columns import RestoreCategories, SCAFFOnColumns
-from .decision import ServedDecision
-from .encoding import CategoryCodes
-from .network import WeightDecayMLP
-from .probes import columns_taking_missing_values, takes_unseen_categories
-from .schema import Column, InputSchema
+from ._columns import RestoreCategories, SCAFFOnColumns
+from ._decision import ServedDecision
+from ._encoding import CategoryCodes
+from ._network import WeightDecayMLP
+from ._probes import columns_taking_missing_values, takes_unseen_categories
+from ._schema import Column, InputSchema
 
 __all__ = ["CategoryCodes", "Column", "InputSchema", "RestoreCategories", "SCAFFOnColumns", "ServedDecision",
            "WeightDecayMLP",

@@ -8,7 +8,7 @@ point of a grid of multipliers and keeps the best. Both are scikit-learn classif
 ``fit(X, y, sensitive_features=...)`` (the groups are needed to fit, never to predict), ``predict_proba``
 and ``predict`` deterministic (:mod:`fairops.reductions._base` says which score), constraints for every
 fairness ratio the task grammar names (``"tpr"``, ``"fpr"``, ``"ppr"``) as a difference or a ratio bound,
-over several attributes (:mod:`fairops.reductions.constraints`).
+over several attributes (:mod:`fairops.reductions._constraints`).
 
 Any base estimator whose ``fit`` takes ``sample_weight`` works: every family fairops tunes (logistic
 regression, decision tree, random forest, LightGBM, the network, the SCAFF forest).
@@ -41,7 +41,7 @@ the oracle (same base estimator, data and settings: the same predictors and weig
 True
 """
 
-from .exponentiated_gradient import ExponentiatedGradient
-from .grid_search import GridSearch
+from ._exponentiated_gradient import ExponentiatedGradient
+from ._grid_search import GridSearch
 
 __all__ = ["ExponentiatedGradient", "GridSearch"]

@@ -34,10 +34,10 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, has_fit_para
 
 from .._param_checks import RANDOM_STATE, Interval, Options, Satisfies, checked_params
 from ..errors import InputError
-from ..metrics.inputs import encode_sensitive
+from ..metrics._inputs import encode_sensitive
 from . import _state_checks
+from ._constraints import CONSTRAINTS, ErrorObjective, ParityConstraint
 from ._row_hash import row_uniforms
-from .constraints import CONSTRAINTS, ErrorObjective, ParityConstraint
 
 GROUPINGS = ("lowest", "intersectional")
 MIXES = ("decisions", "probabilities")

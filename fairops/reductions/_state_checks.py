@@ -40,7 +40,7 @@ BASE_PREDICTORS = (
     "lightgbm.sklearn.LGBMClassifier",
     "sklearn.ensemble._forest.RandomForestClassifier",
     "sklearn.neural_network._multilayer_perceptron.MLPClassifier",
-    "fairops.models.network.WeightDecayMLP",
+    "fairops.models._network.WeightDecayMLP",
     "sklearn.dummy.DummyClassifier",
 )
 

@@ -10,8 +10,8 @@
 [0, 1]
 """
 
-from .forest import SCAFFClassifier
-from .path import ScaffPath, ScaffPathPoint, scaff_path
-from .tree import SCAFFTreeClassifier
+from ._forest import SCAFFClassifier
+from ._path import ScaffPath, ScaffPathPoint, scaff_path
+from ._tree_classifier import SCAFFTreeClassifier
 
 __all__ = ["SCAFFClassifier", "SCAFFTreeClassifier", "ScaffPath", "ScaffPathPoint", "scaff_path"]

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._param_checks import RANDOM_STATE, Interval, Options, Satisfies, checked_params, is_real
 from ..errors import InputError
 from . import _native, _state
+from ._binning import apply_bins, bin_counts, fit_bin_edges, missing_features
 from ._inputs import (
     AGGREGATIONS,
     categorical_columns,
@@ -24,7 +25,6 @@ from ._inputs import (
     resolve_max_features,
     resolve_min_samples,
 )
-from .binning import apply_bins, bin_counts, fit_bin_edges, missing_features
 
 
 def _class_weights(value) -> bool:

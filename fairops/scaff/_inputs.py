@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from fairops.metrics.inputs import encode_sensitive
+from fairops.metrics._inputs import encode_sensitive
 
 from .._param_checks import is_int
 from ..errors import InputError

@@ -6,7 +6,7 @@ blocks until one is done, so a worker that finishes its fits never leaves more t
 is queued stays small. :meth:`~BackgroundWrites.flush` waits until every write is done. A write that fails
 is raised by the next ``submit`` or ``flush`` (never lost in the thread). When the interpreter exits,
 Python waits for the thread's writes; a process killed outright loses the queued ones, which is why the
-jobs look for finished trials without a finished run (``fairops.jobs.running.track_missing``).
+jobs look for finished trials without a finished run (``fairops.jobs._running.track_missing``).
 
 A forked process starts a thread of its own on its first write: the parent's queued writes stay the parent's.
 

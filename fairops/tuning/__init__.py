@@ -10,13 +10,13 @@ this package builds on it.
 (('RS', 'RS-bal', 'HB', 'FB-bal', 'FB-auto'), 206)
 """
 
-from .baselines import TUNERS, TunerResult, make_study, pick_alpha, run_tuner, trials_per_iteration
-from .comparison import compare_tuners, markdown_table, summary
-from .objective import FairnessObjective
-from .outcome import record_outcome
-from .quiet import quiet_trials
-from .refit_choice import RefitChoice, refit_choice
-from .search_space import (
+from ._baselines import TUNERS, TunerResult, make_study, pick_alpha, run_tuner, trials_per_iteration
+from ._comparison import compare_tuners, markdown_table, summary
+from ._objective import FairnessObjective
+from ._outcome import record_outcome
+from ._quiet import quiet_trials
+from ._refit_choice import RefitChoice, refit_choice
+from ._search_space import (
     FAMILIES,
     PAPER_FAMILIES,
     PROFILES,

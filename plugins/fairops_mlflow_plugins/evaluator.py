@@ -13,7 +13,7 @@ logs, next to the default evaluator's metrics:
   reached by the target (default TPR 0.5, ties broken with ``seed``);
 - ``fairops_tpr_ratio_lower`` / ``_upper`` (and the same for FPR and positive rate): a confidence
   interval for the ratio at ``interval_level`` (default 0.95) from the group counts, the one every fairops
-  surface shows (:func:`fairops.metrics.figures.fairness_ratios`: exact, the level split over the columns);
+  surface shows (:func:`fairops.metrics._figures.fairness_ratios`: exact, the level split over the columns);
 - ``fairops_auc_s`` (and per column), ``fairops_auc_y``, ``fairops_precision``, ``fairops_recall`` (each with
   ``_lower`` / ``_upper``, Wilson's interval at the same level) and ``fairops_positive_share``;
 - artifacts ``fairops_group_rates.csv`` (counts and rates per group) and ``fairops_group_roc.png``
@@ -71,10 +71,10 @@ from mlflow.models.evaluation import EvaluationResult, ModelEvaluator
 from mlflow.models.evaluation.artifacts import CsvEvaluationArtifact, ImageEvaluationArtifact
 
 from fairops.metrics import Task, auc_s, auc_y, binarize, group_decisions, group_rates, precision, recall
-from fairops.metrics.decisions import check_decision
-from fairops.metrics.figures import fairness_ratios
-from fairops.metrics.intervals import LEVEL, wilson_interval
-from fairops.metrics.thresholds import checked_target
+from fairops.metrics._decisions import check_decision
+from fairops.metrics._figures import fairness_ratios
+from fairops.metrics._intervals import LEVEL, wilson_interval
+from fairops.metrics._thresholds import checked_target
 
 RATES = ("tpr", "fpr", "ppr")
 CONFIG_KEYS = {"sensitive_features", "target", "pos_label", "seed", "interval_level", "groups", "decision", "scores"}
@@ -153,7 +153,7 @@ def _served_answer(model, features: pd.DataFrame) -> tuple[np.ndarray, np.ndarra
     """``(score, decision)`` as a fairops classifier registered with its decision answers them (the score is
     ``probability``, or a reduction's ``chance_positive``), every row through the model's own input checks."""
     from fairops.mlflow.answer import DECISION_OUTPUT, SCORE_OUTPUTS, score_of
-    from fairops.tracking.served_rows import model_inputs, served_output, take_inputs
+    from fairops.registry._served_rows import model_inputs, served_output, take_inputs
 
     if model is None:
         raise ValueError("evaluator_config['decision'] = 'served' scores a model's own answer: give the model")
@@ -171,7 +171,7 @@ def _served_answer(model, features: pd.DataFrame) -> tuple[np.ndarray, np.ndarra
 def _served_scores(model, features: pd.DataFrame, pos_label) -> np.ndarray:
     """The probability of ``pos_label`` as the served model answers it, every row through its own input checks
     (a row it refuses is refused here, by its row, never scored)."""
-    from fairops.tracking.served_rows import model_inputs, probability, served_output, take_inputs
+    from fairops.registry._served_rows import model_inputs, probability, served_output, take_inputs
 
     reads = model_inputs(model)
     inputs, _ = take_inputs(reads, features, "the evaluation data")
@@ -309,7 +309,7 @@ class FairnessEvaluator(ModelEvaluator):
                     left_out.setdefault(rate, {})[name] = groups
         columns = {name: sensitive[name].to_numpy() for name in names}
         for rate in RATES:
-            # the figures every fairops surface shows (fairops.metrics.figures), for each rate in turn
+            # the figures every fairops surface shows (fairops.metrics._figures), for each rate in turn
             task = Task("precision", "tpr", 0.5, rate, tuple(names), groups=grouping)
             overall, by_attribute, _ = fairness_ratios(task, y, y_pred, columns, level=level)
             scored = {**by_attribute, **({combined: overall} if combined is not None else {})}

@@ -6,11 +6,11 @@ import pandas as pd
 import pytest
 
 from fairops.datasets import load_compas, load_table
-from fairops.datasets.custom import holdout_rows
-from fairops.datasets.row_ids import content_holdout, row_hashes
-from fairops.datasets.splits import split_around, strata
-from fairops.jobs.tune.settings import TuneSettings
-from fairops.jobs.tune.study import held_out_rows
+from fairops.datasets._custom import holdout_rows
+from fairops.datasets._row_ids import content_holdout, row_hashes
+from fairops.datasets._splits import split_around, strata
+from fairops.jobs._tune.settings import TuneSettings
+from fairops.jobs._tune.study import held_out_rows
 from fairops.tuning import FairnessObjective
 
 
@@ -107,7 +107,7 @@ def test_a_holdout_column_marks_the_test_rows_and_is_no_feature(tmp_path):
 def test_a_records_hash_reads_the_named_columns_and_the_label_only():
     """Rule fairops-row-v2: the model's inputs and the sensitive columns by name, and the 0/1 label; pandas'
     index written as a column, an ID, the column order and 3 against 3.0 change nothing."""
-    from fairops.datasets.row_ids import record_hashes
+    from fairops.datasets._row_ids import record_hashes
 
     frame = pd.DataFrame({"x": [1, 2, 3], "g": ["a", "b", "a"], "s": ["f", "m", "f"]})
     y = np.array([0, 1, 1])

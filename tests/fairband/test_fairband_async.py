@@ -6,7 +6,7 @@ import optuna
 import pytest
 
 from fairops.fairband import FairbandPruner, FairbandSampler, FairbandScheduleError, RungProgress, ranking, schedule
-from fairops.tuning.toy import toy_values
+from fairops.tuning._toy import toy_values
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 

@@ -4,7 +4,7 @@ import pytest
 
 from fairops.fairband import FairbandSampler, schedule
 from fairops.fairband.settings import FairbandSettings
-from fairops.jobs.tune.settings import TuneSettings
+from fairops.jobs._tune.settings import TuneSettings
 
 
 @pytest.mark.parametrize("eta, s_max, message", [

@@ -14,7 +14,7 @@ from optuna.trial import TrialState
 
 from fairops.fairband import FairbandSampler
 from fairops.fairband.claims import fits_of_run, holds_slot, slot_of_trial
-from fairops.tuning.toy import make_toy_objective
+from fairops.tuning._toy import make_toy_objective
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@ from optuna.storages import InMemoryStorage, JournalStorage, RDBStorage
 from optuna.storages.journal import JournalFileBackend
 
 from fairops.fairband import FairbandSampler, _optuna_internals as internals
-from fairops.tuning.toy import ToyFitError
+from fairops.tuning._toy import ToyFitError
 from tests.fairband.test_fairband_sync import _objective, check_against_reference
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)

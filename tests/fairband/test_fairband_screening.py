@@ -73,7 +73,8 @@ def test_register_best_sets_aside_what_select_best_sets_aside(german_like, tmp_p
     import pandas as pd
     from sklearn.linear_model import LogisticRegression
 
-    from fairops.tracking import Refit, TrackingSession, register_best
+    from fairops.registry import Refit, register_best
+    from fairops.tracking import TrackingSession
 
     X, y = pd.DataFrame({"x": [0.0, 1.0, 2.0, 3.0]}), [0, 0, 1, 1]
     refit = Refit(lambda params, trial: LogisticRegression().fit(X, y), input_example=X.head(2),

@@ -10,7 +10,7 @@ import pytest
 
 from fairops.datasets import load_german
 from fairops.fairband import FairbandPruner, FairbandSampler, RungProgress
-from fairops.tracking.callback import FairnessTrackingCallback
+from fairops.tracking._callback import FairnessTrackingCallback
 from fairops.tuning import FairnessObjective
 
 # eta 3, s_max 2: one iteration is 22 fits (brackets of 9-3-1, 5-1 and 3 configurations)

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairops.fairlof.features import FeatureEncoder
+from fairops.fairlof._features import FeatureEncoder
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ import pytest
 from sklearn.neighbors import LocalOutlierFactor, NearestNeighbors
 
 from fairops.fairlof import FairLOF, _knn
-from fairops.fairlof.approximate_search import HNSWKNeighbors
-from fairops.fairlof.blocked_search import BlockedKNeighbors
-from fairops.fairlof.top_recheck import recheck_top
+from fairops.fairlof._approximate_search import HNSWKNeighbors
+from fairops.fairlof._blocked_search import BlockedKNeighbors
+from fairops.fairlof._top_recheck import recheck_top
 from fairops.mlflow import fairlof as fairlof_flavor
 from tests.fairlof.outlier_data import blobs, grouped_rows
 

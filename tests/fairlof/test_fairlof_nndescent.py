@@ -12,8 +12,8 @@ import pytest
 from sklearn.neighbors import NearestNeighbors
 
 from fairops.fairlof import FairLOF, _nndescent
-from fairops.fairlof.blocked_search import BlockedKNeighbors
-from fairops.fairlof.nndescent_search import NNDescentKNeighbors, nndescent_graph
+from fairops.fairlof._blocked_search import BlockedKNeighbors
+from fairops.fairlof._nndescent_search import NNDescentKNeighbors, nndescent_graph
 from fairops.mlflow import fairlof as fairlof_flavor
 from tests.fairlof.outlier_data import blobs, grouped_rows
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from fairops.fairlof import FairLOF, partial_quota_outliers, permuted_label_paths, quota_outliers, top_outliers
-from fairops.jobs.outliers.frontier import frontier_lines
+from fairops.jobs._outliers.frontier import frontier_lines
 
 
 def _data(n=300, seed=3):

@@ -16,7 +16,7 @@ from optuna.trial import TrialState
 
 HELD_CALL = Path(__file__).resolve().parents[1] / "held_call.py"
 #: where each command fits one trial's model (looked up in the module's globals, so holding it holds the fit)
-FITS = {"tune": "fairops.tuning.objective:fit_model", "outliers": "fairops.jobs.outliers.tuning:fit_detector"}
+FITS = {"tune": "fairops.tuning._objective:fit_model", "outliers": "fairops.jobs._outliers.tuning:fit_detector"}
 HELD_WAIT = 900  # seconds: an upper bound for a loaded machine to reach the held fit, never a race
 
 

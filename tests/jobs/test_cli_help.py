@@ -8,7 +8,7 @@ import re
 import pytest
 
 from fairops.cli import build_parser, main
-from fairops.models.families import BUILT_IN
+from fairops.models._families import BUILT_IN
 
 
 def _commands():

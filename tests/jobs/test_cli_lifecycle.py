@@ -17,12 +17,13 @@ from mlflow.tracking import MlflowClient
 
 from fairops.cli import main
 from fairops.datasets import load_german
-from fairops.jobs.tune.registration import lifecycle_tags
+from fairops.jobs._tune.registration import lifecycle_tags
 from fairops.models import InputSchema
-from fairops.models.packaging import servable as _servable
-from fairops.tracking import RecordColumns, Refit, TrackingSession, VersionDetails, log_rows
-from fairops.tracking.promotion import GATE_TAG
-from fairops.tracking.registry import register_best
+from fairops.models._packaging import servable as _servable
+from fairops.registry import RecordColumns, Refit, VersionDetails, log_rows
+from fairops.registry._promotion import GATE_TAG
+from fairops.registry._registration import register_best
+from fairops.tracking import TrackingSession
 from fairops.tuning import FairnessObjective
 from tests.services import free_port, stop, wait_ready
 

@@ -17,7 +17,7 @@ import fairops.mlflow.fairlof as fairlof_flavor
 from fairops.cli import main
 from fairops.datasets import load_credit_default, load_german
 from fairops.fairlof import FairLOF, guide_lambda
-from fairops.jobs.outliers import load_outlier_data, normalised_fairness
+from fairops.jobs._outliers import load_outlier_data, normalised_fairness
 from fairops.metrics import euclidean_disparity, wasserstein_disparity
 from tests.jobs.kill_mid_fit import kill_mid_fit
 

@@ -16,7 +16,7 @@ from mlflow.tracking import MlflowClient
 
 from fairops.cli import main
 from fairops.datasets import load_adult
-from fairops.tracking.row_record import ROWS_TAG
+from fairops.registry._row_record import ROWS_TAG
 
 pytestmark = pytest.mark.slow
 CLEAN_PATH = "/usr/local/bin:/usr/bin:/bin"  # a fresh shell's PATH

@@ -20,13 +20,13 @@ import pytest
 from mlflow.tracking import MlflowClient
 from optuna.trial import TrialState
 
+from fairops._store_lock import sqlite_open_lock
 from fairops.cli import main
 from fairops.datasets import load_german
 from fairops.fairband import schedule, select_best
 from fairops.fairband.claims import fits_of_run, holds_slot, slot_of_trial
-from fairops.jobs.tune.study import data_sha256
-from fairops.store_lock import sqlite_open_lock
-from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
+from fairops.jobs._tune.study import data_sha256
+from fairops.tuning._objective import CONSTANT_SCORES, failure_reason
 from tests.jobs.kill_mid_fit import kill_mid_fit
 from tests.log_records import LogRecords
 
@@ -78,7 +78,7 @@ def test_one_iteration_is_the_paper_schedule(finished_project):
 
 @pytest.mark.slow
 def test_the_full_budget_bracket_starts_with_the_library_defaults(finished_project):
-    from fairops.tuning.search_space import library_defaults
+    from fairops.tuning._search_space import library_defaults
 
     fits = [t for t in _study(finished_project).get_trials(deepcopy=False) if t.user_attrs["bracket"] == 0]
     first = min(fits, key=lambda t: t.user_attrs["configuration_id"])

@@ -18,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 
 from fairops.cli import main
 from fairops.datasets import load_table
-from fairops.jobs import serve
+from fairops.jobs import _serve as serve
 from fairops.mlflow import classifier, loader
 from fairops.mlflow._flavor_base import input_refused
 from fairops.models import InputSchema

@@ -16,9 +16,9 @@ from optuna.trial import TrialState
 from fairops.cli import main
 from fairops.fairband import _optuna_internals as internals
 from fairops.fairband.claims import claim_of, fits_of_run, holds_slot
-from fairops.jobs.grpc_storage import BEAT_ATTR, HeartbeatGrpcStorage, open_grpc_storage
-from fairops.jobs.running import open_storage
-from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
+from fairops.jobs._grpc_storage import BEAT_ATTR, HeartbeatGrpcStorage, open_grpc_storage
+from fairops.jobs._running import open_storage
+from fairops.tuning._objective import CONSTANT_SCORES, failure_reason
 from tests.jobs.test_distributed import FAST, _child_runs, _drop, _kill_the_held_worker, _same_as_single, _workers
 from tests.services import free_port, grpc_storage_proxy
 

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairops.jobs import monitor as job
+from fairops.jobs import _monitor as job
 
 
 @pytest.fixture()

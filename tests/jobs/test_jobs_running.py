@@ -14,7 +14,7 @@ from optuna.trial import TrialState
 
 from fairops.fairband import FairbandSampler
 from fairops.fairband.claims import holds_slot, slot_of_trial
-from fairops.jobs.running import (
+from fairops.jobs._running import (
     ARTIFACTS_BAR,
     SlotRun,
     StaleTrialCallbacks,
@@ -24,7 +24,7 @@ from fairops.jobs.running import (
     tracked,
     work_until_complete,
 )
-from fairops.tuning.toy import ToyFitError
+from fairops.tuning._toy import ToyFitError
 from tests.fairband.test_fairband_sync import FAIL_BELOW, NAN_ABOVE, _objective, check_against_reference
 from tests.fairband_worker import spawn
 
@@ -123,7 +123,7 @@ def test_a_worker_stopped_between_a_fit_and_its_logging_leaves_the_run_to_the_ne
     for, not doubled)."""
     from mlflow.tracking import MlflowClient
 
-    from fairops.tracking.callback import FairnessTrackingCallback
+    from fairops.tracking._callback import FairnessTrackingCallback
 
     study = _study(f"sqlite:///{tmp_path / 'optuna.db'}", name="logging")
     run = SlotRun(study, 22)

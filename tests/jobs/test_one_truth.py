@@ -11,7 +11,7 @@ from mlflow.tracking import MlflowClient
 
 from fairops.cli import main
 from fairops.datasets import load_german
-from fairops.tracking import monitor, promote
+from fairops.registry import monitor, promote
 from fairops.tuning import FairnessObjective
 
 pytestmark = pytest.mark.slow

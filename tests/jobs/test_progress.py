@@ -5,8 +5,8 @@ import optuna
 import pytest
 
 from fairops.fairband import FairbandSampler, budget, schedule
-from fairops.jobs.progress import FitProgress
-from fairops.tuning.baselines import FullBudgetRandomSampler
+from fairops.jobs._progress import FitProgress
+from fairops.tuning._baselines import FullBudgetRandomSampler
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

@@ -10,14 +10,14 @@ import optuna
 import pytest
 from mlflow.tracking import MlflowClient
 
-from fairops.store_lock import is_postgres, sqlite_file, sqlite_open_lock, store_open_lock
+from fairops._store_lock import is_postgres, sqlite_file, sqlite_open_lock, store_open_lock
 
 WORKER = """
 import sys, time
 start = float(sys.argv[3])
 time.sleep(max(0.0, start - time.time()))
-from fairops.jobs.running import open_storage
-from fairops.tracking.callback import FairnessTrackingCallback
+from fairops.jobs._running import open_storage
+from fairops.tracking._callback import FairnessTrackingCallback
 import optuna
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 study = optuna.create_study(study_name="race", storage=open_storage(sys.argv[1]), load_if_exists=True,
@@ -76,7 +76,7 @@ def test_workers_started_together_open_fresh_postgres_stores_cleanly(fresh_postg
 
 
 def test_the_postgres_lock_is_exclusive_between_processes(postgres_url):
-    holder = ("import sys, time\nfrom fairops.store_lock import store_open_lock\n"
+    holder = ("import sys, time\nfrom fairops._store_lock import store_open_lock\n"
               "with store_open_lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(3)\n")
     process = subprocess.Popen([sys.executable, "-c", holder, postgres_url], stdout=subprocess.PIPE, text=True)
     assert process.stdout.readline().strip() == "held"
@@ -88,7 +88,7 @@ def test_the_postgres_lock_is_exclusive_between_processes(postgres_url):
 
 
 def test_an_unreachable_postgres_server_is_left_to_the_store_to_report():
-    from fairops.jobs.running import open_storage
+    from fairops.jobs._running import open_storage
 
     url = "postgresql+psycopg://nobody:x@127.0.0.1:1/nothing"
     with store_open_lock(url) as path:  # no lock to take; no error of its own
@@ -99,7 +99,7 @@ def test_an_unreachable_postgres_server_is_left_to_the_store_to_report():
 
 def test_the_lock_is_exclusive_between_processes(tmp_path):
     url = f"sqlite:///{tmp_path / 'x.db'}"
-    holder = ("import sys, time\nfrom fairops.store_lock import sqlite_open_lock\n"
+    holder = ("import sys, time\nfrom fairops._store_lock import sqlite_open_lock\n"
               "with sqlite_open_lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(3)\n")
     process = subprocess.Popen([sys.executable, "-c", holder, url], stdout=subprocess.PIPE, text=True)
     assert process.stdout.readline().strip() == "held"

@@ -17,7 +17,7 @@ import pytest
 
 from fairops.cli import main
 from fairops.datasets import load_adult
-from fairops.models.packaging import as_client_rows
+from fairops.models._packaging import as_client_rows
 from tests.services import post_frame, serving_thread
 
 pytestmark = pytest.mark.slow  # one Fairband iteration over five families: minutes

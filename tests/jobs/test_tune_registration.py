@@ -13,7 +13,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from fairops.cli import main
-from fairops.tracking.registry_lock import lock_name
+from fairops.registry._registry_lock import lock_name
 from tests.jobs.kill_mid_fit import held_command, kill_when_held
 
 FAST = ["--dataset", "german", "--method", "rs", "--families", "logistic_regression", "--max-train-rows", "300",
@@ -70,7 +70,7 @@ def test_a_rerun_after_a_kill_while_registering_closes_its_run_and_registers_onc
     # held where the new version exists but has no alias yet: the half-made registration the rerun must undo
     argv = ["tune", *FAST, "--project-dir", str(fitted), "--model-name", "killed"]
     hold_file = fitted / "held-registration"
-    kill_when_held(held_command(argv, hold_file, 0, target="fairops.tracking.registry:_place_alias"), hold_file)
+    kill_when_held(held_command(argv, hold_file, 0, target="fairops.registry._registration:_place_alias"), hold_file)
     (caught,) = [r for r in _selection_runs(client, "killed") if r.info.status == "RUNNING"]
     (half_made,) = client.search_model_versions("name = 'killed'")
     assert not half_made.aliases

@@ -12,8 +12,8 @@ from sklearn.metrics import precision_score, recall_score
 
 from fairops.errors import InputError
 from fairops.metrics import FairnessRule, OperatingPoint, Task, decision_figures
-from fairops.metrics.figures import degenerate_of
-from fairops.metrics.windows import score_window
+from fairops.metrics._figures import degenerate_of
+from fairops.metrics._windows import score_window
 from fairops_mlflow_plugins.evaluator import FairnessEvaluator
 
 TASK = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex", "race"])

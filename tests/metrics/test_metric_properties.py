@@ -10,7 +10,7 @@ from hypothesis import assume, given, settings, strategies as st
 from sklearn.metrics import roc_auc_score
 
 from fairops.metrics import auc_s, binarize, fairness_ratio
-from fairops.metrics.intervals import clopper_pearson, ratio_interval, wilson_interval
+from fairops.metrics._intervals import clopper_pearson, ratio_interval, wilson_interval
 
 QUICK = settings(max_examples=50, deadline=None)
 #: targets as people write them (decimals of four places): the oracle takes their exact share of the rows

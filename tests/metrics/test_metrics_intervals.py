@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fairops.metrics import Task, binarize, fairness_ratio, group_rates, ratio_of
-from fairops.metrics.intervals import (
+from fairops.metrics._intervals import (
     clopper_pearson,
     exact_attribute_intervals,
     lowest_possible_upper,

@@ -125,7 +125,7 @@ def test_operating_point_edges_and_bad_values():
 
 
 def test_a_fixed_threshold_decides_positive_at_or_above_it_on_any_rows():
-    from fairops.metrics.decisions import served_decision
+    from fairops.metrics._decisions import served_decision
 
     scores, y = _data(2)  # scores rounded to 0.01: many rows sit exactly at 0.5
     assert (scores == 0.5).any()
@@ -157,7 +157,7 @@ def test_a_target_of_the_wrong_type_is_refused_by_name(kwargs, message):
     ([("tpr", 0.5)], "target must hold exactly one key"),
 ])
 def test_checked_target_names_the_bad_key(target, message):
-    from fairops.metrics.thresholds import checked_target
+    from fairops.metrics._thresholds import checked_target
 
     with pytest.raises(ValueError, match=message):
         checked_target(target)

@@ -6,8 +6,8 @@ import pytest
 from scipy.stats import binomtest
 
 from fairops.metrics import OperatingPoint, Task, group_rates
-from fairops.metrics.intervals import clopper_pearson, rate_counts, ratio_interval
-from fairops.metrics.windows import RateBases, rate_bases, score_window
+from fairops.metrics._intervals import clopper_pearson, rate_counts, ratio_interval
+from fairops.metrics._windows import RateBases, rate_bases, score_window
 
 #: the level of the monitor's baseline rule before the fairness rule (two 97.5% intervals stacked)
 STACKED_LEVEL = 0.975
@@ -106,7 +106,7 @@ def _decided(rng, n_per_group: int, tprs: dict):
 def test_the_lowest_ratio_hides_a_drift_in_another_attribute_that_its_own_baseline_shows():
     """Race's ratio is the lowest (0.6) before and after; sex's falls from 1.0 to 0.75: the task's ratio stays
     0.6, within its baseline, while sex's own ratio is significantly below its baseline."""
-    from fairops.metrics.figures import fairness_ratios
+    from fairops.metrics._figures import fairness_ratios
 
     task = Task.from_string("precision@tpr=0.5,ratio=tpr", sensitive=["sex", "race"])
     rng = np.random.default_rng(4)

@@ -102,7 +102,7 @@ def test_per_group_decisions_refuse_a_fixed_threshold():
 
 
 def test_a_threshold_version_records_the_cut_itself():
-    from fairops.tracking.version_record import VersionRecord, validation_tags
+    from fairops.registry._version_record import VersionRecord, validation_tags
 
     task = Task.from_string("precision@threshold=0.5,ratio=tpr", sensitive=["g"])
     y = np.array([1, 0, 1, 0] * 25)

@@ -34,7 +34,7 @@ import skops.io
 
 from fairops.mlflow import classifier, sealing
 from fairops.models import SCAFFOnColumns
-from fairops.tuning.search_space import FAMILIES
+from fairops.tuning._search_space import FAMILIES
 from tests.fair_data import biased_rows
 from tests.mlflow_models import skops_graph_attacks as graph_attacks
 from tests.mlflow_models.npz_bombs import add_deflated_zeros
@@ -62,7 +62,7 @@ def fit_families():
     """``{family: (fitted pipeline, X)}`` for every family of the tuning table."""
     import optuna
 
-    from fairops.tuning.search_space import fit_model, make_model
+    from fairops.tuning._search_space import fit_model, make_model
 
     X, y, s = biased_rows(3, n_rows=240, n_features=3)
     X = X.assign(sex=(s == "m").astype(float))

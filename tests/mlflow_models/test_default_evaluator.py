@@ -15,13 +15,14 @@ from sklearn.pipeline import make_pipeline
 from sklearn.tree import DecisionTreeClassifier
 
 from fairops.metrics import OperatingPoint, Task, decision_figures, group_thresholds, operating_point
-from fairops.metrics.decisions import served_decision
+from fairops.metrics._decisions import served_decision
 from fairops.mlflow.answer import BY_LOT_OUTPUT, CHANCE_OUTPUT, LOT_OUTPUT, THRESHOLD_OUTPUT
 from fairops.mlflow.loader import load_model
 from fairops.models import ServedDecision
 from fairops.reductions import ExponentiatedGradient
+from fairops.registry import Refit, register_best
 from fairops.scaff import SCAFFTreeClassifier
-from fairops.tracking import Refit, TrackingSession, register_best
+from fairops.tracking import TrackingSession
 
 pytestmark = pytest.mark.slow
 optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -19,8 +19,8 @@ from fairops.datasets import load_adult
 from fairops.mlflow import classifier, loader
 from fairops.mlflow.sealing import ModelFilesError
 from fairops.models import InputSchema, RestoreCategories
-from fairops.models.families import BUILT_IN, FAMILIES as FAMILY_TABLE, SHARED_TRUSTED_TYPES
-from fairops.tuning.search_space import fit_model, make_model
+from fairops.models._families import BUILT_IN, FAMILIES as FAMILY_TABLE, SHARED_TRUSTED_TYPES
+from fairops.tuning._search_space import fit_model, make_model
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 FAMILIES = [family.name for family in BUILT_IN]

@@ -100,7 +100,7 @@ def test_default_and_fairops_in_one_call(tracking, data, model_uri):
     assert metrics["fairops_tpr_ratio"] == min(metrics["fairops_tpr_ratio_sex"], metrics["fairops_tpr_ratio_race"])
     # intervals from the group counts, the 95% level split over the two columns
     from fairops.metrics import group_rates
-    from fairops.metrics.intervals import rate_counts, ratio_interval
+    from fairops.metrics._intervals import rate_counts, ratio_interval
 
     for column in ("sex", "race"):
         lower, upper = ratio_interval(rate_counts(group_rates(y, y_pred, data[column]), "fpr"), level=0.975,

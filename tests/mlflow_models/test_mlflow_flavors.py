@@ -13,7 +13,7 @@ from mlflow.exceptions import MlflowException
 
 import fairops
 from fairops.fairlof import FairLOF
-from fairops.fairlof.features import FeatureEncoder
+from fairops.fairlof._features import FeatureEncoder
 from fairops.mlflow import fairlof as fairlof_flavor, scaff as scaff_flavor
 from fairops.mlflow._flavor_base import pinned_requirements
 from fairops.mlflow._model_files import ModelFilesError
@@ -76,7 +76,7 @@ def test_scaff_save_records_flavor_signature_example_and_shipped_wheel(tmp_path,
     with zipfile.ZipFile(path / wheel_line) as wheel:
         names = set(wheel.namelist())
         metadata = wheel.read(f"fairops-{fairops.__version__}.dist-info/METADATA").decode()
-    assert {"fairops/mlflow/scaff.py", "fairops/models/columns.py"} <= names
+    assert {"fairops/mlflow/scaff.py", "fairops/models/_columns.py"} <= names
     assert any(name.startswith("fairops/scaff/_tree.") and name.endswith(".so") for name in names)
     assert f"Version: {fairops.__version__}" in metadata and "Requires-Dist: scikit-learn" in metadata
     # one manifest over every file, MLmodel and the wheel included

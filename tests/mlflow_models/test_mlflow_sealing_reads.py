@@ -29,8 +29,8 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from fairops.jobs import serve
-from fairops.metrics.thresholds import OperatingPoint
+from fairops.jobs import _serve as serve
+from fairops.metrics._thresholds import OperatingPoint
 from fairops.mlflow import classifier, loader, scaff as scaff_flavor, sealing
 from fairops.mlflow.sealing import KEY_ENV, ModelFilesError
 from fairops.models import ServedDecision

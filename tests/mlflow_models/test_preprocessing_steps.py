@@ -75,7 +75,7 @@ def test_an_encoding_with_an_empty_part_loads(tmp_path, monkeypatch):
     """A tuned family's encoding of numbers only has an empty categorical part (and an empty remainder)."""
     import optuna
 
-    from fairops.tuning.search_space import make_model
+    from fairops.tuning._search_space import make_model
     from tests.mlflow_models.preprocessing_cases import NUMBERS, rows
 
     monkeypatch.delenv("FAIROPS_MODEL_KEY", raising=False)

@@ -5,7 +5,7 @@ import pytest
 
 from fairops._param_checks import RANDOM_STATE, Interval, InvalidParameterError, Options, check_params, describe
 from fairops.fairlof import FairLOF
-from fairops.fairlof.features import FeatureEncoder
+from fairops.fairlof._features import FeatureEncoder
 from fairops.scaff import SCAFFClassifier, SCAFFTreeClassifier
 
 ESTIMATORS = [SCAFFTreeClassifier, SCAFFClassifier, FairLOF, FeatureEncoder]

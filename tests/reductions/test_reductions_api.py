@@ -103,7 +103,7 @@ def test_a_threshold_inside_a_tie_decides_served_rows_as_the_evaluation_did(comp
     """The task's evaluation breaks ties at random, a served row cannot: with the row-hash tie-break there
     are no ties left, so both decide the same rows and measure the same fairness."""
     from fairops.metrics import fairness_ratio, operating_point
-    from fairops.metrics.decisions import served_decision
+    from fairops.metrics._decisions import served_decision
 
     X, y, groups = compas
     half = np.arange(len(y)) % 2 == 0

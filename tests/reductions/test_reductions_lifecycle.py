@@ -131,7 +131,7 @@ def test_a_tampered_reduction_is_refused_signed_or_resealed(project, tmp_path, m
 
 
 def test_the_second_tune_is_gated_and_the_verdict_and_alias_agree(project):
-    from fairops.tracking.promotion import GATE_TAG
+    from fairops.registry._promotion import GATE_TAG
 
     client = project["client"]
     verdict = client.get_model_version(NAME, "2").tags[GATE_TAG]

@@ -22,9 +22,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
 from fairops.datasets import load_dataset
-from fairops.metrics.inputs import encode_sensitive
+from fairops.metrics._inputs import encode_sensitive
 from fairops.reductions import ExponentiatedGradient, GridSearch
-from fairops.reductions.constraints import ErrorObjective, ParityConstraint
+from fairops.reductions._constraints import ErrorObjective, ParityConstraint
 from fairops.tuning import FairnessObjective
 
 fairlearn = pytest.importorskip("fairlearn.reductions")

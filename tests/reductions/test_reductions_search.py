@@ -7,10 +7,10 @@ from mlflow.tracking import MlflowClient
 
 from fairops.datasets import load_german
 from fairops.fairband import FairbandPruner, FairbandSampler
-from fairops.models.families import FAMILIES
-from fairops.tracking.callback import FairnessTrackingCallback
+from fairops.models._families import FAMILIES
+from fairops.tracking._callback import FairnessTrackingCallback
 from fairops.tuning import FairnessObjective
-from fairops.tuning.search_space import families_for
+from fairops.tuning._search_space import families_for
 
 pytestmark = pytest.mark.slow  # 24 Fairband fits of the reductions on German, logged to MLflow: ~15 s
 

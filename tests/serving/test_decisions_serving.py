@@ -116,8 +116,8 @@ def test_the_gate_and_the_monitor_judge_per_group_decisions(per_group):
     from mlflow.tracking import MlflowClient
 
     from fairops.metrics import fairness_ratio
-    from fairops.tracking.row_record_reading import read_record as read_rows
-    from fairops.tracking.version_record import read_record
+    from fairops.registry._row_record_reading import read_record as read_rows
+    from fairops.registry._version_record import read_record
 
     project = per_group["project"]
     # the gate may pass or refuse the candidate (exit 0 or 3); either way it scored the rows

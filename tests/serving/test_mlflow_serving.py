@@ -10,11 +10,12 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from fairops.fairlof import FairLOF
-from fairops.fairlof.features import FeatureEncoder
+from fairops.fairlof._features import FeatureEncoder
 from fairops.mlflow import fairlof as fairlof_flavor
+from fairops.registry import Refit
+from fairops.registry._registration import register_best
 from fairops.scaff import SCAFFClassifier
-from fairops.tracking import Refit, TrackingSession
-from fairops.tracking.registry import register_best
+from fairops.tracking import TrackingSession
 from tests.services import BIN, free_port, post_frame as post, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow

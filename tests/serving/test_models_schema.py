@@ -14,7 +14,7 @@ from fairops.models import (
     columns_taking_missing_values,
     takes_unseen_categories,
 )
-from fairops.tuning.search_space import fit_model, make_model
+from fairops.tuning._search_space import fit_model, make_model
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

@@ -15,8 +15,8 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from fairops.cli import main
-from fairops.jobs import serve
-from fairops.jobs.request_guard import RequestGuard, json_depth
+from fairops.jobs import _serve as serve
+from fairops.jobs._request_guard import RequestGuard, json_depth
 from fairops.mlflow import classifier
 from fairops.mlflow._mlflow_internals import WRITTEN_FOR
 from fairops.mlflow._scoring_app import scoring_app, scoring_app_supported

@@ -14,7 +14,7 @@ from mlflow.tracking import MlflowClient
 
 from fairops.datasets import load_adult
 from fairops.fairlof import FairLOF
-from fairops.fairlof.features import FeatureEncoder
+from fairops.fairlof._features import FeatureEncoder
 from fairops.mlflow import fairlof as fairlof_flavor, scaff as scaff_flavor
 from fairops.mlflow.sealing import KEY_ENV
 from fairops.scaff import SCAFFClassifier

@@ -1,7 +1,7 @@
 """The gate reads rows as the served model reads them, and a version's row record is bound to it.
 
 Two versions of a logistic regression over an integer ``age`` and two numbers are registered in a real MLflow
-store, each with the record of the rows it was trained and validated on (:func:`fairops.tracking.log_rows`).
+store, each with the record of the rows it was trained and validated on (:func:`fairops.registry.log_rows`).
 The gate then refuses, naming the row in the file, a row the served model refuses (``age`` 40.5); answers
 the faults of a file (a spaced or renamed column, text among numbers, a sensitive column renamed) with one line
 and exit status 2; leaves out the same rows whether or not the file carries pandas' index or an ID column; and
@@ -23,13 +23,14 @@ from sklearn.linear_model import LogisticRegression
 
 import fairops.tracking
 from fairops.cli import main
-from fairops.datasets.row_ids import HASH_RULE
+from fairops.datasets._row_ids import HASH_RULE
 from fairops.metrics import Task
 from fairops.mlflow import sealing
 from fairops.models import InputSchema
-from fairops.tracking import RecordColumns, Refit, TrackingSession, VersionDetails, log_rows, register_best
-from fairops.tracking.row_record import ROWS_TAG, record_folder
-from fairops.tracking.version_record import validation_tags
+from fairops.registry import RecordColumns, Refit, VersionDetails, log_rows, register_best
+from fairops.registry._row_record import ROWS_TAG, record_folder
+from fairops.registry._version_record import validation_tags
+from fairops.tracking import TrackingSession
 
 pytestmark = pytest.mark.slow
 NAME = "gate-rows"
@@ -75,7 +76,7 @@ def store(tmp_path, monkeypatch):
 
 
 def _promote(store, gate, **options):
-    return fairops.tracking.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], max_accuracy_drop=1.0,
+    return fairops.registry.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], max_accuracy_drop=1.0,
                                     fairness_line=None, tracking_uri=store["uri"], source="gate.csv", **options)
 
 
@@ -226,6 +227,6 @@ def test_with_the_key_set_an_unsigned_record_is_refused(tmp_path, monkeypatch):
     _rewrite_record(store, 1, unsigned)
     store["client"].set_registered_model_alias(NAME, "champion", "2")
     with pytest.raises(ValueError, match="version 1: its row record is not signed and FAIROPS_MODEL_KEY is set"):
-        fairops.tracking.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], candidate="1",
+        fairops.registry.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], candidate="1",
                                  tracking_uri=uri, max_accuracy_drop=1.0)
     mlflow.set_tracking_uri(None)

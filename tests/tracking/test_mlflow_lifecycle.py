@@ -11,8 +11,8 @@ from mlflow.tracking import MlflowClient
 
 import fairops.mlflow
 from fairops.cli import main
-from fairops.tracking.promotion import GATE_TAG
-from fairops.tracking.registry_lock import RegistryBusy, registry_lock
+from fairops.registry._promotion import GATE_TAG
+from fairops.registry._registry_lock import RegistryBusy, registry_lock
 from tests.lifecycle_models import FEATURES, example, register, register_sex_and_race, rows, sex_and_race_rows
 
 NAME = "lifecycle"
@@ -85,7 +85,7 @@ def test_impossible_gate_refuses_names_fairness_and_keeps_the_champion(store, ca
 def test_open_gate_moves_the_champion_and_a_rerun_changes_nothing(store):
     client = store["client"]
     rows_ = rows(8, 3000)
-    verdict = fairops.tracking.promote(NAME, rows_[FEATURES], rows_["y"], rows_[["sex"]], min_fairness=0.0,
+    verdict = fairops.registry.promote(NAME, rows_[FEATURES], rows_["y"], rows_[["sex"]], min_fairness=0.0,
                                      max_accuracy_drop=1.0, tracking_uri=store["uri"])
     assert (verdict.passed, verdict.moved, verdict.exit_code) == (True, True, 0), verdict.text()
     assert _champion(client) == "2" and client.get_model_version(NAME, "2").tags[GATE_TAG] == "passed"
@@ -95,7 +95,7 @@ def test_open_gate_moves_the_champion_and_a_rerun_changes_nothing(store):
     # the candidate's fairness equals the champion's evaluator metric recomputed on the same rows
     assert verdict.scores["candidate"]["fairops_tpr_ratio_lower"] <= verdict.scores["candidate"]["fairops_tpr_ratio"]
     runs_before = len(_promotion_runs(client))
-    again = fairops.tracking.promote(NAME, rows_[FEATURES], rows_["y"], rows_[["sex"]], tracking_uri=store["uri"])
+    again = fairops.registry.promote(NAME, rows_[FEATURES], rows_["y"], rows_[["sex"]], tracking_uri=store["uri"])
     assert (again.passed, again.moved, again.run_id) == (True, False, None)
     assert len(_promotion_runs(client)) == runs_before and _champion(client) == "2"
     assert client.search_registered_models(f"name = '{NAME}.registry-lock'") == []

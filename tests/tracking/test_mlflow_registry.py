@@ -15,10 +15,11 @@ from fairops.fairband import FairbandSampler, budget
 from fairops.fairband.selection import select_best
 from fairops.metrics import binarize, fairness_ratio, precision
 from fairops.mlflow import scaff as scaff_flavor
+from fairops.registry import Placement, Refit, VersionDetails
+from fairops.registry._registration import default_description, describe, register_best, select
 from fairops.scaff import SCAFFTreeClassifier
-from fairops.tracking import Placement, Refit, TrackingSession, VersionDetails
-from fairops.tracking.callback import FairnessTrackingCallback, keep_model
-from fairops.tracking.registry import default_description, describe, register_best, select
+from fairops.tracking import TrackingSession
+from fairops.tracking._callback import FairnessTrackingCallback, keep_model
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

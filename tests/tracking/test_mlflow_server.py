@@ -20,7 +20,7 @@ WORKER = textwrap.dedent("""
     import optuna
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
-    from fairops.tracking.callback import FairnessTrackingCallback
+    from fairops.tracking._callback import FairnessTrackingCallback
 
     journal, server, start_at, n_trials = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
     optuna.logging.set_verbosity(optuna.logging.WARNING)

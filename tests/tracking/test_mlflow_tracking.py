@@ -11,7 +11,7 @@ from mlflow.tracking import MlflowClient
 
 import fairops
 from fairops.fairband import FairbandSampler, budget
-from fairops.tracking.callback import PARENT_ATTR, FairnessTrackingCallback, keep_model
+from fairops.tracking._callback import PARENT_ATTR, FairnessTrackingCallback, keep_model
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -394,7 +394,7 @@ def test_background_runs_are_written_when_the_process_ends_without_a_flush(uri, 
 
     script = f"""
 import optuna
-from fairops.tracking.callback import FairnessTrackingCallback
+from fairops.tracking._callback import FairnessTrackingCallback
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 callback = FairnessTrackingCallback({uri!r}, "exiting", artifact_location={str(store[1] / "exiting")!r},
                                     synchronous=False, settle_seconds=0)

@@ -21,7 +21,8 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from fairops.datasets import load_dataset
 from fairops.metrics import Task
 from fairops.models import InputSchema
-from fairops.tracking import Refit, TrackingSession, VersionDetails, monitor, register_best, validation_tags
+from fairops.registry import Refit, VersionDetails, monitor, register_best, validation_tags
+from fairops.tracking import TrackingSession
 
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "monitor_false_alarms.py"
 _SPEC = importlib.util.spec_from_file_location("monitor_false_alarms", _PATH)

@@ -33,10 +33,11 @@ from fairops.cli import main
 from fairops.datasets import load_compas, train_validation_test_split
 from fairops.mlflow import classifier
 from fairops.models import InputSchema
+from fairops.registry import Placement, RecordColumns, Refit, VersionDetails, log_rows
+from fairops.registry._registration import register_best
+from fairops.registry._version_record import validation_tags
 from fairops.scaff import SCAFFClassifier
-from fairops.tracking import Placement, RecordColumns, Refit, TrackingSession, VersionDetails, log_rows
-from fairops.tracking.registry import register_best
-from fairops.tracking.version_record import validation_tags
+from fairops.tracking import TrackingSession
 from tests.services import free_port, post_frame, start, stop, wait_ready
 
 FINAL_STEPS = ("hist_gradient_boosting", "scaff", "lightgbm")

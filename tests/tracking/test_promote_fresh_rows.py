@@ -10,9 +10,9 @@ from mlflow.tracking import MlflowClient
 
 import fairops.tracking
 from fairops.metrics import Task
-from fairops.tracking.promotion import gate_checks
-from fairops.tracking.row_record import RecordColumns, log_rows, record_folder
-from fairops.tracking.row_record_reading import read_record
+from fairops.registry._promotion import gate_checks
+from fairops.registry._row_record import RecordColumns, log_rows, record_folder
+from fairops.registry._row_record_reading import read_record
 from tests.lifecycle_models import FEATURES, register, rows
 
 COLUMNS = RecordColumns(inputs=tuple(FEATURES), sensitive=("sex",), target="y")
@@ -44,7 +44,7 @@ def test_rows_a_version_saw_are_left_out_and_named(store):
     _record(store, 1, gate.iloc[:500])  # the champion trained on the first 500 gate rows
     _record(store, 2, gate.iloc[400:1000])  # the challenger on 600, 100 of them the champion's too
     assert len(_seen(store, "2")) == 600
-    verdict = fairops.tracking.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], max_accuracy_drop=1.0,
+    verdict = fairops.registry.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], max_accuracy_drop=1.0,
                                        fairness_line=0, tracking_uri=store["uri"])
     text = verdict.text()
     assert ("  left out 1000 of 3000 rows seen in training or validation (version 2: 600, version 1: 500; "
@@ -61,7 +61,7 @@ def test_a_gate_on_rows_every_version_saw_is_an_error(store):
     _record(store, 1, gate)
     with pytest.raises(ValueError, match=r"every one of the 400 rows was seen in training or validation "
                                          r"\(version 2: 0, version 1: 400\): give labelled rows neither model saw"):
-        fairops.tracking.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], tracking_uri=store["uri"])
+        fairops.registry.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], tracking_uri=store["uri"])
 
 
 def test_a_version_without_a_record_is_refused_unless_the_overlap_goes_unchecked_and_a_broken_record_refused(
@@ -74,8 +74,8 @@ def test_a_version_without_a_record_is_refused_unless_the_overlap_goes_unchecked
     (empty / "record.json").write_text("{not json")
     client.log_artifacts(registered.run_id, str(empty), artifact_path=record_folder(registered.version))
     with pytest.raises(ValueError, match="fresh-rows version 2: its row record record.json: it is not valid JSON"):
-        fairops.tracking.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], tracking_uri=store["uri"])
-    verdict = fairops.tracking.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], max_accuracy_drop=1.0,
+        fairops.registry.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], tracking_uri=store["uri"])
+    verdict = fairops.registry.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], max_accuracy_drop=1.0,
                                        tracking_uri=store["uri"], row_record=False)
     assert "  overlap with the rows either version was trained or validated on not checked (--no-row-record)" \
         in verdict.text()

@@ -7,8 +7,8 @@ import optuna
 import pytest
 
 from fairops.errors import InputError
-from fairops.tracking import Placement, Refit, VersionDetails
-from fairops.tracking.registry import register_best
+from fairops.registry import Placement, Refit, VersionDetails
+from fairops.registry._registration import register_best
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -58,9 +58,9 @@ def test_a_flat_keyword_of_earlier_versions_is_refused_by_name(study, keyword):
 
 
 @pytest.mark.parametrize("keywords, message", [
-    ({"refit": lambda params, trial: None}, r"refit must be None or a fairops.tracking.Refit.*refit=Refit\(fit\)"),
-    ({"placement": "champion"}, "placement must be a fairops.tracking.Placement"),
-    ({"details": {"tags": {}}}, "details must be a fairops.tracking.VersionDetails"),
+    ({"refit": lambda params, trial: None}, r"refit must be None or a fairops.registry.Refit.*refit=Refit\(fit\)"),
+    ({"placement": "champion"}, "placement must be a fairops.registry.Placement"),
+    ({"details": {"tags": {}}}, "details must be a fairops.registry.VersionDetails"),
     ({"session": "sqlite:///mlflow.db"}, r"session must be .*pass session=TrackingSession\(uri\)"),
 ])
 def test_register_best_refuses_what_is_not_its_option_before_it_selects(study, keywords, message):

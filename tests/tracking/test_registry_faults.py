@@ -14,8 +14,9 @@ from sklearn.linear_model import LogisticRegression
 
 from fairops.errors import InputError
 from fairops.fairband.selection import select_best
+from fairops.registry import Refit, register_best
 from fairops.scaff import SCAFFTreeClassifier
-from fairops.tracking import FairnessTrackingCallback, Refit, TrackingSession, keep_model, register_best
+from fairops.tracking import FairnessTrackingCallback, TrackingSession, keep_model
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 ENV = "MLFLOW_TRACKING_URI"

@@ -7,7 +7,7 @@ import optuna
 import pytest
 
 from fairops.fairband import SelectionKind, select_best
-from fairops.tracking.selection_rules import describe, record, rule_kind, select
+from fairops.registry._selection_rules import describe, record, rule_kind, select
 
 
 @pytest.fixture()

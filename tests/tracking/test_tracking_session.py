@@ -8,12 +8,12 @@ import pytest
 from mlflow.tracking import MlflowClient
 from sklearn.linear_model import LogisticRegression
 
-from fairops.tracking import Placement, Refit
-from fairops.tracking.callback import FairnessTrackingCallback
-from fairops.tracking.registry import register_best
-from fairops.tracking.run_once import register_once
-from fairops.tracking.search import paged, quoted
-from fairops.tracking.session import TrackingSession
+from fairops.registry import Placement, Refit
+from fairops.registry._registration import register_best
+from fairops.registry._run_once import register_once
+from fairops.tracking._callback import FairnessTrackingCallback
+from fairops.tracking._search import paged, quoted
+from fairops.tracking._session import TrackingSession
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

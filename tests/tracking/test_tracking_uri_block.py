@@ -3,7 +3,7 @@
 import mlflow
 import pytest
 
-from fairops.tracking._tracking_uri import tracking_uri
+from fairops.registry._tracking_uri import tracking_uri
 
 
 @pytest.fixture(autouse=True)

@@ -12,9 +12,9 @@ import pytest
 
 from fairops.datasets import load_german
 from fairops.tuning import FAMILIES, TUNERS, FairnessObjective, make_model, make_study, register_family, run_tuner
-from fairops.tuning.baselines import trials_per_iteration
-from fairops.tuning.search_space import PAPER_FAMILIES
-from fairops.tuning.toy import make_toy_objective
+from fairops.tuning._baselines import trials_per_iteration
+from fairops.tuning._search_space import PAPER_FAMILIES
+from fairops.tuning._toy import make_toy_objective
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 REPO = Path(__file__).resolve().parents[2]
@@ -95,7 +95,7 @@ def test_examples_run(script, args):
 
 
 def test_paper_profile_has_the_papers_whole_network_space():
-    from fairops.models.families import _HIDDEN
+    from fairops.models._families import _HIDDEN
 
     assert len(_HIDDEN["paper"]) == len(set(_HIDDEN["paper"])) == 15
     assert set(_HIDDEN["fast"]) < set(_HIDDEN["paper"])
@@ -131,7 +131,7 @@ def _constant_logistic_regression(trial, profile, seed):
 
 
 def test_constant_models_fail_and_are_never_picked():
-    from fairops.tuning.objective import CONSTANT_SCORES, ConstantScoresError, failure_reason
+    from fairops.tuning._objective import CONSTANT_SCORES, ConstantScoresError, failure_reason
 
     register_family("lr_c", _constant_logistic_regression)
     try:
@@ -187,7 +187,7 @@ def test_category_codes_one_hot_like_the_labels():
 
     from fairops.datasets import load_adult
     from fairops.models import CategoryCodes
-    from fairops.tuning.search_space import _encoder
+    from fairops.tuning._search_space import _encoder
 
     X = load_adult().X
     categorical = [c for c in X.columns if str(X[c].dtype) == "category"]

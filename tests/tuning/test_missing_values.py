@@ -10,8 +10,8 @@ import optuna
 import pytest
 
 from fairops.datasets import load_adult
-from fairops.models.families import FAMILIES
-from fairops.tuning.search_space import fit_model, make_model
+from fairops.models._families import FAMILIES
+from fairops.tuning._search_space import fit_model, make_model
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 

@@ -18,10 +18,11 @@ from threadpoolctl import threadpool_limits
 
 from fairops.datasets import load_compas, load_german
 from fairops.fairband import FairbandPruner, FairbandSampler, budget, select_best
-from fairops.tracking import Refit, TrackingSession
-from fairops.tracking.registry import register_best
+from fairops.registry import Refit
+from fairops.registry._registration import register_best
+from fairops.tracking import TrackingSession
 from fairops.tuning import FairnessObjective, record_outcome
-from fairops.tuning.baselines import FullBudgetRandomSampler
+from fairops.tuning._baselines import FullBudgetRandomSampler
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

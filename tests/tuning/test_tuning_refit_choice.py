@@ -7,8 +7,8 @@ import pytest
 from fairops.datasets import load_german
 from fairops.fairband import select_best
 from fairops.tuning import FairnessObjective, refit_choice
-from fairops.tuning.cross_validation import cross_validated
-from fairops.tuning.refit_choice import dominates, refit_all
+from fairops.tuning._cross_validation import cross_validated
+from fairops.tuning._refit_choice import dominates, refit_all
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 
@@ -122,7 +122,7 @@ def test_cross_validation_judges_at_the_objectives_decision():
 
 def test_with_a_fairness_line_the_choice_takes_the_best_standing_on_cross_validated_figures(small_budget_study):
     from fairops.metrics import FairnessRule
-    from fairops.metrics.fairness_rule import STANDINGS
+    from fairops.metrics._fairness_rule import STANDINGS
 
     objective, study = small_budget_study
     ranked = select_best(study, alpha="auto", rule="robust", candidates=3)
