@@ -75,7 +75,7 @@ class FairLOF(NoveltyScoring, LambdaPath, OutlierMixin, BaseEstimator):
         as everywhere else.
     correction : {"paper", "per_value"}, default="paper"
         The paper's (eqs 6-14) or fairops' own variant (W, D and the
-        direction per value, the whole reach-distance scaled; see ``docs/fairlof.md``).
+        direction per value, the whole reach-distance scaled; see ``docs/fairlof/equations.md``).
     top_t : int or None, default=None
         Size of the outlier list; None -> min(500, 5% of n), at least 1.
     metric : str or callable, default="euclidean"
@@ -96,7 +96,7 @@ class FairLOF(NoveltyScoring, LambdaPath, OutlierMixin, BaseEstimator):
         LocalOutlierFactor), "ball_tree", "kd_tree", "brute"; or fairops' "blocked" (exact
         blocked brute force: float32 BLAS tiles, exact float64 re-ranking), "fast" (exact:
         "kd_tree" up to 6 features, "blocked" above, the crossover measured in
-        ``docs/fairlof.md``), "approximate" (a neighbour graph, then exact searches of the top
+        ``docs/fairlof/large_n.md``), "approximate" (a neighbour graph, then exact searches of the top
         of the rankings; neighbour distances are still exact). "blocked", "fast" and
         "approximate" need ``metric="euclidean"``. The search used is ``search_algorithm_``.
     leaf_size : int, default=30
