@@ -58,6 +58,7 @@ import os
 
 from ..errors import InputError, RowError
 from . import _flavor_base as _flavor, _parse_budget, answer as _answer
+from ._param_docs import param, with_param_docs
 from ._savable import TRUSTED_TYPES, check_savable, type_names, untrusted_types  # noqa: F401 (this module's face)
 from .answer import DECISION_OUTPUT, OUTPUT, POSITIVE_OUTPUT
 from .sealing import ModelFilesError
@@ -68,6 +69,16 @@ FORMAT_NAME = "fairops-classifier"
 FORMAT_VERSION = 1
 MODEL_FILE = "model.skops"
 DOCUMENT_FILE = "model.json"
+_DOCS = {
+    "sk_model": param("sk_model", "classifier",
+                      "A fitted two-class classifier with ``predict_proba`` (a pipeline, LightGBM, ...)."),
+    "input_schema": param("input_schema", "InputSchema or None, default=None",
+                          "The input a served model takes (None: ``input_example``'s schema)."),
+    "positive_class": param("positive_class", "object or None, default=None",
+                            "The class whose probability is answered (None: ``classes_[1]``)."),
+    "decision": param("decision", "ServedDecision or None, default=None",
+                      "The decision served with the probability; its groups' columns become required inputs."),
+}
 # MLflow column types of the schema's kinds (see the module docstring for why some are "any").
 _MLFLOW_TYPES = {"integer": "any", "number": "double", "boolean": "any", "category": "any"}
 
@@ -196,45 +207,20 @@ def _prepare(sk_model, input_schema, input_example, positive_class, decision=Non
     return input_schema, positive_class, check_savable(sk_model)
 
 
+@with_param_docs(**_DOCS)
 def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=None, pip_requirements=None,
                extra_pip_requirements=None, metadata=None, input_schema=None, positive_class=None, decision=None):
     """Save a fitted two-class classifier as a sealed MLflow model at ``path``.
 
     ``input_schema`` (a :class:`~fairops.models.InputSchema`, best made from the training frame with
     :meth:`~fairops.models.InputSchema.for_model`) defaults to the schema of ``input_example``, whose
-    category columns then accept any value unless they are pandas categoricals. ``decision`` (a
-    :class:`~fairops.models.ServedDecision`) adds the decision to the answer and its groups' columns
-    to the required inputs.
+    category columns then accept any value unless they are pandas categoricals.
 
     Parameters
     ----------
-    sk_model : classifier
-        A fitted two-class classifier with ``predict_proba`` (a pipeline, LightGBM, ...).
-    path : str or os.PathLike
-        The model directory (missing or empty).
-    conda_env : dict, str or None, default=None
-        A conda environment, instead of pip requirements.
-    mlflow_model : mlflow.models.Model or None, default=None
-        The model description to add the flavor to (None: a new one).
-    input_example : DataFrame or None, default=None
-        Rows saved with the model.
-    pip_requirements : list of str or None, default=None
-        None: the shipped fairops wheel and the pinned libraries its files depend on.
-    extra_pip_requirements : list of str or None, default=None
-        Added to the default requirements.
-    metadata : dict or None, default=None
-        Custom metadata recorded in ``MLmodel``.
-    input_schema : InputSchema or None, default=None
-        The input a served model takes, as above.
-    positive_class : object or None, default=None
-        The class whose probability is answered (None: ``classes_[1]``).
-    decision : ServedDecision or None, default=None
-        The decision served with the probability, as above.
+    {{ parameters }}
 
-    Returns
-    -------
-    mlflow.models.Model
-        The saved model's description.
+    {{ saved_returns }}
     """
     import skops
 
@@ -266,24 +252,15 @@ def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=
     )
 
 
+@with_param_docs(**_DOCS)
 def log_model(sk_model, name="model", *, input_schema=None, positive_class=None, decision=None, **kwargs):
     """Log a classifier to the active run (or ``run_id=``); returns MLflow's ``ModelInfo``.
 
     Parameters
     ----------
-    sk_model : classifier
-        A fitted two-class classifier with ``predict_proba``.
-    name : str, default="model"
-        The model's name in the run.
-    input_schema, positive_class, decision : optional
-        As in :func:`save_model`.
-    **kwargs
-        :func:`save_model`'s arguments and ``Model.log``'s (``registered_model_name``, ...).
+    {{ parameters }}
 
-    Returns
-    -------
-    mlflow.models.model.ModelInfo
-        What MLflow logged.
+    {{ logged_returns }}
     """
     return FLAVOR.log_model(sk_model, name, input_schema=input_schema, positive_class=positive_class,
                             decision=decision, **kwargs)
