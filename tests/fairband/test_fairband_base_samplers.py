@@ -1,6 +1,6 @@
-"""Every Optuna sampler as Fairband's base sampler: the table in docs/fairband/algorithm.md, run row by row, and the view
-of the study a base sampler is handed (the schedule's fits numbered without gaps; one objective, the weighted
-score, for a sampler that refuses two)."""
+"""Every Optuna sampler as Fairband's base sampler: the table in docs/fairband/algorithm.md, run row by row, and
+the view of the study a base sampler is handed (the schedule's fits numbered without gaps; one objective, the
+weighted score, for a sampler that refuses two)."""
 
 import importlib.util
 import math

@@ -181,7 +181,8 @@ def test_the_documented_call_runs_on_a_pandas_string_column(registered, rows):
     test = rows[2].astype({"sex": "str", "race": "str"})
     assert str(test["sex"].dtype) == "str"
     uri = registered["uris"]["own-pipeline"]
-    config = {"default": {"log_model_explainability": False},  # the evaluator_config of docs/mlflow/evaluator.md, verbatim
+    # the evaluator_config of docs/mlflow/evaluator.md, verbatim
+    config = {"default": {"log_model_explainability": False},
               "fairops": {"sensitive_features": ["sex", "race"], "target": {"fpr": 0.1}}}
     with mlflow.start_run():
         metrics = mlflow.models.evaluate(uri, test, targets="y", model_type="classifier",
