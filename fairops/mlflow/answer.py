@@ -18,6 +18,8 @@ tie at the threshold is decided by lot, as the randomized classifier decides it,
 
 from __future__ import annotations
 
+from ._param_docs import param, with_param_docs
+
 OUTPUT = "probability"
 POSITIVE_OUTPUT = "positive_class"
 DECISION_OUTPUT = "decision"
@@ -30,6 +32,10 @@ BY_LOT_OUTPUT = "decided_by_lot"
 SCORE_OUTPUTS = (OUTPUT, CHANCE_OUTPUT)
 #: How finely a reduction's threshold is shown in chance units (its tie-break moves a score by at most 1e-10).
 _CHANCE_DIGITS = 9
+_DOCS = {
+    "model": param("model", "classifier", "The fitted model."),
+    "decision": param("decision", "ServedDecision or None, default=None", "Its decision."),
+}
 
 
 def reduction_in(model):
@@ -93,15 +99,13 @@ def _columns(model, decision) -> list:
     return columns
 
 
+@with_param_docs(**_DOCS)
 def answer_columns(model, decision=None) -> dict:
     """What each column of the scores answer (``params={"answer": "scores"}``) holds, in words.
 
     Parameters
     ----------
-    model : classifier
-        The fitted model.
-    decision : ServedDecision or None, default=None
-        Its decision.
+    {{ parameters }}
 
     Returns
     -------
@@ -111,6 +115,7 @@ def answer_columns(model, decision=None) -> dict:
     return {name: meaning for name, _, meaning in _columns(model, decision)}
 
 
+@with_param_docs(model=_DOCS["model"], decision=param("decision", "ServedDecision", "Its decision."))
 def describe_answer(model, decision) -> dict:
     """The served answer for a model card: its columns in words, and the decision threshold.
 
@@ -118,10 +123,7 @@ def describe_answer(model, decision) -> dict:
 
     Parameters
     ----------
-    model : classifier
-        The fitted model.
-    decision : ServedDecision
-        Its decision.
+    {{ parameters }}
 
     Returns
     -------
@@ -169,6 +171,7 @@ def score_of(answer):
     return answer
 
 
+@with_param_docs(**_DOCS)
 def columns_and_types(model, decision=None) -> list:
     """The scores answer's columns and their MLflow types, in the answer's order.
 
@@ -177,8 +180,7 @@ def columns_and_types(model, decision=None) -> list:
 
     Parameters
     ----------
-    model, decision : as in :func:`answer_columns`
-        The fitted model and its decision (or None).
+    {{ parameters }}
 
     Returns
     -------
