@@ -147,7 +147,7 @@ def _spearman(a, b) -> float:
 def _rule_pick(validation: list[dict], alpha: float, accurate: int) -> int:
     """The robust rule's last step on validation figures: drop refits the most accurate one dominates,
     keep the highest ``o`` of lower bounds."""
-    from fairops.fairband.ranking import weighted_score
+    from fairops.fairband._ranking import weighted_score
     from fairops.tuning.refit_choice import dominates
 
     kept = [i for i, v in enumerate(validation) if i == accurate or not dominates(validation[accurate], v)]
@@ -204,7 +204,7 @@ def pool_pick(result: dict, size: int | None, by: str = "cv") -> dict:
     lower-bound ``o`` and the best ``size`` at the largest budget (None: every configuration), plus the
     most accurate fit; the choice compares ``by`` ("cv" or "validation") lower bounds. ``size=3`` with
     "cv" is the rule as ``fairops compare`` runs it."""
-    from fairops.fairband import ranking
+    from fairops.fairband import _ranking as ranking
     from fairops.tuning.refit_choice import dominates
 
     alpha, fits = result["pick"]["alpha"], result["as_fitted"]

@@ -24,7 +24,7 @@ from pathlib import Path
 import optuna
 
 from fairops.datasets import load_dataset
-from fairops.fairband import ranking, select_best
+from fairops.fairband import _ranking as ranking, select_best
 from fairops.fairband.constraints import feasible_fits
 from fairops.fairband.selection import lower_bounds, successful_fits
 from fairops.tuning import FairnessObjective

@@ -22,9 +22,9 @@ import optuna
 from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler
 
-from . import schedule
+from . import _schedule as schedule
+from ._errors import FairbandScheduleError
 from .claims import HELD, RELEASED
-from .errors import FairbandScheduleError
 
 
 @dataclass

@@ -38,7 +38,7 @@ from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from ..errors import InputError
-from . import _optuna_internals as internals, ranking
+from . import _optuna_internals as internals, _ranking as ranking
 from .claims import claim_of
 
 _logger = logging.getLogger("fairops.fairband.sampler")

@@ -10,7 +10,7 @@ import optuna
 
 from ..errors import InputError
 from . import _optuna_internals as internals
-from .settings import settings_of
+from ._settings import settings_of
 
 
 def budget(trial) -> float:
@@ -18,7 +18,7 @@ def budget(trial) -> float:
 
     Works on a live :class:`optuna.trial.Trial` (after the sampler prepared it) and on a
     :class:`~optuna.trial.FrozenTrial` (from its ``budget`` user attribute). A live trial the schedule
-    refused raises ``optuna.TrialPruned`` (see :mod:`fairops.fairband.sampler`).
+    refused raises ``optuna.TrialPruned`` (see :mod:`fairops.fairband._sampler`).
 
     Parameters
     ----------

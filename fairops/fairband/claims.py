@@ -37,8 +37,8 @@ from dataclasses import dataclass
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
-from . import _optuna_internals as internals, ranking, schedule
-from .settings import FairbandSettings, check_same_configuration, configuration_hash, record_configuration
+from . import _optuna_internals as internals, _ranking as ranking, _schedule as schedule
+from ._settings import FairbandSettings, check_same_configuration, configuration_hash, record_configuration
 from .waiting import Waiter
 
 CLAIM_ATTR = "fairband:claim"

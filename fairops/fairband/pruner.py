@@ -23,8 +23,8 @@ from optuna.pruners import BasePruner
 from optuna.trial import FrozenTrial
 
 from ..errors import InputError
-from . import _optuna_internals as internals, ranking, schedule
-from .settings import FairbandSettings, agreeing, settings_of
+from . import _optuna_internals as internals, _ranking as ranking, _schedule as schedule
+from ._settings import FairbandSettings, agreeing, settings_of
 
 
 def _attr(rung: int, what: str) -> str:

@@ -20,7 +20,7 @@ True
 from __future__ import annotations
 
 from . import _optuna_internals as internals
-from .settings import settings_of
+from ._settings import settings_of
 
 _WHY = ("Optuna's trial.report and trial.should_prune do not support studies with two objectives such as "
         "Fairband's (accuracy, fairness). ")

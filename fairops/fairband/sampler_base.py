@@ -1,5 +1,5 @@
 """The schedule side of :class:`~fairops.fairband.FairbandSampler`: its settings, what a live trial was given,
-and how a trial claims its slot and gets its configuration (:mod:`fairops.fairband.sampler` describes the schedule).
+and how a trial claims its slot and gets its configuration (:mod:`fairops.fairband._sampler` describes the schedule).
 
 :class:`SlotSamplerBase` is FairbandSampler's base class; FairbandSampler keeps the constructor, which sets the
 state read here, and Optuna's hooks, which call :meth:`SlotSamplerBase._prepare` and the slot queries.
@@ -14,12 +14,12 @@ import optuna
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.trial import FrozenTrial
 
-from . import _optuna_internals as internals, schedule
+from . import _optuna_internals as internals, _schedule as schedule
+from ._errors import FairbandScheduleError
+from ._settings import FairbandSettings, check_study
 from .assignments import Assignment, Assignments
 from .base_sampler_view import BaseSamplerView
 from .claims import HELD, REFUSED, RELEASED, SlotBoard, SlotClaims, claim_of, refusal, study_key
-from .errors import FairbandScheduleError
-from .settings import FairbandSettings, check_study
 from .starts import start_of
 
 _logger = logging.getLogger("fairops.fairband.sampler")  # the sampler's log, where this was always written

@@ -38,11 +38,11 @@ from typing import Any
 from optuna.trial import FrozenTrial, TrialState
 
 from ..errors import InputError
-from . import _optuna_internals as internals, ranking
+from . import _optuna_internals as internals, _ranking as ranking
+from ._settings import SETTINGS_ATTR
 from .claims import HELD, claim_of
 from .constraints import feasible_fits, is_feasible
 from .screening import Screened, screen, without_set_aside
-from .settings import SETTINGS_ATTR
 
 #: The ranking rules by name, as select_best, register_best, ``fairops tune --selection`` and the docs accept them:
 #: "fairband" ranks the point values as the paper does ("paper" is another name of the same rule), "robust" the

@@ -1,6 +1,6 @@
 """Start configurations: parameter values the first configurations of bracket 0 take instead of random draws.
 
->>> from fairops.fairband.schedule import slot_of
+>>> from fairops.fairband import slot_of
 >>> starts = checked_starts([{"x": 0.5}], s_max=4)
 >>> start_of(starts, slot_of(138)), start_of(starts, slot_of(139))  # the first two slots of bracket 0
 ({'x': 0.5}, {})
@@ -13,8 +13,8 @@ from typing import Any
 from optuna.distributions import BaseDistribution, CategoricalDistribution
 
 from ..errors import InputError
-from . import schedule
-from .settings import validated_configuration
+from . import _schedule as schedule
+from ._settings import validated_configuration
 
 
 def checked_starts(starts, s_max) -> tuple[dict, ...]:

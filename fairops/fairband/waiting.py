@@ -13,7 +13,7 @@ import time
 
 from ..errors import InputError
 from . import _optuna_internals as internals
-from .errors import FairbandWaitTimeout
+from ._errors import FairbandWaitTimeout
 
 # A running trial that has written nothing yet is judged dead after this many heartbeat intervals
 # (a live one writes its claim milliseconds after it is created).

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from fairops.fairband import ranking
+from fairops.fairband import _ranking as ranking
 from fairops.metrics.fairness_rule import STANDINGS
 from fairops.metrics.figures import DEGENERATE, degenerate_of
 from fairops.metrics.intervals import LEVEL

@@ -12,7 +12,7 @@ import pytest
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
-from fairops.fairband import FairbandSampler, budget, schedule
+from fairops.fairband import FairbandSampler, _schedule as schedule, budget
 from fairops.fairband.base_sampler_view import in_schedule
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)

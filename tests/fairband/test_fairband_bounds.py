@@ -2,8 +2,8 @@
 
 import pytest
 
-from fairops.fairband import FairbandSampler, schedule
-from fairops.fairband.settings import FairbandSettings
+from fairops.fairband import FairbandSampler, _schedule as schedule
+from fairops.fairband._settings import FairbandSettings
 from fairops.jobs.tune.settings import TuneSettings
 
 

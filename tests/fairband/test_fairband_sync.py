@@ -19,8 +19,8 @@ from fairops.fairband import (
     FairbandSampler,
     FairbandScheduleError,
     FairbandWaitTimeout,
+    _schedule as schedule,
     budget,
-    schedule,
     select_best,
     slot_of,
 )

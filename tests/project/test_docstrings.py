@@ -5,8 +5,8 @@ sections fails here:
 
 - every module of ``fairops/`` whose dotted name has no part starting with ``_`` and whose source assigns
   ``__all__`` declares its public names (today the package faces ``fairops.metrics``, ``fairops.fairband``, ...,
-  the job packages ``fairops.jobs.outliers`` and ``fairops.jobs.tune``, and the modules
-  ``fairops.fairband.sampler`` and ``fairops.tracking.callback``); ``fairops`` itself has no ``__all__``;
+  the job packages ``fairops.jobs.outliers`` and ``fairops.jobs.tune``, and the module
+  ``fairops.tracking.callback``); ``fairops`` itself has no ``__all__``;
 - a name of ``__all__`` bound to a module (``fairops.mlflow``'s flavor modules) stands for that module's
   public names: its own ``__all__``, else the names its source binds itself (``def``, ``class``,
   assignment; not what it imports) that do not start with ``_``;
@@ -17,8 +17,8 @@ sections fails here:
   ``predict``), never those inherited from scikit-learn, Optuna or ``object``, nor the metadata-routing
   methods (``set_fit_request``, ...) scikit-learn writes into an estimator class.
 
-One object reached under several names (``FairbandSampler`` from ``fairops.fairband`` and from
-``fairops.fairband.sampler``, one flavor's ``load_model`` shared by three modules) is checked once, under
+One object reached under several names (``FairnessTrackingCallback`` from ``fairops.tracking`` and from
+``fairops.tracking.callback``, one flavor's ``load_model`` shared by three modules) is checked once, under
 the first name in module order. ``EXCLUDED`` would name an object left alone, by where it is defined, with
 its reason; it names none.
 
@@ -209,7 +209,7 @@ def test_the_walk_reaches_every_kind_of_public_object():
         "fairops.metrics.GroupRates.tpr",  # a property
         "fairops.fairband.FairbandSampler.before_trial",  # an Optuna hook a fairops base class gives
         "fairops.fairlof.FairLOF.fit_predict",  # a method scikit-learn's available_if wraps
-        "fairops.fairband.sampler.configuration_seed",  # a name of a module's own __all__
+        "fairops.tracking.callback.trial_run_name",  # a name of a module's own __all__
         "fairops.tracking.FairnessTrackingCallback.__call__",  # a face imported on use
         "fairops.mlflow.scaff.save_model",  # a module named in a face's __all__
         "fairops.mlflow.classifier.load_model",  # a bound method shared by the flavor modules

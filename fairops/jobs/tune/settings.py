@@ -85,7 +85,7 @@ class TuneSettings:
             raise InputError(f"alpha must be in [0, 1], got {self.alpha}")
         if self.alpha is not None and self.method.startswith("rs"):
             raise InputError("--alpha applies to the Fairband methods (fb-auto, fb-bal, hb), not to random search")
-        from ...fairband.schedule import check_iterations
+        from ...fairband._schedule import check_iterations
 
         check_iterations(self.iterations)
         if self.n_jobs < 1:

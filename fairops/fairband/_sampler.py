@@ -21,15 +21,15 @@ import optuna
 from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial, TrialState
 
-from . import _optuna_internals as internals, pruning_calls, schedule
+from . import _optuna_internals as internals, _schedule as schedule, pruning_calls
+from ._errors import FairbandConfigurationError, FairbandScheduleError, FairbandWaitTimeout
+from ._settings import FairbandSettings, validated_configuration
 from .assignments import Assignments
 from .base_sampler_view import BaseSamplerView, objectives_taken
 from .budgets import budget
 from .claims import HELD, SlotClaims
 from .constraints import check_min_fairness, record_constraint
-from .errors import FairbandConfigurationError, FairbandScheduleError, FairbandWaitTimeout
 from .sampler_base import SlotSamplerBase, configuration_seed
-from .settings import FairbandSettings, validated_configuration
 from .starts import checked_starts, start_value
 from .waiting import positive_seconds
 

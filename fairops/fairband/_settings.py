@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from optuna.study import StudyDirection
 
 from ..errors import InputError
-from . import _optuna_internals as internals, ranking, schedule
-from .errors import FairbandConfigurationError, FairbandScheduleError
+from . import _optuna_internals as internals, _ranking as ranking, _schedule as schedule
+from ._errors import FairbandConfigurationError, FairbandScheduleError
 
 SETTINGS_ATTR = "fairband:settings"
 CONFIGURATION_ATTR_PREFIX = "fairband:configuration:"
@@ -158,7 +158,7 @@ def check_study(study) -> None:
     >>> check_study(optuna.create_study())
     Traceback (most recent call last):
     ...
-    fairops.fairband.errors.FairbandScheduleError: FairbandSampler needs a study with \
+    fairops.fairband.FairbandScheduleError: FairbandSampler needs a study with \
 directions=['maximize', 'maximize'] returning (accuracy, fairness); got ['minimize']
     """
     directions = study.directions
