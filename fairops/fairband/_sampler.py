@@ -1,7 +1,7 @@
 """FairbandSampler: the paper's synchronous Fairband schedule inside an Optuna study.
 
 One trial is one (configuration, budget) fit. Each trial claims one *slot* of the schedule
-(:mod:`fairops.fairband.claims`): claims are made in trial-number order and take the lowest slot nobody
+(:mod:`fairops.fairband._claims`): claims are made in trial-number order and take the lowest slot nobody
 holds, so without failures trial ``k`` fits slot ``k``, and a slot whose worker died is taken again by
 the next trial. Rung-0 slots draw a new configuration; a later-rung slot waits in ``before_trial``
 until the previous rung of its bracket has finished, ranks it with the weighted score and proposes the
@@ -22,16 +22,15 @@ from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial, TrialState
 
 from . import _optuna_internals as internals, _schedule as schedule, pruning_calls
+from ._claims import HELD, SlotClaims, positive_seconds
 from ._errors import FairbandConfigurationError, FairbandScheduleError, FairbandWaitTimeout
 from ._settings import FairbandSettings, validated_configuration
 from .assignments import Assignments
 from .base_sampler_view import BaseSamplerView, objectives_taken
 from .budgets import budget
-from .claims import HELD, SlotClaims
 from .constraints import check_min_fairness, record_constraint
 from .sampler_base import SlotSamplerBase, configuration_seed
 from .starts import checked_starts, start_value
-from .waiting import positive_seconds
 
 __all__ = ["FairbandConfigurationError", "FairbandSampler", "FairbandScheduleError", "FairbandWaitTimeout", "budget",
            "configuration_seed"]

@@ -23,8 +23,8 @@ from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler
 
 from . import _schedule as schedule
+from ._claims import HELD, RELEASED
 from ._errors import FairbandScheduleError
-from .claims import HELD, RELEASED
 
 
 @dataclass

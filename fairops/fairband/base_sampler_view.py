@@ -39,7 +39,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from ..errors import InputError
 from . import _optuna_internals as internals, _ranking as ranking
-from .claims import claim_of
+from ._claims import claim_of
 
 _logger = logging.getLogger("fairops.fairband.sampler")
 

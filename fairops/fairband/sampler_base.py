@@ -15,11 +15,11 @@ from optuna.samplers import BaseSampler, RandomSampler
 from optuna.trial import FrozenTrial
 
 from . import _optuna_internals as internals, _schedule as schedule
+from ._claims import HELD, REFUSED, RELEASED, SlotBoard, SlotClaims, claim_of, refusal, study_key
 from ._errors import FairbandScheduleError
 from ._settings import FairbandSettings, check_study
 from .assignments import Assignment, Assignments
 from .base_sampler_view import BaseSamplerView
-from .claims import HELD, REFUSED, RELEASED, SlotBoard, SlotClaims, claim_of, refusal, study_key
 from .starts import start_of
 
 _logger = logging.getLogger("fairops.fairband.sampler")  # the sampler's log, where this was always written

@@ -39,8 +39,8 @@ from optuna.trial import FrozenTrial, TrialState
 
 from ..errors import InputError
 from . import _optuna_internals as internals, _ranking as ranking
+from ._claims import HELD, claim_of
 from ._settings import SETTINGS_ATTR
-from .claims import HELD, claim_of
 from .constraints import feasible_fits, is_feasible
 from .screening import Screened, screen, without_set_aside
 

@@ -23,7 +23,7 @@ from optuna.trial import TrialState
 from fairops.cli import main
 from fairops.datasets import load_german
 from fairops.fairband import _schedule as schedule, select_best
-from fairops.fairband.claims import fits_of_run, holds_slot, slot_of_trial
+from fairops.fairband._claims import fits_of_run, holds_slot, slot_of_trial
 from fairops.jobs.tune.study import data_sha256
 from fairops.store_lock import sqlite_open_lock
 from fairops.tuning.objective import CONSTANT_SCORES, failure_reason
