@@ -9,10 +9,10 @@ The algorithm only: the paper's objective, model families and baseline tuners ar
 """
 
 from ._errors import FairbandConfigurationError, FairbandScheduleError, FairbandWaitTimeout
+from ._pruner import FairbandPruner, RungProgress
 from ._sampler import FairbandSampler, budget
 from ._schedule import Slot, iteration_size, rung_budget, rung_sizes, slot_of
 from ._settings import FairbandSettings
-from .pruner import FairbandPruner, RungProgress
 from .selection import Selection, SelectionKind, pareto_front, select_best
 
 __all__ = [

@@ -21,7 +21,7 @@ import optuna
 from optuna.samplers import BaseSampler
 from optuna.trial import FrozenTrial, TrialState
 
-from . import _optuna_internals as internals, _schedule as schedule, pruning_calls
+from . import _optuna_internals as internals, _pruner as pruning_calls, _schedule as schedule
 from ._claims import HELD, SlotClaims, positive_seconds
 from ._errors import FairbandConfigurationError, FairbandScheduleError, FairbandWaitTimeout
 from ._settings import FairbandSettings, validated_configuration
@@ -95,8 +95,7 @@ class FairbandSampler(SlotSamplerBase):
     rows, and the schedule stops configurations between rungs, never a fit half-way. Optuna's
     ``trial.report`` / ``trial.should_prune`` do not support two objectives (Optuna raises before any pruner is
     asked); in a Fairband study they raise a ``NotImplementedError`` saying so and naming
-    :class:`~fairops.fairband.RungProgress` (``mode="async"``), the way to stop a trial between its rungs
-    (:mod:`fairops.fairband.pruning_calls`).
+    :class:`~fairops.fairband.RungProgress` (``mode="async"``), the way to stop a trial between its rungs.
 
     Examples
     --------
