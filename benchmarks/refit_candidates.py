@@ -25,8 +25,7 @@ import optuna
 
 from fairops.datasets import load_dataset
 from fairops.fairband import _ranking as ranking, select_best
-from fairops.fairband.constraints import feasible_fits
-from fairops.fairband.selection import lower_bounds, successful_fits
+from fairops.fairband._selection import feasible_fits, lower_bounds, successful_fits
 from fairops.tuning import FairnessObjective
 from fairops.tuning.baselines import make_study, pick_alpha, run_tuner, start_configurations
 from fairops.tuning.cross_validation import cross_validated

@@ -12,8 +12,8 @@ from ._errors import FairbandConfigurationError, FairbandScheduleError, Fairband
 from ._pruner import FairbandPruner, RungProgress
 from ._sampler import FairbandSampler, budget
 from ._schedule import Slot, iteration_size, rung_budget, rung_sizes, slot_of
+from ._selection import Selection, SelectionKind, pareto_front, select_best
 from ._settings import FairbandSettings
-from .selection import Selection, SelectionKind, pareto_front, select_best
 
 __all__ = [
     "FairbandPruner", "RungProgress", "FairbandSampler", "FairbandScheduleError", "FairbandWaitTimeout", "budget",

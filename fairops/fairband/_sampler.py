@@ -24,11 +24,11 @@ from optuna.trial import FrozenTrial, TrialState
 from . import _optuna_internals as internals, _pruner as pruning_calls, _schedule as schedule
 from ._claims import HELD, SlotClaims, positive_seconds
 from ._errors import FairbandConfigurationError, FairbandScheduleError, FairbandWaitTimeout
+from ._selection import check_min_fairness, record_constraint
 from ._settings import FairbandSettings, validated_configuration
 from .assignments import Assignments
 from .base_sampler_view import BaseSamplerView, objectives_taken
 from .budgets import budget
-from .constraints import check_min_fairness, record_constraint
 from .sampler_base import SlotSamplerBase, configuration_seed
 from .starts import checked_starts, start_value
 

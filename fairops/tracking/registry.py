@@ -10,7 +10,7 @@
 - ``"fairness>=0.8"``: best accuracy among fits with fairness >= 0.8 (``"accuracy>=0.7"``: best fairness
   among fits with accuracy >= 0.7);
 - ``{"trial": 12}`` or ``{"run_id": "..."}``: a trial chosen by hand (by number or by its child run);
-- a :class:`~fairops.fairband.selection.Selection` already made (e.g. by ``select_best``).
+- a :class:`~fairops.fairband.Selection` already made (e.g. by ``select_best``).
 
 It then refits the chosen configuration when a :class:`~fairops.tracking.Refit` is given
 (``Refit(fit)``, ``fit(params, trial) -> model``), or reuses the model logged in the trial's child run;
@@ -20,7 +20,7 @@ the most accurate fit it was compared with; or :class:`~fairops.tracking.Version
 the metrics, the rule, ``model_card.json`` and ``pareto_front.png`` (accuracy vs fairness of every fit,
 the Pareto front drawn, the pick highlighted, the rule as the title).
 
-The selection itself is :func:`fairops.fairband.selection.select_best`; :func:`select` adds the rule
+The selection itself is :func:`fairops.fairband.select_best`; :func:`select` adds the rule
 parsing and :func:`describe` says in words what the rule did.
 
 >>> import optuna
@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import fairops
-from fairops.fairband.selection import Selection, pareto_front, select_best, successful_fits
+from fairops.fairband._selection import Selection, pareto_front, select_best, successful_fits
 
 from ..errors import InputError
 from .parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG
@@ -261,7 +261,7 @@ def register_best(study, name: str, rule="fairband", *, alpha=None, refit: Refit
         The registered model; created when missing.
     rule : str, dict or Selection, default "fairband"
         Which trial: ``"fairband"``, ``"robust"``, a constraint such as ``"fairness>=0.8"``,
-        ``{"trial": number}``, ``{"run_id": id}``, or a :class:`~fairops.fairband.selection.Selection`.
+        ``{"trial": number}``, ``{"run_id": id}``, or a :class:`~fairops.fairband.Selection`.
     alpha : float, "auto" or None, optional
         Fairband's weight of accuracy for ``"fairband"`` and ``"robust"``; None = the study's
         FairbandSampler setting.

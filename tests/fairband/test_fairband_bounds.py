@@ -2,8 +2,7 @@
 
 import pytest
 
-from fairops.fairband import FairbandSampler, _schedule as schedule
-from fairops.fairband._settings import FairbandSettings
+from fairops.fairband import FairbandSampler, FairbandSettings, _schedule as schedule
 from fairops.jobs.tune.settings import TuneSettings
 
 
