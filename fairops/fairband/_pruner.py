@@ -40,6 +40,7 @@ import optuna
 from optuna.pruners import BasePruner
 from optuna.trial import FrozenTrial
 
+from .._param_checks import check_alpha
 from ..errors import InputError
 from . import _optuna_internals as internals, _ranking as ranking, _schedule as schedule
 from ._settings import FairbandSettings, agreeing, settings_of
@@ -91,7 +92,7 @@ class FairbandPruner(BasePruner):
             schedule.iteration_size(eta or schedule.ETA, schedule.S_MAX if s_max is None else s_max)
         self._eta = eta
         self._s_max = s_max
-        self._alpha = None if alpha is None else ranking.check_alpha(alpha)
+        self._alpha = None if alpha is None else check_alpha(alpha)
 
     def fairband_settings_for(self, study: optuna.Study) -> FairbandSettings:
         """The settings in force for ``study``.
