@@ -27,7 +27,8 @@ def _shown_as_public(value) -> None:
     """Name this face as the module of ``value`` (and of the methods its class defines), as its users import it.
 
     Tracebacks, ``repr``, pickles and the doctests then read ``fairops.fairband.X`` whatever private module
-    holds the code, so the modules behind the face can move without changing what users see or store.
+    holds the code, so the modules behind the face can move without changing what users see or store. The
+    price: ``inspect.getsource`` of a public class looks for it in this file and does not find it.
     """
     defined_in = value.__module__
     value.__module__ = __name__
