@@ -42,7 +42,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from fairops.fairband import schedule  # noqa: E402
+from fairops.fairband import _schedule as schedule  # noqa: E402
 
 TABLE = HERE / "data" / "fairband_fit_times.csv"
 ETA, S_MAX = schedule.ETA, schedule.S_MAX

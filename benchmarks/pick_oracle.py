@@ -73,7 +73,7 @@ def _figures(metrics: dict) -> dict:
 def _refit_every_configuration(objective, study, cross_validate=False):
     """One record per distinct configuration among the run's successful fits, and the refits' scores;
     ``cross_validate`` adds each configuration's 5-fold figures over the training and validation rows."""
-    from fairops.fairband.selection import successful_fits
+    from fairops.fairband._selection import successful_fits
     from fairops.tuning._cross_validation import cross_validated
 
     seen, records, scores = {}, [], {}
@@ -105,7 +105,7 @@ def _refit_every_configuration(objective, study, cross_validate=False):
 
 def run_seed(data, seed, decision, *, families=None, max_train_rows=None, cross_validate=False) -> tuple[dict, dict]:
     """One FB-auto run as ``fairops compare`` makes it, its robust pick, and every configuration refit."""
-    from fairops.fairband.selection import select_best
+    from fairops.fairband import select_best
     from fairops.tuning._baselines import make_study, run_tuner, start_configurations
     from fairops.tuning._refit_choice import refit_choice
     from fairops.tuning._search_space import families_for
@@ -127,7 +127,7 @@ def run_seed(data, seed, decision, *, families=None, max_train_rows=None, cross_
 def _as_fitted(study) -> list[dict]:
     """Every successful fit as it was fitted (at its budget): validation figures, and the test figures at
     its validation threshold (``score_test``)."""
-    from fairops.fairband.selection import lower_bounds, successful_fits
+    from fairops.fairband._selection import lower_bounds, successful_fits
 
     return [{"trial": t.number, "model": t.params.get("model", "?"), "budget": float(t.user_attrs.get("budget", 1.0)),
              "key": json.dumps(t.params, sort_keys=True, default=str),
@@ -147,7 +147,7 @@ def _spearman(a, b) -> float:
 def _rule_pick(validation: list[dict], alpha: float, accurate: int) -> int:
     """The robust rule's last step on validation figures: drop refits the most accurate one dominates,
     keep the highest ``o`` of lower bounds."""
-    from fairops.fairband.ranking import weighted_score
+    from fairops.fairband._ranking import weighted_score
     from fairops.tuning._refit_choice import dominates
 
     kept = [i for i, v in enumerate(validation) if i == accurate or not dominates(validation[accurate], v)]
@@ -204,7 +204,7 @@ def pool_pick(result: dict, size: int | None, by: str = "cv") -> dict:
     lower-bound ``o`` and the best ``size`` at the largest budget (None: every configuration), plus the
     most accurate fit; the choice compares ``by`` ("cv" or "validation") lower bounds. ``size=3`` with
     "cv" is the rule as ``fairops compare`` runs it."""
-    from fairops.fairband import ranking
+    from fairops.fairband import _ranking as ranking
     from fairops.tuning._refit_choice import dominates
 
     alpha, fits = result["pick"]["alpha"], result["as_fitted"]

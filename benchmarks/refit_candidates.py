@@ -24,9 +24,8 @@ from pathlib import Path
 import optuna
 
 from fairops.datasets import load_dataset
-from fairops.fairband import ranking, select_best
-from fairops.fairband.constraints import feasible_fits
-from fairops.fairband.selection import lower_bounds, successful_fits
+from fairops.fairband import _ranking as ranking, select_best
+from fairops.fairband._selection import feasible_fits, lower_bounds, successful_fits
 from fairops.tuning import FairnessObjective
 from fairops.tuning._baselines import make_study, pick_alpha, run_tuner, start_configurations
 from fairops.tuning._cross_validation import cross_validated

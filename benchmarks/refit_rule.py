@@ -23,7 +23,7 @@ import warnings
 import optuna
 
 from fairops.datasets import load_dataset
-from fairops.fairband import ranking, select_best
+from fairops.fairband import _ranking as ranking, select_best
 from fairops.tuning import FairnessObjective
 from fairops.tuning._baselines import make_study, pick_alpha, run_tuner, start_configurations
 from fairops.tuning._objective import SMALL_DATA_FLOOR

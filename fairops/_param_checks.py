@@ -154,6 +154,30 @@ def describe(allowed: list) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
+def check_alpha(alpha, *, auto: bool = True, name: str = "alpha", accepted: str | None = None) -> float | str:
+    """Fairband's weight of accuracy, checked: ``"auto"`` (when ``auto``) or a real number in [0, 1], as a float.
+
+    The one check of an ``alpha`` wherever fairops takes one (sampler, pruner, scorer, tracking callback, the
+    commands). ``accepted`` is what the message says may be given, before "in [0, 1]" (by default
+    "'auto' or a float", or "a float" without ``auto``): a caller that also takes None, or reads a number
+    from its command line, says so.
+
+    >>> check_alpha("auto"), check_alpha(1)
+    ('auto', 1.0)
+    >>> check_alpha(1.5, auto=False)
+    Traceback (most recent call last):
+    ...
+    fairops._param_checks.InvalidParameterError: alpha must be a float in [0, 1], got 1.5
+    """
+    if auto and isinstance(alpha, str) and alpha == "auto":
+        return alpha
+    if is_real(alpha) and 0 <= alpha <= 1:  # NaN fails both comparisons
+        return float(alpha)
+    if accepted is None:
+        accepted = "'auto' or a float" if auto else "a float"
+    raise InvalidParameterError(f"{name} must be {accepted + ' ' if accepted else ''}in [0, 1], got {alpha!r}")
+
+
 def check_params(params: dict, constraints: dict) -> None:
     """Refuse the first of ``params`` that matches none of its ``constraints`` entries."""
     for name, allowed in constraints.items():

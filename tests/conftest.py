@@ -103,7 +103,7 @@ def single(tmp_path_factory):
     import optuna
 
     from fairops.cli import main
-    from fairops.fairband.claims import fits_of_run
+    from fairops.fairband._claims import fits_of_run
     from tests.jobs.test_distributed import FAST
 
     project = tmp_path_factory.mktemp("single")

@@ -8,13 +8,12 @@ The algorithm only: the paper's objective, model families and baseline tuners ar
 0.5
 """
 
-from .budgets import budget
-from .errors import FairbandConfigurationError, FairbandScheduleError, FairbandWaitTimeout
-from .pruner import FairbandPruner, RungProgress
-from .sampler import FairbandSampler
-from .schedule import Slot, iteration_size, rung_budget, rung_sizes, slot_of
-from .selection import Selection, SelectionKind, pareto_front, select_best
-from .settings import FairbandSettings
+from ._errors import FairbandConfigurationError, FairbandScheduleError, FairbandWaitTimeout
+from ._pruner import FairbandPruner, RungProgress
+from ._sampler import FairbandSampler, budget
+from ._schedule import Slot, iteration_size, rung_budget, rung_sizes, slot_of
+from ._selection import Selection, SelectionKind, pareto_front, select_best
+from ._settings import FairbandSettings
 
 __all__ = [
     "FairbandPruner", "RungProgress", "FairbandSampler", "FairbandScheduleError", "FairbandWaitTimeout", "budget",
@@ -22,3 +21,4 @@ __all__ = [
     "Slot", "iteration_size", "rung_budget", "rung_sizes", "slot_of",
     "Selection", "SelectionKind", "pareto_front", "select_best",
 ]
+

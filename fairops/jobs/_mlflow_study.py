@@ -102,7 +102,7 @@ def publish(tracker, study, pick_trial, *, description: str = "", ui_port: int =
     """Compare the Pareto-front fits and the pick in MLflow's UI; returns the links to print.
 
     ``refit_run_id``: the run of the pick refit on all training rows (listed next to the pick)."""
-    from ..fairband.selection import pareto_front
+    from ..fairband import pareto_front
     from ..tracking._study_views import publish_study_views
 
     run_ids = tracker.trial_run_ids(study)

@@ -81,7 +81,7 @@ class FitProgress:
 
     # ------------------------------------------------------------------------------ state
     def _rung_size(self, study, key) -> int | None:
-        from ..fairband.schedule import rung_sizes
+        from ..fairband import rung_sizes
 
         eta, s_max = getattr(study.sampler, "eta", None), getattr(study.sampler, "s_max", None)
         if eta is None or s_max is None:

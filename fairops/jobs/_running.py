@@ -139,13 +139,13 @@ class SlotRun:
 
     def fits(self) -> list:
         """The finished fit of every slot, in slot order."""
-        from ..fairband.claims import fits_of_run
+        from ..fairband._claims import fits_of_run
 
         return fits_of_run(self.study.get_trials(deepcopy=False), self.n_fits)
 
     def includes(self, trial) -> bool:
         """Whether ``trial`` worked on one of the run's slots (a fit, or a dead worker's attempt at one)."""
-        from ..fairband.claims import HELD, claim_of
+        from ..fairband._claims import HELD, claim_of
 
         claim = claim_of(trial)
         return claim is not None and claim.status == HELD and claim.slot is not None and claim.slot < self.n_fits

@@ -10,8 +10,7 @@ fold's groups to the scorer. scikit-learn is imported only when a scorer is made
 
 from __future__ import annotations
 
-import numbers
-
+from .._param_checks import check_alpha
 from ..errors import InputError
 from ._task import Task
 
@@ -21,10 +20,7 @@ def _check_alpha(alpha) -> float:
         raise InputError("alpha='auto' weighs by the means over all fits, which one scorer call cannot see; "
                          "give a float in [0, 1] (FB-bal: 0.5), or score 'accuracy' and 'fairness' "
                          "separately (alpha=1 and alpha=0) and pick with fairops.fairband.select_best")
-    # typeshed's numbers ABCs define no ordering with int
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0 <= alpha <= 1:  # type: ignore[operator]
-        raise InputError(f"alpha must be a float in [0, 1], got {alpha!r}")
-    return float(alpha)
+    return float(check_alpha(alpha, auto=False))
 
 
 def make_fairness_scorer(task: Task, alpha: float = 0.5, *, seed: int = 0):

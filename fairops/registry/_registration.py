@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import fairops
-from fairops.fairband.selection import Selection, pareto_front, select_best, successful_fits
+from fairops.fairband._selection import Selection, pareto_front, select_best, successful_fits
 
 from ..errors import InputError
 from ..tracking._parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG
@@ -243,8 +243,8 @@ def register_best(study, name: str, rule="fairband", *, alpha=None, refit: Refit
     name : str
         The registered model; created when missing.
     rule : str, dict or Selection, default "fairband"
-        ``"fairband"``, ``"robust"``, a constraint such as ``"fairness>=0.8"``, ``{"trial": number}``,
-        ``{"run_id": id}``, or a :class:`~fairops.fairband.selection.Selection`.
+        Which trial: ``"fairband"``, ``"robust"``, a constraint such as ``"fairness>=0.8"``,
+        ``{"trial": number}``, ``{"run_id": id}``, or a :class:`~fairops.fairband.Selection`.
     alpha : float, "auto" or None, optional
         Fairband's weight of accuracy for ``"fairband"`` and ``"robust"``; None = the study's sampler's.
     refit : Refit, optional

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 
-from fairops.fairband.selection import Selection
+from fairops.fairband import Selection
 
 from ..tracking._trial_record import trial_record
 from ._registration_options import Refit

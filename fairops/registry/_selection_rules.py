@@ -4,14 +4,14 @@ rule in words and as data.
 A rule is ``"fairband"`` (the paper's argmax; ``"paper"`` is another name of it, as in ``select_best``),
 ``"robust"`` (the argmax of lower bounds), a constraint such as ``"fairness>=0.8"``, ``{"trial": n}`` or
 ``{"run_id": id}`` (by hand), or a ready :class:`~fairops.fairband.Selection`; its
-:class:`~fairops.fairband.selection.SelectionKind` says which.
+:class:`~fairops.fairband.SelectionKind` says which.
 """
 
 from __future__ import annotations
 
 import re
 
-from fairops.fairband.selection import RULES, Selection, SelectionKind, select_best, successful_fits
+from fairops.fairband._selection import RULES, Selection, SelectionKind, select_best, successful_fits
 
 from ..errors import InputError
 from ..tracking._parent_run import STUDY_TAG

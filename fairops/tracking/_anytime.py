@@ -37,7 +37,7 @@ class PickPoint:
 
 def running_pick(study, alpha) -> PickPoint | None:
     """The pick among the study's finished fits (None before one has finite accuracy and fairness)."""
-    from fairops.fairband.selection import select_best
+    from fairops.fairband import select_best
 
     trials = [t for t in study.get_trials(deepcopy=False) if t.state.is_finished()]
     try:

@@ -30,6 +30,7 @@ import functools
 import threading
 import warnings
 
+from .._param_checks import check_alpha
 from ..errors import InputError
 from ._anytime import BUDGET_SPENT
 from ._kept_models import _pop_model, keep_model
@@ -37,7 +38,7 @@ from ._parent_run import PARENT_ATTR, ROLE_TAG, STUDY_TAG, now_ms
 from ._run_writer import BackgroundWrites
 from ._session import TRIAL_TAG, TrackingSession, artifacts_beside, run_status
 from ._study_record import StudyRecord
-from ._trial_record import METRIC_ATTRS, TAG_ATTRS, budget_label, finite, rung_history, trial_record, trial_run_name
+from ._trial_record import METRIC_ATTRS, TAG_ATTRS, budget_label, rung_history, trial_record, trial_run_name
 from ._trials_table import TRIALS_TABLE
 
 __all__ = ["BUDGET_SPENT", "METRIC_ATTRS", "MODEL_ERROR_TAG", "PARENT_ATTR", "PICK_TAG", "ROLE_TAG", "STUDY_TAG",
@@ -87,8 +88,8 @@ class FairnessTrackingCallback(StudyRecord):
     def __init__(self, tracking_uri=None, experiment_name=None, *, metric_names=None, alpha=None,
                  log_models=False, model_pip_requirements=None, settle_seconds=1.0, artifact_location=None,
                  synchronous=True, family_param="model", family=None):
-        if alpha is not None and alpha != "auto" and (finite(alpha) is None or not 0 <= alpha <= 1):
-            raise InputError(f"alpha must be None, 'auto' or a float in [0, 1], got {alpha!r}")
+        if alpha is not None:
+            check_alpha(alpha, accepted="None, 'auto' or a float")
         if not (isinstance(settle_seconds, (int, float)) and settle_seconds >= 0):
             raise InputError(f"settle_seconds must be a number >= 0, got {settle_seconds!r}")
         if metric_names is not None and (isinstance(metric_names, str) or not all(

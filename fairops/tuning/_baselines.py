@@ -29,11 +29,9 @@ from dataclasses import dataclass
 import optuna
 from optuna.samplers import RandomSampler
 
-from fairops.fairband import schedule
+from fairops.fairband import FairbandSampler, _schedule as schedule
 from fairops.fairband._optuna_internals import write_trial_attrs
-from fairops.fairband.constraints import check_min_fairness, record_constraint
-from fairops.fairband.sampler import FairbandSampler
-from fairops.fairband.selection import Selection, select_best
+from fairops.fairband._selection import Selection, check_min_fairness, record_constraint, select_best
 
 from ..errors import InputError
 

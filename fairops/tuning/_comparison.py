@@ -17,7 +17,7 @@ import statistics
 import time
 from typing import Any
 
-from fairops.fairband.selection import RULES, select_best
+from fairops.fairband._selection import RULES, select_best
 
 from ..errors import InputError
 from ._baselines import TUNERS, make_study, pick_alpha, run_tuner, start_configurations, trials_per_iteration

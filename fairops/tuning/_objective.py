@@ -28,7 +28,7 @@ import math
 import numpy as np
 from optuna.trial import FixedTrial
 
-from fairops.fairband.sampler import budget as trial_budget
+from fairops.fairband import budget as trial_budget
 
 from ..errors import InputError
 from ..metrics._intervals import LEVEL

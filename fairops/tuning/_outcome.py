@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from fairops.fairband.selection import INTERVALS_ATTR
+from fairops.fairband._selection import INTERVALS_ATTR
 
 from ..errors import InputError
 

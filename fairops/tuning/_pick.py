@@ -8,7 +8,7 @@ pick chosen among the refits (:func:`~fairops.tuning._refit_choice`).
 With a :class:`~fairops.metrics.FairnessRule` both pick among the fits (and refits) whose validation fairness
 meets its line, as the promotion gate will judge the registered model; only when none does do they fall back
 (to fits whose interval reaches the line, then to all), and :func:`pick_notes` says so. Fits whose decisions
-say nothing are set aside by every rule (:mod:`fairops.fairband.screening`).
+say nothing are set aside by every rule (:mod:`fairops.fairband._selection`).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def choose_pick(selection: str, objective, trials, alpha, rule=None) -> PickChoi
     (see the module docstring).
     """
     from ..fairband import Selection, select_best
-    from ..fairband.selection import SelectionKind, successful_fits
+    from ..fairband._selection import SelectionKind, successful_fits
     from ._refit_choice import refit_choice
 
     accurate = select_best(trials, alpha=1.0)

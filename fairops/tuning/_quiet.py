@@ -48,7 +48,7 @@ def fits_summary(trials) -> str:
     """``206 fits: 187 finished, 19 failed (19 constant validation scores); ...`` over finished trials; trials
     the Fairband schedule refused (asked after its iterations were complete, enqueued ones) are not fits and
     are counted apart."""
-    from ..fairband.claims import REFUSED, claim_of
+    from ..fairband._claims import REFUSED, claim_of
 
     finished: list = []
     refused: list = []

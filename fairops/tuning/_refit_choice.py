@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from fairops.fairband import ranking
+from fairops.fairband import _ranking as ranking
 from fairops.metrics._fairness_rule import STANDINGS
 from fairops.metrics._figures import DEGENERATE, degenerate_of
 from fairops.metrics._intervals import LEVEL

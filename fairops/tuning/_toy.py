@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 
-from fairops.fairband.sampler import budget as trial_budget
+from fairops.fairband import budget as trial_budget
 
 
 class ToyFitError(RuntimeError):

@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fairops.fairband.ranking import numpy1_argsort
+from fairops.fairband._ranking import numpy1_argsort
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,14 @@ import math
 import optuna
 import pytest
 
-from fairops.fairband import FairbandPruner, FairbandSampler, FairbandScheduleError, RungProgress, ranking, schedule
+from fairops.fairband import (
+    FairbandPruner,
+    FairbandSampler,
+    FairbandScheduleError,
+    RungProgress,
+    _ranking as ranking,
+    _schedule as schedule,
+)
 from fairops.tuning._toy import toy_values
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)

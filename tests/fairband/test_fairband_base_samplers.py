@@ -12,8 +12,8 @@ import pytest
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
-from fairops.fairband import FairbandSampler, budget, schedule
-from fairops.fairband.base_sampler_view import in_schedule
+from fairops.fairband import FairbandSampler, _schedule as schedule, budget
+from fairops.fairband._sampler import in_schedule
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 DOC = Path(__file__).resolve().parents[2] / "docs" / "fairband" / "algorithm.md"

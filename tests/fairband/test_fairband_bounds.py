@@ -2,8 +2,7 @@
 
 import pytest
 
-from fairops.fairband import FairbandSampler, schedule
-from fairops.fairband.settings import FairbandSettings
+from fairops.fairband import FairbandSampler, FairbandSettings, _schedule as schedule
 from fairops.jobs._tune.settings import TuneSettings
 
 

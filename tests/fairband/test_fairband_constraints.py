@@ -7,7 +7,7 @@ from optuna.trial import TrialState
 
 from fairops.cli import main
 from fairops.fairband import FairbandConfigurationError, FairbandSampler, budget, pareto_front, select_best
-from fairops.fairband.constraints import FLOOR_NAME, ConstraintNameError
+from fairops.fairband._selection import FLOOR_NAME, ConstraintNameError
 from fairops.tuning._baselines import FullBudgetRandomSampler
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)

@@ -16,8 +16,8 @@ from optuna.storages import JournalStorage, RDBStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
 
-from fairops.fairband import FairbandConfigurationError, FairbandSampler, schedule
-from fairops.fairband.claims import holds_slot, slot_of_trial
+from fairops.fairband import FairbandConfigurationError, FairbandSampler, _schedule as schedule
+from fairops.fairband._claims import holds_slot, slot_of_trial
 from fairops.tuning._toy import ToyFitError
 from tests.fairband.test_fairband_sync import FAIL_BELOW, NAN_ABOVE, _objective, check_against_reference
 from tests.fairband_worker import spawn

@@ -13,7 +13,7 @@ from optuna.storages import RDBStorage
 from optuna.trial import TrialState
 
 from fairops.fairband import FairbandSampler
-from fairops.fairband.claims import fits_of_run, holds_slot, slot_of_trial
+from fairops.fairband._claims import fits_of_run, holds_slot, slot_of_trial
 from fairops.tuning._toy import make_toy_objective
 
 

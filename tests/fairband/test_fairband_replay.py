@@ -13,7 +13,7 @@ import numpy as np
 import optuna
 import pytest
 
-from fairops.fairband import FairbandSampler, budget, ranking, select_best, slot_of
+from fairops.fairband import FairbandSampler, _ranking as ranking, budget, select_best, slot_of
 
 LOGS = Path(__file__).resolve().parents[2] / "benchmarks" / "reference" / "fair-automl"
 EVALS = LOGS / "all_tuner_iters_evals_Adult.csv.gz"

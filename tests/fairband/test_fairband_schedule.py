@@ -6,7 +6,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from fairops.fairband import ranking, schedule
+from fairops.fairband import _ranking as ranking, _schedule as schedule
 
 
 def test_paper_rungs_and_budgets():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fairops.fairband import schedule
+from fairops.fairband import _schedule as schedule
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "fairband_simulation.py"
 spec = importlib.util.spec_from_file_location("fairband_simulation", SCRIPT)

@@ -4,8 +4,7 @@ else of the schedule changes, and workers must agree on them."""
 import optuna
 import pytest
 
-from fairops.fairband import FairbandSampler, budget
-from fairops.fairband.sampler import FairbandConfigurationError
+from fairops.fairband import FairbandConfigurationError, FairbandSampler, budget
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 STARTS = [{"x": 0.25, "kind": "b"}, {"x": 0.75}]

@@ -19,12 +19,12 @@ from fairops.fairband import (
     FairbandSampler,
     FairbandScheduleError,
     FairbandWaitTimeout,
+    _schedule as schedule,
     budget,
-    schedule,
     select_best,
     slot_of,
 )
-from fairops.fairband.claims import claim_of, fits_of_run, holds_slot
+from fairops.fairband._claims import claim_of, fits_of_run, holds_slot
 from fairops.tuning._toy import ToyFitError, make_toy_objective, toy_values
 from tests.fairband.fairband_reference import reference_run
 from tests.fairband_worker import spawn

@@ -25,7 +25,7 @@ from optuna.trial import TrialState
 
 import fairops.fairband
 import optunahub
-from fairops.fairband import FairbandScheduleError, schedule, select_best
+from fairops.fairband import FairbandScheduleError, _schedule as schedule, select_best
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
 REGISTRY = Path(__file__).resolve().parents[2] / "plugins" / "optunahub"

@@ -7,7 +7,7 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fairops.fairband import schedule
+from fairops.fairband import _schedule as schedule
 
 QUICK = settings(max_examples=60, deadline=None)
 shapes = st.tuples(st.integers(2, 5), st.integers(0, 4))

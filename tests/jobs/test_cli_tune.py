@@ -23,8 +23,8 @@ from optuna.trial import TrialState
 from fairops._store_lock import sqlite_open_lock
 from fairops.cli import main
 from fairops.datasets import load_german
-from fairops.fairband import schedule, select_best
-from fairops.fairband.claims import fits_of_run, holds_slot, slot_of_trial
+from fairops.fairband import _schedule as schedule, select_best
+from fairops.fairband._claims import fits_of_run, holds_slot, slot_of_trial
 from fairops.jobs._tune.study import data_sha256
 from fairops.tuning._objective import CONSTANT_SCORES, failure_reason
 from tests.jobs.kill_mid_fit import kill_mid_fit

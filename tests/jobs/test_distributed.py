@@ -19,7 +19,7 @@ from optuna.trial import TrialState
 
 from fairops.cli import main
 from fairops.fairband import select_best
-from fairops.fairband.claims import claim_of, fits_of_run, holds_slot, slot_of_trial
+from fairops.fairband._claims import claim_of, fits_of_run, holds_slot, slot_of_trial
 from fairops.tuning._objective import CONSTANT_SCORES, failure_reason
 from tests.jobs.kill_mid_fit import held_command, wait_held
 

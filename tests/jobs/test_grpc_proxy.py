@@ -15,7 +15,7 @@ from optuna.trial import TrialState
 
 from fairops.cli import main
 from fairops.fairband import _optuna_internals as internals
-from fairops.fairband.claims import claim_of, fits_of_run, holds_slot
+from fairops.fairband._claims import claim_of, fits_of_run, holds_slot
 from fairops.jobs._grpc_storage import BEAT_ATTR, HeartbeatGrpcStorage, open_grpc_storage
 from fairops.jobs._running import open_storage
 from fairops.tuning._objective import CONSTANT_SCORES, failure_reason

@@ -13,7 +13,7 @@ import pytest
 from optuna.trial import TrialState
 
 from fairops.fairband import FairbandSampler
-from fairops.fairband.claims import holds_slot, slot_of_trial
+from fairops.fairband._claims import holds_slot, slot_of_trial
 from fairops.jobs._running import (
     ARTIFACTS_BAR,
     SlotRun,

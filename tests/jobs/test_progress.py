@@ -4,7 +4,7 @@ import re
 import optuna
 import pytest
 
-from fairops.fairband import FairbandSampler, budget, schedule
+from fairops.fairband import FairbandSampler, _schedule as schedule, budget
 from fairops.jobs._progress import FitProgress
 from fairops.tuning._baselines import FullBudgetRandomSampler
 

@@ -4,9 +4,9 @@ The public API is read from the package, never listed by hand, so a public objec
 sections fails here:
 
 - every module of ``fairops/`` whose dotted name has no part starting with ``_`` and whose source assigns
-  ``__all__`` declares its public names (today the package faces ``fairops.metrics``, ``fairops.fairband``, ...,
-  the job packages ``fairops.jobs._outliers`` and ``fairops.jobs._tune``, and the modules
-  ``fairops.fairband.sampler`` and ``fairops.tracking._callback``); ``fairops`` itself has no ``__all__``;
+  ``__all__`` declares its public names (today the package faces ``fairops.metrics``, ``fairops.fairband``,
+  ``fairops.registry``, ...; the private implementation behind them, any dotted part starting with ``_``, is
+  not walked); ``fairops`` itself has no ``__all__``;
 - a name of ``__all__`` bound to a module (``fairops.mlflow``'s flavor modules) stands for that module's
   public names: its own ``__all__``, else the names its source binds itself (``def``, ``class``,
   assignment; not what it imports) that do not start with ``_``;
@@ -17,8 +17,8 @@ sections fails here:
   ``predict``), never those inherited from scikit-learn, Optuna or ``object``, nor the metadata-routing
   methods (``set_fit_request``, ...) scikit-learn writes into an estimator class.
 
-One object reached under several names (``FairbandSampler`` from ``fairops.fairband`` and from
-``fairops.fairband.sampler``, one flavor's ``load_model`` shared by three modules) is checked once, under
+One object reached under several names (``FairnessTrackingCallback`` from ``fairops.tracking`` and from
+``fairops.tracking._callback``, one flavor's ``load_model`` shared by three modules) is checked once, under
 the first name in module order. ``EXCLUDED`` would name an object left alone, by where it is defined, with
 its reason; it names none.
 

@@ -11,8 +11,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 from sklearn.linear_model import LogisticRegression
 
-from fairops.fairband import FairbandSampler, budget
-from fairops.fairband.selection import select_best
+from fairops.fairband import FairbandSampler, budget, select_best
 from fairops.metrics import binarize, fairness_ratio, precision
 from fairops.mlflow import scaff as scaff_flavor
 from fairops.registry import Placement, Refit, VersionDetails

@@ -15,7 +15,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from fairops.cli import main
-from fairops.fairband.selection import pareto_front
+from fairops.fairband import pareto_front
 from tests.browser import Browser, chromium_path
 from tests.services import mlflow_tracking_server
 

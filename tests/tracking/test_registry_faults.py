@@ -13,7 +13,7 @@ from mlflow.tracking import MlflowClient
 from sklearn.linear_model import LogisticRegression
 
 from fairops.errors import InputError
-from fairops.fairband.selection import select_best
+from fairops.fairband import select_best
 from fairops.registry import Refit, register_best
 from fairops.scaff import SCAFFTreeClassifier
 from fairops.tracking import FairnessTrackingCallback, TrackingSession, keep_model

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._param_checks import check_alpha
 from ...datasets import BudgetSlicer
 from ...errors import InputError
 from ...tracking._session import ensure_experiment
@@ -130,9 +131,7 @@ class OutlierTuneSettings:
     def __post_init__(self):
         if self.method not in METHODS:
             raise InputError(f"--method must be one of {sorted(METHODS)}, got {self.method!r}")
-        alpha = self.alpha
-        if alpha != "auto" and not 0.0 <= float(alpha) <= 1.0:
-            raise InputError(f"--fairband-alpha must be a number in [0, 1], got {alpha!r}")
+        check_alpha(self.alpha, name="--fairband-alpha", accepted="a number")
         if self.iterations < 1:
             raise InputError(f"--iterations must be a positive integer, got {self.iterations}")
         if self.trials is not None and self.trials < 1:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..._param_checks import check_alpha
 from ...errors import InputError
 from ...metrics._classification import FOUR_FIFTHS
 from ...metrics._intervals import LEVEL
@@ -81,11 +82,11 @@ class TuneSettings:
             raise InputError(f"method must be one of {sorted(METHODS)}, got {self.method!r}")
         if self.selection not in SELECTIONS:
             raise InputError(f"selection must be one of {SELECTIONS}, got {self.selection!r}")
-        if self.alpha is not None and not 0.0 <= self.alpha <= 1.0:
-            raise InputError(f"alpha must be in [0, 1], got {self.alpha}")
+        if self.alpha is not None:
+            check_alpha(self.alpha, auto=False, accepted="")  # a number, as the command line reads it
         if self.alpha is not None and self.method.startswith("rs"):
             raise InputError("--alpha applies to the Fairband methods (fb-auto, fb-bal, hb), not to random search")
-        from ...fairband.schedule import check_iterations
+        from ...fairband._schedule import check_iterations
 
         check_iterations(self.iterations)
         if self.n_jobs < 1:

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 
 from optuna.study import StudyDirection
 
+from .._param_checks import check_alpha
 from ..errors import InputError
-from . import _optuna_internals as internals, ranking, schedule
-from .errors import FairbandConfigurationError, FairbandScheduleError
+from . import _optuna_internals as internals, _schedule as schedule
+from ._errors import FairbandConfigurationError, FairbandScheduleError
 
 SETTINGS_ATTR = "fairband:settings"
 CONFIGURATION_ATTR_PREFIX = "fairband:configuration:"
@@ -63,7 +64,7 @@ class FairbandSettings:
 
     def __post_init__(self) -> None:
         schedule.iteration_size(self.eta, self.s_max)  # validates eta and s_max
-        object.__setattr__(self, "alpha", ranking.check_alpha(self.alpha))
+        object.__setattr__(self, "alpha", check_alpha(self.alpha))
         if self.mode not in MODES:
             raise InputError(f"mode must be 'sync' or 'async', got {self.mode!r}")
 
@@ -158,7 +159,7 @@ def check_study(study) -> None:
     >>> check_study(optuna.create_study())
     Traceback (most recent call last):
     ...
-    fairops.fairband.errors.FairbandScheduleError: FairbandSampler needs a study with \
+    fairops.fairband._errors.FairbandScheduleError: FairbandSampler needs a study with \
 directions=['maximize', 'maximize'] returning (accuracy, fairness); got ['minimize']
     """
     directions = study.directions

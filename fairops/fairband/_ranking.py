@@ -26,28 +26,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
+from .._param_checks import check_alpha
 from ..errors import InputError
 
 AUTO = "auto"
 TIES = ("key", "paper")
 _INSERTION_RUN = 16  # NumPy 1.x sorts runs of up to 16 elements by insertion
-
-
-def check_alpha(alpha) -> float | str:
-    """Validate an alpha setting: ``"auto"`` or a real number in [0, 1].
-
-    >>> check_alpha("auto"), check_alpha(1)
-    ('auto', 1.0)
-    """
-    if isinstance(alpha, str):
-        if alpha != AUTO:
-            raise InputError(f"alpha must be 'auto' or a float in [0, 1], got {alpha!r}")
-        return alpha
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)):
-        raise TypeError(f"alpha must be 'auto' or a float in [0, 1], got {type(alpha).__name__}")
-    if not 0.0 <= float(alpha) <= 1.0:
-        raise InputError(f"alpha must be 'auto' or a float in [0, 1], got {alpha!r}")
-    return float(alpha)
 
 
 def is_valid(accuracy, fairness) -> bool:

@@ -12,6 +12,24 @@ Synchronous mode (sampler ``FairbandSampler()``): the sampler already runs the e
 pruner never stops a fit (``prune`` is always False) and cannot change the schedule's counts; it only
 checks that its settings agree with the sampler's. Stopping a fit early from partial progress would
 change that fit's values and hence the paper's promotions, so it is not done.
+
+``trial.report`` and ``trial.should_prune`` in a Fairband study: what to call instead.
+
+Optuna's :meth:`optuna.trial.Trial.should_prune` and :meth:`~optuna.trial.Trial.report` raise
+``NotImplementedError`` in any study with more than one objective, before the study's pruner is asked, so
+no pruner can answer them, and a Fairband study has two objectives (accuracy, fairness). Nor is anything
+lost: in synchronous mode (``FairbandSampler()``) each trial is one fit on ``budget(trial)`` of the training
+rows and the sampler promotes configurations between rungs, so a fit is never stopped half-way and the
+objective only returns ``(accuracy, fairness)``; in asynchronous mode :class:`~fairops.fairband.RungProgress`
+reports each rung and ends its loop when :class:`~fairops.fairband.FairbandPruner` stops the trial.
+
+So that a pruning loop copied from Optuna's examples fails with that advice rather than Optuna's bare
+message, :func:`install` (called by every :class:`~fairops.fairband.FairbandSampler`) makes both methods of any
+trial of a Fairband study of two objectives raise an error naming the way, whether or not the objective has
+asked its budget yet (a ``NotImplementedError``, as Optuna's, so code catching that still does).
+
+>>> "RungProgress" in advice("async") and "budget(trial)" in advice("sync")
+True
 """
 
 from __future__ import annotations
@@ -22,9 +40,10 @@ import optuna
 from optuna.pruners import BasePruner
 from optuna.trial import FrozenTrial
 
+from .._param_checks import check_alpha
 from ..errors import InputError
-from . import _optuna_internals as internals, ranking, schedule
-from .settings import FairbandSettings, agreeing, settings_of
+from . import _optuna_internals as internals, _ranking as ranking, _schedule as schedule
+from ._settings import FairbandSettings, agreeing, settings_of
 
 
 def _attr(rung: int, what: str) -> str:
@@ -38,8 +57,7 @@ class FairbandPruner(BasePruner):
     two objectives before asking any pruner. In asynchronous mode it reports through :class:`RungProgress`
     (``progress.report(accuracy, fairness)``; the loop over ``progress`` ends when this pruner stops the
     trial); in synchronous mode it needs nothing, as each trial is one fit. A trial handed to ``RungProgress``
-    or ``budget`` raises a ``NotImplementedError`` that says so from both calls
-    (:mod:`fairops.fairband.pruning_calls`).
+    or ``budget`` raises a ``NotImplementedError`` that says so from both calls.
 
     Parameters
     ----------
@@ -74,7 +92,7 @@ class FairbandPruner(BasePruner):
             schedule.iteration_size(eta or schedule.ETA, schedule.S_MAX if s_max is None else s_max)
         self._eta = eta
         self._s_max = s_max
-        self._alpha = None if alpha is None else ranking.check_alpha(alpha)
+        self._alpha = None if alpha is None else check_alpha(alpha)
 
     def fairband_settings_for(self, study: optuna.Study) -> FairbandSettings:
         """The settings in force for ``study``.
@@ -265,3 +283,32 @@ class RungProgress:
         attrs = {**trial.user_attrs, "bracket": self._bracket}
         self._stopped = self._pruner.stops(trial.study, trial.number, attrs)
         return not self._stopped
+
+
+_WHY = ("Optuna's trial.report and trial.should_prune do not support studies with two objectives such as "
+        "Fairband's (accuracy, fairness). ")
+_SYNC = ("Nothing is needed in synchronous mode: each trial is one fit on budget(trial) of the training rows and "
+         "FairbandSampler promotes configurations between rungs, so fit, then return (accuracy, fairness). To stop "
+         "configurations between rungs of one trial instead, use FairbandSampler(mode='async') with RungProgress.")
+_ASYNC = ("In asynchronous mode report each rung through RungProgress: progress = RungProgress(trial); for fraction "
+          "in progress: fit on that share, then progress.report(accuracy, fairness); the loop ends when "
+          "FairbandPruner stops the trial, and the objective returns progress.values.")
+
+
+def advice(mode: str) -> str:
+    """The error text for a trial of a ``"sync"`` or ``"async"`` Fairband study."""
+    return _WHY + (_ASYNC if mode == "async" else _SYNC)
+
+
+def _advice_for(trial) -> str | None:
+    """The advice for a live trial of a Fairband study of two objectives; None for any other trial."""
+    study = trial.study
+    settings = settings_of(study)
+    if settings is None or len(study.directions) < 2:
+        return None
+    return advice(settings.mode)
+
+
+def install() -> None:
+    """Give ``trial.report`` / ``trial.should_prune`` of Fairband studies the advice (once per process)."""
+    internals.refuse_pruning_calls(_advice_for)
