@@ -41,6 +41,11 @@ def pytest_configure(config):
             os.environ["PYTEST_DEBUG_TEMPROOT"] = str(root)
 
 
+#: the small German tune (study german-fb-auto-fast-seed0) whose fits ``german_fits`` makes once
+GERMAN_TUNE = ["tune", "--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression",
+               "--no-progress"]
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """Under pytest-xdist's ``--dist loadgroup`` (pyproject.toml's), each test module runs on one worker, so its
@@ -125,6 +130,19 @@ def adult_tune(tmp_path_factory) -> Path:
         patch.setenv(KEY_ENV, MODEL_KEY)
         assert main(["tune", "--dataset", "adult", "--max-train-rows", "1500", "--families",
                      "logistic_regression,lightgbm", "--no-progress", "--project-dir", str(project)]) == 0
+    return project
+
+
+@pytest.fixture(scope="session")
+def german_fits(tmp_path_factory) -> Path:
+    """The project folder of ``GERMAN_TUNE`` run with ``--no-finalize``: all 206 fits done and tracked, nothing
+    registered. Each test takes a ``copy_project`` and runs the same command, which joins the finished study,
+    refits the pick and registers it (as any worker of a distributed tune may), on whatever registry the test
+    set up; the fits, which are most of a tune's time, are made once."""
+    from fairops.cli import main
+
+    project = tmp_path_factory.mktemp("german-fits")
+    assert main([*GERMAN_TUNE, "--project-dir", str(project), "--no-finalize"]) == 0
     return project
 
 

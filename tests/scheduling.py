@@ -27,6 +27,7 @@ from pathlib import Path
 EXPENSIVE_SESSION_FIXTURES = {
     "single": ("tests/jobs/test_distributed.py", "tests/jobs/test_grpc_proxy.py"),
     "adult_tune": ("tests/mlflow_models/test_mlflow_champion.py", "tests/serving/test_spark_scoring.py"),
+    "german_fits": ("tests/jobs/test_cli_lifecycle.py", "tests/jobs/test_one_truth.py"),
 }
 #: modules whose tests share nothing costlier than a test: each test is a unit of its own, spread over the workers
 SPREAD_MODULES = ("tests/project/test_benchmarks_smoke.py",)
