@@ -10,6 +10,8 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 import pytest
 
+from tests.scheduling import EXPENSIVE_SESSION_FIXTURES, make_scheduler
+
 REPO = Path(__file__).resolve().parents[1]
 MODEL_KEY = "champion-signing-key-of-32-bytes"  # FAIROPS_MODEL_KEY of the shared Adult tune (adult_tune)
 RAM_FOLDER = Path("/dev/shm")
@@ -39,25 +41,28 @@ def pytest_configure(config):
             os.environ["PYTEST_DEBUG_TEMPROOT"] = str(root)
 
 
-#: session fixtures that make something expensive (a whole tune): the tests using them run on one worker
-EXPENSIVE_SESSION_FIXTURES = ("single", "adult_tune")
+#: the small German tune (study german-fb-auto-fast-seed0) whose fits ``german_fits`` makes once
+GERMAN_TUNE = ["tune", "--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression",
+               "--no-progress"]
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under pytest-xdist's ``--dist loadgroup`` (pyproject.toml's), each test module runs on one worker, so its
+    module-scoped fixtures are made once, as in a serial run; the modules using one of
+    ``EXPENSIVE_SESSION_FIXTURES`` share a worker too, so each of those is made once per run
+    (:mod:`tests.scheduling`). Another ``--dist`` given on the command line is kept."""
+    return make_scheduler(config, log) if config.getvalue("dist") == "loadgroup" else None
+
+
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (``--dist loadgroup``), each test module runs on one worker, so its module-scoped
-    fixtures are made once, as in a serial run; modules using one of ``EXPENSIVE_SESSION_FIXTURES`` share a
-    worker too, so each of those is made once per run. A test's own ``xdist_group`` mark is kept."""
-    group_of_module: dict[str, str] = {}
-    for item in items:
-        module = item.nodeid.split("::", 1)[0]
-        for name in getattr(item, "fixturenames", ()):
-            if name in EXPENSIVE_SESSION_FIXTURES:
-                group_of_module.setdefault(module, name)
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            module = item.nodeid.split("::", 1)[0]
-            item.add_marker(pytest.mark.xdist_group(group_of_module.get(module, module)))
+    """Refuse a run where a module uses an expensive session fixture but is not listed with it: its tests would
+    make the fixture again on another worker."""
+    unlisted = sorted({f"{item.nodeid.split('::', 1)[0]} uses {name}" for item in items
+                       for name in getattr(item, "fixturenames", ()) if name in EXPENSIVE_SESSION_FIXTURES
+                       and item.nodeid.split("::", 1)[0] not in EXPENSIVE_SESSION_FIXTURES[name]})
+    if unlisted:
+        raise pytest.UsageError(f"add to EXPENSIVE_SESSION_FIXTURES in tests/scheduling.py: {'; '.join(unlisted)}")
 
 
 @pytest.fixture(scope="session")
@@ -125,6 +130,19 @@ def adult_tune(tmp_path_factory) -> Path:
         patch.setenv(KEY_ENV, MODEL_KEY)
         assert main(["tune", "--dataset", "adult", "--max-train-rows", "1500", "--families",
                      "logistic_regression,lightgbm", "--no-progress", "--project-dir", str(project)]) == 0
+    return project
+
+
+@pytest.fixture(scope="session")
+def german_fits(tmp_path_factory) -> Path:
+    """The project folder of ``GERMAN_TUNE`` run with ``--no-finalize``: all 206 fits done and tracked, nothing
+    registered. Each test takes a ``copy_project`` and runs the same command, which joins the finished study,
+    refits the pick and registers it (as any worker of a distributed tune may), on whatever registry the test
+    set up; the fits, which are most of a tune's time, are made once."""
+    from fairops.cli import main
+
+    project = tmp_path_factory.mktemp("german-fits")
+    assert main([*GERMAN_TUNE, "--project-dir", str(project), "--no-finalize"]) == 0
     return project
 
 

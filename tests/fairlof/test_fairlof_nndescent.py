@@ -51,6 +51,7 @@ def test_graph_is_the_same_on_one_and_two_threads():
     np.testing.assert_array_equal(one[1], two[1])
 
 
+@pytest.mark.slow  # over 5 s in the quick tier
 def test_more_rounds_improve_the_graph():
     X = blobs(20000, 16, seed=4)
     _, exact = NearestNeighbors(n_neighbors=5).fit(X).kneighbors()

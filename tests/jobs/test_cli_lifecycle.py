@@ -1,6 +1,9 @@
 """`fairops tune` when the registered model already has a champion: the new version becomes @challenger,
 the output names the promote command (which, like the UI command, runs pasted from any folder), and
-`--promote` runs the gate at once on the test rows."""
+`--promote` runs the gate at once on the test rows.
+
+Each test registers its champion beside the fits of one German tune made once (``conftest.german_fits``), then
+runs the tune's command, which finds the fits done and refits, registers and gates its pick."""
 
 import contextlib
 import io
@@ -25,12 +28,13 @@ from fairops.registry._promotion import GATE_TAG
 from fairops.registry._registration import register_best
 from fairops.tracking import TrackingSession
 from fairops.tuning import FairnessObjective
+from tests.conftest import GERMAN_TUNE, copy_project
 from tests.services import free_port, stop, wait_ready
 
 pytestmark = pytest.mark.slow
 NAME = "fairops-german"
 CLEAN_PATH = "/usr/local/bin:/usr/bin:/bin"  # a fresh shell's PATH
-TUNE = ["tune", "--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression", "--no-progress"]
+TUNE = GERMAN_TUNE
 
 
 def _champion_by_hand(uri: str):
@@ -55,12 +59,13 @@ def _champion_by_hand(uri: str):
     return registered
 
 
-def test_a_tune_meeting_a_champion_registers_the_challenger_and_gates_it(tmp_path):
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
+def test_a_tune_meeting_a_champion_registers_the_challenger_and_gates_it(german_fits, tmp_path):
+    project = copy_project(german_fits, tmp_path / "project")
+    uri = f"sqlite:///{project}/mlflow.db"
     assert _champion_by_hand(uri).version == "1"
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        code = main([*TUNE, "--project-dir", str(tmp_path), "--promote"])
+        code = main([*TUNE, "--project-dir", str(project), "--promote"])
     text = out.getvalue()
     client = MlflowClient(uri)
     assert "registered: models:/fairops-german@challenger (version 2)" in text
@@ -80,11 +85,10 @@ def _paste(command: str, cwd, **options) -> subprocess.Popen:
                             start_new_session=True, **options)
 
 
-def test_the_printed_ui_and_gate_commands_run_pasted_from_another_folder(tmp_path):
-    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+def test_the_printed_ui_and_gate_commands_run_pasted_from_another_folder(german_fits, tmp_path):
+    project, elsewhere = copy_project(german_fits, tmp_path / "project"), tmp_path / "elsewhere"
     elsewhere.mkdir()
     uri = f"sqlite:///{project}/mlflow.db"
-    project.mkdir()
     _champion_by_hand(uri)
     ui_port = free_port()
     out = io.StringIO()

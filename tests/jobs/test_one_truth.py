@@ -13,10 +13,11 @@ from fairops.cli import main
 from fairops.datasets import load_german
 from fairops.registry import monitor, promote
 from fairops.tuning import FairnessObjective
+from tests.conftest import GERMAN_TUNE, copy_project
 
 pytestmark = pytest.mark.slow
 NAME = "fairops-german"
-TUNE = ["tune", "--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression", "--no-progress"]
+TUNE = GERMAN_TUNE
 FIGURE = re.compile(r"(\d\.\d{4}) \[(\d\.\d{4}), (\d\.\d{4})\]")
 
 
@@ -28,11 +29,12 @@ def _printed(text: str) -> dict:
     return dict(zip([(rows, figure) for rows in ("validation", "test") for figure in ("accuracy", "fairness")], cells))
 
 
-def test_tune_mlflow_the_registry_the_gate_and_the_monitor_show_one_models_figures_alike(tmp_path):
+def test_tune_mlflow_the_registry_the_gate_and_the_monitor_show_one_models_figures_alike(german_fits, tmp_path):
+    project = copy_project(german_fits, tmp_path / "project")  # the fits made once; this run refits and registers
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main([*TUNE, "--project-dir", str(tmp_path)]) == 0
-    printed, uri = _printed(out.getvalue()), f"sqlite:///{tmp_path}/mlflow.db"
+        assert main([*TUNE, "--project-dir", str(project)]) == 0
+    printed, uri = _printed(out.getvalue()), f"sqlite:///{project}/mlflow.db"
     assert "(both models refit on all training rows; value [95% confidence interval]" in out.getvalue()
     client = MlflowClient(uri)
     version = client.get_model_version(NAME, "1")

@@ -3,6 +3,7 @@ processes, a real PostgreSQL server)."""
 
 import subprocess
 import sys
+import threading
 import time
 import uuid
 
@@ -43,6 +44,38 @@ def _open_together(optuna_url, mlflow_uri, workers):
     assert len(parents) == 1  # one parent run for all workers, on a schema every one of them could use
 
 
+HOLDER = """
+import sys
+from fairops._store_lock import {lock}
+with {lock}(sys.argv[1]):
+    print("held", flush=True)
+    sys.stdin.readline()  # until the test lets go
+"""
+
+
+def _taken_after_the_holder_lets_go(lock, url):
+    """What ``lock(url)`` gives this process when another process holds it: it is not taken while the other holds
+    it, and is once the other lets go (a barrier the test releases, not a sleep)."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER.format(lock=lock.__name__), url], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    taken = []
+
+    def take():
+        with lock(url) as path:
+            taken.append(path)
+
+    taker = threading.Thread(target=take, daemon=True)
+    taker.start()
+    taker.join(timeout=1.0)
+    assert not taken, "taken while another process held it"
+    holder.stdin.close()  # let go
+    taker.join(timeout=120)
+    holder.wait(timeout=30)
+    assert holder.returncode == 0 and len(taken) == 1, "never taken after the other process let go"
+    return taken[0]
+
+
 @pytest.mark.slow
 def test_workers_started_together_open_fresh_sqlite_stores_cleanly(tmp_path):
     _open_together(f"sqlite:///{tmp_path / 'optuna.db'}", f"sqlite:///{tmp_path / 'mlflow.db'}", workers=4)
@@ -76,15 +109,7 @@ def test_workers_started_together_open_fresh_postgres_stores_cleanly(fresh_postg
 
 
 def test_the_postgres_lock_is_exclusive_between_processes(postgres_url):
-    holder = ("import sys, time\nfrom fairops._store_lock import store_open_lock\n"
-              "with store_open_lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(3)\n")
-    process = subprocess.Popen([sys.executable, "-c", holder, postgres_url], stdout=subprocess.PIPE, text=True)
-    assert process.stdout.readline().strip() == "held"
-    began = time.monotonic()
-    with store_open_lock(postgres_url) as path:
-        waited = time.monotonic() - began
-    process.wait(timeout=30)
-    assert path is None and waited > 1.0  # it waited for the other process to let go
+    assert _taken_after_the_holder_lets_go(store_open_lock, postgres_url) is None
 
 
 def test_an_unreachable_postgres_server_is_left_to_the_store_to_report():
@@ -99,15 +124,7 @@ def test_an_unreachable_postgres_server_is_left_to_the_store_to_report():
 
 def test_the_lock_is_exclusive_between_processes(tmp_path):
     url = f"sqlite:///{tmp_path / 'x.db'}"
-    holder = ("import sys, time\nfrom fairops._store_lock import sqlite_open_lock\n"
-              "with sqlite_open_lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(3)\n")
-    process = subprocess.Popen([sys.executable, "-c", holder, url], stdout=subprocess.PIPE, text=True)
-    assert process.stdout.readline().strip() == "held"
-    began = time.monotonic()
-    with sqlite_open_lock(url) as path:
-        waited = time.monotonic() - began
-    process.wait(timeout=30)
-    assert path == str(tmp_path / "x.db") and waited > 1.0  # it waited for the other process to let go
+    assert _taken_after_the_holder_lets_go(sqlite_open_lock, url) == str(tmp_path / "x.db")
 
 
 def test_urls_that_are_not_sqlite_files_are_not_locked():

@@ -1,11 +1,26 @@
 """Brute-force SCAFF split gains scored with scikit-learn's roc_auc_score: the oracle of the SCAFF tests."""
 
+from functools import lru_cache
+
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
 
+@lru_cache(maxsize=2**16)
+def _stored_auc(labels: bytes, labels_type: str, z: bytes) -> float:
+    return float(roc_auc_score(np.frombuffer(labels, labels_type), np.frombuffer(z)))
+
+
+def _auc(labels, z) -> float:
+    """roc_auc_score(labels, z), each pair of arrays scored once per process: the tests of one data set at
+    several thetas (and a fold's two sides) ask for the same AUCs again."""
+    labels, z = np.ascontiguousarray(labels), np.ascontiguousarray(z, dtype=np.float64)
+    return _stored_auc(labels.tobytes(), labels.dtype.str, z.tobytes())
+
+
 def _folded(labels, z):
-    return max(roc_auc_score(labels, z), 1.0 - roc_auc_score(labels, z))
+    auc = _auc(labels, z)
+    return max(auc, 1.0 - auc)
 
 
 def _candidates(column):
@@ -52,5 +67,5 @@ def brute_force_gains(X, y, S, theta, aggregate="max", rows=None):
             else:
                 s_term = float(np.mean([np.mean(aucs) for aucs in per_column]))
             key = (j, threshold) if missing_left is None else (j, threshold, missing_left)
-            gains[key] = (1 - theta) * (roc_auc_score(node_y, z) - 0.5) - theta * (s_term - 0.5)
+            gains[key] = (1 - theta) * (_auc(node_y, z) - 0.5) - theta * (s_term - 0.5)
     return gains

@@ -54,6 +54,7 @@ def test_second_registration_is_the_challenger(store):
     assert tags["fairops.task"] == "precision@tpr=0.5,ratio=tpr" and float(tags["fairops.threshold"]) > 0
 
 
+@pytest.mark.slow  # over 5 s in the quick tier
 def test_impossible_gate_refuses_names_fairness_and_keeps_the_champion(store, capsys):
     client, path = store["client"], _gate_csv(store["folder"])
     code = main(["promote", NAME, "--data", path, "--target", "y", "--sensitive", "sex",

@@ -39,6 +39,7 @@ def _seen(store, version):
     return read_record(store["client"], NAME, version, tracking_uri=store["uri"]).seen
 
 
+@pytest.mark.slow  # over 5 s in the quick tier
 def test_rows_a_version_saw_are_left_out_and_named(store):
     gate = rows(8, 3000)
     _record(store, 1, gate.iloc[:500])  # the champion trained on the first 500 gate rows
@@ -56,6 +57,7 @@ def test_rows_a_version_saw_are_left_out_and_named(store):
         (2000, 1000, {"2": 600, "1": 500})
 
 
+@pytest.mark.slow  # over 5 s in the quick tier
 def test_a_gate_on_rows_every_version_saw_is_an_error(store):
     gate = rows(8, 400)
     _record(store, 1, gate)
@@ -64,6 +66,7 @@ def test_a_gate_on_rows_every_version_saw_is_an_error(store):
         fairops.registry.promote(NAME, gate[FEATURES], gate["y"], gate[["sex"]], tracking_uri=store["uri"])
 
 
+@pytest.mark.slow  # over 5 s in the quick tier
 def test_a_version_without_a_record_is_refused_unless_the_overlap_goes_unchecked_and_a_broken_record_refused(
         store, tmp_path):
     gate = rows(8, 1000)
