@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -369,7 +370,7 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
 }
 
 
-def load_dataset(name: str, **options) -> Dataset:
+def load_dataset(name: str, **options: Any) -> Dataset:
     """Load a bundled data set by name (one of ``LOADERS``).
 
     Parameters

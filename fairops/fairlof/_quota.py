@@ -9,11 +9,16 @@ the data's proportions, for one sensitive attribute.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from fairops.metrics._inputs import as_scores, encode_sensitive
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, NDArray, Sensitive
 
 
 def group_quotas(counts: np.ndarray, t: int) -> np.ndarray:
@@ -46,7 +51,7 @@ def group_quotas(counts: np.ndarray, t: int) -> np.ndarray:
     return np.minimum(quotas, counts)
 
 
-def quota_outliers(scores, sensitive_feature, top_t: int) -> np.ndarray:
+def quota_outliers(scores: ArrayLike, sensitive_feature: Sensitive, top_t: int) -> NDArray[np.intp]:
     """Top-t rows by ``scores`` chosen group by group, each group getting its data share of t.
 
     Within a group, rows are taken by descending score (ties to the lower index); the
@@ -81,7 +86,8 @@ def quota_outliers(scores, sensitive_feature, top_t: int) -> np.ndarray:
     return np.concatenate(picked).astype(np.intp)
 
 
-def partial_quota_outliers(scores, sensitive_feature, top_t: int, strength: float) -> np.ndarray:
+def partial_quota_outliers(scores: ArrayLike, sensitive_feature: Sensitive, top_t: int,
+                           strength: float) -> NDArray[np.intp]:
     """The top-t moved part of the way from plain ranking to the quota baseline.
 
     Each group's count among the top-t is ``(1 - strength)`` x its count in the plain top-t plus

@@ -31,13 +31,18 @@ fairops.errors.RowError: sensitive group sex='x' (row 0) had no rows when the th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InputError, RowError
 from ._inputs import _column_values, as_scores, encode_sensitive
 from ._thresholds import OperatingPoint, binarize, given_target, operating_point
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, IntArray, NDArray, Sensitive
 
 DECISIONS = ("single", "per-group")
 
@@ -116,7 +121,7 @@ class GroupThresholds:
     groups: tuple[tuple[str, ...], ...]
     points: tuple[OperatingPoint, ...]
 
-    def threshold_of(self, group) -> OperatingPoint:
+    def threshold_of(self, group: tuple[Any, ...]) -> OperatingPoint:
         """The rule of one group (a tuple of values, one per column).
 
         Parameters
@@ -138,7 +143,7 @@ class GroupThresholds:
     def _name(self, key) -> str:
         return ", ".join(f"{column}={value!r}" for column, value in zip(self.columns, key))
 
-    def group_index(self, sensitive_features, n_rows: int | None = None) -> np.ndarray:
+    def group_index(self, sensitive_features: Sensitive, n_rows: int | None = None) -> IntArray:
         """Each row's index into :attr:`groups`; a ValueError names the first row of an unknown group.
 
         Parameters
@@ -166,7 +171,7 @@ class GroupThresholds:
                            f"thresholds were set (known: {', '.join(self._name(g) for g in self.groups)})")
         return np.array([lookup[key] for key in keys], dtype=np.intp)[codes]
 
-    def apply(self, y_score, sensitive_features, *, seed: int = 0) -> np.ndarray:
+    def apply(self, y_score: ArrayLike, sensitive_features: Sensitive, *, seed: int = 0) -> NDArray[np.int8]:
         """0/1 decisions, each row at its group's rule.
 
         On the rows the rule was set on (same seed) they equal :func:`group_decisions`'.
@@ -206,7 +211,7 @@ class GroupThresholds:
                            for group, point in zip(self.groups, self.points)]}
 
     @classmethod
-    def from_dict(cls, document) -> GroupThresholds:
+    def from_dict(cls, document: Mapping[str, Any]) -> GroupThresholds:
         """The inverse of :meth:`to_dict`; a ValueError names what is malformed.
 
         Parameters

@@ -158,7 +158,7 @@ def test_no_import_cycles():
 FLOORS = (
     ("fairops.errors",),
     ("fairops", "fairops._asgi", "fairops._column_names", "fairops._param_checks", "fairops._state_checks",
-     "fairops._versions", "fairops._store_lock"),
+     "fairops._typing", "fairops._versions", "fairops._store_lock"),
     ("fairops.metrics",),
     ("fairops.datasets", "fairops.fairband", "fairops.scaff", "fairops.fairlof", "fairops.reductions"),
     ("fairops.models",),

@@ -11,7 +11,8 @@ def load_source(settings: TuneSettings):
     from ...datasets import load_dataset, load_table
 
     if settings.data is not None:
-        assert settings.target is not None  # __post_init__: a file comes with its target column
+        # __post_init__: a file comes with its target and sensitive columns
+        assert settings.target is not None and settings.sensitive is not None
         return load_table(settings.data, target=settings.target, sensitive=settings.sensitive, task=settings.task,
                           positive=settings.positive, holdout=settings.holdout, missing_group=settings.missing_group)
     assert settings.dataset is not None  # __post_init__: a data set or a file
