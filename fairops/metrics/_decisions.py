@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -42,12 +42,12 @@ from ._inputs import _column_values, as_scores, encode_sensitive
 from ._thresholds import OperatingPoint, binarize, given_target, operating_point
 
 if TYPE_CHECKING:
-    from .._typing import ArrayLike, IntArray, NDArray, Sensitive
+    from .._typing import ArrayLike, Decision, IntArray, NDArray, Sensitive
 
 DECISIONS = ("single", "per-group")
 
 
-def check_decision(decision: str) -> str:
+def check_decision(decision: str) -> Decision:
     """``decision`` if it is ``"single"`` or ``"per-group"``, else a ValueError naming it.
 
     >>> check_decision("per-group")
@@ -55,7 +55,7 @@ def check_decision(decision: str) -> str:
     """
     if decision not in DECISIONS:
         raise InputError(f"decision must be one of {DECISIONS}, got {decision!r}")
-    return decision
+    return cast("Decision", decision)
 
 
 def _keys(sensitive_features, n_rows) -> tuple[tuple[str, ...], list[tuple[str, ...]], np.ndarray]:

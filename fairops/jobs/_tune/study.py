@@ -69,7 +69,7 @@ def study_configuration(settings: TuneSettings, data, families: list[str]) -> di
     ['data', 'data_sha256', 'families', 'max_train_rows', 'method', 'profile', 'selection', 'sensitive', 'task']
     """
     # the decision mode is recorded only when it is not the default, so studies from before it still join
-    mode = {"decision": settings.decision} if settings.decision != "single" else {}
+    mode: dict[str, str] = {"decision": settings.decision} if settings.decision != "single" else {}
     if settings.data is not None:
         mode["test_rows"] = f"column {settings.holdout}" if settings.holdout else "by row content"
     return {"data": settings.source_name, "data_sha256": data_sha256(data), "task": str(data.task),
