@@ -236,7 +236,9 @@ class GroupThresholds:
         return cls(columns, groups, points)
 
 
-def _per_group(y_score, y_true, sensitive_features, targets: dict):
+def _per_group(y_score: ArrayLike, y_true: ArrayLike | None, sensitive_features: Sensitive, targets: dict[str, Any],
+               ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...], list[tuple[str, ...]], np.ndarray,
+                          list[dict[str, Any]]]:
     """(scores, labels, column names, group keys, each row's group, each group's target)."""
     name, value = given_target(**targets)
     check_per_group_target(name)
@@ -245,8 +247,9 @@ def _per_group(y_score, y_true, sensitive_features, targets: dict):
     return y_score, np.asarray(y_true), columns, keys, codes, _targets(name, value, codes, len(keys))
 
 
-def group_thresholds(y_score, y_true, sensitive_features, *, tpr=None, fpr=None, top_k=None, threshold=None,
-                     seed: int = 0) -> GroupThresholds:
+def group_thresholds(y_score: ArrayLike, y_true: ArrayLike | None, sensitive_features: Sensitive, *,
+                     tpr: float | None = None, fpr: float | None = None, top_k: int | None = None,
+                     threshold: float | None = None, seed: int = 0) -> GroupThresholds:
     """One :class:`OperatingPoint` per group, set so each group meets the target exactly on these rows.
 
     A fixed ``threshold`` is refused: see :func:`check_per_group_target`.
@@ -281,8 +284,9 @@ def group_thresholds(y_score, y_true, sensitive_features, *, tpr=None, fpr=None,
     return GroupThresholds(columns, tuple(keys), tuple(points))
 
 
-def group_decisions(y_score, y_true, sensitive_features, *, tpr=None, fpr=None, top_k=None, threshold=None,
-                    seed: int = 0) -> np.ndarray:
+def group_decisions(y_score: ArrayLike, y_true: ArrayLike | None, sensitive_features: Sensitive, *,
+                    tpr: float | None = None, fpr: float | None = None, top_k: int | None = None,
+                    threshold: float | None = None, seed: int = 0) -> NDArray[np.int8]:
     """0/1 decisions meeting the target exactly in every group (ties broken with ``seed`` per group).
 
     Parameters
