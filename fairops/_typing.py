@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Literal, TypeAlias
 
@@ -11,7 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 
 __all__ = ["ArrayLike", "Decision", "Features", "FloatArray", "IntArray", "Matrix", "MaxFeatures", "NDArray",
-           "RandomState", "Rate", "Sensitive"]
+           "RandomState", "Rate", "Sensitive", "StrPath"]
 
 #: Sensitive columns: a frame, one series, a mapping of column name to values, or one array of values.
 Sensitive: TypeAlias = pd.DataFrame | pd.Series | Mapping[str, ArrayLike] | ArrayLike
@@ -30,3 +31,5 @@ RandomState: TypeAlias = int | np.random.RandomState | None
 MaxFeatures: TypeAlias = Literal["sqrt", "log2"] | int | float | None
 #: Rows a reduction fits on: anything :data:`Features` is, or a SciPy sparse matrix.
 Matrix: TypeAlias = pd.DataFrame | ArrayLike | sparse.spmatrix | sparse.sparray
+#: A file or folder: a string or a path object.
+StrPath: TypeAlias = str | os.PathLike[str]

@@ -33,7 +33,6 @@ from ..metrics._decisions import served_decision
 from ._schema import Column, InputSchema
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
 
     import pandas as pd
 
@@ -171,7 +170,7 @@ class ServedDecision:
                 "model_inputs": None if self.model_inputs is None else list(self.model_inputs)}
 
     @classmethod
-    def from_dict(cls, document: Mapping[str, Any]) -> ServedDecision:
+    def from_dict(cls, document: object) -> ServedDecision:
         """The inverse of :meth:`to_dict`; a ValueError names what is malformed.
 
         Parameters

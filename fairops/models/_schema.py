@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -55,7 +55,7 @@ from ..errors import InputError, RowError
 from ._probes import columns_taking_missing_values, takes_unseen_categories
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
     import pandas as pd
     from sklearn.base import BaseEstimator
@@ -241,7 +241,7 @@ class InputSchema:
                 "unseen_categories": self.unseen_categories}
 
     @classmethod
-    def from_dict(cls, document: Mapping[str, Any]) -> InputSchema:
+    def from_dict(cls, document: object) -> InputSchema:
         """Rebuild from :meth:`to_dict`'s form; a malformed document is a ``ValueError``.
 
         Parameters
