@@ -22,7 +22,7 @@ imported is skipped with a message naming the package. Each (data set, seed, met
 ``--work-dir`` as one JSON file and skipped when present, so an interrupted run resumes.
 
     nice python benchmarks/decisions.py run --datasets adult compas german --seeds 0-2
-    python benchmarks/decisions.py report            # the Markdown tables of docs/fairband.md
+    python benchmarks/decisions.py report            # the Markdown tables of docs/fairband/decisions.md
     python benchmarks/decisions.py proxies           # how well the blind features still tell the groups apart
     python benchmarks/decisions.py --quick           # smoke: German, 300 training rows, the cheap methods
 """

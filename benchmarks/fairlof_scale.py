@@ -21,7 +21,7 @@ by d and n (the rule ``algorithm="fast"`` follows).
 Data: ``fairlof_speed.make_data`` (standard-normal features, 1% of rows spread 3x; two sensitive
 attributes with 2 and 5 values).
 
-    .venv/bin/python benchmarks/fairlof_scale.py                  # the table in docs/fairlof.md
+    .venv/bin/python benchmarks/fairlof_scale.py                  # the table in docs/fairlof/large_n.md
     .venv/bin/python benchmarks/fairlof_scale.py --exact-large    # + exact search at 1M (Jaccard at 1M)
     .venv/bin/python benchmarks/fairlof_scale.py --crossover      # blocked vs k-d tree by d and n
     .venv/bin/python benchmarks/fairlof_scale.py --tile-makers    # only: vector kernel vs BLAS tiles

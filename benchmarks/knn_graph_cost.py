@@ -19,7 +19,7 @@ wall seconds, and the Jaccard of LOF's top-500 with the exact top-500 after it. 
 ``fairlof_speed.make_data`` (standard-normal features, 1% of rows spread 3x), as in
 ``fairlof_scale.py``.
 
-    .venv/bin/python benchmarks/knn_graph_cost.py            # the table in docs/fairlof.md
+    .venv/bin/python benchmarks/knn_graph_cost.py            # the table in docs/fairlof/large_n.md
     .venv/bin/python benchmarks/knn_graph_cost.py --quick    # 20k rows (CI smoke test)
 """
 

@@ -150,7 +150,7 @@ def load_compas(*, fpr: float = 0.1, drop_sensitive: bool = False) -> Dataset:
     Caucasian vs everyone else. The paper's text gives 2% FPR; its published logs used 10%, the
     default here (``fpr=0.02`` for the text's). The logs' FPR ratios take exactly the values two
     groups with this data's Caucasian / non-Caucasian shares of negatives produce (see
-    ``docs/fairband.md``).
+    ``docs/fairband/paper_tasks.md``).
 
     Features: demographics (``race`` with all six recorded values), juvenile and prior counts,
     charge degree; COMPAS's own scores are left out. Sensitive: ``race`` (Caucasian /

@@ -17,8 +17,8 @@ their neighbours, are searched again exactly (``fairops.fairlof._blocked_search`
 the rows at the top of the ranking and their neighbours are all exact; FairLOF then does the same
 for its own ranking at the fitted lambda. The top of a LOF ranking hangs on a few rows'
 neighbours: a graph that misses one near neighbour of an inlier inflates its k-distance and can
-lift it among the top-t, although the graph finds 99% of all neighbours (see ``docs/fairlof.md``,
-"Large n"). ``rechecked_rows_`` and ``recheck_rounds_`` tell how much was searched.
+lift it among the top-t, although the graph finds 99% of all neighbours (see
+``docs/fairlof/large_n.md``). ``rechecked_rows_`` and ``recheck_rounds_`` tell how much was searched.
 
 >>> import numpy as np
 >>> X = np.random.default_rng(0).normal(size=(500, 4))

@@ -60,65 +60,48 @@ def _outlier_detection(detector) -> bool:
 class FairLOF(NoveltyScoring, LambdaPath, OutlierMixin, BaseEstimator):
     """Local outlier factor with the FairLOF distance corrections.
 
-    The corrections pull sensitive groups towards their share of the data among the top-t outliers.
+    The corrections pull sensitive groups towards their share of the data among the top-t outliers
+    (equations and design: ``docs/fairlof/equations.md``; searches for large n: ``docs/fairlof/large_n.md``).
 
     Parameters
     ----------
     n_neighbors : int, default=5
         k of LOF (must be < number of rows).
     correction_strength : float in [0, 1] or "auto", default=0.3
-        The paper's lambda: 0 is plain LOF, 1 the full correction. "auto" takes the guide
-        point for ``target_jaccard`` on the grid 0.0, 0.1, ..., 1.0 (see
-        ``fairops.fairlof.guide_lambda``). Named so that it does not look like a
-        fitted attribute; the lambda used is ``fitted_lambda_``.
+        The paper's lambda: 0 is plain LOF, 1 the full correction; "auto" takes the guide point for
+        ``target_jaccard`` on the grid 0.0, 0.1, ..., 1.0. The lambda used is ``fitted_lambda_``.
     c : float, list, dict or None, default=None
-        None (1/|S| per attribute), a scalar, one value per attribute, or a dict by column name.
-        The constant added in W_S = c_S + |P_S(v*) - Q_S(v*)| (paper eq. 11).
+        The constant c_S of W_S = c_S + |P_S(v*) - Q_S(v*)| (eq. 11): a scalar, one per attribute, a
+        dict by column name, or None (1/|S| per attribute).
     weight_exponent, share_exponent : float, default=1.0
-        FairLOF-Flex exponents on W_S and on D_S(x) = P_S(x.S) (paper eq. 13; 1 and 1 are
-        FairLOF). Eq. 14 as printed keeps the un-flexed k-distance of the neighbour inside the max;
-        that reads as a typo, and here the neighbour's k-distance carries the same flexed correction
-        as everywhere else.
+        FairLOF-Flex exponents on W_S and on D_S(x) = P_S(x.S) (eq. 13; 1 and 1 are FairLOF).
     correction : {"paper", "per_value"}, default="paper"
-        The paper's (eqs 6-14) or fairops' own variant (W, D and the
-        direction per value, the whole reach-distance scaled; see ``docs/fairlof.md``).
+        The paper's equations (6-14) or fairops' per-value variant.
     top_t : int or None, default=None
         Size of the outlier list; None -> min(500, 5% of n), at least 1.
     metric : str or callable, default="euclidean"
-        Any metric scikit-learn's NearestNeighbors accepts ("euclidean" is the
-        Minkowski p=2 that LocalOutlierFactor uses by default).
+        Any metric scikit-learn's NearestNeighbors accepts.
     novelty : bool, default=False
-        True enables ``score_samples``/``decision_function``/``predict`` on new rows
-        (and disables ``fit_predict``), as in scikit-learn's LocalOutlierFactor
-        (:class:`fairops.fairlof._novelty.NoveltyScoring`).
+        True enables ``score_samples``/``decision_function``/``predict`` on new rows (and disables
+        ``fit_predict``), as in scikit-learn's LocalOutlierFactor.
     target_jaccard : float in (0, 1], default=0.9
         Jaccard guide point used when ``correction_strength == "auto"``.
     floor : float in (0, 1], default=0.01
-        Every correction factor (of a k-distance or of a pair distance) is at least ``floor``. The
-        paper has no floor: where its factor would fall below it (it can reach 0 or go negative), the
-        factor is clamped and counted in ``clamped_rows_`` / ``clamped_pairs_``, and fit warns.
+        Least correction factor of a k-distance or pair distance; clamps are counted in
+        ``clamped_rows_`` / ``clamped_pairs_`` and fit warns.
     algorithm : str, default="auto"
-        The neighbour search. scikit-learn's "auto" (the same neighbours as
-        LocalOutlierFactor), "ball_tree", "kd_tree", "brute"; or fairops' "blocked" (exact
-        blocked brute force: float32 BLAS tiles, exact float64 re-ranking), "fast" (exact:
-        "kd_tree" up to 6 features, "blocked" above, the crossover measured in
-        ``docs/fairlof.md``), "approximate" (a neighbour graph, then exact searches of the top
-        of the rankings; neighbour distances are still exact). "blocked", "fast" and
-        "approximate" need ``metric="euclidean"``. The search used is ``search_algorithm_``.
+        The neighbour search: scikit-learn's "auto", "ball_tree", "kd_tree", "brute"; fairops' exact
+        "blocked" and "fast" (a choice by data shape), or "approximate" (a neighbour graph, then exact
+        searches of the top of the rankings). The last three need ``metric="euclidean"``.
     leaf_size : int, default=30
         Passed to scikit-learn's trees.
     n_jobs : int or None, default=None
-        Threads of the neighbour search (None: scikit-learn's default for its searches;
-        every core for "blocked" and "approximate").
+        Threads of the neighbour search (None: scikit-learn's default; every core for "blocked" and
+        "approximate").
     search_params : dict or None, default=None
-        Settings of ``algorithm="approximate"``. ``graph``:
-        "hnsw" (default: faiss's HNSW graph, the optional extra ``fairops[ann]``; settings
-        ``hnsw_m`` 32, ``ef_construction`` 40, ``ef_search`` 32, ``recheck`` 4) or "nndescent"
-        (fairops' own compiled NN-descent, no extra library; settings ``graph_neighbors``,
-        ``n_trees``, ``max_rounds``, ``recheck``, defaults in
-        ``fairops.fairlof._search_params.GRAPH_PARAMS``). ``recheck``: the recheck * top_t rows
-        of highest plain LOF, then of highest FairLOF at the fitted lambda, and their neighbours
-        are searched again exactly; 0 = off (see ``fairops.fairlof._approximate_search``).
+        Settings of ``algorithm="approximate"``: ``graph`` ("hnsw", faiss's, the extra ``fairops[ann]``;
+        or "nndescent", fairops' own), the graph's settings and ``recheck`` (0 = off); defaults in
+        ``fairops.fairlof._search_params.GRAPH_PARAMS``.
 
     Attributes
     ----------
@@ -128,24 +111,16 @@ class FairLOF(NoveltyScoring, LambdaPath, OutlierMixin, BaseEstimator):
         Plain LOF on the same neighbours.
     outliers_, plain_outliers_ : ndarray of int
         Top-t FairLOF rows, most outlying first, and plain LOF's.
-    fitted_lambda_ : float
-        The lambda used.
-    top_t_, n_neighbors_ : int
-        The list size and k used.
+    fitted_lambda_, offset_ : float
+        The lambda used; ``decision_function`` is ``score_samples - offset_``.
+    top_t_, n_neighbors_, clamped_rows_, clamped_pairs_ : int
+        The list size and k used; the k-distances and pair distances the floor clamped.
     search_algorithm_ : str
         The neighbour search used.
-    offset_ : float
-        ``decision_function`` is ``score_samples - offset_``.
-    k_distances_ : ndarray of shape (n_samples,)
-        Each row's k-distance.
-    clamped_rows_, clamped_pairs_ : int
-        k-distances and pair distances whose factor the floor clamped.
     data_share_, outlier_share_, majority_, c_, skew_, direction_ : list
         The group statistics per attribute: P, Q, v*, c, W and Dir.
-    coefficients_ : ndarray
-        Dir * W^weight_exponent * P(v)^share_exponent per attribute and value.
-    n_features_in_ : int
-        Features seen in ``fit`` (and ``feature_names_in_`` for DataFrames).
+    coefficients_, k_distances_ : ndarray
+        Dir * W^weight_exponent * P(v)^share_exponent per attribute and value; each row's k-distance.
 
     Examples
     --------

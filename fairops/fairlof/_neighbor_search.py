@@ -31,7 +31,7 @@ SKLEARN_ALGORITHMS = ("auto", "ball_tree", "kd_tree", "brute")
 FAIROPS_ALGORITHMS = ("blocked", "fast", "approximate")
 ALGORITHMS: tuple[str, ...] = SKLEARN_ALGORITHMS + FAIROPS_ALGORITHMS
 #: "fast" uses a k-d tree up to this many features and the blocked search above: the crossover
-#: measured on standard-normal data at n = 10k to 300k, k = 5 (docs/fairlof.md, "Large n").
+#: measured on standard-normal data at n = 10k to 300k, k = 5 (docs/fairlof/large_n.md).
 KD_TREE_MAX_FEATURES = 6
 
 

@@ -3,7 +3,7 @@
 NN-descent (Dong, Moses and Li, WWW 2011) improves a first graph (here: the rows sharing a leaf of
 random projection trees) in rounds: two rows that share a neighbour are compared, and each keeps
 the nearer rows it meets.
-On the 16-feature data of ``docs/fairlof.md`` ("Large n") a graph of 10 neighbours per row finds
+On the 16-feature data of ``docs/fairlof/large_n.md`` a graph of 10 neighbours per row finds
 most of the exact 5 nearest in a fraction of the time of an HNSW graph of similar recall. The
 graph is only the first step: as for faiss's graph, the neighbour distances are recomputed
 exactly in float64 and the top of the LOF ranking is searched again exactly

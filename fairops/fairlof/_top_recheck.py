@@ -4,7 +4,7 @@ An approximate graph moves the top of a LOF ranking far more than its mean recal
 LOF of x divides its neighbours' local reachability density by its own, so a missed neighbour
 of x inflates its k-distance and its LOF, and a missed neighbour of one of x's neighbours
 deflates that neighbour's density and x's LOF. The rows at the top of the ranking are the
-isolated ones, exactly where a graph misses most (docs/fairlof.md, "Large n").
+isolated ones, exactly where a graph misses most (docs/fairlof/large_n.md).
 
 :func:`recheck_top` repairs the top by rounds: score plain LOF from the current neighbours,
 take the ``band`` rows of highest LOF, and search those rows and their neighbours again exactly

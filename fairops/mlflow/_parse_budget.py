@@ -1,27 +1,11 @@
 """Bounded work on every model file before anything else reads it: nodes, references and depth.
 
-A byte limit bounds how much a model file holds, not how much work reading it makes: a few kilobytes of
-shared references can make a reader walk billions of nodes. Every document of a model directory
-(``MLmodel``, the manifests, a flavor's JSON document, a skops file's ``schema.json``) is therefore parsed
-here (:func:`parse_json`, :func:`parse_yaml`; at most :data:`MAX_DOCUMENT_BYTES`) and walked, without
-recursion, under a budget fixed in code:
-
-- at most :data:`MAX_NODES` objects and lists (JSON objects and arrays, YAML mappings and sequences);
-- nested at most :data:`MAX_DEPTH` deep, along any path a reader follows (references included);
-- at most :data:`MAX_REFERENCES` references, a skops state naming the ``__id__`` of another: skops'
-  loader hands back the node it built first for that id, whatever the state holds, and its audit walks
-  that node again at each reference;
-- no reference cycle, and no more work than the file holds: the graph unfolded along its references (what
-  skops' audit walks, what ``predict`` of shared estimators runs) may hold at most :data:`EXPANSION` times
-  the objects and lists written in the file. skops' own writer writes every occurrence of a shared object
-  in full, so its files unfold to exactly their own size; a file whose small references stand for large
-  parts is refused;
-- in a skops schema, each array file of the archive is read by one state id only (skops reads a file
-  again for every state that names it).
-
-The walk visits each object and list once, each reference once, so its cost is linear in the file and capped
-by :data:`MAX_NODES` whatever the file holds. A file over the budget is refused by name before skops' audit or
-any loader sees it.
+A few kilobytes of shared references can make a reader walk billions of nodes, so every document of a model
+directory (``MLmodel``, the manifests, a flavor's JSON, a skops ``schema.json``) is parsed here and walked
+once, without recursion, under a budget fixed in code: :data:`MAX_NODES` objects and lists,
+:data:`MAX_DEPTH` levels, :data:`MAX_REFERENCES` references, no cycle, and at most :data:`EXPANSION` times
+its own size once unfolded along its references. A file over the budget is refused by name before skops'
+audit or any loader sees it (``docs/mlflow/loading.md``).
 
 >>> check_document({"a": [1, 2, {"b": None}]}, ValueError)
 Walk(nodes=3, references=0, depth=3, unfolded=3)

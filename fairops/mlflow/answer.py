@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
+from ._param_docs import param, with_param_docs
+
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
@@ -46,6 +48,10 @@ BY_LOT_OUTPUT = "decided_by_lot"
 SCORE_OUTPUTS = (OUTPUT, CHANCE_OUTPUT)
 #: How finely a reduction's threshold is shown in chance units (its tie-break moves a score by at most 1e-10).
 _CHANCE_DIGITS = 9
+_DOCS = {
+    "model": param("model", "classifier", "The fitted model."),
+    "decision": param("decision", "ServedDecision or None, default=None", "Its decision."),
+}
 
 
 def reduction_in(model: BaseEstimator) -> FoundReduction | None:
@@ -109,15 +115,13 @@ def _columns(model: BaseEstimator, decision: ServedDecision | None) -> list[tupl
     return columns
 
 
+@with_param_docs(**_DOCS)
 def answer_columns(model: BaseEstimator, decision: ServedDecision | None = None) -> dict[str, str]:
     """What each column of the scores answer (``params={"answer": "scores"}``) holds, in words.
 
     Parameters
     ----------
-    model : classifier
-        The fitted model.
-    decision : ServedDecision or None, default=None
-        Its decision.
+    {{ parameters }}
 
     Returns
     -------
@@ -127,6 +131,7 @@ def answer_columns(model: BaseEstimator, decision: ServedDecision | None = None)
     return {name: meaning for name, _, meaning in _columns(model, decision)}
 
 
+@with_param_docs(model=_DOCS["model"], decision=param("decision", "ServedDecision", "Its decision."))
 def describe_answer(model: BaseEstimator, decision: ServedDecision) -> dict[str, Any]:
     """The served answer for a model card: its columns in words, and the decision threshold.
 
@@ -134,10 +139,7 @@ def describe_answer(model: BaseEstimator, decision: ServedDecision) -> dict[str,
 
     Parameters
     ----------
-    model : classifier
-        The fitted model.
-    decision : ServedDecision
-        Its decision.
+    {{ parameters }}
 
     Returns
     -------
@@ -186,6 +188,7 @@ def score_of(answer: pd.DataFrame | ArrayLike) -> pd.Series | ArrayLike:
     return answer
 
 
+@with_param_docs(**_DOCS)
 def columns_and_types(model: BaseEstimator, decision: ServedDecision | None = None) -> list[list[str]]:
     """The scores answer's columns and their MLflow types, in the answer's order.
 
@@ -194,8 +197,7 @@ def columns_and_types(model: BaseEstimator, decision: ServedDecision | None = No
 
     Parameters
     ----------
-    model, decision : as in :func:`answer_columns`
-        The fitted model and its decision (or None).
+    {{ parameters }}
 
     Returns
     -------

@@ -1,38 +1,13 @@
 """MLflow flavor for the classifiers fairops registers: scikit-learn pipelines, LightGBM, SCAFF on columns.
 
-The model is saved with skops (no pickle) and loaded with :data:`TRUSTED_TYPES`, a list fixed in
-this module (the types fairops' model families are made of), never a list read from ``MLmodel``: a
-model file naming any other type is refused before anything in it is built. Its
-:class:`~fairops.models.InputSchema` is saved beside it and checked on every request, so
-``mlflow models serve`` answers rows that break it with HTTP 400 and a one-line reason.
-
-As a pyfunc the model answers one class label per row (the decision's, else ``predict``'s), as MLflow's
-classifier flavors do and ``mlflow.models.evaluate`` reads; ``params={"answer": "scores"}`` answers a DataFrame
-whose ``probability`` is the positive class's (``classes_[1]`` unless ``positive_class`` is given; a reduction's
-``chance_positive``, see :mod:`fairops.mlflow.answer`). The signature has the ``answer`` param and lists every
-input column: numbers as ``double``; whole numbers, booleans and categories as ``any``.
-The columns are declared optional to MLflow, because the model's own schema requires them: MLflow's
-check of a required column answers a request lacking it with the whole input frame and signature in
-its message, the schema with one line naming the column. MLflow's scoring server casts each JSON column to its
-declared type before the model sees it: a ``long`` column turns 40.5 into 40 and a ``boolean`` one turns null
-into false, silently (and a ``double`` column refuses pandas' int64 columns in process); a ``string`` column refuses
-pandas' categorical columns in process ("Can not safely convert category"), so the training frame
-itself would not score. Declared ``any`` they reach the model as sent, and the model's own schema
-(``integer``, ``boolean``, ``category`` with its values; kept in ``MLmodel``'s metadata as
-``fairops_input_schema``) refuses what breaks it.
-
-With a ``decision`` (a :class:`~fairops.models.ServedDecision`, what ``fairops tune`` registers) the
-scores answer has two more columns: ``positive_class`` (what the probability is the probability of, e.g.
-``income <= 50K``) and ``decision`` (1 when the row's probability is above the threshold set on
-the validation rows; with per-group thresholds, its group's threshold); a reduction's also says which rows were
-decided by lot (:mod:`fairops.mlflow.answer`). Per-group thresholds make the
-groups' columns required inputs (in the signature too), and a row of a group that had no
-threshold is refused with a one-line reason.
-
-Files: ``data/model.skops`` and ``data/model.json`` (format, input schema, positive class), inside a
-directory sealed by :mod:`fairops.mlflow.sealing`. The skops file holds the model without what refers back
-to it and ``predict_proba`` never reads, e.g. the routing requests of ``set_fit_request`` (see
-:mod:`fairops.mlflow._skops_save`).
+The model is saved with skops (no pickle) and loaded with :data:`TRUSTED_TYPES`, a list fixed in this module:
+a model file naming any other type is refused before anything in it is built. Its
+:class:`~fairops.models.InputSchema` is saved beside it and checked on every request, so a served model
+answers rows that break it with HTTP 400 and a one-line reason; the signature declares whole-number, boolean
+and category columns ``any`` so that MLflow does not cast them first. The model answers one class label per
+row, or with ``params={"answer": "scores"}`` its scores frame (:mod:`fairops.mlflow.answer`), with a
+``decision`` (:class:`~fairops.models.ServedDecision`) also the decision. Details:
+``docs/mlflow/flavors.md``.
 
 >>> import tempfile, numpy as np, pandas as pd, mlflow
 >>> from sklearn.linear_model import LogisticRegression
@@ -59,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, RowError
 from . import _flavor_base as _flavor, _parse_budget, answer as _answer
+from ._param_docs import param, with_param_docs
 from ._savable import (  # "x as x": re-exported, this module's face
     TRUSTED_TYPES as TRUSTED_TYPES,
     check_savable as check_savable,
@@ -89,7 +65,17 @@ FORMAT_NAME = "fairops-classifier"
 FORMAT_VERSION = 1
 MODEL_FILE = "model.skops"
 DOCUMENT_FILE = "model.json"
-# MLflow column types of the schema's kinds (see the module docstring for why some are "any").
+_DOCS = {
+    "sk_model": param("sk_model", "classifier",
+                      "A fitted two-class classifier with ``predict_proba`` (a pipeline, LightGBM, ...)."),
+    "input_schema": param("input_schema", "InputSchema or None, default=None",
+                          "The input a served model takes (None: ``input_example``'s schema)."),
+    "positive_class": param("positive_class", "object or None, default=None",
+                            "The class whose probability is answered (None: ``classes_[1]``)."),
+    "decision": param("decision", "ServedDecision or None, default=None",
+                      "The decision served with the probability; its groups' columns become required inputs."),
+}
+# MLflow column types of the schema's kinds (docs/mlflow/flavors.md says why some are "any").
 _MLFLOW_TYPES = {"integer": "any", "number": "double", "boolean": "any", "category": "any"}
 
 
@@ -97,7 +83,7 @@ def signature_of(schema: InputSchema, decision: ServedDecision | None = None,
                  classes: Sequence[object] = (0, 1)) -> ModelSignature:
     """MLflow signature: the schema's columns, the class label each row is answered with, and the ``answer`` param.
 
-    The columns are required by the schema (see the module docstring). The output is what the model answers
+    The columns are declared optional to MLflow; the model's schema requires them. The output is what the model answers
     by default, one label of ``classes`` per row; ``params={"answer": "scores"}`` asks for the scores frame
     instead (:func:`answer_columns`).
 
@@ -220,6 +206,7 @@ def _prepare(sk_model: BaseEstimator, input_schema: InputSchema | None, input_ex
     return input_schema, positive_class, check_savable(sk_model)
 
 
+@with_param_docs(**_DOCS)
 def save_model(sk_model: BaseEstimator, path: StrPath, conda_env: dict[str, Any] | str | None = None,
                mlflow_model: Model | None = None, input_example: pd.DataFrame | None = None,
                pip_requirements: list[str] | None = None, extra_pip_requirements: list[str] | None = None,
@@ -229,39 +216,13 @@ def save_model(sk_model: BaseEstimator, path: StrPath, conda_env: dict[str, Any]
 
     ``input_schema`` (a :class:`~fairops.models.InputSchema`, best made from the training frame with
     :meth:`~fairops.models.InputSchema.for_model`) defaults to the schema of ``input_example``, whose
-    category columns then accept any value unless they are pandas categoricals. ``decision`` (a
-    :class:`~fairops.models.ServedDecision`) adds the decision to the answer and its groups' columns
-    to the required inputs.
+    category columns then accept any value unless they are pandas categoricals.
 
     Parameters
     ----------
-    sk_model : classifier
-        A fitted two-class classifier with ``predict_proba`` (a pipeline, LightGBM, ...).
-    path : str or os.PathLike
-        The model directory (missing or empty).
-    conda_env : dict, str or None, default=None
-        A conda environment, instead of pip requirements.
-    mlflow_model : mlflow.models.Model or None, default=None
-        The model description to add the flavor to (None: a new one).
-    input_example : DataFrame or None, default=None
-        Rows saved with the model.
-    pip_requirements : list of str or None, default=None
-        None: the shipped fairops wheel and the pinned libraries its files depend on.
-    extra_pip_requirements : list of str or None, default=None
-        Added to the default requirements.
-    metadata : dict or None, default=None
-        Custom metadata recorded in ``MLmodel``.
-    input_schema : InputSchema or None, default=None
-        The input a served model takes, as above.
-    positive_class : object or None, default=None
-        The class whose probability is answered (None: ``classes_[1]``).
-    decision : ServedDecision or None, default=None
-        The decision served with the probability, as above.
+    {{ parameters }}
 
-    Returns
-    -------
-    mlflow.models.Model
-        The saved model's description.
+    {{ saved_returns }}
     """
     import skops
 
@@ -293,25 +254,16 @@ def save_model(sk_model: BaseEstimator, path: StrPath, conda_env: dict[str, Any]
     )
 
 
+@with_param_docs(**_DOCS)
 def log_model(sk_model: BaseEstimator, name: str = "model", *, input_schema: InputSchema | None = None,
               positive_class: object = None, decision: ServedDecision | None = None, **kwargs: Any) -> ModelInfo:
     """Log a classifier to the active run (or ``run_id=``); returns MLflow's ``ModelInfo``.
 
     Parameters
     ----------
-    sk_model : classifier
-        A fitted two-class classifier with ``predict_proba``.
-    name : str, default="model"
-        The model's name in the run.
-    input_schema, positive_class, decision : optional
-        As in :func:`save_model`.
-    **kwargs
-        :func:`save_model`'s arguments and ``Model.log``'s (``registered_model_name``, ...).
+    {{ parameters }}
 
-    Returns
-    -------
-    mlflow.models.model.ModelInfo
-        What MLflow logged.
+    {{ logged_returns }}
     """
     return FLAVOR.log_model(sk_model, name, input_schema=input_schema, positive_class=positive_class,
                             decision=decision, **kwargs)

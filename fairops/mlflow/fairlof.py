@@ -36,6 +36,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import _flavor_base as _flavor, _model_files
+from ._param_docs import param, with_param_docs
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -50,6 +51,15 @@ if TYPE_CHECKING:
 
 FLAVOR_NAME = "fairops_fairlof"
 _LOADER_MODULE = "fairops.mlflow.fairlof"
+_DOCS = {
+    "detector": param("detector", "FairLOF", "Fitted with ``novelty=True``."),
+    "feature_names": param("feature_names", "list of str or None, default=None",
+                           "The feature columns of the serving input, in fit order (without ``preprocessing``); "
+                           "None:\nthe detector's ``feature_names_in_`` or ``input_example``'s columns that are "
+                           "not sensitive."),
+    "preprocessing": param("preprocessing", "FeatureEncoder or None, default=None",
+                           "The fitted encoder that made the detector's features; the model then takes raw rows."),
+}
 
 
 def _classes() -> dict[str, type[FairLOF]]:
@@ -138,6 +148,7 @@ def _extra(detector: FairLOF, feature_names: Sequence[str] | None, input_example
     return {"feature_names": feature_names, "sensitive_names": sensitive_names}
 
 
+@with_param_docs(**_DOCS)
 def save_model(
     detector: FairLOF,
     path: StrPath,
@@ -153,42 +164,14 @@ def save_model(
 ) -> Model:
     """Save a fitted ``FairLOF(novelty=True)`` as an MLflow model at ``path``.
 
-    ``preprocessing``: the fitted ``FeatureEncoder`` that made the detector's features; the model
-    then takes raw rows (see the module docstring). Otherwise ``feature_names``: names of the feature
-    columns in the serving input, in fit order; by default the detector's ``feature_names_in_`` or
-    the columns of ``input_example`` that are not sensitive columns. A detector fitted with
-    ``algorithm="approximate"`` on faiss's HNSW graph adds ``faiss-cpu`` to the default requirements
-    (with ``search_params={"graph": "nndescent"}`` new rows are searched exactly, without faiss).
+    A detector fitted with ``algorithm="approximate"`` on faiss's HNSW graph adds ``faiss-cpu`` to the default
+    requirements (with ``search_params={"graph": "nndescent"}`` new rows are searched exactly, without faiss).
 
     Parameters
     ----------
-    detector : FairLOF
-        Fitted with ``novelty=True``.
-    path : str or os.PathLike
-        The model directory (missing or empty).
-    conda_env : dict, str or None, default=None
-        A conda environment, instead of pip requirements.
-    mlflow_model : mlflow.models.Model or None, default=None
-        The model description to add the flavor to (None: a new one).
-    signature : mlflow.models.ModelSignature, False or None, default=None
-        Inferred from ``input_example`` when None; False: none.
-    input_example : DataFrame or None, default=None
-        Rows saved with the model.
-    pip_requirements : list of str or None, default=None
-        None: the shipped fairops wheel and the pinned libraries its files depend on.
-    extra_pip_requirements : list of str or None, default=None
-        Added to the default requirements.
-    metadata : dict or None, default=None
-        Custom metadata recorded in ``MLmodel``.
-    feature_names : list of str or None, default=None
-        The feature columns of the serving input, as above.
-    preprocessing : FeatureEncoder or None, default=None
-        The fitted encoder that made the detector's features, as above.
+    {{ parameters }}
 
-    Returns
-    -------
-    mlflow.models.Model
-        The saved model's description.
+    {{ saved_returns }}
     """
     extra = _extra(detector, feature_names, input_example, preprocessing)
     if _needs_faiss(detector) and pip_requirements is None and conda_env is None:
@@ -217,25 +200,16 @@ def save_model(
     )
 
 
+@with_param_docs(**_DOCS)
 def log_model(detector: FairLOF, name: str = "model", *, feature_names: Sequence[str] | None = None,
               preprocessing: FeatureEncoder | None = None, **kwargs: Any) -> ModelInfo:
     """Log a FairLOF detector to the active run (or ``run_id=``); returns MLflow's ``ModelInfo``.
 
     Parameters
     ----------
-    detector : FairLOF
-        Fitted with ``novelty=True``.
-    name : str, default="model"
-        The model's name in the run.
-    feature_names, preprocessing : optional
-        As in :func:`save_model`.
-    **kwargs
-        :func:`save_model`'s arguments and ``Model.log``'s (``registered_model_name``, ...).
+    {{ parameters }}
 
-    Returns
-    -------
-    mlflow.models.model.ModelInfo
-        What MLflow logged.
+    {{ logged_returns }}
     """
     return FLAVOR.log_model(detector, name, feature_names=feature_names, preprocessing=preprocessing, **kwargs)
 

@@ -16,8 +16,8 @@ fitted estimator or pipeline):
 
 ``mlflow.pyfunc.load_model`` of a fairops model also runs fairops' loader (steps 2 and 4), but only
 because ``MLmodel`` says so: whoever can rewrite ``MLmodel`` chooses what MLflow runs, and MLflow
-reads ``MLmodel`` (and ``requirements.txt``) itself before fairops' checks. See docs/mlflow.md,
-"Threat model".
+reads ``MLmodel`` (and ``requirements.txt``) itself before fairops' checks. See
+docs/mlflow/loading.md.
 """
 
 from __future__ import annotations

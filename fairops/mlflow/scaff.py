@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import _flavor_base as _flavor, _model_files
+from ._param_docs import param, with_param_docs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,6 +41,11 @@ if TYPE_CHECKING:
 
 FLAVOR_NAME = "fairops_scaff"
 _LOADER_MODULE = "fairops.mlflow.scaff"
+_DOCS = {
+    "sk_model": param("sk_model", "SCAFFClassifier or SCAFFTreeClassifier", "The fitted estimator."),
+    "threshold": param("threshold", "float or None, default=None",
+                       "Optional decision threshold on P(y = 1); the pyfunc then also returns labels."),
+}
 
 
 def _classes() -> dict[str, type[SCAFFBase]]:
@@ -91,6 +97,7 @@ def _extra(sk_model: SCAFFBase, threshold: float | None) -> dict[str, Any]:
     return {"threshold": threshold, "feature_names": None if names is None else [str(n) for n in names]}
 
 
+@with_param_docs(**_DOCS)
 def save_model(
     sk_model: SCAFFClassifier | SCAFFTreeClassifier,
     path: StrPath,
@@ -107,31 +114,9 @@ def save_model(
 
     Parameters
     ----------
-    sk_model : SCAFFClassifier or SCAFFTreeClassifier
-        The fitted estimator.
-    path : str or os.PathLike
-        The model directory (missing or empty).
-    conda_env : dict, str or None, default=None
-        A conda environment, instead of pip requirements.
-    mlflow_model : mlflow.models.Model or None, default=None
-        The model description to add the flavor to (None: a new one).
-    signature : mlflow.models.ModelSignature, False or None, default=None
-        Inferred from ``input_example`` when None; False: none.
-    input_example : DataFrame or None, default=None
-        Rows saved with the model.
-    pip_requirements : list of str or None, default=None
-        None: the shipped fairops wheel and the pinned libraries its files depend on.
-    extra_pip_requirements : list of str or None, default=None
-        Added to the default requirements.
-    metadata : dict or None, default=None
-        Custom metadata recorded in ``MLmodel``.
-    threshold : float or None, default=None
-        Optional decision threshold on P(y = 1); the pyfunc then also returns labels.
+    {{ parameters }}
 
-    Returns
-    -------
-    mlflow.models.Model
-        The saved model's description.
+    {{ saved_returns }}
     """
     extra = _extra(sk_model, threshold)
     label = "long" if np.asarray(sk_model.classes_).dtype.kind in "iu" else "string"
@@ -155,25 +140,16 @@ def save_model(
     )
 
 
+@with_param_docs(**_DOCS)
 def log_model(sk_model: SCAFFClassifier | SCAFFTreeClassifier, name: str = "model", *, threshold: float | None = None,
               **kwargs: Any) -> ModelInfo:
     """Log a SCAFF estimator to the active run (or ``run_id=``); returns MLflow's ``ModelInfo``.
 
     Parameters
     ----------
-    sk_model : SCAFFClassifier or SCAFFTreeClassifier
-        The fitted estimator.
-    name : str, default="model"
-        The model's name in the run.
-    threshold : float or None, default=None
-        As in :func:`save_model`.
-    **kwargs
-        :func:`save_model`'s arguments and ``Model.log``'s (``registered_model_name``, ...).
+    {{ parameters }}
 
-    Returns
-    -------
-    mlflow.models.model.ModelInfo
-        What MLflow logged.
+    {{ logged_returns }}
     """
     return FLAVOR.log_model(sk_model, name, threshold=threshold, **kwargs)
 

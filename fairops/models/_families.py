@@ -1,50 +1,15 @@
 """The model families fairops tunes: each one's search space and what loading its fitted model must trust.
 
-One table, :data:`FAMILIES`, read by tuning (:func:`fairops.tuning.make_model` suggests a family and its
-hyperparameters from it) and by the classifier flavor (:data:`fairops.mlflow.classifier.TRUSTED_TYPES`
-is :data:`SHARED_TRUSTED_TYPES` plus every built-in family's ``trusted_types`` plus
-:data:`OWN_MODEL_TRUSTED_TYPES` and :data:`PREPROCESSING_TRUSTED_TYPES`, the parts of scikit-learn models a user
-fits that no family holds), so a
-family added here is tuned and loads, and tests parametrised over the table check both.
+One table, :data:`FAMILIES`, read by tuning (:func:`fairops.tuning.make_model`) and by the classifier flavor
+(:data:`fairops.mlflow.classifier.TRUSTED_TYPES` holds every family's ``trusted_types``), so a family added
+here is tuned and loads. The paper's five families (logistic regression, decision tree, random forest,
+LightGBM, a feed-forward network) follow its published search space, in a ``"paper"`` and a capped ``"fast"``
+profile; the SCAFF forest reads the sensitive columns; ``exponentiated_gradient`` and ``grid_search`` are
+bias reductions over a base family. The ranges and why: ``docs/fairband/search_space.md`` and
+``docs/fairband/reductions.md``.
 
-The paper's five families follow its published search space (the ``hyperparameters/*.yaml`` files of
-the authors' repository) and logs: logistic regression, decision tree, random forest, LightGBM and a
-feed-forward network. The sixth, the SCAFF forest, trains fairly itself (it reads the sensitive
-columns, so it is not offered to a group-blind run). Two profiles:
-
-- ``"paper"``: every choice of the paper (e.g. all 15 layer layouts of the network, C from 1e-5 to 1
-  with l1 or l2) and every numeric range as far as the paper's draws reached in the logs. The paper
-  drew integers from geometric, exponential and folded-normal priors; Optuna's samplers take ranges,
-  so sizes are drawn log-uniformly (depths uniformly) over those ranges instead.
-- ``"fast"``: the same families with sizes capped (trees, rounds, epochs, layer widths) so that one
-  Fairband iteration (206 fits) on Adult takes minutes on two cores.
-
-The network is scikit-learn's ``MLPClassifier`` (Adam, ReLU) inside
-:class:`~fairops.models.WeightDecayMLP`, which turns the paper's PyTorch weight decay into
-scikit-learn's L2 term with the same gradient. What has no counterpart there is fixed rather than
-sampled: dropout is off (the weight decay is the only regulariser), there is no batch norm on hidden
-layers (the pipeline standardises the inputs), and Adam runs without the AMSGrad variant.
-
-Two more families are bias reductions (Agarwal et al. 2018; the Fairband paper's section 5.4 puts the
-exponentiated gradient one in its search space): ``exponentiated_gradient`` and ``grid_search``
-(:mod:`fairops.reductions`) over a base family's model (``eg_base`` / ``gs_base``: a decision tree, as in
-the paper, a logistic regression or LightGBM), constraining the task's fairness ratio over its groups
-with a ratio bound. They read the groups when they fit and never when they decide, so a group-blind run
-tunes them too. The paper's ranges, read off its published logs (FB and FB-auto runs on AOF, 1,839 fits of
-``FairLearnClassifier`` over ``DecisionTreeClassifier`` with ``FalsePositiveRateParity``): ``eps`` from
-0.025 to 1 (log-uniform), ``max_iter`` 10 to 49, ``ratio_bound`` 0.80 to 0.99, ``ratio_bound_slack`` 0.01
-or 0.02, the tree's own ranges. The ``"fast"`` profile (fairops' default) also searches the error's cost of
-a false positive (``eg_fp_cost`` / ``gs_fp_cost``, its share of the two costs, from 0.5 to 0.95): a
-reduction holds its constraint at its own decisions, and the cost moves them to the task's operating
-point (a 10% FPR, half of the positives), where the task measures fairness; fairops' tasks select no
-more rows than a cost-neutral classifier would, hence no share below 0.5 (``benchmarks/reductions_scores.py``
-measures what it changes). The random forest and the network also take sample weights
-(:mod:`fairops.reductions` fits them), but as bases they are not searched: each of a reduction's ~20 base
-fits costs a whole forest or network (``benchmarks/fairband_fit_times.py``).
-
-A family's ``suggest(trial, profile, seed)`` (with ``reads_sensitive``: ``suggest(trial, profile, seed,
-sensitive_columns)``; a reduction: ``suggest(trial, profile, seed, base, task)``, ``base`` the unfitted
-model of its base family) calls ``trial.suggest_*`` and returns an unfitted estimator; nothing here
+A family's ``suggest(trial, profile, seed)`` (with ``reads_sensitive``, also ``sensitive_columns``; a
+reduction also ``base, task``) calls ``trial.suggest_*`` and returns an unfitted estimator; nothing here
 imports Optuna, so a served model importing :mod:`fairops.models` does not either.
 
 >>> sorted(FAMILIES)  # doctest: +NORMALIZE_WHITESPACE
@@ -74,7 +39,7 @@ class Family:
     name : str
         The family's name in the table.
     suggest : callable
-        ``suggest(trial, profile, seed)`` (see the module docstring for the other forms): an unfitted
+        ``suggest(trial, profile, seed)`` (the module docstring gives the other forms): an unfitted
         estimator with hyperparameters suggested on ``trial``.
     needs_encoding : bool, default=True
         The family takes one-hot categories and scaled numbers (a pipeline adds them).

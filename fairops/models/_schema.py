@@ -1,29 +1,11 @@
 """The input a served model takes, checked on every request before the model sees a row.
 
-:class:`InputSchema` is recorded from the training frame: each required column with its kind
-(``integer``, ``number``, ``boolean`` or ``category`` with the categories seen in training), and
-whether the model takes missing values and categories it never saw. :meth:`InputSchema.check`
-refuses, with a one-line ``ValueError`` naming the column, the row and the value:
-
-- an input with no rows, or without a column the schema requires;
-- an input with two columns whose names differ only by surrounding spaces (``x1`` and `` x1 ``), one of
-  them the model's, or with a required column named with spaces around it: names are compared exactly
-  (:mod:`fairops._column_names`);
-- a fractional value (``40.5``) or text in an ``integer`` column, text or an infinite value in a
-  ``number`` column, anything but ``true``/``false`` in a ``boolean`` column;
-- a category not seen in training, unless the model takes unseen categories;
-- a missing value in a column where the model cannot take one.
-
-What passes comes back as the model was trained on it: columns in training order, whole numbers as
-``int64``, a column trained as a pandas categorical with the training categories in their order (text
-sent by a client becomes the category it names).
-
-What the model takes is read off the fitted model (:meth:`InputSchema.for_model`): a column takes
-missing values when the model answers a training row with that value missing
-(:func:`columns_taking_missing_values`: LightGBM does for every column, logistic regression only for
-its one-hot encoded ones); unseen categories are taken when the model one-hot encodes its categories
-and ignores unknown ones (:func:`takes_unseen_categories`), not when an unseen category would
-silently become a missing value.
+:class:`InputSchema` is recorded from the training frame: each required column with its kind (``integer``,
+``number``, ``boolean`` or ``category`` with the categories seen), and whether the model takes missing values
+and unseen categories (read off the fitted model by :meth:`InputSchema.for_model`). :meth:`InputSchema.check`
+refuses, with a one-line error naming the column, row and value, an empty input, a missing or space-padded
+column, a value of the wrong kind, an unseen category or a missing value the model cannot take; what passes
+comes back as the model was trained on it (training column order, ``int64`` whole numbers, categoricals).
 
 >>> import pandas as pd
 >>> train = pd.DataFrame({"age": [30, 41], "sex": pd.Categorical(["Female", "Male"]), "hours": [38.5, 40.0]})

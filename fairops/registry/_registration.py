@@ -1,27 +1,10 @@
 """Registry-based selection: pick a trial by a rule, register its model, point an alias at it.
 
-:func:`register_best` applies a selection rule to a two-objective (accuracy, fairness) study:
-
-- ``"fairband"`` (default): the Fairband pick, argmax of ``alpha*accuracy + (1-alpha)*fairness`` over
-  every fit (``alpha`` from the argument or the study's FairbandSampler settings; ``"auto"`` = FB-auto);
-- ``"robust"``: the same argmax over the fits' lower confidence bounds (``select_best(rule="robust")``; the
-  fits need the ``intervals`` that FairnessObjective, or an own objective through
-  :func:`fairops.tuning.record_outcome`, records);
-- ``"fairness>=0.8"``: best accuracy among fits with fairness >= 0.8 (``"accuracy>=0.7"``: best fairness
-  among fits with accuracy >= 0.7);
-- ``{"trial": 12}`` or ``{"run_id": "..."}``: a trial chosen by hand (by number or by its child run);
-- a :class:`~fairops.fairband.selection.Selection` already made (e.g. by ``select_best``).
-
-It then refits the chosen configuration when a :class:`~fairops.registry.Refit` is given
-(``Refit(fit)``, ``fit(params, trial) -> model``), or reuses the model logged in the trial's child run;
-logs the model with its fairops flavor in a ``selection`` run, registers a new version, sets the alias
-(:class:`~fairops.registry.Placement`), describes the version (the rule that made the pick, its scores,
-the most accurate fit it was compared with; or :class:`~fairops.registry.VersionDetails`) and attaches
-the metrics, the rule, ``model_card.json`` and ``pareto_front.png`` (accuracy vs fairness of every fit,
-the Pareto front drawn, the pick highlighted, the rule as the title).
-
-The selection itself is :func:`fairops.fairband.selection.select_best`; :func:`select` adds the rule
-parsing and :func:`describe` says in words what the rule did.
+A rule (:func:`select`: ``"fairband"``, ``"robust"``, ``"fairness>=0.8"``, a trial by hand, or a
+``Selection``) picks a trial of a two-objective (accuracy, fairness) study; :func:`register_best` refits it
+or reuses its logged model, registers a new version, places an alias and attaches the model card and the
+Pareto-front picture; :func:`describe` says in words what the rule did. The rules and what a version
+records: ``docs/mlflow/register_best.md``.
 
 >>> import optuna
 >>> optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -253,8 +236,8 @@ def register_best(study: optuna.Study, name: str, rule: str | Mapping[str, Any] 
                   session: TrackingSession | FairnessTrackingCallback | None = None) -> RegisteredBest:
     """Pick a trial of ``study`` by ``rule``, register its model as a new version of ``name``, place an alias.
 
-    A ``selection`` run (a child of the study's parent run) logs the pick, its model card and Pareto-front
-    picture; the version is described and tagged with the rule that made the pick (see the module docstring).
+    A ``selection`` run logs the pick, its model card and Pareto-front picture; the version is tagged with
+    the rule that made the pick (``docs/mlflow/register_best.md``).
 
     Parameters
     ----------
@@ -263,46 +246,40 @@ def register_best(study: optuna.Study, name: str, rule: str | Mapping[str, Any] 
     name : str
         The registered model; created when missing.
     rule : str, dict or Selection, default "fairband"
-        Which trial: ``"fairband"``, ``"robust"``, a constraint such as ``"fairness>=0.8"``,
-        ``{"trial": number}``, ``{"run_id": id}``, or a :class:`~fairops.fairband.selection.Selection`.
+        ``"fairband"``, ``"robust"``, a constraint such as ``"fairness>=0.8"``, ``{"trial": number}``,
+        ``{"run_id": id}``, or a :class:`~fairops.fairband.selection.Selection`.
     alpha : float, "auto" or None, optional
-        Fairband's weight of accuracy for ``"fairband"`` and ``"robust"``; None = the study's
-        FairbandSampler setting.
+        Fairband's weight of accuracy for ``"fairband"`` and ``"robust"``; None = the study's sampler's.
     refit : Refit, optional
-        Register the chosen configuration fitted anew, logged with its fairops flavor; None = the model
-        logged with the chosen trial.
+        Fit the chosen configuration anew and register that; None = the model logged with the trial.
     placement : Placement, default Placement()
-        The alias the version takes (``@champion``, or ``@challenger`` while another version is the
-        champion), and whether an earlier registration of the same study and pick is the answer.
+        The alias the version takes, and whether an earlier registration of the same pick is the answer.
     details : VersionDetails, default VersionDetails()
-        The version's description (by default :func:`default_description`), extra tags and card notes.
+        The version's description, extra tags and card notes.
     session : TrackingSession or FairnessTrackingCallback, optional
-        Where the selection run is tracked: the store and the study's experiment. None =
-        ``TrackingSession()``: MLflow's tracking URI and an experiment named after the study.
+        The store and experiment of the selection run; None = ``TrackingSession()``.
 
     Returns
     -------
     RegisteredBest
-        The version, the alias it took (``kept_version``: the version that kept ``placement.alias``), the
-        selection run, the pick and its model card.
+        The version, the alias it took, the selection run, the pick and its model card.
 
     Raises
     ------
     fairops.errors.InputError
         ``name`` is empty, the rule yields no pick, or (without ``refit``) the pick has no logged model.
     TypeError
-        An option is not of its type (a bare callable as ``refit``, a URI as ``session``) or unknown.
+        An option is not of its type or unknown.
 
     See Also
     --------
-    select : The pick alone.
     fairops.registry.promote : The gate that moves ``@champion`` to a challenger.
 
     Examples
     --------
     >>> import tempfile, optuna, pandas as pd
     >>> from sklearn.linear_model import LogisticRegression
-    >>> from fairops.tracking import Placement, Refit, TrackingSession
+    >>> from fairops.tracking import Refit, TrackingSession
     >>> study = optuna.create_study(directions=["maximize", "maximize"], study_name="credit")
     >>> study.add_trial(optuna.trial.create_trial(values=[0.8, 0.9], params={}, distributions={}))
     >>> X, y = pd.DataFrame({"income": [1.0, 2.0, 3.0, 4.0]}), [0, 0, 1, 1]
@@ -312,10 +289,6 @@ def register_best(study: optuna.Study, name: str, rule: str | Mapping[str, Any] 
     >>> best = register_best(study, "credit", {"trial": 0}, refit=refit, session=session)
     >>> best.alias_uri, best.version
     ('models:/credit@champion', '1')
-    >>> again = register_best(study, "credit", {"trial": 0}, refit=refit, placement=Placement(once=True),
-    ...                       session=session)
-    >>> again.version, again.registered_before
-    ('1', True)
     """
     check_options(name, refit, placement, details, session)
     pick = select(study, rule, alpha=alpha, tracking_uri=None if session is None else session.tracking_uri)

@@ -1,47 +1,12 @@
 """Per-trial fairness tracking: one MLflow parent run per Optuna study, one child run per trial.
 
-:class:`FairnessTrackingCallback` is an Optuna callback. For each finished trial it writes one child
-run through MLflow's public client (``create_run`` with its tags, one ``log_batch``, ``set_terminated``):
-
-- name: what the fit is, ``t186 lightgbm 33%`` (trial number, model family, budget);
-- params: the trial's hyperparameters;
-- metrics: the objective values (``accuracy`` and ``fairness`` for a two-objective study), the trial
-  user attributes ``auc_y``, ``auc_s``, ``alpha``, ``budget``, ``weighted_score``, for outlier work
-  ``jaccard``, ``preservation``, ``outlier_fraction``, ``euclidean_disparity``, ``wasserstein_disparity``,
-  for a bias reduction ``n_predictors`` and ``duality_gap`` (each when present), the interval bounds
-  ``accuracy_low`` / ``accuracy_high`` / ``fairness_low`` / ``fairness_high`` and each attribute's ratio
-  ``fairness.<attribute>`` (from the attributes ``intervals`` and ``fairness_by_attribute``);
-  ``weighted_score = alpha*accuracy + (1-alpha)*fairness`` is computed when alpha is known and the
-  attribute is absent; the per-rung values an asynchronous Fairband trial reports (attributes
-  ``rung<i>_accuracy``, ``rung<i>_fairness``) become the metric histories ``rung_accuracy`` and
-  ``rung_fairness`` with step ``i``;
-- tags: ``family``, ``bracket``, ``rung``, ``budget`` (as in the name), ``configuration_id``,
-  ``iteration`` (Fairband attributes), the trial state and number, the study name, the fairops version.
-
-The parent run (named after the study) gets the study's settings as params
-(:meth:`~FairnessTrackingCallback.log_study_params`) and, with ``alpha`` given, the running pick's
-``pick_accuracy``, ``pick_fairness``, ``pick_weighted_score`` and ``pick_trial`` with the budget spent
-so far as the step (in hundredths of one full-data fit), and ``budget_spent`` (in full-data fits) at the
-same steps, so MLflow's chart view draws the study's anytime curve against the budget
-(:mod:`fairops.tracking._anytime`). :meth:`~FairnessTrackingCallback.finish` adds the ``fairops_trials.json``
-table (MLflow's ``log_table``: every fit's metrics and settings, :mod:`fairops.tracking._trials_table`) and
-ends the run. What a child run records comes from :mod:`fairops.tracking._trial_record`. The client, the
-experiment (tagged as a model-training experiment, see :mod:`fairops.tracking._ui_links`) and the parent
-run are the callback's :class:`~fairops.tracking._session.TrackingSession` (``callback.session``).
-
-Parent run: workers that start together elect one (:mod:`fairops.tracking._parent_run`). Each trial is
-finished by exactly one worker and the callback runs once per trial, so child runs are neither lost nor
-duplicated. Calling ``parent_run_id(study)`` once before starting workers avoids the election altogether.
-
-The three calls are made in that order, so a run shows its final status only once its values are in.
-With ``synchronous=False`` they are made on a thread of the callback's own (:mod:`fairops.tracking._run_writer`)
-while the next trial runs, at most one run waiting beside the one being written;
-:meth:`~FairnessTrackingCallback.flush` (called by ``finish``) waits for them, and for the batches MLflow
-queues with its own ``MLFLOW_ENABLE_ASYNC_LOGGING=true``. Fitted models are logged only on request: call
-:func:`keep_model` in the objective and create the callback with ``log_models=True`` (such a run is
-written before the callback returns). A model that cannot be saved does not end the study: its run gets
-the tag ``fairops.model_error`` (the reason) and the artifact ``model_error.txt`` (the traceback), and a
-``RuntimeWarning`` says so.
+:class:`FairnessTrackingCallback` is an Optuna callback: each finished trial becomes a child run (its name,
+hyperparameters, objective values and fairness attributes as metrics, Fairband's tags) written through
+MLflow's public client, on a thread of the callback's own with ``synchronous=False``. The parent run holds the
+study's settings, the running pick against the budget spent (the anytime curve) and, from
+:meth:`~FairnessTrackingCallback.finish`, the table of every fit. Models are logged only on request
+(:func:`keep_model`). What each run records, how workers share one parent run and the order of the writes:
+``docs/mlflow/tracking.md``.
 
 >>> import optuna, tempfile
 >>> optuna.logging.set_verbosity(optuna.logging.WARNING)

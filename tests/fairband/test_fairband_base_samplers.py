@@ -1,6 +1,6 @@
-"""Every Optuna sampler as Fairband's base sampler: the table in docs/fairband.md, run row by row, and the view
-of the study a base sampler is handed (the schedule's fits numbered without gaps; one objective, the weighted
-score, for a sampler that refuses two)."""
+"""Every Optuna sampler as Fairband's base sampler: the table in docs/fairband/algorithm.md, run row by row, and
+the view of the study a base sampler is handed (the schedule's fits numbered without gaps; one objective, the
+weighted score, for a sampler that refuses two)."""
 
 import importlib.util
 import math
@@ -16,12 +16,12 @@ from fairops.fairband import FairbandSampler, budget, schedule
 from fairops.fairband.base_sampler_view import in_schedule
 
 optuna.logging.set_verbosity(optuna.logging.ERROR)
-DOC = Path(__file__).resolve().parents[2] / "docs" / "fairband.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "fairband" / "algorithm.md"
 HUB = "OptunaHub"
 
 
 def _table_rows() -> list[dict]:
-    """The rows of the base-sampler table in docs/fairband.md: expression, objectives seen, what it needs."""
+    """The rows of the base-sampler table in docs/fairband/algorithm.md: expression, objectives seen, what it needs."""
     text = DOC.read_text()
     start = text.index("| base sampler ")
     rows = []

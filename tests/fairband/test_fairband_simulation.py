@@ -1,4 +1,4 @@
-"""The discrete-event simulation behind docs/fairband.md's utilisation table, on a made-up fit-time table
+"""The discrete-event simulation behind docs/fairband/utilisation.md's table, on a made-up fit-time table
 where the right answers are known by hand."""
 
 import csv

@@ -100,7 +100,7 @@ def test_fairops_serve_answers_400_naming_both_columns(saved):
 
 
 def test_mlflows_own_loader_drops_the_spaced_column_before_fairops_sees_it(saved):
-    """Recorded, not endorsed: MLflow's signature check ignores columns it does not name (docs/mlflow.md)."""
+    """Recorded, not endorsed: MLflow's signature check ignores columns it does not name (docs/mlflow/flavors.md)."""
     path, model, X = saved
     row = X.head(1)
     answer = mlflow.pyfunc.load_model(str(path)).predict(row.assign(**{" x1 ": 9.0}), params={"answer": "scores"})

@@ -177,12 +177,13 @@ def _registered_point(uri):
 
 
 def test_the_documented_call_runs_on_a_pandas_string_column(registered, rows):
-    # docs/mlflow.md's evaluator section opens with this call: the frame has pandas 3's string dtype, on which
+    # docs/mlflow/evaluator.md opens with this call: the frame has pandas 3's string dtype, on which
     # MLflow 3.17's SHAP step (part of "default") raises, so the call turns that step off
     test = rows[2].astype({"sex": "str", "race": "str"})
     assert str(test["sex"].dtype) == "str"
     uri = registered["uris"]["own-pipeline"]
-    config = {"default": {"log_model_explainability": False},  # the evaluator_config of docs/mlflow.md, verbatim
+    # the evaluator_config of docs/mlflow/evaluator.md, verbatim
+    config = {"default": {"log_model_explainability": False},
               "fairops": {"sensitive_features": ["sex", "race"], "target": {"fpr": 0.1}}}
     with mlflow.start_run():
         metrics = mlflow.models.evaluate(uri, test, targets="y", model_type="classifier",

@@ -6,7 +6,7 @@ the load (the files, the file system and the loaders are real). Another lets a s
 ``data/model.json`` and ``data/model.skops`` by atomic renames between the signed files, an unsigned pair
 (another positive label, a threshold of -1e300, a model fitted on the flipped labels) and a named pipe,
 while the loads run: a load may be refused, but never serve the unsigned model and never hang.
-``FAIROPS_SWAP_LOADS`` sets the number of loads (200 by default; docs/mlflow.md gives a run of 1,000).
+``FAIROPS_SWAP_LOADS`` sets the number of loads (200 by default; docs/mlflow/loading.md gives a run of 1,000).
 """
 
 import asyncio

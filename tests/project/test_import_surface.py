@@ -19,7 +19,7 @@ PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 def user_facing_code() -> list[tuple[str, str]]:
     """(where, source) of every Python block of the README and docs/, and of every example script."""
     sources = [(str(path.relative_to(ROOT)), path.read_text()) for path in sorted((ROOT / "examples").glob("*.py"))]
-    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         for number, block in enumerate(PYTHON_BLOCK.findall(page.read_text())):
             sources.append((f"{page.relative_to(ROOT)} block {number}", block))
     return sources

@@ -61,7 +61,7 @@ def add_parser(subcommands) -> None:
     model.add_argument("--share-exponent", type=float, default=1.0,
                        help="FairLOF-Flex exponent on D, the share of the row's own group (1 = FairLOF)")
     model.add_argument("--correction", choices=("paper", "per_value"), default="paper",
-                       help="the paper's equations or fairops' per-value variant (see docs/fairlof.md)")
+                       help="the paper's equations or fairops' per-value variant (see docs/fairlof/equations.md)")
     model.add_argument("--top-t", type=int, default=None, help="outlier list size (default min(500, 5%% of rows))")
     tune = parser.add_argument_group(
         "tuning (--tune)", "Fairband searches k, lambda and the Flex exponents itself (--neighbors, --lambda, "
