@@ -70,7 +70,8 @@ class GroupStatistics:
     @property
     def majority(self) -> np.ndarray:
         """Code of v*_S per attribute: the largest data share, the first value on a tie."""
-        return np.argmax(self.data_share, axis=1).astype(np.intp)
+        majority: np.ndarray = np.argmax(self.data_share, axis=1).astype(np.intp)
+        return majority
 
 
 def group_statistics(codes: np.ndarray, n_values: ArrayLike, top: np.ndarray) -> GroupStatistics:

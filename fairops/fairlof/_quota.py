@@ -48,7 +48,8 @@ def group_quotas(counts: np.ndarray, t: int) -> np.ndarray:
     order = np.lexsort((-counts, -remainder))
     for group in order[: t - int(quotas.sum())]:
         quotas[group] += 1
-    return np.minimum(quotas, counts)
+    quotas_met: np.ndarray = np.minimum(quotas, counts)
+    return quotas_met
 
 
 def quota_outliers(scores: ArrayLike, sensitive_feature: Sensitive, top_t: int) -> NDArray[np.intp]:
@@ -139,7 +140,7 @@ def partial_quota_outliers(scores: ArrayLike, sensitive_feature: Sensitive, top_
     return np.concatenate([order[codes[order] == group][:quota] for group, quota in enumerate(quotas)]).astype(np.intp)
 
 
-def _check_top_t(top_t, n_rows: int) -> None:
+def _check_top_t(top_t: object, n_rows: int) -> None:
     if isinstance(top_t, bool) or not isinstance(top_t, (int, np.integer)) or not 1 <= top_t <= n_rows:
         raise InputError(f"top_t must be an integer in [1, {n_rows}], got {top_t!r}")
 

@@ -125,7 +125,7 @@ class SCAFFClassifier(SCAFFBase):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def _forest_spec(self):
+    def _forest_spec(self) -> tuple[int, bool, MaxFeatures, int | None]:
         return self.n_estimators, self.bootstrap, self.max_features, self.n_jobs
 
     def apply(self, X: Features) -> NDArray[np.intp]:

@@ -102,7 +102,7 @@ class SCAFFTreeClassifier(SCAFFBase):
         self.intersectional = intersectional
         self.random_state = random_state
 
-    def _forest_spec(self):
+    def _forest_spec(self) -> tuple[int, bool, MaxFeatures, int | None]:
         return 1, False, self.max_features, None
 
     def apply(self, X: Features) -> NDArray[np.intp]:
