@@ -25,6 +25,10 @@ from __future__ import annotations
 import contextlib
 import os
 import zlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 #: The advisory lock's key: any 64-bit number other programs on the database are unlikely to pick.
 POSTGRES_LOCK_KEY = zlib.crc32(b"fairops: open a store") + (1 << 40)
@@ -55,7 +59,7 @@ def is_postgres(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def store_open_lock(url: str):
+def store_open_lock(url: str) -> Iterator[str | None]:
     """Hold an exclusive lock on the store of ``url`` while the caller opens it (see the module docstring).
 
     Yields the SQLite file's path (its folder is created), or None for a store that is not a SQLite file.
@@ -70,7 +74,7 @@ def store_open_lock(url: str):
 
 
 @contextlib.contextmanager
-def sqlite_open_lock(url: str):
+def sqlite_open_lock(url: str) -> Iterator[str | None]:
     """Hold an exclusive lock for the SQLite file of ``url`` (its folder is created); yields the file path.
 
     Non-SQLite URLs yield None without locking. Platforms without ``fcntl`` do not lock.
@@ -95,7 +99,7 @@ def sqlite_open_lock(url: str):
 
 
 @contextlib.contextmanager
-def _postgres_advisory_lock(url: str):
+def _postgres_advisory_lock(url: str) -> Iterator[None]:
     import sqlalchemy
     from sqlalchemy.pool import NullPool
 

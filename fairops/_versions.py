@@ -20,12 +20,13 @@ def release(version: str) -> tuple[int, int]:
     return major, minor
 
 
-def in_range(version: str, written_for) -> bool:
+def in_range(version: str, written_for: tuple[tuple[int, int], tuple[int, int]]) -> bool:
     """Whether ``version`` lies in ``written_for = (lowest included, highest excluded)``."""
     low, high = written_for
-    return low <= release(version) < high
+    within: bool = low <= release(version) < high
+    return within
 
 
-def describe(written_for) -> str:
+def describe(written_for: tuple[tuple[int, int], tuple[int, int]]) -> str:
     low, high = written_for
     return f">= {low[0]}.{low[1]}, < {high[0]}.{high[1]}"

@@ -10,6 +10,7 @@ import argparse
 import importlib
 import re
 import sys
+from collections.abc import Callable, Sequence
 
 COMMANDS = ("tune", "promote", "monitor", "serve", "outliers", "compare", "baseline", "grpc-proxy")
 
@@ -55,7 +56,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     or it has no default; reStructuredText's double backticks from docstrings are dropped.
     """
 
-    def _get_help_string(self, action) -> str:
+    def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         if (re.search(r"\bdefault\b", text)
                 or any(action.default is value for value in (None, False, argparse.SUPPRESS))
@@ -66,7 +67,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     def _format_text(self, text: str) -> str:
         return super()._format_text(plain(text))
 
-    def _expand_help(self, action) -> str:
+    def _expand_help(self, action: argparse.Action) -> str:
         return plain(super()._expand_help(action))
 
 
@@ -80,7 +81,7 @@ def plain(text: str) -> str:
     return text.replace("``", "")
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     from .jobs._options import options_in
 
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -91,7 +92,7 @@ def main(argv=None) -> int:
     return exit_status(args.run, args)
 
 
-def exit_status(run, args) -> int:
+def exit_status(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """Run a subcommand; an :class:`~fairops.errors.InputError` (or a missing file) is one line on stderr and
     exit status 2, Ctrl-C is 130, and any other error propagates with its traceback: it is a fault, not a
     wrong input, and a one-line message would hide where it happened.

@@ -44,7 +44,7 @@ class RowError(InputError):
         self.before, self.row, self.after = before, int(row), after
         super().__init__(f"{before}{self.row}{after}")
 
-    def at(self, label) -> InputError:
+    def at(self, label: object) -> InputError:
         """The same refusal naming the row as ``label`` (e.g. its row in the file).
 
         Parameters

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import hashlib
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 # sha256 of each bundled file, as published beside the original data (the list is data/SHA256SUMS).
 SHA256 = {
@@ -22,7 +26,7 @@ SHA256 = {
 }
 
 
-def data_path(filename: str):
+def data_path(filename: str) -> Traversable:
     """A readable path to a bundled file."""
     if filename not in SHA256:
         raise InputError(f"no bundled data file {filename!r}; bundled: {sorted(SHA256)}")

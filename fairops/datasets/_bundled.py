@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,10 @@ import pandas as pd
 from ..errors import InputError
 from ..metrics import Task
 from ._bundle import data_path
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike
+    from ..metrics import Task
 
 
 @dataclass(frozen=True)
@@ -70,7 +75,8 @@ def _categorise(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def _finish(name, features, y, sensitive, task, source, drop_sensitive) -> Dataset:
+def _finish(name: str, features: pd.DataFrame, y: ArrayLike, sensitive: pd.DataFrame, task: Task, source: str,
+            drop_sensitive: bool) -> Dataset:
     features = features.reset_index(drop=True)
     if drop_sensitive:
         features = features.drop(columns=[c for c in sensitive.columns if c in features.columns])
@@ -369,7 +375,7 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
 }
 
 
-def load_dataset(name: str, **options) -> Dataset:
+def load_dataset(name: str, **options: Any) -> Dataset:
     """Load a bundled data set by name (one of ``LOADERS``).
 
     Parameters

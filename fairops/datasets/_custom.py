@@ -200,8 +200,8 @@ def _fill_groups(frame: pd.DataFrame, columns, missing_group, source: str) -> No
         frame[column] = values.astype(object).where(values.notna(), str(missing_group))
 
 
-def load_table(path, *, target: str, sensitive, task: str = "precision@tpr=0.5,ratio=tpr",
-               drop_sensitive: bool = False, positive=None, holdout: str | None = None,
+def load_table(path: str | Path, *, target: str, sensitive: str | list[str], task: str = "precision@tpr=0.5,ratio=tpr",
+               drop_sensitive: bool = False, positive: str | None = None, holdout: str | None = None,
                missing_group: str | None = None) -> Dataset:
     """A :class:`Dataset` from a ``.csv`` or ``.parquet`` file.
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import InputError
 from ..metrics._inputs import as_binary_labels, encode_sensitive
 
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, IntArray, Sensitive
 
-def strata(y, sensitive_features) -> np.ndarray:
+
+def strata(y: ArrayLike, sensitive_features: Sensitive) -> IntArray:
     """One integer code per row for its (label, intersectional group) cell.
 
     Parameters
@@ -53,7 +57,8 @@ class Split:
     test: np.ndarray
 
 
-def train_validation_test_split(y, sensitive_features, *, validation=0.2, test=0.2, seed=0) -> Split:
+def train_validation_test_split(y: ArrayLike, sensitive_features: Sensitive, *, validation: float = 0.2,
+                                test: float = 0.2, seed: int = 0) -> Split:
     """Split rows into train / validation / test, stratified by label x group.
 
     Each (label, group) cell is shared out in the given proportions, so every part keeps
@@ -163,7 +168,7 @@ class BudgetSlicer:
     (12, 32, True)
     """
 
-    def __init__(self, y, sensitive_features, *, seed=0):
+    def __init__(self, y: ArrayLike, sensitive_features: Sensitive, *, seed: int = 0) -> None:
         self._members = _shuffled_members(strata(y, sensitive_features), seed)
         self.n_rows = sum(len(members) for members in self._members)
 
@@ -186,7 +191,7 @@ class BudgetSlicer:
         return np.sort(np.concatenate(chosen))
 
 
-def budget_slice(y, sensitive_features, fraction, *, seed=0) -> np.ndarray:
+def budget_slice(y: ArrayLike, sensitive_features: Sensitive, fraction: float, *, seed: int = 0) -> IntArray:
     """The nested budget slice of :class:`BudgetSlicer` for one fraction.
 
     Parameters

@@ -36,8 +36,13 @@ c as a multiplier: :func:`per_value_coefficients`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+
+    from .._typing import ArrayLike
 
 
 @dataclass(frozen=True)
@@ -65,10 +70,11 @@ class GroupStatistics:
     @property
     def majority(self) -> np.ndarray:
         """Code of v*_S per attribute: the largest data share, the first value on a tie."""
-        return np.argmax(self.data_share, axis=1).astype(np.intp)
+        majority: np.ndarray = np.argmax(self.data_share, axis=1).astype(np.intp)
+        return majority
 
 
-def group_statistics(codes: np.ndarray, n_values, top: np.ndarray) -> GroupStatistics:
+def group_statistics(codes: np.ndarray, n_values: ArrayLike, top: np.ndarray) -> GroupStatistics:
     """P and Q for every attribute (columns of ``codes``) and value; ``top`` is plain LOF's top-t.
 
     Parameters
@@ -117,7 +123,8 @@ class Coefficients:
     direction: np.ndarray
 
 
-def paper_coefficients(stats: GroupStatistics, c, weight_exponent: float, share_exponent: float) -> Coefficients:
+def paper_coefficients(stats: GroupStatistics, c: ArrayLike, weight_exponent: float,
+                       share_exponent: float) -> Coefficients:
     """a_S(v) = Dir_S * W_S^weight_exponent * P_S(v)^share_exponent (paper eqs 6-8, 11, 13).
 
     Parameters
@@ -150,7 +157,8 @@ def paper_coefficients(stats: GroupStatistics, c, weight_exponent: float, share_
     return Coefficients(np.where(stats.present, table, 0.0), skew, direction)
 
 
-def per_value_coefficients(stats: GroupStatistics, c, weight_exponent: float, share_exponent: float) -> Coefficients:
+def per_value_coefficients(stats: GroupStatistics, c: ArrayLike, weight_exponent: float,
+                           share_exponent: float) -> Coefficients:
     """fairops' per-value variant: c_S * sign(Q - P) * (1 + |Q - P|)^weight_exponent * (1 - P)^share_exponent.
 
     Parameters

@@ -22,6 +22,7 @@ neighbours. Scoring new rows (``novelty=True``) is in ``fairops.fairlof._novelty
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING, Any, Literal, Self, cast
 
 import numpy as np
 from sklearn.base import BaseEstimator, OutlierMixin
@@ -37,6 +38,11 @@ from ._novelty import NoveltyScoring
 from ._path import DEFAULT_LAMBDAS, LambdaPath, guide_lambda, jaccard_path, top_outliers
 from ._scoring import FairScores, Neighbourhood
 from ._top_recheck import RecheckedSearch
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    from .._typing import ArrayLike, IntArray, NDArray, Sensitive
 
 #: Smallest factor a k-distance or a pair distance is scaled by (see ``floor``).
 DEFAULT_FLOOR = 0.01
@@ -147,22 +153,22 @@ class FairLOF(NoveltyScoring, LambdaPath, OutlierMixin, BaseEstimator):
 
     def __init__(
         self,
-        n_neighbors=5,
-        correction_strength=0.3,
-        c=None,
-        weight_exponent=1.0,
-        share_exponent=1.0,
-        correction="paper",
-        top_t=None,
-        metric="euclidean",
-        novelty=False,
-        target_jaccard=0.9,
-        floor=DEFAULT_FLOOR,
-        algorithm="auto",
-        leaf_size=30,
-        n_jobs=None,
-        search_params=None,
-    ):
+        n_neighbors: int = 5,
+        correction_strength: float | Literal["auto"] = 0.3,
+        c: float | Sequence[float] | NDArray[np.floating] | Mapping[str, float] | None = None,
+        weight_exponent: float = 1.0,
+        share_exponent: float = 1.0,
+        correction: Literal["paper", "per_value"] = "paper",
+        top_t: int | np.integer[Any] | None = None,
+        metric: str | Callable[..., float] = "euclidean",
+        novelty: bool = False,
+        target_jaccard: float = 0.9,
+        floor: float = DEFAULT_FLOOR,
+        algorithm: Literal["auto", "ball_tree", "kd_tree", "brute", "blocked", "fast", "approximate"] = "auto",
+        leaf_size: int = 30,
+        n_jobs: int | None = None,
+        search_params: dict[str, Any] | None = None,
+    ) -> None:
         self.n_neighbors = n_neighbors
         self.correction_strength = correction_strength
         self.c = c
@@ -208,7 +214,7 @@ class FairLOF(NoveltyScoring, LambdaPath, OutlierMixin, BaseEstimator):
                                            leaf_size=self.leaf_size, n_jobs=self.n_jobs,
                                            search_params=self.search_params, top_t=self.top_t_)
 
-    def fit(self, X, y=None, sensitive_features=None):
+    def fit(self, X: ArrayLike, y: None = None, sensitive_features: Sensitive | None = None) -> Self:
         """Find the neighbours once, then score every row with plain LOF and FairLOF.
 
         Parameters
@@ -226,7 +232,7 @@ class FairLOF(NoveltyScoring, LambdaPath, OutlierMixin, BaseEstimator):
         self
             The fitted detector.
         """
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, ensure_all_finite=False)
+        X = cast(np.ndarray, validate_data(self, X, dtype=np.float64, ensure_min_samples=2, ensure_all_finite=False))
         X = np.ascontiguousarray(check_finite(X))
         n_rows = X.shape[0]
         strength, weight_exponent, share_exponent = self._check_params(n_rows)
@@ -318,7 +324,7 @@ class FairLOF(NoveltyScoring, LambdaPath, OutlierMixin, BaseEstimator):
             self.offset_ = float(np.nextafter(-fair.scores.min(), np.inf))
 
     @available_if(_outlier_detection)
-    def fit_predict(self, X, y=None, sensitive_features=None) -> np.ndarray:
+    def fit_predict(self, X: ArrayLike, y: None = None, sensitive_features: Sensitive | None = None) -> IntArray:
         """Fit, then -1 for the top-t FairLOF outliers of the fitted rows and +1 for the rest.
 
         Only when ``novelty=False`` (as scikit-learn's LocalOutlierFactor).

@@ -25,6 +25,8 @@ and sd 1 on the fitted rows; constant features are dropped.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal, Self
+
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -32,6 +34,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._param_checks import Options, Satisfies, checked_params
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .._typing import NDArray
 
 CATEGORICAL = ("drop", "onehot")
 _COLUMN_NAMES = Satisfies(lambda value: isinstance(value, (list, tuple, np.ndarray, pd.Index)),
@@ -87,7 +94,8 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
         "exclude": [_COLUMN_NAMES],
     }
 
-    def __init__(self, categorical="drop", sensitive=(), sensitive_in_distance=False, exclude=()):
+    def __init__(self, categorical: Literal["drop", "onehot"] = "drop", sensitive: Sequence[str] = (),
+                 sensitive_in_distance: bool = False, exclude: Sequence[str] = ()) -> None:
         self.categorical = categorical
         self.sensitive = sensitive
         self.sensitive_in_distance = sensitive_in_distance
@@ -99,7 +107,7 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
         if missing:
             raise InputError(f"column(s) {missing} are not in the data; it has {list(frame.columns)}")
 
-    def fit(self, frame, y=None):
+    def fit(self, frame: pd.DataFrame, y: None = None) -> Self:
         """Learn the columns, categories, means and scales from the raw rows ``frame`` (a DataFrame).
 
         Parameters
@@ -177,7 +185,7 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
         encoded = encoded[self.feature_names_out_]
         return (encoded - self.means_) / self.scales_
 
-    def transform(self, frame) -> pd.DataFrame:
+    def transform(self, frame: pd.DataFrame) -> pd.DataFrame:
         """The standardised features of raw rows, columns ``feature_names_out_``, index reset.
 
         Parameters
@@ -195,7 +203,7 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
             raise TypeError(f"frame must be a pandas DataFrame of raw rows, got {type(frame).__name__}")
         return self._encode(frame, standardise=True).reset_index(drop=True)
 
-    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+    def get_feature_names_out(self, input_features: None = None) -> NDArray[np.object_]:
         """The output features' names.
 
         Parameters
@@ -211,7 +219,7 @@ class FeatureEncoder(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "feature_names_out_")
         return np.asarray(self.feature_names_out_, dtype=object)
 
-    def sensitive_frame(self, frame) -> pd.DataFrame:
+    def sensitive_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
         """The sensitive columns of raw rows as text labels (what FairLOF was fitted with).
 
         Parameters

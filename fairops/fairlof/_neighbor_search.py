@@ -17,6 +17,8 @@ fairops.errors.InputError: algorithm='blocked' measures Euclidean distances only
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sklearn.neighbors import NearestNeighbors
 
 from ..errors import InputError
@@ -46,7 +48,8 @@ def check_options(algorithm, metric, search_params) -> None:
                          f"algorithm={algorithm!r}")
 
 
-def make_search(algorithm: str, shape: tuple[int, int], *, n_neighbors: int, metric: str = "euclidean",
+def make_search(algorithm: str, shape: tuple[int, int], *, n_neighbors: int,
+                metric: str | Callable[..., float] = "euclidean",
                 leaf_size: int = 30, n_jobs=None, search_params=None, top_t: int = 1):
     """(unfitted search, name of what it runs) for fitted rows of ``shape``; options already checked.
 

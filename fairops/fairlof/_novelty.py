@@ -7,7 +7,7 @@ its pair terms come from the one module that calls the scoring kernel (``fairops
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from sklearn.utils.metaestimators import available_if
@@ -16,6 +16,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..errors import InputError
 from . import _native
 from ._inputs import check_finite, encode_new_groups, finite_scores, no_groups
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, FloatArray, IntArray, Sensitive
 
 
 def _novelty(detector) -> bool:
@@ -50,7 +53,7 @@ class NoveltyScoring:
         return self._search
 
     @available_if(_novelty)
-    def score_samples(self, X, sensitive_features=None) -> np.ndarray:
+    def score_samples(self, X: ArrayLike, sensitive_features: Sensitive | None = None) -> FloatArray:
         """Minus the FairLOF score of new rows (higher = more normal), as scikit-learn's LOF.
 
         Neighbours are searched among the fitted rows. A new row x gets
@@ -83,7 +86,7 @@ class NoveltyScoring:
         [1, -1]
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=False)
+        X = cast(np.ndarray, validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=False))
         X = check_finite(X)
         if self.sensitive_names_:
             codes = encode_new_groups(sensitive_features, X.shape[0], self.sensitive_names_, self.sensitive_labels_)
@@ -98,7 +101,7 @@ class NoveltyScoring:
         return -finite_scores(scores)
 
     @available_if(_novelty)
-    def decision_function(self, X, sensitive_features=None) -> np.ndarray:
+    def decision_function(self, X: ArrayLike, sensitive_features: Sensitive | None = None) -> FloatArray:
         """score_samples - offset_: negative for rows more outlying than every fitted inlier.
 
         Parameters
@@ -125,7 +128,7 @@ class NoveltyScoring:
         return self.score_samples(X, sensitive_features=sensitive_features) - self.offset_
 
     @available_if(_novelty)
-    def predict(self, X, sensitive_features=None) -> np.ndarray:
+    def predict(self, X: ArrayLike, sensitive_features: Sensitive | None = None) -> IntArray:
         """-1 for outliers (decision_function < 0), +1 for inliers (example in ``score_samples``).
 
         Parameters

@@ -18,6 +18,8 @@ more representative.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
@@ -27,8 +29,16 @@ from ._corrections import CORRECTIONS, group_statistics
 from ._path import DEFAULT_LAMBDAS, PATH_COLUMNS, path_metrics
 from ._scoring import Neighbourhood
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
-def permuted_label_paths(detector, n_permutations: int = 5, random_state=0, lambdas=DEFAULT_LAMBDAS) -> list[dict]:
+    from .._typing import NDArray
+    from ._detector import FairLOF
+
+
+def permuted_label_paths(detector: FairLOF, n_permutations: int = 5,
+                         random_state: int | np.random.Generator | None = 0,
+                         lambdas: Sequence[float] = DEFAULT_LAMBDAS) -> list[dict[str, NDArray[Any]]]:
     """One lambda path (as ``FairLOF.path`` returns it) per permutation of the sensitive labels.
 
     Parameters

@@ -13,7 +13,7 @@ lambda costs three passes over the (n, k) arrays plus a partial sort for the top
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -28,6 +28,11 @@ from fairops.metrics import (
 
 from ..errors import InputError
 from ._scoring import Neighbourhood
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from .._typing import ArrayLike, NDArray
 
 DEFAULT_LAMBDAS = tuple(round(0.1 * step, 1) for step in range(11))
 PATH_COLUMNS = (
@@ -100,7 +105,7 @@ def jaccard_path(hood: Neighbourhood, lambdas, floor: float, plain_top, t: int) 
     return np.asarray([jaccard(top_outliers(hood.scores(lam, floor).scores, t), plain_top) for lam in lambdas])
 
 
-def guide_lambda(lambdas, jaccards, target: float) -> float:
+def guide_lambda(lambdas: Iterable[float], jaccards: ArrayLike, target: float) -> float:
     """The guide point: the lambda where the Jaccard first falls to about ``target``.
 
     Scanning the grid upwards, at the first lambda whose Jaccard is at or below the
@@ -160,7 +165,7 @@ class LambdaPath:
     _codes: Any
     _hood: Any
 
-    def path(self, lambdas=DEFAULT_LAMBDAS) -> dict:
+    def path(self, lambdas: float | Sequence[float] = DEFAULT_LAMBDAS) -> dict[str, NDArray[Any]]:
         """Per lambda: Jacc, Pres, OF, ED and Wass of FairLOF's top-t against plain LOF's, and the clamps.
 
         The clamps: how many k-distances / pair distances the floor clamped. Reuses the fit's neighbours.

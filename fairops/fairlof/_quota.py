@@ -9,11 +9,16 @@ the data's proportions, for one sensitive attribute.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from fairops.metrics._inputs import as_scores, encode_sensitive
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, NDArray, Sensitive
 
 
 def group_quotas(counts: np.ndarray, t: int) -> np.ndarray:
@@ -43,10 +48,11 @@ def group_quotas(counts: np.ndarray, t: int) -> np.ndarray:
     order = np.lexsort((-counts, -remainder))
     for group in order[: t - int(quotas.sum())]:
         quotas[group] += 1
-    return np.minimum(quotas, counts)
+    quotas_met: np.ndarray = np.minimum(quotas, counts)
+    return quotas_met
 
 
-def quota_outliers(scores, sensitive_feature, top_t: int) -> np.ndarray:
+def quota_outliers(scores: ArrayLike, sensitive_feature: Sensitive, top_t: int) -> NDArray[np.intp]:
     """Top-t rows by ``scores`` chosen group by group, each group getting its data share of t.
 
     Within a group, rows are taken by descending score (ties to the lower index); the
@@ -81,7 +87,8 @@ def quota_outliers(scores, sensitive_feature, top_t: int) -> np.ndarray:
     return np.concatenate(picked).astype(np.intp)
 
 
-def partial_quota_outliers(scores, sensitive_feature, top_t: int, strength: float) -> np.ndarray:
+def partial_quota_outliers(scores: ArrayLike, sensitive_feature: Sensitive, top_t: int,
+                           strength: float) -> NDArray[np.intp]:
     """The top-t moved part of the way from plain ranking to the quota baseline.
 
     Each group's count among the top-t is ``(1 - strength)`` x its count in the plain top-t plus
@@ -133,7 +140,7 @@ def partial_quota_outliers(scores, sensitive_feature, top_t: int, strength: floa
     return np.concatenate([order[codes[order] == group][:quota] for group, quota in enumerate(quotas)]).astype(np.intp)
 
 
-def _check_top_t(top_t, n_rows: int) -> None:
+def _check_top_t(top_t: object, n_rows: int) -> None:
     if isinstance(top_t, bool) or not isinstance(top_t, (int, np.integer)) or not 1 <= top_t <= n_rows:
         raise InputError(f"top_t must be an integer in [1, {n_rows}], got {top_t!r}")
 

@@ -60,7 +60,8 @@ class Neighbourhood:
                                            scale_reach=self.correction != "paper")
         return FairScores(lrd, _native.local_outlier_factor(self.neighbors, lrd, lrd), kd, rows, pairs)
 
-    def score_new(self, fitted: FairScores, distances, neighbors, terms, lam: float, floor: float) -> np.ndarray:
+    def score_new(self, fitted: FairScores, distances: np.ndarray, neighbors: np.ndarray, terms: np.ndarray, lam: float,
+                  floor: float) -> np.ndarray:
         """FairLOF of new rows whose neighbours are fitted rows, given the fitted rows' ``fitted`` scores."""
         lrd, _ = _native.corrected_lrd(distances, neighbors, fitted.k_distances, terms, lam, floor,
                                        scale_reach=self.correction != "paper")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from ..errors import InputError
 from ..tracking._ui_links import DEFAULT_UI_PORT
@@ -53,7 +53,7 @@ class Plan:
     target: int
     tracking_uri: str
     model_name: str
-    alpha: object
+    alpha: float | Literal["auto"] | None
     study_params: dict = field(default_factory=dict)
     experiment_name: str | None = None
     artifact_location: str | None = None

@@ -6,11 +6,16 @@ Both use the rank-sum form, so one sort of the scores serves every group:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Literal
+
 import numpy as np
 
 from ..errors import InputError
 from ._inputs import as_binary_labels, as_scores, check_same_length, encode_sensitive
 from ._ranks import average_ranks
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, Sensitive
 
 
 def _ranks(y_score: np.ndarray) -> np.ndarray:
@@ -22,7 +27,7 @@ def _auc_from_rank_sums(rank_sums: np.ndarray, sizes: np.ndarray, n: int) -> np.
     return (rank_sums - sizes * (sizes + 1) / 2.0) / (sizes * (n - sizes))
 
 
-def auc_y(y_true, y_score) -> float:
+def auc_y(y_true: ArrayLike, y_score: ArrayLike) -> float:
     """Area under the ROC curve of ``y_score`` for the 0/1 label ``y_true``.
 
     Parameters
@@ -52,7 +57,7 @@ def auc_y(y_true, y_score) -> float:
     return float(_auc_from_rank_sums(np.array([rank_sum]), np.array([n_pos]), n)[0])
 
 
-def group_aucs(y_score, sensitive_features) -> dict:
+def group_aucs(y_score: ArrayLike, sensitive_features: Sensitive) -> dict[tuple[str, Any], float]:
     """Folded one-vs-rest AUC of every value of every sensitive column.
 
     Parameters
@@ -87,7 +92,7 @@ def group_aucs(y_score, sensitive_features) -> dict:
     return result
 
 
-def auc_s(y_score, sensitive_features, *, aggregate="max") -> float:
+def auc_s(y_score: ArrayLike, sensitive_features: Sensitive, *, aggregate: Literal["max", "mean"] = "max") -> float:
     """How well the score separates sensitive groups, in [0.5, 1]; 0.5 is demographic parity.
 
     One-vs-rest AUC for every value of every sensitive column, folded to

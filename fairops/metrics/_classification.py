@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
 
 from ..errors import InputError
 from ._inputs import EncodedGroups, as_binary_labels, check_same_length, encode_sensitive
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, Rate, Sensitive
 
 RATES = ("tpr", "fpr", "ppr")
 #: The four-fifths rule of US employment practice: a group's selection rate under 4/5 of the highest
@@ -15,14 +19,14 @@ RATES = ("tpr", "fpr", "ppr")
 FOUR_FIFTHS = 0.8
 
 
-def _labels_and_predictions(y_true, y_pred):
+def _labels_and_predictions(y_true: ArrayLike, y_pred: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     y_true = as_binary_labels(y_true, "y_true")
     y_pred = as_binary_labels(y_pred, "y_pred")
     check_same_length(y_true=y_true, y_pred=y_pred)
     return y_true, y_pred
 
 
-def precision(y_true, y_pred) -> float:
+def precision(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     """Share of predicted positives that are positive; 0.0 when nothing is predicted positive.
 
     Parameters
@@ -45,7 +49,7 @@ def precision(y_true, y_pred) -> float:
     return float((y_true & y_pred).sum() / predicted) if predicted else 0.0
 
 
-def recall(y_true, y_pred) -> float:
+def recall(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     """Share of positives predicted positive (the true-positive rate).
 
     Parameters
@@ -202,7 +206,17 @@ def _rates_for(encoded: EncodedGroups, y_true: np.ndarray, y_pred: np.ndarray) -
     )
 
 
-def group_rates(y_true, y_pred, sensitive_features, *, intersectional=True):
+@overload
+def group_rates(y_true: ArrayLike, y_pred: ArrayLike, sensitive_features: Sensitive, *,
+                intersectional: Literal[True] = ...) -> GroupRates: ...
+@overload
+def group_rates(y_true: ArrayLike, y_pred: ArrayLike, sensitive_features: Sensitive, *,
+                intersectional: Literal[False]) -> list[GroupRates]: ...
+@overload
+def group_rates(y_true: ArrayLike, y_pred: ArrayLike, sensitive_features: Sensitive, *,
+                intersectional: bool) -> GroupRates | list[GroupRates]: ...
+def group_rates(y_true: ArrayLike, y_pred: ArrayLike, sensitive_features: Sensitive, *,
+                intersectional: bool = True) -> GroupRates | list[GroupRates]:
     """Per-group confusion counts and TPR, FPR and positive rate.
 
     With several sensitive columns, ``intersectional=True`` gives one ``GroupRates`` over
@@ -256,7 +270,8 @@ def _ratio(rates: GroupRates, rate: str) -> float:
     return float(values.min() / highest) if highest > 0 else 1.0
 
 
-def fairness_ratio(y_true, y_pred, sensitive_features, *, rate="tpr", intersectional=False) -> float:
+def fairness_ratio(y_true: ArrayLike, y_pred: ArrayLike, sensitive_features: Sensitive, *, rate: Rate = "tpr",
+                   intersectional: bool = False) -> float:
     """Lowest group rate divided by the highest, in [0, 1]; 1 is parity.
 
     ``rate``: ``"tpr"`` (equal opportunity), ``"fpr"`` (predictive equality) or ``"ppr"``
@@ -292,7 +307,7 @@ def fairness_ratio(y_true, y_pred, sensitive_features, *, rate="tpr", intersecti
     return ratio_of(group_rates(y_true, y_pred, sensitive_features, intersectional=intersectional), rate)
 
 
-def ratio_of(rates, rate="tpr") -> float:
+def ratio_of(rates: GroupRates | list[GroupRates], rate: Rate = "tpr") -> float:
     """The fairness ratio of already computed :func:`group_rates` (one or a per-column list).
 
     Parameters

@@ -31,7 +31,9 @@ fairops.errors.RowError: sensitive group sex='x' (row 0) had no rows when the th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -39,10 +41,13 @@ from ..errors import InputError, RowError
 from ._inputs import _column_values, as_scores, encode_sensitive
 from ._thresholds import OperatingPoint, binarize, given_target, operating_point
 
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, Decision, IntArray, NDArray, Sensitive
+
 DECISIONS = ("single", "per-group")
 
 
-def check_decision(decision: str) -> str:
+def check_decision(decision: str) -> Decision:
     """``decision`` if it is ``"single"`` or ``"per-group"``, else a ValueError naming it.
 
     >>> check_decision("per-group")
@@ -50,7 +55,7 @@ def check_decision(decision: str) -> str:
     """
     if decision not in DECISIONS:
         raise InputError(f"decision must be one of {DECISIONS}, got {decision!r}")
-    return decision
+    return cast("Decision", decision)
 
 
 def _keys(sensitive_features, n_rows) -> tuple[tuple[str, ...], list[tuple[str, ...]], np.ndarray]:
@@ -116,7 +121,7 @@ class GroupThresholds:
     groups: tuple[tuple[str, ...], ...]
     points: tuple[OperatingPoint, ...]
 
-    def threshold_of(self, group) -> OperatingPoint:
+    def threshold_of(self, group: tuple[Any, ...]) -> OperatingPoint:
         """The rule of one group (a tuple of values, one per column).
 
         Parameters
@@ -138,7 +143,7 @@ class GroupThresholds:
     def _name(self, key) -> str:
         return ", ".join(f"{column}={value!r}" for column, value in zip(self.columns, key))
 
-    def group_index(self, sensitive_features, n_rows: int | None = None) -> np.ndarray:
+    def group_index(self, sensitive_features: Sensitive, n_rows: int | None = None) -> IntArray:
         """Each row's index into :attr:`groups`; a ValueError names the first row of an unknown group.
 
         Parameters
@@ -166,7 +171,7 @@ class GroupThresholds:
                            f"thresholds were set (known: {', '.join(self._name(g) for g in self.groups)})")
         return np.array([lookup[key] for key in keys], dtype=np.intp)[codes]
 
-    def apply(self, y_score, sensitive_features, *, seed: int = 0) -> np.ndarray:
+    def apply(self, y_score: ArrayLike, sensitive_features: Sensitive, *, seed: int = 0) -> NDArray[np.int8]:
         """0/1 decisions, each row at its group's rule.
 
         On the rows the rule was set on (same seed) they equal :func:`group_decisions`'.
@@ -206,7 +211,7 @@ class GroupThresholds:
                            for group, point in zip(self.groups, self.points)]}
 
     @classmethod
-    def from_dict(cls, document) -> GroupThresholds:
+    def from_dict(cls, document: Mapping[str, Any]) -> GroupThresholds:
         """The inverse of :meth:`to_dict`; a ValueError names what is malformed.
 
         Parameters
@@ -231,7 +236,9 @@ class GroupThresholds:
         return cls(columns, groups, points)
 
 
-def _per_group(y_score, y_true, sensitive_features, targets: dict):
+def _per_group(y_score: ArrayLike, y_true: ArrayLike | None, sensitive_features: Sensitive, targets: dict[str, Any],
+               ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...], list[tuple[str, ...]], np.ndarray,
+                          list[dict[str, Any]]]:
     """(scores, labels, column names, group keys, each row's group, each group's target)."""
     name, value = given_target(**targets)
     check_per_group_target(name)
@@ -240,8 +247,9 @@ def _per_group(y_score, y_true, sensitive_features, targets: dict):
     return y_score, np.asarray(y_true), columns, keys, codes, _targets(name, value, codes, len(keys))
 
 
-def group_thresholds(y_score, y_true, sensitive_features, *, tpr=None, fpr=None, top_k=None, threshold=None,
-                     seed: int = 0) -> GroupThresholds:
+def group_thresholds(y_score: ArrayLike, y_true: ArrayLike | None, sensitive_features: Sensitive, *,
+                     tpr: float | None = None, fpr: float | None = None, top_k: int | None = None,
+                     threshold: float | None = None, seed: int = 0) -> GroupThresholds:
     """One :class:`OperatingPoint` per group, set so each group meets the target exactly on these rows.
 
     A fixed ``threshold`` is refused: see :func:`check_per_group_target`.
@@ -276,8 +284,9 @@ def group_thresholds(y_score, y_true, sensitive_features, *, tpr=None, fpr=None,
     return GroupThresholds(columns, tuple(keys), tuple(points))
 
 
-def group_decisions(y_score, y_true, sensitive_features, *, tpr=None, fpr=None, top_k=None, threshold=None,
-                    seed: int = 0) -> np.ndarray:
+def group_decisions(y_score: ArrayLike, y_true: ArrayLike | None, sensitive_features: Sensitive, *,
+                    tpr: float | None = None, fpr: float | None = None, top_k: int | None = None,
+                    threshold: float | None = None, seed: int = 0) -> NDArray[np.int8]:
     """0/1 decisions meeting the target exactly in every group (ties broken with ``seed`` per group).
 
     Parameters

@@ -29,10 +29,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ._classification import FOUR_FIFTHS
 from ._intervals import LEVEL
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 #: The version tags the rule is recorded under.
 LINE_TAG, LEVEL_TAG = "fairops.fairness_line", "fairops.interval_level"
@@ -40,13 +44,13 @@ LINE_TAG, LEVEL_TAG = "fairops.fairness_line", "fairops.interval_level"
 STANDINGS = ("meets", "unclear", "below")
 
 
-def _check_line(line) -> float:
+def _check_line(line: object) -> float:
     if isinstance(line, bool) or not isinstance(line, (int, float)) or not 0 <= line <= 1:
         raise InputError(f"fairness line must be a number in [0, 1] (0 turns it off), got {line!r}")
     return float(line)
 
 
-def _check_level(level) -> float:
+def _check_level(level: object) -> float:
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.5 <= level < 1:
         raise InputError(f"confidence level must be a number in [0.5, 1), e.g. 0.95, got {level!r}")
     return float(level)
@@ -166,7 +170,7 @@ class FairnessRule:
         line = f"fairness line {self.line:g}" if self.active else "no fairness line"
         return f"{line}, {percent(self.level)} intervals"
 
-    def tags(self) -> dict:
+    def tags(self) -> dict[str, str]:
         """The version tags recording the rule.
 
         Returns
@@ -177,7 +181,8 @@ class FairnessRule:
         return {LINE_TAG: repr(self.line), LEVEL_TAG: repr(self.level)}
 
     @classmethod
-    def from_tags(cls, tags: dict, *, line: float | None = None, level: float | None = None) -> FairnessRule:
+    def from_tags(cls, tags: Mapping[str, str], *, line: float | None = None,
+                  level: float | None = None) -> FairnessRule:
         """The rule a version was registered under, ``line`` and ``level`` replacing its parts when given.
 
         A version registered before the rule was recorded reads as the default rule (its recorded interval

@@ -30,11 +30,30 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from ._classification import group_rates
 from ._intervals import LEVEL, exact_attribute_intervals, rate_counts, ratio_interval, wilson_interval
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, Sensitive
+
+
+class TaskFields(Protocol):
+    """What the figures read of a :class:`fairops.metrics.Task` (which imports this module, so is not named)."""
+
+    @property
+    def metric(self) -> str: ...
+    @property
+    def fairness(self) -> str: ...
+    @property
+    def sensitive(self) -> tuple[str, ...]: ...
+    @property
+    def groups(self) -> str: ...
+    def select_sensitive(self, sensitive_features: Sensitive) -> Sensitive: ...
+
 
 #: Why a fit's decisions are set aside (:attr:`Figures.degenerate`), in words.
 DEGENERATE = {
@@ -221,7 +240,8 @@ def decision_counts(y, y_pred) -> dict:
             "true_positives": int((y & y_pred).sum())}
 
 
-def decision_figures(task, y, y_pred, sensitive, *, level: float = LEVEL) -> Figures:
+def decision_figures(task: TaskFields, y: ArrayLike, y_pred: ArrayLike, sensitive: Sensitive, *,
+                     level: float = LEVEL) -> Figures:
     """The :class:`Figures` of 0/1 decisions ``y_pred`` on rows labelled ``y`` (0/1) for ``task``.
 
     Parameters

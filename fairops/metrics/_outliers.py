@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal
+
 import numpy as np
 
 from ..errors import InputError
 from ._inputs import as_scores, encode_sensitive
 
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, Sensitive
 
-def _as_index_set(indices, name: str, n: int | None = None) -> np.ndarray:
+
+def _as_index_set(indices: ArrayLike, name: str, n: int | None = None) -> np.ndarray:
     array = np.asarray(indices)
     if array.ndim != 1:
         raise InputError(f"{name} must be a 1-D array of row indices, got shape {array.shape}")
@@ -22,7 +27,7 @@ def _as_index_set(indices, name: str, n: int | None = None) -> np.ndarray:
     return array
 
 
-def jaccard(a, b) -> float:
+def jaccard(a: ArrayLike, b: ArrayLike) -> float:
     """|A ∩ B| / |A ∪ B| of two sets of row indices (1.0 for two empty sets).
 
     Parameters
@@ -40,13 +45,13 @@ def jaccard(a, b) -> float:
     >>> jaccard([1, 2, 3], [2, 3, 4])
     0.5
     """
-    a = set(_as_index_set(a, "a").tolist())
-    b = set(_as_index_set(b, "b").tolist())
-    union = a | b
-    return len(a & b) / len(union) if union else 1.0
+    in_a = set(_as_index_set(a, "a").tolist())
+    in_b = set(_as_index_set(b, "b").tolist())
+    union = in_a | in_b
+    return len(in_a & in_b) / len(union) if union else 1.0
 
 
-def preservation(scores, fair_top, plain_top) -> float:
+def preservation(scores: ArrayLike, fair_top: ArrayLike, plain_top: ArrayLike) -> float:
     """Sum of the plain outlier scores over the fair top list / the same sum over the plain top list.
 
     1.0 means the fair list keeps as much outlierness as the plain one.
@@ -77,7 +82,7 @@ def preservation(scores, fair_top, plain_top) -> float:
     return float(scores[fair_top].sum() / denominator)
 
 
-def outlier_fraction(scores, top) -> float:
+def outlier_fraction(scores: ArrayLike, top: ArrayLike) -> float:
     """Share of the rows in ``top`` whose plain LOF score is at least 1 (real outliers).
 
     Parameters
@@ -116,7 +121,7 @@ def _distributions(sensitive_features, top):
         yield in_top, in_data
 
 
-def euclidean_disparity(sensitive_features, top) -> float:
+def euclidean_disparity(sensitive_features: Sensitive, top: ArrayLike) -> float:
     """Sum over sensitive attributes of the Euclidean distance between outliers' and data's value shares.
 
     The shares of each attribute's values among the outliers ``top`` are compared with those in the
@@ -157,7 +162,8 @@ def _wasserstein_of_values(in_top: np.ndarray, in_data: np.ndarray) -> float:
     return float(np.abs(np.cumsum(in_top - in_data)[:-1]).sum())
 
 
-def wasserstein_disparity(sensitive_features, top, *, mode: str = "shares") -> float:
+def wasserstein_disparity(sensitive_features: Sensitive, top: ArrayLike, *,
+                          mode: Literal["shares", "ordinal"] = "shares") -> float:
     """Sum over sensitive attributes of a 1-D Wasserstein distance between outliers' and data's value shares.
 
     The shares of each attribute's values among the outliers ``top`` are compared with those in the

@@ -10,6 +10,8 @@ fold's groups to the scorer. scikit-learn is imported only when a scorer is made
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .._param_checks import check_alpha
 from ..errors import InputError
 from ._task import Task
@@ -23,7 +25,7 @@ def _check_alpha(alpha) -> float:
     return float(check_alpha(alpha, auto=False))
 
 
-def make_fairness_scorer(task: Task, alpha: float = 0.5, *, seed: int = 0):
+def make_fairness_scorer(task: Task, alpha: float = 0.5, *, seed: int = 0) -> Callable[..., float]:
     """A scorer of ``alpha*accuracy + (1-alpha)*fairness`` under ``task``, requesting ``sensitive_features``.
 
     The figures are the ones Fairband ranks (:meth:`Task.evaluate`: the threshold meets the task's

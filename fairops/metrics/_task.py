@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import InputError
 from ._classification import RATES
@@ -17,6 +18,14 @@ from ._decisions import check_decision, group_thresholds
 from ._intervals import LEVEL
 from ._task_measure import ACCURACY_METRICS, measure as _measure
 from ._thresholds import TARGETS, OperatingPoint, operating_point
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pandas as pd
+
+    from .._typing import ArrayLike, Decision, Sensitive
+    from ._decisions import GroupThresholds
 
 GROUPINGS = ("lowest", "intersectional")
 _RATE_NAMES = {"tpr": "TPR", "fpr": "FPR", "ppr": "positive rate"}
@@ -114,7 +123,7 @@ class Task:
             raise InputError(f"task top_k={self.target_value} asks for more rows than {where} holds ({n_rows})")
 
     @classmethod
-    def from_string(cls, spec: str, *, sensitive, positive: str | None = None) -> Task:
+    def from_string(cls, spec: str, *, sensitive: str | Sequence[str], positive: str | None = None) -> Task:
         """Parse ``"<precision|recall>@<tpr|fpr|top_k|threshold>=<value>,ratio=<tpr|fpr|ppr>[,groups=intersectional]"``.
 
         Parameters
@@ -145,8 +154,8 @@ class Task:
                 f"(metric in {sorted(ACCURACY_METRICS)}, target in {TARGETS}, ratio in {RATES}, "
                 f"optionally ',groups=' one of {GROUPINGS})"
             )
-        return cls(match["metric"], match["target"], float(match["value"]), match["rate"], sensitive, positive,
-                   match["groups"] or "lowest")
+        return cls(match["metric"], match["target"], float(match["value"]), match["rate"],
+                   sensitive, positive, match["groups"] or "lowest")  # type: ignore[arg-type]  # made a tuple on init
 
     def __str__(self) -> str:
         spec = f"{self.metric}@{self.target}={self.target_value:g},ratio={self.fairness}"
@@ -237,7 +246,7 @@ class Task:
         """Keyword arguments for :func:`fairops.metrics.binarize`."""
         return {self.target: self.target_value}
 
-    def select_sensitive(self, sensitive_features):
+    def select_sensitive(self, sensitive_features: Sensitive) -> Sensitive:
         """The task's columns from a DataFrame or dict holding more sensitive columns.
 
         Parameters
@@ -251,15 +260,16 @@ class Task:
             The task's columns only.
         """
         if hasattr(sensitive_features, "columns") or isinstance(sensitive_features, dict):
-            missing = [name for name in self.sensitive if name not in sensitive_features]
+            columns = cast("pd.DataFrame | dict[str, ArrayLike]", sensitive_features)
+            missing = [name for name in self.sensitive if name not in columns]
             if missing:
                 raise InputError(f"sensitive_features lacks the task's column(s) {missing}")
             if isinstance(sensitive_features, dict):
                 return {name: sensitive_features[name] for name in self.sensitive}
-            return sensitive_features[list(self.sensitive)]
+            return cast("pd.DataFrame", sensitive_features)[list(self.sensitive)]
         return sensitive_features
 
-    def operating_point(self, y_true, y_score, *, seed=0) -> OperatingPoint:
+    def operating_point(self, y_true: ArrayLike, y_score: ArrayLike, *, seed: int = 0) -> OperatingPoint:
         """Where the task's target cuts these rows (e.g. the validation rows), to score other rows with.
 
         Parameters
@@ -276,7 +286,8 @@ class Task:
         """
         return operating_point(y_score, y_true, seed=seed, **self.threshold)
 
-    def decision_rule(self, y_true, y_score, sensitive_features=None, *, seed=0, decision="single"):
+    def decision_rule(self, y_true: ArrayLike, y_score: ArrayLike, sensitive_features: Sensitive | None = None, *,
+                      seed: int = 0, decision: Decision = "single") -> OperatingPoint | GroupThresholds:
         """Where the task's target cuts these rows, for everyone or per group.
 
         Parameters
@@ -301,8 +312,9 @@ class Task:
         return group_thresholds(y_score, y_true, self.select_sensitive(sensitive_features), seed=seed,
                                 **self.threshold)
 
-    def evaluate(self, y_true, y_score, sensitive_features, *, seed=0, at=None, level: float = LEVEL,
-                 decision: str = "single", decided=None) -> dict:
+    def evaluate(self, y_true: ArrayLike, y_score: ArrayLike, sensitive_features: Sensitive, *, seed: int = 0,
+                 at: OperatingPoint | GroupThresholds | None = None, level: float = LEVEL,
+                 decision: Decision = "single", decided: ArrayLike | None = None) -> dict[str, float]:
         """The task's metrics of scores on labelled rows, all floats.
 
         ``accuracy`` and ``fairness`` with their ``level`` confidence intervals (``accuracy_low``,
@@ -348,8 +360,10 @@ class Task:
         return self.measure(y_true, y_score, sensitive_features, seed=seed, at=at, level=level,
                             decision=decision, decided=decided)[0]
 
-    def measure(self, y_true, y_score, sensitive_features, *, seed=0, at=None, level: float = LEVEL,
-                decision: str = "single", decided=None) -> tuple[dict, dict]:
+    def measure(self, y_true: ArrayLike, y_score: ArrayLike, sensitive_features: Sensitive, *, seed: int = 0,
+                at: OperatingPoint | GroupThresholds | None = None, level: float = LEVEL,
+                decision: Decision = "single",
+                decided: ArrayLike | None = None) -> tuple[dict[str, float], dict[str, Any]]:
         """``(metrics, counts)``: :meth:`evaluate`'s metrics and the counts behind accuracy and fairness.
 
         ``counts["accuracy"]`` is ``[hits, base]`` (true positives over predicted positives for

@@ -12,11 +12,15 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import InputError
 from ._inputs import as_binary_labels, as_scores, check_same_length
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, NDArray
 
 #: The targets a cut can be set by: three met exactly on the rows given, and a fixed score.
 TARGETS = ("tpr", "fpr", "top_k", "threshold")
@@ -89,7 +93,8 @@ def ranking_order(y_score: np.ndarray, seed: int) -> np.ndarray:
     return np.lexsort((tie_breaker, -y_score))
 
 
-def binarize(y_score, y_true, *, tpr=None, fpr=None, top_k=None, threshold=None, seed=0) -> np.ndarray:
+def binarize(y_score: ArrayLike, y_true: ArrayLike | None, *, tpr: float | None = None, fpr: float | None = None,
+             top_k: int | None = None, threshold: float | None = None, seed: int = 0) -> NDArray[np.int8]:
     """Predict positive for the top-scored rows until a target is met exactly, or at a fixed score.
 
     Give exactly one target:
@@ -207,7 +212,7 @@ class OperatingPoint:
         if not 0.0 <= self.tie_share <= 1.0:
             raise InputError(f"tie_share must be in [0, 1], got {self.tie_share}")
 
-    def apply(self, y_score, *, seed=0) -> np.ndarray:
+    def apply(self, y_score: ArrayLike, *, seed: int = 0) -> NDArray[np.int8]:
         """0/1 decisions for scores; on the rows it was set on (same seed) it gives :func:`binarize`'s.
 
         Parameters
@@ -233,7 +238,9 @@ class OperatingPoint:
         return y_pred
 
 
-def operating_point(y_score, y_true, *, tpr=None, fpr=None, top_k=None, threshold=None, seed=0) -> OperatingPoint:
+def operating_point(y_score: ArrayLike, y_true: ArrayLike | None, *, tpr: float | None = None,
+                    fpr: float | None = None, top_k: int | None = None, threshold: float | None = None,
+                    seed: int = 0) -> OperatingPoint:
     """Where :func:`binarize` cuts these rows, as a rule that other rows can be scored with.
 
     A fixed ``threshold`` is its own rule, whatever the rows: ``OperatingPoint(threshold, 1.0)`` (positive at

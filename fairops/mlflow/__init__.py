@@ -20,11 +20,12 @@ Submodules are imported on use so ``import fairops.mlflow`` stays cheap.
 """
 
 import importlib
+from typing import Any
 
 __all__ = ["answer", "classifier", "fairlof", "flavors", "loader", "scaff", "sealing"]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in __all__:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

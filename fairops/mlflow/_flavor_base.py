@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
@@ -18,6 +19,18 @@ import fairops
 
 from ..errors import InputError, RowError
 from .sealing import DATA_FOLDER, ModelFilesError, read_model, verify_enclosing
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+
+    import pandas as pd
+    from mlflow.models import Model, ModelSignature
+    from mlflow.models.model import ModelInfo
+    from mlflow.types import ParamSchema
+    from sklearn.base import BaseEstimator
+
+    from .._typing import StrPath
+    from .sealing import ModelData
 
 DATA_SUBPATH = DATA_FOLDER
 # Versions a served model pins to the ones that saved it; the rest of fairops' dependencies
@@ -47,7 +60,7 @@ def default_pip_requirements() -> list[str]:
     return [_wheel.requirement(), *pinned_requirements()]
 
 
-def input_refused(reason) -> Exception:
+def input_refused(reason: object) -> Exception:
     """The exception a served model raises for input that breaks its schema: HTTP 400, one line.
 
     An ``MlflowException`` (code ``INVALID_PARAMETER_VALUE``, so ``mlflow models serve`` answers 400)
@@ -103,7 +116,8 @@ class Flavor:
     True
     """
 
-    def __init__(self, name: str, module: str, model_argument: str, *, read_native, read_pyfunc):
+    def __init__(self, name: str, module: str, model_argument: str, *, read_native: Callable[[ModelData], Any],
+                 read_pyfunc: Callable[..., Any]) -> None:
         self.name = name
         self.module = module
         self.model_argument = model_argument
@@ -114,13 +128,13 @@ class Flavor:
         """The shipped fairops wheel and the pinned libraries a served model installs."""
         return default_pip_requirements()
 
-    def get_default_conda_env(self):
+    def get_default_conda_env(self) -> dict[str, Any]:
         """A conda environment holding :meth:`get_default_pip_requirements`."""
         from ._mlflow_internals import mlflow_conda_env
 
         return mlflow_conda_env(self.get_default_pip_requirements())
 
-    def log_model(self, model, name="model", **kwargs):
+    def log_model(self, model: BaseEstimator, name: str = "model", **kwargs: Any) -> ModelInfo:
         """Log ``model`` to the active run (or ``run_id=``) through MLflow's ``Model.log``; returns its
         ``ModelInfo``. ``kwargs`` are ``Model.log``'s (``registered_model_name``, ``run_id``, ...) and the
         flavor's ``save_model`` arguments (``input_example``, ``pip_requirements``, ...)."""
@@ -131,7 +145,7 @@ class Flavor:
         return Model.log(artifact_path=None, name=name, flavor=importlib.import_module(self.module),
                          **{self.model_argument: model}, **kwargs)
 
-    def load_model(self, model_uri, dst_path=None):
+    def load_model(self, model_uri: str, dst_path: str | None = None) -> BaseEstimator:
         """The fitted model from a model URI (``runs:/``, ``models:/name@alias``, a local path ...).
 
         Parameters
@@ -148,7 +162,7 @@ class Flavor:
         """
         return self.read_native(self.read_data(local_model_dir(str(model_uri), dst_path)))
 
-    def read_data(self, local_path: str):
+    def read_data(self, local_path: str) -> ModelData:
         """The verified data files of a local model directory that holds this flavor."""
         data = read_model(local_path)
         assert data.mlmodel is not None  # read_model parses MLmodel
@@ -157,7 +171,7 @@ class Flavor:
                                   f"{sorted(data.mlmodel['flavors'])}")
         return data
 
-    def load_pyfunc(self, path, model_config=None):
+    def load_pyfunc(self, path: str, model_config: Mapping[str, Any] | None = None) -> Any:
         """MLflow's pyfunc loader hook: ``path`` is the model's data folder (verified, then read once).
 
         The model answers class labels, as MLflow's own classifier flavors do (what ``mlflow.models.evaluate``
@@ -174,14 +188,14 @@ LABEL_ANSWER, SCORES_ANSWER = "label", "scores"
 ANSWERS = (LABEL_ANSWER, SCORES_ANSWER)
 
 
-def answer_params():
+def answer_params() -> ParamSchema:
     """The signature's params: ``answer`` (a string, no default: the loader's default holds)."""
     from mlflow.types import ParamSchema, ParamSpec
 
     return ParamSchema([ParamSpec(ANSWER_PARAM, "string", None)])
 
 
-def chosen_answer(params, default: str) -> str:
+def chosen_answer(params: Mapping[str, Any] | None, default: str) -> str:
     """The answer ``params`` (a call's params or a model_config) asks for, else ``default``; another is refused.
 
     >>> chosen_answer(None, "label"), chosen_answer({"answer": "scores"}, "label")
@@ -195,25 +209,25 @@ def chosen_answer(params, default: str) -> str:
 
 
 def save_flavor_model(
-    estimator,
-    path,
+    estimator: BaseEstimator,
+    path: StrPath,
     *,
     flavor_name: str,
     loader_module: str,
-    classes: dict | None = None,
-    extra: dict | None = None,
-    make_pyfunc=None,
-    write_data=None,
-    flavor_conf: dict | None = None,
-    conda_env=None,
-    mlflow_model=None,
-    signature=None,
-    input_example=None,
-    pip_requirements=None,
-    extra_pip_requirements=None,
-    metadata=None,
-    answers=False,
-):
+    classes: dict[str, type] | None = None,
+    extra: dict[str, Any] | None = None,
+    make_pyfunc: Callable[..., Any] | None = None,
+    write_data: Callable[[str], None] | None = None,
+    flavor_conf: dict[str, Any] | None = None,
+    conda_env: dict[str, Any] | str | None = None,
+    mlflow_model: Model | None = None,
+    signature: ModelSignature | Literal[False] | None = None,
+    input_example: pd.DataFrame | None = None,
+    pip_requirements: list[str] | None = None,
+    extra_pip_requirements: list[str] | None = None,
+    metadata: dict[str, Any] | None = None,
+    answers: bool = False,
+) -> Model:
     """Write a complete, sealed MLflow model directory for a fairops estimator (no requirement inference).
 
     The data folder is written by ``write_data(folder)`` when given, else as state files
@@ -236,7 +250,7 @@ def save_flavor_model(
         _model_files.write_state(estimator, os.path.join(path, DATA_SUBPATH), classes, extra)
     mlflow_model = Model() if mlflow_model is None else mlflow_model
     signature = _signature(mlflow_model, path, input_example, signature,
-                           lambda: make_pyfunc(estimator, extra))
+                           lambda: make_pyfunc(estimator, extra))  # type: ignore[misc]  # inferring: given
     if signature is not None:
         if answers and signature.params is None:
             signature.params = answer_params()
@@ -250,7 +264,8 @@ def save_flavor_model(
     return mlflow_model
 
 
-def _signature(mlflow_model, path, input_example, signature, pyfunc):
+def _signature(mlflow_model: Model, path: str, input_example: pd.DataFrame | None,
+               signature: ModelSignature | Literal[False] | None, pyfunc: Callable[[], Any]) -> ModelSignature | None:
     """The signature to record: the given one, none for ``False``, else inferred from the saved example."""
     from ._mlflow_internals import infer_signature_from_example, save_example
 
@@ -320,14 +335,14 @@ def _ship_wheel(path, pip_requirements) -> None:
             _wheel.ship(path, line)
 
 
-def local_model_dir(model_uri: str, dst_path=None) -> str:
+def local_model_dir(model_uri: str, dst_path: str | None = None) -> str:
     """Download (or locate) a model URI and return the local directory."""
     from ._mlflow_internals import download_artifact
 
     return download_artifact(model_uri, dst_path)
 
 
-def as_frame(data):
+def as_frame(data: object) -> pd.DataFrame:
     """pyfunc input as a DataFrame (pyfunc hands DataFrames; a dict or array is also accepted)."""
     import pandas as pd
 
@@ -338,7 +353,7 @@ def as_frame(data):
     return pd.DataFrame(data)
 
 
-def pick_columns(frame, names, what: str):
+def pick_columns(frame: pd.DataFrame, names: Sequence[str], what: str) -> pd.DataFrame:
     """``frame[names]`` or a ValueError naming the missing columns."""
     missing = [name for name in names if name not in frame.columns]
     if missing:

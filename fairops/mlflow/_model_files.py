@@ -32,12 +32,16 @@ import math
 import os
 import zipfile
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import InputError
 from ._parse_budget import parse_json
 from .sealing import ModelData, ModelFilesError, check_bytes, read_file, sha256_file, verify_enclosing
+
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
 
 FORMAT_NAME = "fairops-model"
 FORMAT_VERSION = 1
@@ -54,7 +58,7 @@ _ARRAY_KINDS = "biufcSU"
 class LoadedState:
     """What :func:`read_state` returns: the rebuilt estimator and the extra JSON saved next to it."""
 
-    estimator: object
+    estimator: BaseEstimator
     extra: dict = field(default_factory=dict)
 
 

@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 _PLACEHOLDER = re.compile(r"^( *)\{\{ (\w+) \}\}$", re.MULTILINE)
+_Function = TypeVar("_Function", bound=Callable[..., Any])
 
 
 def param(name: str, kind: str, description: str) -> str:
@@ -51,17 +54,17 @@ SHARED = {
 }
 
 
-def with_param_docs(**own: str):
+def with_param_docs(**own: str) -> Callable[[_Function], _Function]:
     """Format :data:`SHARED`'s entries, and ``own`` (name -> entry text), into a function's docstring."""
     docs = {**SHARED, **own}
 
-    def fill(match: re.Match) -> str:
+    def fill(match: re.Match[str]) -> str:
         indent, name = match.groups()
         if name not in docs:
             raise KeyError(f"no parameter doc named {name!r}")
         return "\n".join(indent + line if line else line for line in docs[name].splitlines())
 
-    def decorate(function):
+    def decorate(function: _Function) -> _Function:
         names = inspect.signature(function).parameters
         docs["parameters"] = "\n".join(docs[name] for name in names)
         function.__doc__ = _PLACEHOLDER.sub(fill, function.__doc__ or "")

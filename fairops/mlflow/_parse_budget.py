@@ -27,7 +27,8 @@ ValueError: its 7 objects and lists unfold along their shared references into 75
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 #: Bytes of one JSON or YAML document of a model (a reduction over LightGBM's skops schema: tens of MB).
 MAX_DOCUMENT_BYTES = 512 << 20
@@ -245,7 +246,7 @@ def _sized(data: bytes, refuse) -> str:
         raise refuse(f"it is not UTF-8 text: {error}") from None
 
 
-def parse_json(data: bytes, refuse):
+def parse_json(data: bytes, refuse: Callable[[str], Exception]) -> Any:
     """The JSON document in ``data``, parsed and walked under the budget (:func:`check_document`).
 
     Parameters
@@ -270,7 +271,7 @@ def parse_json(data: bytes, refuse):
     return document
 
 
-def parse_yaml(data: bytes, refuse):
+def parse_yaml(data: bytes, refuse: Callable[[str], Exception]) -> Any:
     """The YAML document in ``data`` (``yaml.safe_load``), walked under the budget, aliases unfolded.
 
     Parameters

@@ -18,7 +18,23 @@ tie at the threshold is decided by lot, as the randomized classifier decides it,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
+
 from ._param_docs import param, with_param_docs
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+    from sklearn.base import BaseEstimator
+
+    from .._typing import ArrayLike
+    from ..metrics import OperatingPoint
+    from ..models import ServedDecision
+    from ..reductions._base import ReductionBase
+
+    #: What :func:`reduction_in` finds: the steps before the reduction (as one function of the rows), and it.
+    FoundReduction: TypeAlias = tuple[Callable[[Any], Any], ReductionBase]
 
 OUTPUT = "probability"
 POSITIVE_OUTPUT = "positive_class"
@@ -38,7 +54,7 @@ _DOCS = {
 }
 
 
-def reduction_in(model):
+def reduction_in(model: BaseEstimator) -> FoundReduction | None:
     """The reduction deciding for ``model`` (itself or its pipelines' last step), with what feeds it.
 
     Only a reduction scoring its predictors' decisions (``mix="decisions"``) counts: its score has a lot.
@@ -64,7 +80,7 @@ def reduction_in(model):
     if not isinstance(model, ReductionBase) or model.mix != "decisions":
         return None
 
-    def prefix(X):
+    def prefix(X: Any) -> Any:
         for step in prefixes:
             X = step.transform(X)
         return X
@@ -72,7 +88,7 @@ def reduction_in(model):
     return prefix, model
 
 
-def _columns(model, decision) -> list:
+def _columns(model: BaseEstimator, decision: ServedDecision | None) -> list[tuple[str, str, str]]:
     """``(name, MLflow type, meaning)`` of each column of the scores answer, in its order: the one place that says
     what the answer holds (the document, the card and ``metadata.fairops_scores_output`` read it)."""
     reduction = reduction_in(model) is not None
@@ -100,7 +116,7 @@ def _columns(model, decision) -> list:
 
 
 @with_param_docs(**_DOCS)
-def answer_columns(model, decision=None) -> dict:
+def answer_columns(model: BaseEstimator, decision: ServedDecision | None = None) -> dict[str, str]:
     """What each column of the scores answer (``params={"answer": "scores"}``) holds, in words.
 
     Parameters
@@ -116,7 +132,7 @@ def answer_columns(model, decision=None) -> dict:
 
 
 @with_param_docs(model=_DOCS["model"], decision=param("decision", "ServedDecision", "Its decision."))
-def describe_answer(model, decision) -> dict:
+def describe_answer(model: BaseEstimator, decision: ServedDecision) -> dict[str, Any]:
     """The served answer for a model card: its columns in words, and the decision threshold.
 
     A reduction's threshold is in chance units, with the lot cut of the rows at it.
@@ -134,7 +150,7 @@ def describe_answer(model, decision) -> dict:
     from ..metrics import OperatingPoint
     from ..reductions._base import TIE_BREAK_SCALE
 
-    def readable(point):
+    def readable(point: OperatingPoint) -> dict[str, float]:
         if reduction_in(model) is None:
             return {"probability": point.threshold, "tie_share": point.tie_share}
         chance = round(point.threshold / (1.0 - TIE_BREAK_SCALE), _CHANCE_DIGITS)
@@ -151,7 +167,7 @@ def describe_answer(model, decision) -> dict:
     return answer
 
 
-def score_of(answer):
+def score_of(answer: pd.DataFrame | ArrayLike) -> pd.Series | ArrayLike:
     """The score column of a scores answer (``probability`` or ``chance_positive``).
 
     An answer that is one column of scores is its own score.
@@ -167,12 +183,13 @@ def score_of(answer):
         The scores.
     """
     if hasattr(answer, "columns"):
-        return answer[next(c for c in SCORE_OUTPUTS if c in answer.columns)]
+        frame = cast("pd.DataFrame", answer)
+        return frame[next(c for c in SCORE_OUTPUTS if c in frame.columns)]
     return answer
 
 
 @with_param_docs(**_DOCS)
-def columns_and_types(model, decision=None) -> list:
+def columns_and_types(model: BaseEstimator, decision: ServedDecision | None = None) -> list[list[str]]:
     """The scores answer's columns and their MLflow types, in the answer's order.
 
     ``MLmodel`` keeps them as ``metadata.fairops_scores_output``: the signature describes the default answer (a
@@ -190,7 +207,7 @@ def columns_and_types(model, decision=None) -> list:
     return [[name, kind] for name, kind, _ in _columns(model, decision)]
 
 
-def scores_frame(reduction, inputs, probability):
+def scores_frame(reduction: FoundReduction | None, inputs: pd.DataFrame, probability: np.ndarray) -> pd.DataFrame:
     """The score column of the scores answer: ``probability``, or a reduction's ``chance_positive``.
 
     A reduction's chance is its score without the tie-break, which :func:`explain_lot` shows as the lot.
@@ -220,7 +237,7 @@ def scores_frame(reduction, inputs, probability):
     return answered
 
 
-def explain_lot(answered, decision, rows) -> None:
+def explain_lot(answered: pd.DataFrame, decision: ServedDecision, rows: pd.DataFrame) -> None:
     """Add a reduction's threshold in chance units, its lot and which rows the lot decided.
 
     A row is decided by lot when its chance sits at the threshold, where the score's tie-break

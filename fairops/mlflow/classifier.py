@@ -30,13 +30,34 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, RowError
 from . import _flavor_base as _flavor, _parse_budget, answer as _answer
 from ._param_docs import param, with_param_docs
-from ._savable import TRUSTED_TYPES, check_savable, type_names, untrusted_types  # noqa: F401 (this module's face)
-from .answer import DECISION_OUTPUT, OUTPUT, POSITIVE_OUTPUT
+from ._savable import (  # "x as x": re-exported, this module's face
+    TRUSTED_TYPES as TRUSTED_TYPES,
+    check_savable as check_savable,
+    type_names as type_names,
+    untrusted_types as untrusted_types,
+)
+from .answer import DECISION_OUTPUT as DECISION_OUTPUT, OUTPUT, POSITIVE_OUTPUT  # DECISION_OUTPUT: re-exported
 from .sealing import ModelFilesError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy as np
+    import pandas as pd
+    from mlflow.models import Model, ModelSignature
+    from mlflow.models.model import ModelInfo
+    from mlflow.types.schema import AnyType
+    from sklearn.base import BaseEstimator
+
+    from .._typing import NDArray, StrPath
+    from ..models import InputSchema, ServedDecision
+    from ..models._schema import Column
+    from .sealing import ModelData
 
 FLAVOR_NAME = "fairops_classifier"
 _LOADER_MODULE = "fairops.mlflow.classifier"
@@ -58,7 +79,8 @@ _DOCS = {
 _MLFLOW_TYPES = {"integer": "any", "number": "double", "boolean": "any", "category": "any"}
 
 
-def signature_of(schema, decision=None, classes=(0, 1)):
+def signature_of(schema: InputSchema, decision: ServedDecision | None = None,
+                 classes: Sequence[object] = (0, 1)) -> ModelSignature:
     """MLflow signature: the schema's columns, the class label each row is answered with, and the ``answer`` param.
 
     The columns are declared optional to MLflow; the model's schema requires them. The output is what the model answers
@@ -83,9 +105,9 @@ def signature_of(schema, decision=None, classes=(0, 1)):
     from mlflow.types import ColSpec, Schema
     from mlflow.types.schema import AnyType
 
-    def column_type(column):
+    def column_type(column: Column) -> AnyType | str:
         name = _MLFLOW_TYPES[column.kind]
-        return AnyType() if name == "any" else name
+        return AnyType() if name == "any" else name  # type: ignore[no-untyped-call]  # MLflow's, untyped
 
     inputs = Schema([ColSpec(column_type(c), c.name, required=False) for c in schema.columns])
     label = "long" if all(isinstance(c, int) and not isinstance(c, bool) for c in classes) else \
@@ -96,7 +118,8 @@ def signature_of(schema, decision=None, classes=(0, 1)):
 class _ClassifierPyfunc:
     """pyfunc view: check the input against the schema, answer a label or the scores per row (``answer``)."""
 
-    def __init__(self, model, schema, positive_class, decision=None, answer=_flavor.LABEL_ANSWER):
+    def __init__(self, model: BaseEstimator, schema: InputSchema, positive_class: object,
+                 decision: ServedDecision | None = None, answer: str = _flavor.LABEL_ANSWER) -> None:
         self.model = model
         self.schema = schema
         self.positive_class = positive_class
@@ -106,10 +129,10 @@ class _ClassifierPyfunc:
         self._column = self._classes.index(positive_class)
         self._reduction = _answer.reduction_in(model)
 
-    def get_raw_model(self):
+    def get_raw_model(self) -> BaseEstimator:
         return self.model
 
-    def predict(self, data, params=None):
+    def predict(self, data: object, params: dict[str, Any] | None = None) -> pd.DataFrame | NDArray[Any]:
         import numpy as np
         import pandas as pd
 
@@ -141,7 +164,7 @@ class _ClassifierPyfunc:
             raise _flavor.input_refused(error) from None
         return pd.DataFrame(answered)
 
-def _check_finite(probability) -> None:
+def _check_finite(probability: np.ndarray) -> None:
     """Refuse an answer that is not a probability (weights edited to overflow give NaN, not an error)."""
     import numpy as np
 
@@ -151,11 +174,12 @@ def _check_finite(probability) -> None:
                        f"[0, 1] ({bad.size} such row(s)); its saved state overflows on these inputs")
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
 
 
-def _prepare(sk_model, input_schema, input_example, positive_class, decision=None):
+def _prepare(sk_model: BaseEstimator, input_schema: InputSchema | None, input_example: pd.DataFrame | None,
+             positive_class: object, decision: ServedDecision | None = None) -> tuple[InputSchema, Any, bytes]:
     """The schema, the positive class and the skops bytes, or a clear error before anything is written."""
     from ..models import InputSchema
 
@@ -183,8 +207,11 @@ def _prepare(sk_model, input_schema, input_example, positive_class, decision=Non
 
 
 @with_param_docs(**_DOCS)
-def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=None, pip_requirements=None,
-               extra_pip_requirements=None, metadata=None, input_schema=None, positive_class=None, decision=None):
+def save_model(sk_model: BaseEstimator, path: StrPath, conda_env: dict[str, Any] | str | None = None,
+               mlflow_model: Model | None = None, input_example: pd.DataFrame | None = None,
+               pip_requirements: list[str] | None = None, extra_pip_requirements: list[str] | None = None,
+               metadata: dict[str, Any] | None = None, input_schema: InputSchema | None = None,
+               positive_class: object = None, decision: ServedDecision | None = None) -> Model:
     """Save a fitted two-class classifier as a sealed MLflow model at ``path``.
 
     ``input_schema`` (a :class:`~fairops.models.InputSchema`, best made from the training frame with
@@ -207,7 +234,7 @@ def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=
         document["decision"] = decision.to_dict()
         document["answer"] = _answer.describe_answer(sk_model, decision)
 
-    def write_data(folder):
+    def write_data(folder: str) -> None:
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, MODEL_FILE), "wb") as handle:
             handle.write(model_bytes)
@@ -228,7 +255,8 @@ def save_model(sk_model, path, conda_env=None, mlflow_model=None, input_example=
 
 
 @with_param_docs(**_DOCS)
-def log_model(sk_model, name="model", *, input_schema=None, positive_class=None, decision=None, **kwargs):
+def log_model(sk_model: BaseEstimator, name: str = "model", *, input_schema: InputSchema | None = None,
+              positive_class: object = None, decision: ServedDecision | None = None, **kwargs: Any) -> ModelInfo:
     """Log a classifier to the active run (or ``run_id=``); returns MLflow's ``ModelInfo``.
 
     Parameters
@@ -241,7 +269,7 @@ def log_model(sk_model, name="model", *, input_schema=None, positive_class=None,
                             decision=decision, **kwargs)
 
 
-def _read(data):
+def _read(data: ModelData) -> tuple[BaseEstimator, InputSchema, Any, ServedDecision | None]:
     """(model, schema, positive class, decision) from a model's data files (a
     :class:`~fairops.mlflow.sealing.ModelData`: the bytes checked against the seal), trusting only
     :data:`TRUSTED_TYPES`."""
@@ -268,14 +296,14 @@ def _read(data):
     return model, schema, document.get("positive_class"), decision
 
 
-def _read_skops(model_bytes: bytes, folder: str):
+def _read_skops(model_bytes: bytes, folder: str) -> BaseEstimator:
     """The skops model from the bytes of ``folder``'s model file: sizes, trusted types and fitted state
     checked (see _skops_checks)."""
     import skops.io
 
     from . import _skops_checks
 
-    def refuse(problem):
+    def refuse(problem: object) -> ModelFilesError:
         return ModelFilesError(f"model file {MODEL_FILE!r} in {folder}: {problem}")
 
     schema = _skops_checks.check_archive(model_bytes, refuse)
@@ -302,11 +330,11 @@ def _read_skops(model_bytes: bytes, folder: str):
     return model
 
 
-def _read_classifier(data):
+def _read_classifier(data: ModelData) -> BaseEstimator:
     return _read(data)[0]
 
 
-def _read_pyfunc(data, answer=_flavor.LABEL_ANSWER):
+def _read_pyfunc(data: ModelData, answer: str = _flavor.LABEL_ANSWER) -> _ClassifierPyfunc:
     return _ClassifierPyfunc(*_read(data), answer=answer)
 
 

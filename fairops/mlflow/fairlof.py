@@ -30,11 +30,24 @@ columns included). Without it, the input holds the detector's feature columns as
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Literal
+
 import numpy as np
 
 from ..errors import InputError
 from . import _flavor_base as _flavor, _model_files
 from ._param_docs import param, with_param_docs
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pandas as pd
+    from mlflow.models import Model, ModelSignature
+    from mlflow.models.model import ModelInfo
+
+    from .._typing import StrPath
+    from ..fairlof import FairLOF, FeatureEncoder
+    from .sealing import ModelData
 
 FLAVOR_NAME = "fairops_fairlof"
 _LOADER_MODULE = "fairops.mlflow.fairlof"
@@ -49,7 +62,7 @@ _DOCS = {
 }
 
 
-def _classes() -> dict:
+def _classes() -> dict[str, type[FairLOF]]:
     from fairops.fairlof import FairLOF
 
     return {"FairLOF": FairLOF}
@@ -58,7 +71,7 @@ def _classes() -> dict:
 class _FairLOFPyfunc:
     """pyfunc view of a FairLOF detector in novelty mode (with its raw-row encoding when saved with one)."""
 
-    def __init__(self, model, extra: dict):
+    def __init__(self, model: FairLOF, extra: dict[str, Any]) -> None:
         from fairops.fairlof._features import FeatureEncoder
 
         self.model = model
@@ -67,10 +80,10 @@ class _FairLOFPyfunc:
         document = extra.get("preprocessing")
         self.encoder = FeatureEncoder.from_dict(document) if document is not None else None
 
-    def get_raw_model(self):
+    def get_raw_model(self) -> FairLOF:
         return self.model
 
-    def predict(self, data, params=None):
+    def predict(self, data: object, params: dict[str, Any] | None = None) -> pd.DataFrame:
         import pandas as pd
 
         frame = _flavor.as_frame(data)
@@ -90,7 +103,7 @@ class _FairLOFPyfunc:
         return pd.DataFrame({"outlier_score": -scores, "outlier": outlier})
 
 
-def _preprocessing_extra(detector, encoder) -> dict:
+def _preprocessing_extra(detector: FairLOF, encoder: object) -> dict[str, Any]:
     from fairops.fairlof._features import FeatureEncoder
 
     if not isinstance(encoder, FeatureEncoder):
@@ -107,7 +120,8 @@ def _preprocessing_extra(detector, encoder) -> dict:
             "preprocessing": document}
 
 
-def _extra(detector, feature_names, input_example, preprocessing=None) -> dict:
+def _extra(detector: FairLOF, feature_names: Sequence[str] | None, input_example: pd.DataFrame | None,
+           preprocessing: FeatureEncoder | None = None) -> dict[str, Any]:
     if not getattr(detector, "novelty", False):
         raise InputError("detector must be fitted with novelty=True to be saved as a model that scores new rows")
     if preprocessing is not None:
@@ -136,18 +150,18 @@ def _extra(detector, feature_names, input_example, preprocessing=None) -> dict:
 
 @with_param_docs(**_DOCS)
 def save_model(
-    detector,
-    path,
-    conda_env=None,
-    mlflow_model=None,
-    signature=None,
-    input_example=None,
-    pip_requirements=None,
-    extra_pip_requirements=None,
-    metadata=None,
-    feature_names=None,
-    preprocessing=None,
-):
+    detector: FairLOF,
+    path: StrPath,
+    conda_env: dict[str, Any] | str | None = None,
+    mlflow_model: Model | None = None,
+    signature: ModelSignature | Literal[False] | None = None,
+    input_example: pd.DataFrame | None = None,
+    pip_requirements: list[str] | None = None,
+    extra_pip_requirements: list[str] | None = None,
+    metadata: dict[str, Any] | None = None,
+    feature_names: Sequence[str] | None = None,
+    preprocessing: FeatureEncoder | None = None,
+) -> Model:
     """Save a fitted ``FairLOF(novelty=True)`` as an MLflow model at ``path``.
 
     A detector fitted with ``algorithm="approximate"`` on faiss's HNSW graph adds ``faiss-cpu`` to the default
@@ -187,7 +201,8 @@ def save_model(
 
 
 @with_param_docs(**_DOCS)
-def log_model(detector, name="model", *, feature_names=None, preprocessing=None, **kwargs):
+def log_model(detector: FairLOF, name: str = "model", *, feature_names: Sequence[str] | None = None,
+              preprocessing: FeatureEncoder | None = None, **kwargs: Any) -> ModelInfo:
     """Log a FairLOF detector to the active run (or ``run_id=``); returns MLflow's ``ModelInfo``.
 
     Parameters
@@ -199,12 +214,14 @@ def log_model(detector, name="model", *, feature_names=None, preprocessing=None,
     return FLAVOR.log_model(detector, name, feature_names=feature_names, preprocessing=preprocessing, **kwargs)
 
 
-def _read_detector(data):
+def _read_detector(data: ModelData | str) -> FairLOF:
     """The estimator from the data files (a ``ModelData``, or a data folder's path)."""
-    return _model_files.read_state(data, _classes()).estimator
+    detector: FairLOF = _model_files.read_state(data, _classes()).estimator
+    return detector
 
 
-def _read_pyfunc(data, answer=None):  # a detector answers its scores whatever is asked
+# a detector answers its scores whatever is asked
+def _read_pyfunc(data: ModelData, answer: str | None = None) -> _FairLOFPyfunc:
     loaded = _model_files.read_state(data, _classes())
     return _FairLOFPyfunc(loaded.estimator, loaded.extra)
 
@@ -217,8 +234,9 @@ load_model = FLAVOR.load_model
 _load_pyfunc = FLAVOR.load_pyfunc
 
 
-def _needs_faiss(detector) -> bool:
+def _needs_faiss(detector: FairLOF) -> bool:
     """Whether scoring new rows builds faiss's graph again (``algorithm="approximate"`` on the HNSW graph)."""
     if getattr(detector, "search_algorithm_", None) != "approximate":
         return False
-    return (detector.search_params or {}).get("graph", "hnsw") == "hnsw"
+    graph: str = (detector.search_params or {}).get("graph", "hnsw")
+    return graph == "hnsw"

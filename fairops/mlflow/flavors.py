@@ -13,14 +13,23 @@ table sits above them: saving picks a flavor by the estimator's type, loading by
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING, Any
 
 from . import classifier, fairlof, scaff
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from types import ModuleType
+
+    import pandas as pd
+    from mlflow.models.model import ModelInfo
+    from sklearn.base import BaseEstimator
 
 # Flavor name in MLmodel -> the module MLflow (and fairops' loader) loads it with.
 FLAVORS = {module.FLAVOR_NAME: module for module in (scaff, fairlof, classifier)}
 
 
-def flavor_for(model):
+def flavor_for(model: BaseEstimator) -> ModuleType:
     """The fairops flavor module that logs ``model``: SCAFF, FairLOF, or any other classifier.
 
     Every model fairops logs goes through a fairops flavor, so it loads through fairops' own loader
@@ -60,8 +69,9 @@ def flavor_for(model):
 _uri_lock = threading.Lock()
 
 
-def log_estimator(model, *, run_id, tracking_uri=None, name="model", pip_requirements=None, input_example=None,
-                  registered_model_name=None, **kwargs):
+def log_estimator(model: BaseEstimator, *, run_id: str, tracking_uri: str | None = None, name: str = "model",
+                  pip_requirements: Sequence[str] | str | None = None, input_example: pd.DataFrame | None = None,
+                  registered_model_name: str | None = None, **kwargs: Any) -> ModelInfo:
     """Log ``model`` with its fairops flavor into ``run_id``; returns MLflow's ``ModelInfo``.
 
     ``pip_requirements`` defaults to the flavor's (the shipped fairops wheel and pins; nothing is
@@ -105,9 +115,11 @@ def log_estimator(model, *, run_id, tracking_uri=None, name="model", pip_require
         experiment_id = MlflowClient().get_run(run_id).info.experiment_id
         entity = mlflow.initialize_logged_model(name=name, source_run_id=run_id, experiment_id=experiment_id)
         try:
-            return flavor.log_model(model, name=name, pip_requirements=pip_requirements,
-                                    input_example=input_example, registered_model_name=registered_model_name,
-                                    run_id=run_id, model_id=entity.model_id, **kwargs)
+            info: ModelInfo = flavor.log_model(model, name=name, pip_requirements=pip_requirements,
+                                               input_example=input_example,
+                                               registered_model_name=registered_model_name,
+                                               run_id=run_id, model_id=entity.model_id, **kwargs)
+            return info
         except BaseException:
             mlflow.finalize_logged_model(entity.model_id, "FAILED")
             raise

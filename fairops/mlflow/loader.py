@@ -23,13 +23,23 @@ docs/mlflow/loading.md.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING, Any
 
 from . import _flavor_base as _flavor
 from .flavors import FLAVORS
 from .sealing import ModelFilesError, read_model
 
+if TYPE_CHECKING:
+    from types import ModuleType
 
-def _open(model_uri, dst_path):
+    from mlflow.models import Model
+    from mlflow.pyfunc import PyFuncInput, PyFuncModel, PyFuncOutput
+    from sklearn.base import BaseEstimator
+
+    from .sealing import ModelData
+
+
+def _open(model_uri: str, dst_path: str | None) -> tuple[Model, ModuleType, ModelData]:
     """(MLmodel as a ``Model``, the flavor module, the data files): everything read once, as verified."""
     from mlflow.models import Model
 
@@ -42,7 +52,7 @@ def _open(model_uri, dst_path):
     return meta, FLAVORS[names[0]], data
 
 
-def load_model(model_uri, dst_path=None):
+def load_model(model_uri: str, dst_path: str | None = None) -> PyFuncModel:
     """A verified fairops model as an ``mlflow.pyfunc.PyFuncModel`` (signature enforced on predict).
 
     A classifier answers its scores frame (``probability`` or ``chance_positive``, and the decision), where
@@ -75,11 +85,11 @@ def load_model(model_uri, dst_path=None):
     model = _checked_pyfunc_class()(model_meta=meta,
                                     model_impl=flavor.FLAVOR.read_pyfunc(data, answer=_flavor.SCORES_ANSWER))
     # the manifest the loaded files were checked against, as a row record names it (fairops.registry._row_record)
-    model.fairops_manifest_sha256 = data.manifest_sha256
+    model.fairops_manifest_sha256 = data.manifest_sha256  # type: ignore[attr-defined]  # CheckedPyFuncModel's
     return model
 
 
-def _names(data):
+def _names(data: object) -> list[Any] | None:
     """The column names of pyfunc input (a DataFrame's columns, a dict's keys), None for unnamed input."""
     import pandas as pd
 
@@ -89,7 +99,7 @@ def _names(data):
 
 
 @functools.cache
-def _checked_pyfunc_class():
+def _checked_pyfunc_class() -> type[PyFuncModel]:
     """``PyFuncModel`` checking a request's column names against the model's input schema first.
 
     MLflow's signature check drops every column the signature does not name before the model sees the
@@ -101,14 +111,14 @@ def _checked_pyfunc_class():
     from ..models import InputSchema
 
     class CheckedPyFuncModel(PyFuncModel):
-        def __init__(self, model_meta, model_impl):
+        def __init__(self, model_meta: Model, model_impl: Any) -> None:
             super().__init__(model_meta=model_meta, model_impl=model_impl)
             document = (model_meta.metadata or {}).get("fairops_input_schema")
             self.fairops_schema = None if document is None else InputSchema.from_dict(document)
             # the class whose probability the answer holds (the classifier flavor's); None: a model without one
             self.fairops_positive_class = getattr(model_impl, "positive_class", None)
 
-        def predict(self, data, params=None):
+        def predict(self, data: PyFuncInput, params: dict[str, Any] | None = None) -> PyFuncOutput:
             names = _names(data)
             if self.fairops_schema is not None and names is not None:
                 try:
@@ -121,7 +131,7 @@ def _checked_pyfunc_class():
     return CheckedPyFuncModel
 
 
-def load_native(model_uri, dst_path=None):
+def load_native(model_uri: str, dst_path: str | None = None) -> BaseEstimator:
     """The verified fitted estimator (SCAFF, FairLOF) or pipeline (other classifiers).
 
     Parameters

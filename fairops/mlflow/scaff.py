@@ -20,11 +20,24 @@ True
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Literal
+
 import numpy as np
 
 from ..errors import InputError
 from . import _flavor_base as _flavor, _model_files
 from ._param_docs import param, with_param_docs
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from mlflow.models import Model, ModelSignature
+    from mlflow.models.model import ModelInfo
+    from sklearn.base import BaseEstimator
+
+    from .._typing import FloatArray, NDArray, StrPath
+    from ..scaff import SCAFFClassifier, SCAFFTreeClassifier
+    from ..scaff._base import SCAFFBase
+    from .sealing import ModelData
 
 FLAVOR_NAME = "fairops_scaff"
 _LOADER_MODULE = "fairops.mlflow.scaff"
@@ -35,7 +48,7 @@ _DOCS = {
 }
 
 
-def _classes() -> dict:
+def _classes() -> dict[str, type[SCAFFBase]]:
     from fairops.scaff import SCAFFClassifier, SCAFFTreeClassifier
 
     return {"SCAFFClassifier": SCAFFClassifier, "SCAFFTreeClassifier": SCAFFTreeClassifier}
@@ -44,16 +57,16 @@ def _classes() -> dict:
 class _ScaffPyfunc:
     """pyfunc view of a fitted SCAFF estimator."""
 
-    def __init__(self, model, extra: dict, answer=_flavor.LABEL_ANSWER):
+    def __init__(self, model: SCAFFBase, extra: dict[str, Any], answer: str = _flavor.LABEL_ANSWER) -> None:
         self.model = model
         self.threshold = extra.get("threshold")
         self.feature_names = extra.get("feature_names")
         self.answer = answer
 
-    def get_raw_model(self):
+    def get_raw_model(self) -> SCAFFBase:
         return self.model
 
-    def predict_proba(self, data):
+    def predict_proba(self, data: object) -> FloatArray:
         frame = _flavor.as_frame(data)
         if self.feature_names is not None:
             features = _flavor.pick_columns(frame, self.feature_names, "feature")
@@ -61,7 +74,7 @@ class _ScaffPyfunc:
             features = frame.to_numpy(dtype=np.float64)
         return self.model.predict_proba(features)
 
-    def predict(self, data, params=None):
+    def predict(self, data: object, params: dict[str, Any] | None = None) -> pd.DataFrame | NDArray[Any]:
         import pandas as pd
 
         answer = _flavor.chosen_answer(params, self.answer)
@@ -75,7 +88,7 @@ class _ScaffPyfunc:
         return pd.DataFrame({"probability": probability, "label": labels})
 
 
-def _extra(sk_model, threshold) -> dict:
+def _extra(sk_model: SCAFFBase, threshold: float | None) -> dict[str, Any]:
     if threshold is not None:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
             raise InputError(f"threshold must be a probability in [0, 1] or None, got {threshold!r}")
@@ -86,17 +99,17 @@ def _extra(sk_model, threshold) -> dict:
 
 @with_param_docs(**_DOCS)
 def save_model(
-    sk_model,
-    path,
-    conda_env=None,
-    mlflow_model=None,
-    signature=None,
-    input_example=None,
-    pip_requirements=None,
-    extra_pip_requirements=None,
-    metadata=None,
-    threshold=None,
-):
+    sk_model: SCAFFClassifier | SCAFFTreeClassifier,
+    path: StrPath,
+    conda_env: dict[str, Any] | str | None = None,
+    mlflow_model: Model | None = None,
+    signature: ModelSignature | Literal[False] | None = None,
+    input_example: pd.DataFrame | None = None,
+    pip_requirements: list[str] | None = None,
+    extra_pip_requirements: list[str] | None = None,
+    metadata: dict[str, Any] | None = None,
+    threshold: float | None = None,
+) -> Model:
     """Save a fitted ``SCAFFClassifier``/``SCAFFTreeClassifier`` as an MLflow model at ``path``.
 
     Parameters
@@ -128,7 +141,8 @@ def save_model(
 
 
 @with_param_docs(**_DOCS)
-def log_model(sk_model, name="model", *, threshold=None, **kwargs):
+def log_model(sk_model: SCAFFClassifier | SCAFFTreeClassifier, name: str = "model", *, threshold: float | None = None,
+              **kwargs: Any) -> ModelInfo:
     """Log a SCAFF estimator to the active run (or ``run_id=``); returns MLflow's ``ModelInfo``.
 
     Parameters
@@ -140,12 +154,12 @@ def log_model(sk_model, name="model", *, threshold=None, **kwargs):
     return FLAVOR.log_model(sk_model, name, threshold=threshold, **kwargs)
 
 
-def _read_estimator(data):
+def _read_estimator(data: ModelData | str) -> BaseEstimator:
     """The estimator from the data files (a ``ModelData``, or a data folder's path)."""
     return _model_files.read_state(data, _classes()).estimator
 
 
-def _read_pyfunc(data, answer=_flavor.LABEL_ANSWER):
+def _read_pyfunc(data: ModelData, answer: str = _flavor.LABEL_ANSWER) -> _ScaffPyfunc:
     loaded = _model_files.read_state(data, _classes())
     return _ScaffPyfunc(loaded.estimator, loaded.extra, answer)
 

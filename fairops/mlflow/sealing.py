@@ -41,18 +41,22 @@ import hmac
 import json
 import os
 import warnings
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ..errors import InputError
-from ._file_reads import (
-    ModelFilesError,
-    check_bytes,  # noqa: F401  (re-exported: part of this module's API)
-    read_file,
+from ._file_reads import (  # "x as x": re-exported, part of this module's API
+    ModelFilesError as ModelFilesError,
+    check_bytes as check_bytes,
+    read_file as read_file,
     read_listed,
     refuse_irregular,
-    sha256_file,
+    sha256_file as sha256_file,
 )
 from ._parse_budget import parse_json, parse_yaml
+
+if TYPE_CHECKING:
+    from .._typing import StrPath
 
 MANIFEST_FILE = "fairops_manifest.json"
 KEY_ENV = "FAIROPS_MODEL_KEY"
@@ -101,7 +105,7 @@ def _listing(model_dir: str) -> list[str]:
     return sorted(found)
 
 
-def document_signature(document: dict, key: bytes) -> str:
+def document_signature(document: dict[str, Any], key: bytes) -> str:
     """HMAC-SHA256 (hex) of a JSON document without its ``hmac_sha256`` field, keys sorted, no spaces.
 
     The manifest is signed so, and so is a version's row record (:mod:`fairops.registry._row_record`).
@@ -123,7 +127,7 @@ def document_signature(document: dict, key: bytes) -> str:
     return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
-def seal(model_dir) -> dict:
+def seal(model_dir: StrPath) -> dict[str, Any]:
     """Write ``fairops_manifest.json`` over every file of ``model_dir`` (signed when a key is set).
 
     Parameters
@@ -151,7 +155,7 @@ def seal(model_dir) -> dict:
 
 
 
-def _read_manifest(model_dir: str) -> tuple[dict, bytes]:
+def _read_manifest(model_dir: str) -> tuple[dict[str, Any], bytes]:
     """The manifest of ``model_dir`` and its bytes as read."""
     raw = read_file(model_dir, MANIFEST_FILE, missing=f"model directory {model_dir} has no {MANIFEST_FILE}: it was "
                                                       "not written by fairops, or its manifest was removed")
@@ -163,7 +167,7 @@ def _read_manifest(model_dir: str) -> tuple[dict, bytes]:
     return document, raw
 
 
-def _check_signature(model_dir: str, document: dict) -> None:
+def _check_signature(model_dir: str, document: dict[str, Any]) -> None:
     key = model_key()
     stored = document.get(SIGNATURE_FIELD)
     if key is None:
@@ -181,12 +185,12 @@ def _check_signature(model_dir: str, document: dict) -> None:
 
 
 class _Verified(NamedTuple):
-    manifest: dict
+    manifest: dict[str, Any]
     manifest_bytes: bytes
-    files: dict  # name -> the bytes read and checked, for the names kept
+    files: dict[str, bytes]  # name -> the bytes read and checked, for the names kept
 
 
-def _verified(model_dir: str, keep) -> _Verified:
+def _verified(model_dir: str, keep: Callable[[str], bool]) -> _Verified:
     """Check the seal of ``model_dir``, reading each file once; keep the bytes of the names ``keep`` accepts."""
     if not os.path.isdir(model_dir):
         raise ModelFilesError(f"model directory {model_dir!r} does not exist")
@@ -208,7 +212,7 @@ def _verified(model_dir: str, keep) -> _Verified:
     return _Verified(document, raw, files)
 
 
-def verify(model_dir) -> dict:
+def verify(model_dir: StrPath) -> dict[str, Any]:
     """Check the seal of ``model_dir`` (see the module docstring), each file read once; return the manifest.
 
     Parameters
@@ -259,8 +263,8 @@ class ModelData:
     model file 'arrays.npz' is missing from /models/m/data
     """
 
-    def __init__(self, folder: str, files: dict | None = None, mlmodel: dict | None = None,
-                 manifest_sha256: str | None = None):
+    def __init__(self, folder: str, files: dict[str, bytes] | None = None, mlmodel: dict[str, Any] | None = None,
+                 manifest_sha256: str | None = None) -> None:
         self.folder, self.mlmodel, self.sealed = folder, mlmodel, files is not None
         self.manifest_sha256 = manifest_sha256
         self._files = dict(files or {})
@@ -296,7 +300,7 @@ def _model_root(folder: str) -> str | None:
         folder = parent
 
 
-def _layout(root: str, mlmodel: bytes | None) -> dict:
+def _layout(root: str, mlmodel: bytes | None) -> dict[str, Any]:
     """``MLmodel`` parsed, refused when a section points ``data:`` anywhere but the model's own ``data`` folder."""
     if mlmodel is None:
         raise ModelFilesError(f"model directory {root} has no {MLMODEL_FILE} file")
@@ -308,10 +312,10 @@ def _layout(root: str, mlmodel: bytes | None) -> dict:
         if isinstance(section, dict) and "data" in section and section["data"] != DATA_FOLDER:
             raise ModelFilesError(f"{MLMODEL_FILE} in {root} points flavor {name!r} at data {section['data']!r}; "
                                   f"fairops models keep their data in the folder {DATA_FOLDER!r} beside it")
-    return document
+    return cast("dict[str, Any]", document)  # a dict: its flavors were read above
 
 
-def read_model(model_dir) -> ModelData:
+def read_model(model_dir: StrPath) -> ModelData:
     """Verify ``model_dir`` whole (:func:`verify`) and hand on its data files and ``MLmodel`` as read.
 
     Every file is opened once; the bytes returned are the bytes whose sha256 was checked, so what is
@@ -336,7 +340,7 @@ def read_model(model_dir) -> ModelData:
                      hashlib.sha256(verified.manifest_bytes).hexdigest())
 
 
-def verify_enclosing(data_path) -> ModelData:
+def verify_enclosing(data_path: StrPath) -> ModelData:
     """Verify the model directory around a flavor's data folder, and that the folder is its ``data``.
 
     MLflow hands a pyfunc loader ``<model>/<data: of MLmodel>``. The nearest folder at or above it
@@ -374,7 +378,7 @@ def verify_enclosing(data_path) -> ModelData:
     return data
 
 
-def copy_verified(model_dir, target) -> str:
+def copy_verified(model_dir: StrPath, target: StrPath) -> str:
     """Write the model directory ``model_dir`` into the new folder ``target`` from the bytes its seal was checked on.
 
     ``fairops serve`` serves such a copy in a folder of its own: the folder it was given may change

@@ -9,10 +9,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Self
+
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..errors import InputError
 from ..scaff import SCAFFClassifier
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pandas as pd
+
+    from .._typing import ArrayLike, FloatArray, IntArray, MaxFeatures, RandomState
 
 
 class SCAFFOnColumns(ClassifierMixin, BaseEstimator):
@@ -44,8 +53,8 @@ class SCAFFOnColumns(ClassifierMixin, BaseEstimator):
     (300, 2)
     """
 
-    def __init__(self, sensitive_columns=("sex",), theta=0.5, n_estimators=100, max_depth=4,
-                 max_features="sqrt", random_state=0):
+    def __init__(self, sensitive_columns: Sequence[str] = ("sex",), theta: float = 0.5, n_estimators: int = 100,
+                 max_depth: int | None = 4, max_features: MaxFeatures = "sqrt", random_state: RandomState = 0) -> None:
         self.sensitive_columns = sensitive_columns
         self.theta = theta
         self.n_estimators = n_estimators
@@ -53,7 +62,7 @@ class SCAFFOnColumns(ClassifierMixin, BaseEstimator):
         self.max_features = max_features
         self.random_state = random_state
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: pd.DataFrame, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Fit the forest, its sensitive features read from ``X``.
 
         Parameters
@@ -81,7 +90,7 @@ class SCAFFOnColumns(ClassifierMixin, BaseEstimator):
         self.classes_ = self.forest_.classes_
         return self
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: pd.DataFrame) -> FloatArray:
         """The forest's class probabilities.
 
         Parameters
@@ -96,7 +105,7 @@ class SCAFFOnColumns(ClassifierMixin, BaseEstimator):
         """
         return self.forest_.predict_proba(X)
 
-    def predict(self, X):
+    def predict(self, X: pd.DataFrame) -> IntArray:
         """The forest's predicted classes.
 
         Parameters
@@ -134,7 +143,7 @@ class RestoreCategories(BaseEstimator):
     ['a', 'b']
     """
 
-    def fit(self, X, y=None):
+    def fit(self, X: pd.DataFrame, y: None = None) -> Self:
         """Record the categories of the ``category`` columns of ``X``.
 
         Parameters
@@ -157,7 +166,7 @@ class RestoreCategories(BaseEstimator):
         }
         return self
 
-    def transform(self, X):
+    def transform(self, X: pd.DataFrame) -> pd.DataFrame:
         """Give the recorded columns their categories back; other values become missing.
 
         Parameters

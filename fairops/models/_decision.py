@@ -23,7 +23,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -31,6 +31,12 @@ from ..errors import InputError
 from ..metrics import GroupThresholds, OperatingPoint
 from ..metrics._decisions import served_decision
 from ._schema import Column, InputSchema
+
+if TYPE_CHECKING:
+
+    import pandas as pd
+
+    from .._typing import FloatArray, NDArray
 
 
 @dataclass(frozen=True)
@@ -69,7 +75,7 @@ class ServedDecision:
         """The input columns the decision needs besides the model's (the groups' columns)."""
         return self.rule.columns if isinstance(self.rule, GroupThresholds) else ()
 
-    def check_groups(self, frame) -> None:
+    def check_groups(self, frame: pd.DataFrame) -> None:
         """Refuse, in one line, a request row whose group had no threshold.
 
         It runs before the schema turns an unknown value of a category column into a missing one; columns
@@ -83,7 +89,7 @@ class ServedDecision:
         if self.columns and all(c in frame.columns for c in self.columns):
             self.rule.group_index({c: frame[c].astype(object).to_numpy() for c in self.columns}, len(frame))
 
-    def decide(self, probability: np.ndarray, rows) -> np.ndarray:
+    def decide(self, probability: np.ndarray, rows: pd.DataFrame | None) -> NDArray[np.int8]:
         """0/1 per row at its (group's) threshold; ``rows`` (the checked input) holds the groups' columns.
 
         Parameters
@@ -100,14 +106,15 @@ class ServedDecision:
         """
         if isinstance(self.rule, OperatingPoint):
             return served_decision(self.rule, probability)
-        index = self.rule.group_index({c: rows[c].astype(object).to_numpy() for c in self.columns}, len(rows))
+        groups = cast("pd.DataFrame", rows)  # a per-group rule is always served with its rows
+        index = self.rule.group_index({c: groups[c].astype(object).to_numpy() for c in self.columns}, len(groups))
         decided = np.zeros(len(probability), dtype=np.int8)
         for i in np.unique(index):
             chosen = index == i
             decided[chosen] = served_decision(self.rule.points[i], probability[chosen])
         return decided
 
-    def row_thresholds(self, rows, n_rows: int) -> np.ndarray:
+    def row_thresholds(self, rows: pd.DataFrame | None, n_rows: int) -> FloatArray:
         """The threshold each row is decided at (its group's, with per-group thresholds).
 
         Parameters
@@ -124,7 +131,8 @@ class ServedDecision:
         """
         if isinstance(self.rule, OperatingPoint):
             return np.full(n_rows, float(self.rule.threshold))
-        index = self.rule.group_index({c: rows[c].astype(object).to_numpy() for c in self.columns}, len(rows))
+        groups = cast("pd.DataFrame", rows)  # a per-group rule is always served with its rows
+        index = self.rule.group_index({c: groups[c].astype(object).to_numpy() for c in self.columns}, len(groups))
         return np.array([point.threshold for point in self.rule.points], dtype=np.float64)[index]
 
     def extend_schema(self, schema: InputSchema) -> InputSchema:
@@ -162,7 +170,7 @@ class ServedDecision:
                 "model_inputs": None if self.model_inputs is None else list(self.model_inputs)}
 
     @classmethod
-    def from_dict(cls, document) -> ServedDecision:
+    def from_dict(cls, document: object) -> ServedDecision:
         """The inverse of :meth:`to_dict`; a ValueError names what is malformed.
 
         Parameters

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Self
+
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .._typing import FloatArray
 
 
 class CategoryCodes(TransformerMixin, BaseEstimator):
@@ -30,7 +37,7 @@ class CategoryCodes(TransformerMixin, BaseEstimator):
     [1, 0, 1]
     """
 
-    def fit(self, X, y=None):
+    def fit(self, X: pd.DataFrame, y: None = None) -> Self:
         """Record each column's categories.
 
         Parameters
@@ -58,7 +65,7 @@ class CategoryCodes(TransformerMixin, BaseEstimator):
             raise TypeError(f"column {name!r} must have pandas category dtype, got {column.dtype}")
         return column
 
-    def transform(self, X):
+    def transform(self, X: pd.DataFrame) -> FloatArray:
         """The columns' integer codes.
 
         Parameters

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Self
+
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from .._typing import ArrayLike, FloatArray, NDArray, RandomState
 
 
 class WeightDecayMLP(ClassifierMixin, BaseEstimator):
@@ -50,8 +58,9 @@ class WeightDecayMLP(ClassifierMixin, BaseEstimator):
     (0.64, (2, 2))
     """
 
-    def __init__(self, hidden_layer_sizes=(100,), *, weight_decay=0.0, batch_size=2048, max_epochs=50,
-                 learning_rate=1e-3, beta_1=0.9, beta_2=0.999, random_state=None):
+    def __init__(self, hidden_layer_sizes: tuple[int, ...] = (100,), *, weight_decay: float = 0.0,
+                 batch_size: int = 2048, max_epochs: int = 50, learning_rate: float = 1e-3, beta_1: float = 0.9,
+                 beta_2: float = 0.999, random_state: RandomState = None) -> None:
         self.hidden_layer_sizes = hidden_layer_sizes
         self.weight_decay = weight_decay
         self.batch_size = batch_size
@@ -61,7 +70,7 @@ class WeightDecayMLP(ClassifierMixin, BaseEstimator):
         self.beta_2 = beta_2
         self.random_state = random_state
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: np.ndarray | pd.DataFrame, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Train the network for ``max_epochs`` epochs.
 
         Parameters
@@ -99,7 +108,7 @@ class WeightDecayMLP(ClassifierMixin, BaseEstimator):
         self.classes_ = self.network_.classes_
         return self
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> FloatArray:
         """The network's class probabilities.
 
         Parameters
@@ -114,7 +123,7 @@ class WeightDecayMLP(ClassifierMixin, BaseEstimator):
         """
         return self.network_.predict_proba(X)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
         """The network's predicted classes.
 
         Parameters

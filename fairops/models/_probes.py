@@ -5,7 +5,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from sklearn.base import BaseEstimator
 
 
 def _leaves(model):
@@ -25,7 +31,7 @@ def _leaves(model):
         yield model
 
 
-def columns_taking_missing_values(model, frame) -> list[str]:
+def columns_taking_missing_values(model: BaseEstimator, frame: pd.DataFrame) -> list[str]:
     """The columns of ``frame`` where ``model`` answers a training row with that value missing.
 
     Probed one column at a time on the first row: the model must return finite probabilities
@@ -75,7 +81,7 @@ def columns_taking_missing_values(model, frame) -> list[str]:
     return taking
 
 
-def takes_unseen_categories(model) -> bool:
+def takes_unseen_categories(model: BaseEstimator) -> bool:
     """Whether ``model`` one-hot encodes its categories and ignores unknown ones.
 
     Parameters

@@ -28,12 +28,19 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from .._column_names import describe, near_misses, space_clashes
 from ..errors import InputError, RowError
 from ._probes import columns_taking_missing_values, takes_unseen_categories
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pandas as pd
+    from sklearn.base import BaseEstimator
 
 KINDS = ("integer", "number", "boolean", "category")
 _SHOWN = 8  # categories named in a message
@@ -129,7 +136,8 @@ class InputSchema:
         object.__setattr__(self, "columns", columns)
 
     @classmethod
-    def from_frame(cls, frame, *, missing_values=(), unseen_categories: bool = False) -> InputSchema:
+    def from_frame(cls, frame: pd.DataFrame, *, missing_values: Sequence[str] | Literal[True] = (),
+                   unseen_categories: bool = False) -> InputSchema:
         """The schema of a training frame: its columns, kinds and categories.
 
         ``missing_values`` names the columns that take a missing value (``True``: all of them). A
@@ -167,7 +175,7 @@ class InputSchema:
         return cls(tuple(columns), bool(unseen_categories))
 
     @classmethod
-    def for_model(cls, model, frame, *, missing_seen_only: bool = False) -> InputSchema:
+    def for_model(cls, model: BaseEstimator, frame: pd.DataFrame, *, missing_seen_only: bool = False) -> InputSchema:
         """The schema of the training ``frame``, with what the fitted ``model`` takes read off the model.
 
         Parameters
@@ -215,7 +223,7 @@ class InputSchema:
                 "unseen_categories": self.unseen_categories}
 
     @classmethod
-    def from_dict(cls, document) -> InputSchema:
+    def from_dict(cls, document: object) -> InputSchema:
         """Rebuild from :meth:`to_dict`'s form; a malformed document is a ``ValueError``.
 
         Parameters
@@ -246,7 +254,7 @@ class InputSchema:
                                   None if categories is None else tuple(categories), entry.get("missing", False)))
         return cls(tuple(columns), unseen)
 
-    def check(self, data):
+    def check(self, data: pd.DataFrame) -> pd.DataFrame:
         """``data`` as the model was trained on (columns in order, training dtypes); else a one-line error.
 
         Parameters
@@ -278,7 +286,7 @@ class InputSchema:
                    for c in self.columns}
         return pd.DataFrame(checked)
 
-    def check_names(self, names) -> None:
+    def check_names(self, names: Sequence[str]) -> None:
         """Refuse request column ``names`` a reader would take for the model's own.
 
         That is two names equal once stripped of surrounding spaces where one is (or strips to) a model

@@ -3,10 +3,15 @@ value is text, so a check names the row of that value, not the first row's ``"18
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def numbers_from_text(values):
+
+def numbers_from_text(values: pd.Series) -> pd.Series:
     """A column read as text with each value that reads as a number made that number, the others kept.
 
     A reader of a text file (pandas, for one) gives a column text as soon as one value is not a number; the

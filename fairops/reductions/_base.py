@@ -24,6 +24,7 @@ Either way the same rows give the same scores, always; ``predict`` is the score 
 from __future__ import annotations
 
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -38,6 +39,9 @@ from ..metrics._inputs import encode_sensitive
 from . import _state_checks
 from ._constraints import CONSTRAINTS, ErrorObjective, ParityConstraint
 from ._row_hash import row_uniforms
+
+if TYPE_CHECKING:
+    from .._typing import FloatArray, Matrix, NDArray
 
 GROUPINGS = ("lowest", "intersectional")
 MIXES = ("decisions", "probabilities")
@@ -177,7 +181,7 @@ class ReductionBase(ClassifierMixin, BaseEstimator):
         self.weights_ = weights / weights.sum()
 
     # ----------------------------------------------------------------- predict
-    def chance_and_lot(self, X) -> tuple[np.ndarray, np.ndarray | None]:
+    def chance_and_lot(self, X: Matrix) -> tuple[np.ndarray, np.ndarray | None]:
         """The score's two parts: the predictors' weighted mean and each row's lot.
 
         With ``mix="decisions"`` the mean is the randomized classifier's chance of deciding positive, and the
@@ -213,7 +217,7 @@ class ReductionBase(ClassifierMixin, BaseEstimator):
         chance, lot = self.chance_and_lot(X)
         return chance if lot is None else (1.0 - TIE_BREAK_SCALE) * chance + TIE_BREAK_SCALE * lot
 
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: Matrix) -> FloatArray:
         """``[1 - score, score]`` per row, the score as ``mix`` says (see :mod:`fairops.reductions._base`).
 
         Parameters
@@ -229,7 +233,7 @@ class ReductionBase(ClassifierMixin, BaseEstimator):
         score = self._score(X)
         return np.column_stack([1.0 - score, score])
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: Matrix) -> NDArray[np.int_]:
         """The class whose score is at least 0.5 (deterministic).
 
         Parameters

@@ -17,11 +17,20 @@ what differs is listed in :mod:`fairops.reductions`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal, Self
+
 import numpy as np
 
 from .._param_checks import Interval
 from ._base import ReductionBase
 from ._lagrangian import PRECISION, LagrangianGame
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from sklearn.base import ClassifierMixin
+
+    from .._typing import ArrayLike, Matrix, RandomState, Rate, Sensitive
 
 _MIN_ITER = 5
 _ACCURACY_MUL = 0.5
@@ -112,9 +121,13 @@ class ExponentiatedGradient(ReductionBase):
         "run_linprog_step": [bool],
     }
 
-    def __init__(self, estimator=None, *, constraint="tpr", difference_bound=None, ratio_bound=None,
-                 ratio_bound_slack=0.0, groups="lowest", costs=None, eps=0.01, max_iter=50, nu=None, eta0=2.0,
-                 run_linprog_step=True, mix="decisions", sample_weight_name="sample_weight", random_state=None):
+    def __init__(self, estimator: ClassifierMixin | None = None, *, constraint: Rate = "tpr",
+                 difference_bound: float | None = None, ratio_bound: float | None = None,
+                 ratio_bound_slack: float = 0.0, groups: Literal["lowest", "intersectional"] = "lowest",
+                 costs: Mapping[str, float] | None = None, eps: float = 0.01, max_iter: int = 50,
+                 nu: float | None = None, eta0: float = 2.0, run_linprog_step: bool = True,
+                 mix: Literal["decisions", "probabilities"] = "decisions", sample_weight_name: str = "sample_weight",
+                 random_state: RandomState = None) -> None:
         self.estimator = estimator
         self.constraint = constraint
         self.difference_bound = difference_bound
@@ -131,7 +144,7 @@ class ExponentiatedGradient(ReductionBase):
         self.sample_weight_name = sample_weight_name
         self.random_state = random_state
 
-    def fit(self, X, y, *, sensitive_features=None):
+    def fit(self, X: Matrix, y: ArrayLike, *, sensitive_features: Sensitive | None = None) -> Self:
         """Play the game on ``(X, y)`` with the groups of ``sensitive_features`` (a column or a DataFrame).
 
         Parameters

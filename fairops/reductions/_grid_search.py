@@ -16,11 +16,19 @@ This follows fairlearn's ``GridSearch`` (0.15), which the tests use as an oracle
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING, Literal, Self
 
 import numpy as np
 
 from .._param_checks import Interval
 from ._base import ReductionBase
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from sklearn.base import ClassifierMixin
+
+    from .._typing import ArrayLike, Matrix, RandomState, Rate, Sensitive
 
 
 class GridSearch(ReductionBase):
@@ -82,9 +90,12 @@ class GridSearch(ReductionBase):
         "constraint_weight": [Interval("real", 0, 1)],
     }
 
-    def __init__(self, estimator=None, *, constraint="tpr", difference_bound=None, ratio_bound=None,
-                 ratio_bound_slack=0.0, groups="lowest", costs=None, grid_size=10, grid_limit=2.0,
-                 constraint_weight=0.5, mix="decisions", sample_weight_name="sample_weight", random_state=None):
+    def __init__(self, estimator: ClassifierMixin | None = None, *, constraint: Rate = "tpr",
+                 difference_bound: float | None = None, ratio_bound: float | None = None,
+                 ratio_bound_slack: float = 0.0, groups: Literal["lowest", "intersectional"] = "lowest",
+                 costs: Mapping[str, float] | None = None, grid_size: int = 10, grid_limit: float = 2.0,
+                 constraint_weight: float = 0.5, mix: Literal["decisions", "probabilities"] = "decisions",
+                 sample_weight_name: str = "sample_weight", random_state: RandomState = None) -> None:
         self.estimator = estimator
         self.constraint = constraint
         self.difference_bound = difference_bound
@@ -99,7 +110,7 @@ class GridSearch(ReductionBase):
         self.sample_weight_name = sample_weight_name
         self.random_state = random_state
 
-    def fit(self, X, y, *, sensitive_features=None):
+    def fit(self, X: Matrix, y: ArrayLike, *, sensitive_features: Sensitive | None = None) -> Self:
         """Fit one predictor per grid point on ``(X, y)``; choose one (see the module docstring).
 
         Parameters

@@ -26,6 +26,7 @@ imported on first use so ``import fairops.registry`` stays cheap.
 """
 
 import importlib
+from typing import Any
 
 # public name -> the private module defining it
 _PUBLIC = {
@@ -47,11 +48,11 @@ _PUBLIC = {
 __all__ = sorted(_PUBLIC)
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in _PUBLIC:
         return getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})

@@ -33,7 +33,7 @@ import re
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
@@ -55,6 +55,13 @@ from ._window_alerts import (
     what_alerted,
     window_line,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import pandas as pd
+
+    from .._typing import ArrayLike, Sensitive
 
 
 @dataclass
@@ -245,9 +252,11 @@ class _Watch:
         client.set_tag(result.run_id, "fairops.unable_to_alert", ",".join(map(str, result.unable)) or "none")
 
 
-def monitor(name: str, windows, *, version=None, baseline: float | None = None, fairness_line: float | None = None,
-            level: float | None = None, against_baseline: bool = False, tracking_uri=None, experiment_id=None,
-            params: dict | None = None, out=None, sensitive=None, source: str = "the rows") -> MonitorResult:
+def monitor(name: str, windows: Iterable[tuple[pd.DataFrame, ArrayLike, Sensitive]], *, version: str | None = None,
+            baseline: float | None = None, fairness_line: float | None = None, level: float | None = None,
+            against_baseline: bool = False, tracking_uri: str | None = None, experiment_id: str | None = None,
+            params: dict[str, Any] | None = None, out: TextIO | None = None, sensitive: list[str] | None = None,
+            source: str = "the rows") -> MonitorResult:
     """Score ``windows`` (an iterable of ``(X, y, sensitive)``) with a registered version; see the module docstring.
 
     Parameters

@@ -39,6 +39,7 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -51,6 +52,14 @@ from ._registry_lock import registry_lock
 from ._served_rows import check_gate_rows, extra_columns_line, with_groups
 from ._tracking_uri import tracking_uri
 from ._version_record import read_record
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import pandas as pd
+
+    from .._typing import ArrayLike
+    from ..metrics import Task
 
 CHAMPION, CHALLENGER = "champion", "challenger"
 GATE_TAG = "fairops.gate"
@@ -266,9 +275,11 @@ def _frame(X, y, sensitive):
     return frame, {str(c): groups[c].astype(str).to_numpy() for c in groups.columns}
 
 
-def promote(name: str, X, y, sensitive, *, candidate="@challenger", task=None, min_fairness=None,
-            max_accuracy_drop=0.02, fairness_line: float | None = None, level: float | None = None,
-            tracking_uri=None, experiment_id=None, lock_wait: float = 600.0, row_record: bool = True,
+def promote(name: str, X: pd.DataFrame, y: ArrayLike, sensitive: pd.DataFrame | Mapping[str, ArrayLike], *,
+            candidate: str = "@challenger", task: Task | None = None, min_fairness: float | None = None,
+            max_accuracy_drop: float | None = 0.02, fairness_line: float | None = None, level: float | None = None,
+            tracking_uri: str | None = None, experiment_id: str | None = None, lock_wait: float = 600.0,
+            row_record: bool = True,
             source: str = "the gate's rows") -> Verdict:
     """Gate ``candidate`` against ``@champion`` on rows ``X`` with labels ``y`` (0/1) and ``sensitive`` columns.
 

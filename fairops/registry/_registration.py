@@ -27,7 +27,7 @@ import tempfile
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 import fairops
 from fairops.fairband._selection import Selection, pareto_front, select_best, successful_fits
@@ -42,6 +42,8 @@ from ._selection_figures import figures_words, selection_metrics
 from ._selection_rules import describe, record, rule_kind, select
 
 if TYPE_CHECKING:
+    import optuna
+
     from ..tracking._callback import FairnessTrackingCallback
 
 
@@ -228,7 +230,8 @@ _CHAMPION = Placement()
 _AS_SELECTED = VersionDetails()
 
 
-def register_best(study, name: str, rule="fairband", *, alpha=None, refit: Refit | None = None,
+def register_best(study: optuna.Study, name: str, rule: str | Mapping[str, Any] | Selection = "fairband", *,
+                  alpha: float | Literal["auto"] | None = None, refit: Refit | None = None,
                   placement: Placement = _CHAMPION, details: VersionDetails = _AS_SELECTED,
                   session: TrackingSession | FairnessTrackingCallback | None = None) -> RegisteredBest:
     """Pick a trial of ``study`` by ``rule``, register its model as a new version of ``name``, place an alias.

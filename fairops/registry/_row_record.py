@@ -28,11 +28,19 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..datasets._row_ids import RECORD_RULE, record_hashes
 from ..errors import InputError
+
+if TYPE_CHECKING:
+
+    import pandas as pd
+    from mlflow.tracking import MlflowClient
+
+    from .._typing import ArrayLike, NDArray
 
 ROWS_TAG = "fairops.rows"
 FOLDER = "fairops_rows"
@@ -69,7 +77,7 @@ class RecordColumns:
         """Every column hashed by name, each once."""
         return list(dict.fromkeys([*self.inputs, *self.sensitive]))
 
-    def hashes(self, X, y, sensitive) -> np.ndarray:
+    def hashes(self, X: pd.DataFrame, y: ArrayLike, sensitive: pd.DataFrame) -> NDArray[np.uint64]:
         """The rows' hashes by :data:`~fairops.datasets._row_ids.RECORD_RULE` over these columns.
 
         Parameters
@@ -99,7 +107,7 @@ class RecordColumns:
         return {"inputs": list(self.inputs), "sensitive": list(self.sensitive), "target": self.target}
 
     @classmethod
-    def from_dict(cls, document) -> RecordColumns:
+    def from_dict(cls, document: object) -> RecordColumns:
         """Rebuild from :meth:`to_dict`'s form; anything else is a ``ValueError``.
 
         Parameters
@@ -206,7 +214,8 @@ def served_input_columns(name: str, version, tracking_uri=None) -> tuple:
     return tuple(str(column["name"]) for column in schema["columns"])
 
 
-def log_rows(client, name: str, version, *, columns: RecordColumns, seen, held_out, tracking_uri=None) -> None:
+def log_rows(client: MlflowClient, name: str, version: str | int, *, columns: RecordColumns, seen: ArrayLike,
+             held_out: ArrayLike, tracking_uri: str | None = None) -> None:
     """Record the hashes of the rows ``version`` was trained or validated on (``seen``) and held out.
 
     Parameters
@@ -243,8 +252,8 @@ def log_rows(client, name: str, version, *, columns: RecordColumns, seen, held_o
         for file, data in {**files, RECORD_FILE: json.dumps(document, indent=1).encode()}.items():
             with open(os.path.join(folder, file), "wb") as handle:
                 handle.write(data)
-        client.log_artifacts(client.get_model_version(name, version).run_id, folder,
-                             artifact_path=record_folder(version))
+        client.log_artifacts(client.get_model_version(name, version).run_id,  # type: ignore[arg-type]  # from a run
+                             folder, artifact_path=record_folder(version))
     summary = {"rule": RECORD_RULE, "path": record_folder(version), "seen": counts[SEEN], "held_out": counts[HELD_OUT],
                "signed": key is not None}
     client.set_model_version_tag(name, version, ROWS_TAG, json.dumps(summary))

@@ -10,12 +10,19 @@ A rule is ``"fairband"`` (the paper's argmax; ``"paper"`` is another name of it,
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from fairops.fairband._selection import RULES, Selection, SelectionKind, select_best, successful_fits
 
 from ..errors import InputError
 from ..tracking._parent_run import STUDY_TAG
 from ..tracking._session import TRIAL_TAG
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import optuna
+    from optuna.trial import FrozenTrial
 
 _CONSTRAINT = re.compile(r"^\s*(accuracy|fairness)\s*>=\s*([0-9]*\.?[0-9]+)\s*$")
 
@@ -72,7 +79,7 @@ def rule_kind(selection: Selection) -> str:
     return SelectionKind.FAIRBAND.value if selection.kind.weighs_alpha else selection.kind.value
 
 
-def describe(selection: Selection, study_or_trials) -> str:
+def describe(selection: Selection, study_or_trials: optuna.Study | Sequence[FrozenTrial]) -> str:
     """The rule that made ``selection``, in one line (the alpha rule and its value for a Fairband pick).
 
     Parameters

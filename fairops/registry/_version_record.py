@@ -38,13 +38,20 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fairops.metrics import FairnessRule, OperatingPoint, Task
 from fairops.metrics._decisions import check_decision
 from fairops.metrics._fairness_rule import DEFAULT_RULE
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import pandas as pd
+
+    from .._typing import ArrayLike, Decision
 
 PREFIX = "fairops."
 REQUIRED = ("task", "sensitive", "threshold", "tie_share")
@@ -85,8 +92,8 @@ def figure_tags(rows: str, *, accuracy: tuple | None = None, fairness: tuple | N
     return tags
 
 
-def validation_tags(task: Task, y, scores, sensitive, *, seed: int = 0, decision: str = "single",
-                    rule: FairnessRule = DEFAULT_RULE) -> dict:
+def validation_tags(task: Task, y: ArrayLike, scores: ArrayLike, sensitive: pd.DataFrame | Mapping[str, ArrayLike], *,
+                    seed: int = 0, decision: Decision = "single", rule: FairnessRule = DEFAULT_RULE) -> dict[str, str]:
     """The tags of a model whose validation rows got ``scores``: its operating point, its figures, the rule.
 
     The figures are taken at the operating point's decisions (``decision="per-group"``: each group at the

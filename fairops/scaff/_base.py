@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -25,6 +26,9 @@ from ._inputs import (
     resolve_max_features,
     resolve_min_samples,
 )
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, Features, FloatArray, NDArray, Sensitive
 
 
 def _class_weights(value) -> bool:
@@ -99,7 +103,8 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         return tags
 
     # ----------------------------------------------------------------- fit
-    def fit(self, X, y, sensitive_features=None, sample_weight=None):
+    def fit(self, X: Features, y: ArrayLike, sensitive_features: Sensitive | None = None,
+            sample_weight: ArrayLike | None = None) -> Self:
         """Grow the tree(s).
 
         Parameters
@@ -250,7 +255,7 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
                              "learnt where missing values go")
         return X
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: Features) -> FloatArray:
         """``(n, 2)`` probabilities; column 1 is the mean over trees of the leaf's P(y = 1).
 
         Parameters
@@ -276,7 +281,7 @@ class SCAFFBase(ClassifierMixin, BaseEstimator):
         )
         return np.column_stack([1.0 - positive, positive])
 
-    def predict(self, X):
+    def predict(self, X: Features) -> NDArray[Any]:
         """The class with probability above 0.5 (ties go to ``classes_[0]``).
 
         Parameters

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal
+
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._param_checks import Interval, Options, Satisfies, is_int
 from ._base import CLASS_WEIGHT_DICT, SCAFFBase
 from ._tree_classifier import SCAFFTreeClassifier
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from .._typing import Features, MaxFeatures, NDArray, RandomState
 
 # Fitted attributes a tree of the forest shares with the forest itself.
 _SHARED = ("classes_", "bin_edges_", "bin_offsets_", "n_features_in_", "feature_names_in_", "sensitive_columns_",
@@ -90,20 +97,20 @@ class SCAFFClassifier(SCAFFBase):
 
     def __init__(
         self,
-        n_estimators=100,
-        theta=0.5,
-        max_depth=4,
-        max_features="sqrt",
-        min_samples_split=2,
-        min_samples_leaf=1,
-        bootstrap=True,
-        max_bins=256,
-        class_weight=None,
-        sensitive_aggregation="max",
-        intersectional=False,
-        n_jobs=None,
-        random_state=None,
-    ):
+        n_estimators: int = 100,
+        theta: float = 0.5,
+        max_depth: int | None = 4,
+        max_features: MaxFeatures = "sqrt",
+        min_samples_split: int | float = 2,
+        min_samples_leaf: int | float = 1,
+        bootstrap: bool = True,
+        max_bins: int = 256,
+        class_weight: Mapping[int, float] | Literal["balanced", "balanced_subsample"] | None = None,
+        sensitive_aggregation: Literal["max", "mean"] = "max",
+        intersectional: bool = False,
+        n_jobs: int | None = None,
+        random_state: RandomState = None,
+    ) -> None:
         self.n_estimators = n_estimators
         self.theta = theta
         self.max_depth = max_depth
@@ -118,10 +125,10 @@ class SCAFFClassifier(SCAFFBase):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    def _forest_spec(self):
+    def _forest_spec(self) -> tuple[int, bool, MaxFeatures, int | None]:
         return self.n_estimators, self.bootstrap, self.max_features, self.n_jobs
 
-    def apply(self, X):
+    def apply(self, X: Features) -> NDArray[np.intp]:
         """``(n_samples, n_trees)``: the leaf each row reaches in each tree (ids count per tree).
 
         Parameters

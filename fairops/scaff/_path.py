@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -11,6 +12,11 @@ from fairops.metrics._inputs import encode_sensitive
 
 from ..errors import InputError
 from ._forest import SCAFFClassifier
+
+if TYPE_CHECKING:
+    from collections.abc import Sized
+
+    from .._typing import ArrayLike, Features, Sensitive
 
 DEFAULT_THETAS = tuple(np.round(np.linspace(0.0, 1.0, 11), 10))
 
@@ -100,15 +106,15 @@ def path_auc_s(score, groups, n_rows: int, aggregate: str) -> float:
 
 
 def scaff_path(
-    X,
-    y,
-    sensitive_features,
+    X: Features,
+    y: ArrayLike,
+    sensitive_features: Sensitive,
     *,
-    thetas=DEFAULT_THETAS,
-    X_val=None,
-    y_val=None,
-    sensitive_val=None,
-    **forest_params,
+    thetas: ArrayLike = DEFAULT_THETAS,
+    X_val: Features | None = None,
+    y_val: ArrayLike | None = None,
+    sensitive_val: Sensitive | None = None,
+    **forest_params: Any,
 ) -> ScaffPath:
     """Fit :class:`SCAFFClassifier` at every theta and score it with ``auc_y`` / ``auc_s``.
 
@@ -158,7 +164,7 @@ def scaff_path(
     if not all(given):
         X_val, y_val, sensitive_val = X, y, sensitive_features
     template = SCAFFClassifier(**forest_params)
-    groups_val = _scoring_groups(sensitive_val, len(y_val), template.intersectional)
+    groups_val = _scoring_groups(sensitive_val, len(cast("Sized", y_val)), template.intersectional)
     y_val = np.asarray(y_val)
     points = []
     for theta in thetas:

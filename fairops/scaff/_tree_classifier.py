@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal
+
 from ._base import SCAFFBase
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import numpy as np
+
+    from .._typing import Features, MaxFeatures, NDArray, RandomState
 
 
 class SCAFFTreeClassifier(SCAFFBase):
@@ -71,17 +80,17 @@ class SCAFFTreeClassifier(SCAFFBase):
 
     def __init__(
         self,
-        theta=0.5,
-        max_depth=4,
-        max_features=None,
-        min_samples_split=2,
-        min_samples_leaf=1,
-        max_bins=256,
-        class_weight=None,
-        sensitive_aggregation="max",
-        intersectional=False,
-        random_state=None,
-    ):
+        theta: float = 0.5,
+        max_depth: int | None = 4,
+        max_features: MaxFeatures = None,
+        min_samples_split: int | float = 2,
+        min_samples_leaf: int | float = 1,
+        max_bins: int = 256,
+        class_weight: Mapping[int, float] | Literal["balanced"] | None = None,
+        sensitive_aggregation: Literal["max", "mean"] = "max",
+        intersectional: bool = False,
+        random_state: RandomState = None,
+    ) -> None:
         self.theta = theta
         self.max_depth = max_depth
         self.max_features = max_features
@@ -93,10 +102,10 @@ class SCAFFTreeClassifier(SCAFFBase):
         self.intersectional = intersectional
         self.random_state = random_state
 
-    def _forest_spec(self):
+    def _forest_spec(self) -> tuple[int, bool, MaxFeatures, int | None]:
         return 1, False, self.max_features, None
 
-    def apply(self, X):
+    def apply(self, X: Features) -> NDArray[np.intp]:
         """Id of the leaf each row of ``X`` reaches (an index into the ``node_*_`` arrays).
 
         Parameters

@@ -23,6 +23,7 @@ Models are saved and loaded by :mod:`fairops.mlflow`. Names are imported on firs
 
 import importlib
 import warnings
+from typing import Any
 
 # public name -> the private module defining it
 _PUBLIC = {
@@ -37,7 +38,7 @@ _MOVED = ("Placement", "Refit", "RecordColumns", "RegisteredBest", "MonitorResul
 __all__ = sorted(_PUBLIC)
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in _PUBLIC:
         return getattr(importlib.import_module(f"{__name__}.{_PUBLIC[name]}"), name)
     if name in _MOVED:
@@ -47,5 +48,5 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})

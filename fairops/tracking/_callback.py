@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import threading
 import warnings
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._param_checks import check_alpha
 from ..errors import InputError
@@ -40,6 +41,13 @@ from ._session import TRIAL_TAG, TrackingSession, artifacts_beside, run_status
 from ._study_record import StudyRecord
 from ._trial_record import METRIC_ATTRS, TAG_ATTRS, budget_label, rung_history, trial_record, trial_run_name
 from ._trials_table import TRIALS_TABLE
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import optuna
+    from mlflow.tracking import MlflowClient
+    from optuna.trial import FrozenTrial
 
 __all__ = ["BUDGET_SPENT", "METRIC_ATTRS", "MODEL_ERROR_TAG", "PARENT_ATTR", "PICK_TAG", "ROLE_TAG", "STUDY_TAG",
            "TAG_ATTRS", "TRIALS_TABLE", "TRIAL_TAG", "FairnessTrackingCallback", "artifacts_beside", "budget_label",
@@ -85,9 +93,11 @@ class FairnessTrackingCallback(StudyRecord):
         The family of trials without that parameter (e.g. a study tuning one model type).
     """
 
-    def __init__(self, tracking_uri=None, experiment_name=None, *, metric_names=None, alpha=None,
-                 log_models=False, model_pip_requirements=None, settle_seconds=1.0, artifact_location=None,
-                 synchronous=True, family_param="model", family=None):
+    def __init__(self, tracking_uri: str | None = None, experiment_name: str | None = None, *,
+                 metric_names: Sequence[str] | None = None, alpha: float | Literal["auto"] | None = None,
+                 log_models: bool = False, model_pip_requirements: list[str] | None = None,
+                 settle_seconds: float = 1.0, artifact_location: str | None = None, synchronous: bool = True,
+                 family_param: str | None = "model", family: str | None = None) -> None:
         if alpha is not None:
             check_alpha(alpha, accepted="None, 'auto' or a float")
         if not (isinstance(settle_seconds, (int, float)) and settle_seconds >= 0):
@@ -141,15 +151,32 @@ class FairnessTrackingCallback(StudyRecord):
         self._connect()
 
     # ---------------------------------------------------------------- the session's, as attributes
-    client = property(lambda self: self.session.client, doc="The MLflow client.")
-    tracking_uri = property(lambda self: self.session.tracking_uri, doc="The resolved tracking URI.")
-    experiment_name = property(lambda self: self.session.experiment_name, doc="None: the study's name.")
-    artifact_location = property(lambda self: self.session.artifact_location,
-                                 doc="Artifact root of an experiment this callback creates.")
-    settle_seconds = property(lambda self: self.session.settle_seconds,
-                              doc="How old every parent candidate must be before the oldest is chosen.")
+    @property
+    def client(self) -> MlflowClient:
+        """The MLflow client."""
+        return self.session.client
 
-    def experiment_id(self, study) -> str:
+    @property
+    def tracking_uri(self) -> str:
+        """The resolved tracking URI."""
+        return self.session.tracking_uri
+
+    @property
+    def experiment_name(self) -> str | None:
+        """None: the study's name."""
+        return self.session.experiment_name
+
+    @property
+    def artifact_location(self) -> str | None:
+        """Artifact root of an experiment this callback creates."""
+        return self.session.artifact_location
+
+    @property
+    def settle_seconds(self) -> float:
+        """How old every parent candidate must be before the oldest is chosen."""
+        return self.session.settle_seconds
+
+    def experiment_id(self, study: optuna.Study) -> str:
         """Id of the experiment the study's runs go to (created when missing, safe under races).
 
         Parameters
@@ -164,7 +191,7 @@ class FairnessTrackingCallback(StudyRecord):
         """
         return self.session.experiment_id(study)
 
-    def parent_run_id(self, study) -> str:
+    def parent_run_id(self, study: optuna.Study) -> str:
         """The study's parent run, found or created once per study across threads and processes.
 
         Parameters
@@ -179,7 +206,7 @@ class FairnessTrackingCallback(StudyRecord):
         """
         return self.session.parent_run_id(study)
 
-    def trial_run_ids(self, study) -> dict[int, str]:
+    def trial_run_ids(self, study: optuna.Study) -> dict[int, str]:
         """Trial number -> run id of the study's child runs.
 
         Parameters
@@ -207,7 +234,7 @@ class FairnessTrackingCallback(StudyRecord):
             operations.wait()
 
     # -------------------------------------------------------------------------- per trial
-    def family_of(self, trial) -> str | None:
+    def family_of(self, trial: FrozenTrial) -> str | None:
         """The trial's model family: its ``family_param`` parameter, a ``family`` attribute, or ``family``.
 
         Parameters
@@ -224,7 +251,7 @@ class FairnessTrackingCallback(StudyRecord):
         value = value if value is not None else trial.user_attrs.get("family", self.family)
         return None if value is None else str(value)
 
-    def run_name(self, trial) -> str:
+    def run_name(self, trial: FrozenTrial) -> str:
         """The child run's name, see :func:`trial_run_name`.
 
         Parameters
@@ -239,7 +266,8 @@ class FairnessTrackingCallback(StudyRecord):
         """
         return trial_run_name(trial.number, self.family_of(trial), trial.user_attrs.get("budget"))
 
-    def trial_record(self, study, trial) -> tuple[dict, dict, dict]:
+    def trial_record(self, study: optuna.Study, trial: FrozenTrial,
+                     ) -> tuple[dict[str, Any], dict[str, float], dict[str, str]]:
         """``(params, metrics, tags)`` that the child run of ``trial`` gets.
 
         Parameters
@@ -259,7 +287,7 @@ class FairnessTrackingCallback(StudyRecord):
 
     rung_history = staticmethod(rung_history)
 
-    def __call__(self, study, trial) -> None:
+    def __call__(self, study: optuna.Study, trial: FrozenTrial) -> None:
         """Write the finished trial's child run (Optuna calls it after each trial).
 
         Parameters
@@ -338,7 +366,7 @@ class FairnessTrackingCallback(StudyRecord):
             with self._lock:
                 self._pending.append(operations)
 
-    def complete_interrupted(self, study, trial, run_id: str) -> None:
+    def complete_interrupted(self, study: optuna.Study, trial: FrozenTrial, run_id: str) -> None:
         """Finish a trial's child run left RUNNING by a worker that died while logging it.
 
         The values are logged only if the dead worker had not logged them yet (no duplicate points),

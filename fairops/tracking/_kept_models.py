@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import threading
 import warnings
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import optuna
 
 _kept_models: dict = {}
 _kept_lock = threading.Lock()
 _checked: dict = {}  # study name -> the sets of types already checked for it
 
 
-def keep_model(trial, model) -> None:
+def keep_model(trial: optuna.Trial, model: object) -> None:
     """Hand a trial's fitted model to :class:`FairnessTrackingCallback` (``log_models=True``) to log.
 
     The model is held in memory until the callback of that trial runs, then dropped.

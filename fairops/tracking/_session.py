@@ -21,11 +21,17 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._store_lock import store_open_lock
 from ._parent_run import ROLE_TAG, STUDY_TAG, elect_parent_run
 from ._search import paged, tags_equal
 from ._stores import artifacts_in
+
+if TYPE_CHECKING:
+    import optuna
+    from mlflow.entities import Run
+    from mlflow.tracking import MlflowClient
 
 #: A trial's child run: the trial's number.
 TRIAL_TAG = "fairops.trial_number"
@@ -120,7 +126,8 @@ class TrackingSession:
         The client of ``tracking_uri`` (the resolved URI), opened on first use.
     """
 
-    def __init__(self, tracking_uri=None, experiment_name=None, *, artifact_location=None, settle_seconds=1.0):
+    def __init__(self, tracking_uri: str | None = None, experiment_name: str | None = None, *,
+                 artifact_location: str | None = None, settle_seconds: float = 1.0) -> None:
         self._given_uri = tracking_uri
         self._resolved_uri: str | None = None
         self.experiment_name = experiment_name
@@ -128,7 +135,7 @@ class TrackingSession:
         self.settle_seconds = float(settle_seconds)
         self._experiments: dict[str, str] = {}
         self._parents: dict[str, str] = {}
-        self._client = None
+        self._client: MlflowClient | None = None
         self._lock, self._client_lock = threading.Lock(), threading.Lock()
         if tracking_uri is not None:
             self._open()  # a store named here is opened (and its schema made) at once
@@ -155,11 +162,11 @@ class TrackingSession:
         return artifacts_beside(self.tracking_uri)
 
     @property
-    def client(self):
+    def client(self) -> MlflowClient:
         """The ``MlflowClient`` of :attr:`tracking_uri`, opened on first use."""
         return self._client if self._client is not None else self._open()
 
-    def _open(self):
+    def _open(self) -> MlflowClient:
         with self._client_lock:
             if self._client is None:
                 self._client = open_client(self.tracking_uri)
@@ -178,7 +185,7 @@ class TrackingSession:
         if self._resolved_uri is not None:
             self._open()
 
-    def experiment_id(self, study) -> str:
+    def experiment_id(self, study: optuna.Study) -> str:
         """Id of the experiment the study's runs go to (created when missing, safe under races).
 
         Parameters
@@ -196,7 +203,7 @@ class TrackingSession:
             self._experiments[name] = ensure_experiment(self.client, name, self.artifact_location)
         return self._experiments[name]
 
-    def parent_run_id(self, study) -> str:
+    def parent_run_id(self, study: optuna.Study) -> str:
         """The study's parent run, found or created once per study across threads and processes.
 
         Parameters
@@ -216,7 +223,7 @@ class TrackingSession:
                                                       settle_seconds=self.settle_seconds)
             return self._parents[key]
 
-    def trial_runs(self, study) -> list:
+    def trial_runs(self, study: optuna.Study) -> list[Run]:
         """The study's active trial runs (every page of the search), each a ``mlflow.entities.Run``.
 
         Parameters
@@ -232,7 +239,7 @@ class TrackingSession:
         return paged(self.client.search_runs, [self.experiment_id(study)],
                      tags_equal(**{ROLE_TAG: "trial", STUDY_TAG: study.study_name}))
 
-    def trial_run_ids(self, study) -> dict[int, str]:
+    def trial_run_ids(self, study: optuna.Study) -> dict[int, str]:
         """Trial number -> run id of the study's trial runs.
 
         Parameters

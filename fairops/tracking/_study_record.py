@@ -14,6 +14,10 @@ from ..errors import InputError
 from ._anytime import pick_metrics, running_pick
 from ._trials_table import append_trials_table, logged_trials_table, trials_table
 
+if TYPE_CHECKING:
+    import optuna
+    import pandas as pd
+
 
 class StudyRecord:
     """The parent-run methods of :class:`~fairops.tracking.FairnessTrackingCallback`, its base class."""
@@ -35,7 +39,7 @@ class StudyRecord:
 
         def run_name(self, trial) -> str: ...
 
-    def log_study_params(self, study, params: dict) -> None:
+    def log_study_params(self, study: optuna.Study, params: dict[str, Any]) -> None:
         """Record what defines the study as params of its parent run (data, task, method, seed, ...).
 
         Params cannot change in MLflow: a key already recorded with another value (a later run of the
@@ -70,7 +74,7 @@ class StudyRecord:
                     raise
                 time.sleep(0.2 * (attempt + 1))
 
-    def reopen(self, study) -> None:
+    def reopen(self, study: optuna.Study) -> None:
         """Mark the parent run RUNNING again (a resumed or extended study).
 
         Parameters
@@ -82,7 +86,7 @@ class StudyRecord:
         if self.client.get_run(parent).info.status != "RUNNING":
             self.client.update_run(parent, status="RUNNING")
 
-    def finish(self, study, status: str = "FINISHED") -> None:
+    def finish(self, study: optuna.Study, status: str = "FINISHED") -> None:
         """End the parent run with ``status`` (FINISHED, KILLED or FAILED).
 
         Before, log its last anytime-curve point and the fits not yet in its ``fairops_trials.json`` table.
@@ -117,7 +121,7 @@ class StudyRecord:
             self._picks[study.study_name] = point
         self.client.log_batch(parent, metrics=pick_metrics(point, previous), synchronous=True)
 
-    def trials_table(self, study):
+    def trials_table(self, study: optuna.Study) -> pd.DataFrame:
         """One row per finished trial: number, state, name parts, metrics and the params (as JSON).
 
         Parameters
@@ -132,7 +136,7 @@ class StudyRecord:
         """
         return trials_table(study, lambda trial: self.trial_record(study, trial), self.run_name)
 
-    def logged_trials_table(self, parent_run_id: str):
+    def logged_trials_table(self, parent_run_id: str) -> pd.DataFrame | None:
         """The ``fairops_trials.json`` table of a parent run, or None before :meth:`finish` wrote it.
 
         Parameters

@@ -18,10 +18,14 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 import fairops
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from optuna.trial import FrozenTrial
 
 METRIC_ATTRS = (
     "auc_y",
@@ -177,7 +181,7 @@ def trial_record(study_name: str, trial, *, metric_names=None, alpha=None, famil
     return params, metrics, tags
 
 
-def rung_history(trial) -> list[tuple[str, float, int]]:
+def rung_history(trial: FrozenTrial) -> list[tuple[str, float, int]]:
     """``(metric, value, step)`` for the per-rung values of an asynchronous Fairband trial.
 
     Parameters

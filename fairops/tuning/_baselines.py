@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 import optuna
 from optuna.samplers import RandomSampler
@@ -35,8 +36,13 @@ from fairops.fairband._selection import Selection, check_min_fairness, record_co
 
 from ..errors import InputError
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from optuna.storages import BaseStorage
+
 TUNERS = ("RS", "RS-bal", "HB", "FB-bal", "FB-auto")
-_ALPHA: dict[str, float | str] = {"RS": 1.0, "RS-bal": 0.5, "HB": 1.0, "FB-bal": 0.5, "FB-auto": "auto"}
+_ALPHA: dict[str, float | Literal["auto"]] = {"RS": 1.0, "RS-bal": 0.5, "HB": 1.0, "FB-bal": 0.5, "FB-auto": "auto"}
 
 
 class FullBudgetRandomSampler(RandomSampler):
@@ -112,8 +118,8 @@ def trials_per_iteration(tuner: str, eta: int = 3, s_max: int = 4) -> int:
     return schedule.iteration_size(eta, s_max)
 
 
-def make_study(tuner: str, *, seed: int = 0, storage=None, study_name: str | None = None,
-               **sampler_options) -> optuna.Study:
+def make_study(tuner: str, *, seed: int = 0, storage: str | BaseStorage | None = None, study_name: str | None = None,
+               **sampler_options: Any) -> optuna.Study:
     """A two-objective (accuracy, fairness) study with the tuner's sampler.
 
     Parameters
@@ -149,8 +155,8 @@ def make_study(tuner: str, *, seed: int = 0, storage=None, study_name: str | Non
     return study
 
 
-def run_tuner(tuner: str, objective, *, seed: int = 0, iterations: int = 1, study=None,
-              **optimize_options) -> TunerResult:
+def run_tuner(tuner: str, objective: Callable[[optuna.Trial], Sequence[float]], *, seed: int = 0,
+              iterations: int = 1, study: optuna.Study | None = None, **optimize_options: Any) -> TunerResult:
     """Run one tuner for ``iterations`` Fairband iterations' worth of budget and apply its pick.
 
     Parameters
@@ -198,7 +204,7 @@ def start_configurations(selection: str, families=None, profile: str = "fast") -
     return library_defaults(families, profile) if selection == "robust" else None
 
 
-def pick_alpha(tuner: str):
+def pick_alpha(tuner: str) -> float | Literal["auto"]:
     """The alpha the tuner's final pick uses.
 
     Parameters

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from fairops.fairband._selection import RULES, select_best
 
@@ -23,6 +23,16 @@ from ..errors import InputError
 from ._baselines import TUNERS, make_study, pick_alpha, run_tuner, start_configurations, trials_per_iteration
 from ._objective import SMALL_DATA_FLOOR, FairnessObjective, failure_reason
 from ._refit_choice import dominates, refit_all, refit_choice
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+
+    import optuna
+    from optuna.trial import FrozenTrial
+
+    from .._typing import Decision
+    from ..datasets import Dataset
+    from ..metrics import FairnessRule, Task
 
 ROW_FIELDS = ("seed", "tuner", "selection", "val_acc", "val_fair", "val_fair_low", "val_fair_high", "test_acc",
               "test_fair", "dominated", "fits", "failed", "budget", "model", "seconds")
@@ -57,9 +67,13 @@ def _objective(dataset, seed: int, selection: str, rule, **options) -> FairnessO
     return FairnessObjective(dataset, seed=seed, **options, **extra)
 
 
-def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=None, max_train_rows=None,
-                   n_jobs=1, on_row=None, progress=None, split_seed=None, selection="paper",
-                   refit_check=False, decision="single", blind=False, rule=None) -> list[dict]:
+def compare_tuners(dataset: Dataset, seeds: Iterable[int], *, tuners: Sequence[str] = TUNERS, profile: str = "fast",
+                   families: Sequence[str] | None = None, max_train_rows: int | None = None, n_jobs: int = 1,
+                   on_row: Callable[[dict[str, Any]], object] | None = None,
+                   progress: Callable[[int, str, int], Callable[[optuna.Study, FrozenTrial], None]] | None = None,
+                   split_seed: int | None = None, selection: Literal["paper", "robust"] = "paper",
+                   refit_check: bool = False, decision: Decision = "single", blind: bool = False,
+                   rule: FairnessRule | None = None) -> list[dict[str, Any]]:
     """One row per (seed, tuner): the pick's validation and test accuracy and fairness.
 
     Parameters
@@ -139,7 +153,7 @@ def compare_tuners(dataset, seeds, *, tuners=TUNERS, profile="fast", families=No
     return rows
 
 
-def summary(rows) -> list[dict]:
+def summary(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per tuner: mean and standard deviation (in %) of validation and test accuracy and fairness.
 
     Parameters
@@ -168,7 +182,7 @@ def summary(rows) -> list[dict]:
     return result
 
 
-def markdown_table(rows, task=None) -> str:
+def markdown_table(rows: Sequence[Mapping[str, Any]], task: Task | None = None) -> str:
     """The Table-3-style comparison as Markdown (mean ± sd over seeds, in %).
 
     With the mean validation-to-test fairness loss (pp), how many picks the most accurate fit's refit

@@ -24,6 +24,7 @@ inputs; they still define the groups fairness is measured over (and the per-grou
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from optuna.trial import FixedTrial
@@ -36,6 +37,19 @@ from ._outcome import CONSTANT_SCORES, FAILURE_ATTR, outcome_values, record_meas
 from ._reduction_record import reduction_record
 from ._search_space import fit_model, make_model
 from ._split_checks import cell_sizes, check_split, floor_fraction
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import optuna
+    import pandas as pd
+    from optuna.trial import FrozenTrial
+    from sklearn.base import BaseEstimator
+    from sklearn.pipeline import Pipeline
+
+    from .._typing import ArrayLike, Decision
+    from ..datasets import Dataset
+    from ..metrics import GroupThresholds, OperatingPoint
 
 # The floor on small data: a fit gets at least this many training rows and positives (when the training
 # set has them). At 1.2% of 1,200 training rows a fit would see 15 rows and 3 positives; the search
@@ -129,11 +143,11 @@ class FairnessObjective:
     True
     """
 
-    def __init__(self, dataset, *, profile: str = "fast", families=None, seed: int = 0,
+    def __init__(self, dataset: Dataset, *, profile: str = "fast", families: Sequence[str] | None = None, seed: int = 0,
                  validation: float = 0.2, test: float = 0.2, max_train_rows: int | None = None,
                  split_seed: int | None = None, score_test: bool = False, min_rows: int | None = None,
-                 min_positives: int | None = None, decision: str = "single", blind: bool = False,
-                 test_rows=None, level: float = LEVEL) -> None:
+                 min_positives: int | None = None, decision: Decision = "single", blind: bool = False,
+                 test_rows: ArrayLike | None = None, level: float = LEVEL) -> None:
         from fairops.datasets import BudgetSlicer, train_validation_test_split
         from fairops.datasets._splits import split_around
         from fairops.metrics._decisions import check_decision, check_per_group_target
@@ -210,7 +224,8 @@ class FairnessObjective:
         X, _, _ = self._rows(rows)
         return model.predict_proba(X)[:, 1]
 
-    def _validation_metrics(self, model, counts: dict | None = None) -> tuple[dict, object]:
+    def _validation_metrics(self, model: BaseEstimator, counts: dict[str, Any] | None = None,
+                            ) -> tuple[dict[str, float], OperatingPoint | GroupThresholds]:
         """The task's metrics on the validation rows and the operating point set there (``counts``, when
         given, receives the counts behind them)."""
         _, y, sensitive = self._rows(self._validation)
@@ -236,7 +251,7 @@ class FairnessObjective:
 
     _pair = staticmethod(outcome_values)
 
-    def __call__(self, trial):
+    def __call__(self, trial: optuna.Trial) -> tuple[float, float]:
         """Fit the trial's model on its budget slice and score it on the validation rows.
 
         Parameters
@@ -252,7 +267,7 @@ class FairnessObjective:
         model = self._fit(trial, trial_budget(trial))
         for name, value in reduction_record(model).items():
             trial.set_user_attr(name, value)
-        counts = {}
+        counts: dict[str, Any] = {}
         try:
             result, point = self._validation_metrics(model, counts)
         except ConstantScoresError:
@@ -265,7 +280,7 @@ class FairnessObjective:
             trial.set_user_attr("test_fairness", test_fairness)
         return self._pair(result)
 
-    def test(self, frozen_trial) -> tuple[float, float]:
+    def test(self, frozen_trial: FrozenTrial) -> tuple[float, float]:
         """Refit a finished trial's configuration at its budget and score it on the test rows.
 
         Parameters
@@ -283,7 +298,7 @@ class FairnessObjective:
         _, point = self._validation_metrics(model)
         return self._pair(self._test_metrics(model, point))
 
-    def unfitted(self, frozen_trial):
+    def unfitted(self, frozen_trial: FrozenTrial) -> Pipeline:
         """A new, unfitted model of a finished trial's configuration.
 
         Parameters
@@ -300,7 +315,7 @@ class FairnessObjective:
                           families=self.families, seed=self.seed, X_example=self._X,
                           sensitive_columns=self.task.sensitive, task=self.task)
 
-    def refit(self, frozen_trial, fraction: float = 1.0):
+    def refit(self, frozen_trial: FrozenTrial, fraction: float = 1.0) -> Pipeline:
         """The trial's configuration fitted on ``fraction`` of the training rows (all of them by default).
 
         Parameters
@@ -317,7 +332,7 @@ class FairnessObjective:
         """
         return self._fit(FixedTrial(frozen_trial.params, number=frozen_trial.number), fraction)
 
-    def evaluate(self, model, part: str = "test") -> dict:
+    def evaluate(self, model: BaseEstimator, part: str = "test") -> dict[str, float]:
         """The task's metrics (accuracy, fairness, auc_y, auc_s) of a fitted model on one part of the split.
 
         Parameters
@@ -335,7 +350,7 @@ class FairnessObjective:
         """
         return self.measure(model, part)[0]
 
-    def measure(self, model, part: str = "test") -> tuple[dict, dict]:
+    def measure(self, model: BaseEstimator, part: str = "test") -> tuple[dict[str, float], dict[str, Any]]:
         """:meth:`evaluate`'s metrics and the counts behind them (:meth:`fairops.metrics.Task.measure`'s).
 
         Parameters
@@ -359,7 +374,7 @@ class FairnessObjective:
             result = self._test_metrics(model, point, counts)
         return {name: float(value) for name, value in result.items()}, counts
 
-    def decision_rule(self, model):
+    def decision_rule(self, model: BaseEstimator) -> OperatingPoint | GroupThresholds:
         """The fitted model's rule set on the validation rows (what a registered model applies when served).
 
         Parameters
@@ -374,7 +389,7 @@ class FairnessObjective:
         """
         return self._validation_metrics(model)[1]
 
-    def rows(self, part: str):
+    def rows(self, part: str) -> tuple[pd.DataFrame, np.ndarray, pd.DataFrame]:
         """(X, y, sensitive) of ``"train"``, ``"validation"`` or ``"test"``.
 
         Parameters

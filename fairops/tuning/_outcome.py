@@ -22,12 +22,22 @@ scores"`` and the values are NaN, which Optuna records as a failed trial, as wit
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fairops.fairband._selection import INTERVALS_ATTR
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    import optuna
+    import pandas as pd
+
+    from .._typing import ArrayLike, Decision
+    from ..metrics import Task
 
 FAILURE_ATTR = "failure"
 CONSTANT_SCORES = "constant validation scores"
@@ -66,8 +76,9 @@ def record_measures(trial, metrics: dict, counts: dict) -> None:
     trial.set_user_attr(COUNTS_ATTR, counts)
 
 
-def record_outcome(trial, task, y_true, scores, sensitive, *, seed: int = 0,
-                   decision: str = "single") -> tuple[float, float]:
+def record_outcome(trial: optuna.Trial, task: Task, y_true: np.ndarray | pd.Series | Sequence[float], scores: ArrayLike,
+                   sensitive: pd.DataFrame | Mapping[str, ArrayLike], *, seed: int = 0,
+                   decision: Decision = "single") -> tuple[float, float]:
     """Score a fit's validation predictions with ``task``, record them on ``trial``, return (accuracy, fairness).
 
     Call it from an own objective and return its result, so that ``select_best(study, rule="robust")`` and

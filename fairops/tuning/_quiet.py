@@ -21,8 +21,14 @@ import contextlib
 import logging
 import sys
 from collections import Counter
+from typing import TYPE_CHECKING, TextIO
 
 from ..fairband._optuna_internals import OPTIMIZE_LOGGER, NanTrialWarnings
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    import optuna
 
 
 @contextlib.contextmanager
@@ -77,7 +83,7 @@ def ignore_short_fit_warnings() -> None:
 
 
 @contextlib.contextmanager
-def quiet_trials(study, *, stream=None):
+def quiet_trials(study: optuna.Study, *, stream: TextIO | None = None) -> Iterator[None]:
     """``study.optimize`` inside the block prints no line per trial; one summary line at the end.
 
     Optuna's verbosity is WARNING inside the block (restored after it); left out are the constant fits'

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
+
 #: What a bias-reduction fit adds to its trial: predictors carrying weight and, for exponentiated gradient,
 #: the duality gap of its result (how far from the game's saddle point it stopped).
 REDUCTION_ATTRS = ("n_predictors", "duality_gap")
 
 
-def reduction_record(model) -> dict:
+def reduction_record(model: BaseEstimator) -> dict[str, float]:
     """``{"n_predictors": ..., "duality_gap": ...}`` of a fitted pipeline whose last step is a reduction
     (exponentiated gradient has both, grid search only the first); empty for any other model.
 

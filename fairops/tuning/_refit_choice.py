@@ -22,7 +22,7 @@ a cross-validated 0.788 and 0.747 on the test rows, the one chosen instead 0.826
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fairops.fairband import _ranking as ranking
 from fairops.metrics._fairness_rule import STANDINGS
@@ -32,6 +32,16 @@ from fairops.metrics._intervals import LEVEL
 from ..errors import InputError
 from ._cross_validation import cross_validated
 from ._objective import ConstantScoresError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from optuna.trial import FrozenTrial
+
+    from fairops.fairband.selection import Selection
+
+    from ..metrics import FairnessRule
+    from ._objective import FairnessObjective
 
 
 def dominates(a: dict, b: dict) -> bool:
@@ -105,15 +115,16 @@ class RefitChoice:
     standing: str | None = None
 
 
-def refit_all(objective, trial) -> Refit:
+def refit_all(objective: FairnessObjective, trial: FrozenTrial) -> Refit:
     """``trial``'s configuration refit on all training rows and scored on validation and test."""
     model = objective.refit(trial, 1.0)
     validation, counts = objective.measure(model, "validation")
     return Refit(trial, model, validation, objective.evaluate(model, "test"), counts=counts)
 
 
-def refit_choice(objective, selection, most_accurate, *, refit=refit_all, folds: int | None = 5,
-                 rule=None) -> RefitChoice:
+def refit_choice(objective: FairnessObjective, selection: Selection, most_accurate: FrozenTrial, *,
+                 refit: Callable[[FairnessObjective, FrozenTrial], Refit] = refit_all, folds: int | None = 5,
+                 rule: FairnessRule | None = None) -> RefitChoice:
     """Refit ``selection.candidates`` (or its trial) and ``most_accurate`` on all training rows; choose.
 
     ``objective`` is a :class:`~fairops.tuning.FairnessObjective`; ``selection`` comes from
@@ -176,7 +187,8 @@ def refit_choice(objective, selection, most_accurate, *, refit=refit_all, folds:
     if rule is not None and rule.active:
         standing = next(s for s in STANDINGS if any(r.standing(rule) == s for r in kept))
         kept = [r for r in kept if r.standing(rule) == standing]
-    chosen = max(kept, key=lambda r: r.lower_score(selection.alpha))  # max keeps the first of equals
+    # max keeps the first of equals; a selection weighing alpha has one
+    chosen = max(kept, key=lambda r: r.lower_score(selection.alpha))  # type: ignore[arg-type]
     return RefitChoice(chosen, accurate, refits, dominated, set_aside, standing)
 
 

@@ -15,11 +15,24 @@ a model of your own family logs with a flavor of your choice, not fairops').
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from fairops.models import CategoryCodes
 from fairops.models._families import FAMILIES, PAPER_FAMILIES, Family, families_for  # noqa: F401 (re-exported)
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import optuna
+    import pandas as pd
+    from optuna.trial import FixedTrial
+    from sklearn.base import BaseEstimator
+    from sklearn.pipeline import Pipeline
+
+    from .._typing import ArrayLike, Features
+    from ..metrics import Task
 
 PROFILES = ("paper", "fast")
 # The libraries' own defaults in each family's parameter names: LightGBM's (100 rounds, learning rate 0.1, 31
@@ -161,8 +174,9 @@ def _encoder(X):
     return ColumnTransformer(parts)
 
 
-def make_model(trial, *, profile: str = "fast", families: Sequence[str] | None = None, seed: int = 0,
-               X_example=None, sensitive_columns: Sequence[str] | None = None, task=None):
+def make_model(trial: optuna.Trial | FixedTrial, *, profile: str = "fast", families: Sequence[str] | None = None,
+               seed: int = 0, X_example: pd.DataFrame | None = None, sensitive_columns: Sequence[str] | None = None,
+               task: Task | None = None) -> Pipeline:
     """Suggest a family and its hyperparameters; return an unfitted scikit-learn pipeline.
 
     Families that need it get one-hot encoding of categorical columns and scaling of numeric ones
@@ -207,7 +221,7 @@ def make_model(trial, *, profile: str = "fast", families: Sequence[str] | None =
     if family.bases:
         if task is None:
             raise InputError(f"family {name!r} constrains the task's fairness ratio: pass task")
-        base = FAMILIES[trial.suggest_categorical(family.base_param, list(family.bases))]
+        base = FAMILIES[trial.suggest_categorical(family.base_param, list(family.bases))]  # type: ignore[arg-type, index]
         estimator = family.suggest(trial, profile, seed, _suggested(base, trial, profile, seed, sensitive_columns),
                                    task)
         needs_encoding = base.needs_encoding
@@ -229,7 +243,8 @@ def _suggested(family, trial, profile, seed, sensitive_columns):
     return family.suggest(trial, profile, seed)
 
 
-def fit_model(model, X, y, sensitive=None):
+def fit_model(model: BaseEstimator, X: Features, y: ArrayLike,
+              sensitive: pd.DataFrame | Mapping[str, ArrayLike] | None = None) -> BaseEstimator:
     """Fit a pipeline of :func:`make_model` (or any estimator), handing a reduction its groups.
 
     A last step whose ``fit`` takes ``sensitive_features`` (a reduction) gets ``sensitive``, the groups

@@ -158,7 +158,7 @@ def test_no_import_cycles():
 FLOORS = (
     ("fairops.errors",),
     ("fairops", "fairops._asgi", "fairops._column_names", "fairops._param_checks", "fairops._state_checks",
-     "fairops._versions", "fairops._store_lock"),
+     "fairops._typing", "fairops._versions", "fairops._store_lock"),
     ("fairops.metrics",),
     ("fairops.datasets", "fairops.fairband", "fairops.scaff", "fairops.fairlof", "fairops.reductions"),
     ("fairops.models",),
@@ -193,12 +193,24 @@ def test_the_floor_check_sees_a_planted_upward_import():
             if FLOOR_OF[_package(t)] >= FLOOR_OF[_package(m)]] == [("fairops.metrics.x", "fairops.mlflow.loader")]
 
 
+def _annotation_only(tree: ast.Module) -> set[int]:
+    """Ids of the nodes inside ``if TYPE_CHECKING:`` blocks, which name types for annotations and never run."""
+    return {id(inner) for node in ast.walk(tree)
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+            for statement in node.body for inner in ast.walk(statement)}
+
+
 def _third_party_users(library: str) -> set[str]:
+    """Packages that import ``library`` when they run (an annotation naming its types is no use of it)."""
     users = set()
     for module, path in MODULES.items():
         if path is None:
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skipped = _annotation_only(tree)
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
             if any(name == library or name.startswith(library + ".") for name in names):
@@ -214,6 +226,15 @@ def test_optuna_and_mlflow_stay_in_their_packages(library, allowed):
     users = _third_party_users(library)
     assert users, f"no module imports {library}: the check reads nothing"
     assert sorted(users - allowed) == []
+
+
+def test_only_an_import_under_type_checking_is_left_out():
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import optuna\nimport mlflow\n"
+                     "if DEBUG:\n    import sklearn\n")
+    skipped = _annotation_only(tree)
+    imports = [node.names[0].name for node in ast.walk(tree)
+               if isinstance(node, ast.Import) and id(node) not in skipped]
+    assert sorted(imports) == ["mlflow", "sklearn"]
 
 
 def _long_functions(limit: int = 120) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..._param_checks import check_alpha
 from ...errors import InputError
@@ -13,6 +14,9 @@ from ...metrics._intervals import LEVEL
 from ...tracking._stores import storage_in, tracking_uri_in
 from .._options import DEFAULT_PROJECT_DIR
 from .._running import HEARTBEAT_SECONDS
+
+if TYPE_CHECKING:
+    from ..._typing import Decision
 
 METHODS = {"fb-auto": "FB-auto", "fb-bal": "FB-bal", "hb": "HB", "rs": "RS", "rs-bal": "RS-bal"}
 SELECTIONS = ("robust", "fairband", "paper")  # "paper" is another name of "fairband"
@@ -67,7 +71,7 @@ class TuneSettings:
     positive: str | None = None
     holdout: str | None = None
     missing_group: str | None = None
-    decision: str = "single"
+    decision: Decision = "single"
     blind: bool = False
     fairness_line: float = FOUR_FIFTHS
     level: float = LEVEL

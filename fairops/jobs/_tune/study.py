@@ -11,7 +11,8 @@ def load_source(settings: TuneSettings):
     from ...datasets import load_dataset, load_table
 
     if settings.data is not None:
-        assert settings.target is not None  # __post_init__: a file comes with its target column
+        # __post_init__: a file comes with its target and sensitive columns
+        assert settings.target is not None and settings.sensitive is not None
         return load_table(settings.data, target=settings.target, sensitive=settings.sensitive, task=settings.task,
                           positive=settings.positive, holdout=settings.holdout, missing_group=settings.missing_group)
     assert settings.dataset is not None  # __post_init__: a data set or a file
@@ -68,7 +69,7 @@ def study_configuration(settings: TuneSettings, data, families: list[str]) -> di
     ['data', 'data_sha256', 'families', 'max_train_rows', 'method', 'profile', 'selection', 'sensitive', 'task']
     """
     # the decision mode is recorded only when it is not the default, so studies from before it still join
-    mode = {"decision": settings.decision} if settings.decision != "single" else {}
+    mode: dict[str, str] = {"decision": settings.decision} if settings.decision != "single" else {}
     if settings.data is not None:
         mode["test_rows"] = f"column {settings.holdout}" if settings.holdout else "by row content"
     return {"data": settings.source_name, "data_sha256": data_sha256(data), "task": str(data.task),
