@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from optuna.trial import FrozenTrial
 
-    from fairops.fairband.selection import Selection
+    from fairops.fairband import Selection
 
     from ..metrics import FairnessRule
     from ._objective import FairnessObjective
