@@ -41,9 +41,10 @@ def pytest_configure(config):
             os.environ["PYTEST_DEBUG_TEMPROOT"] = str(root)
 
 
-#: the small German tune (study german-fb-auto-fast-seed0) whose fits ``german_fits`` makes once
+#: the small German tune (study german-fb-auto-eta3-smax2-fast-seed0, a 22-fit Hyperband) whose fits
+#: ``german_fits`` makes once
 GERMAN_TUNE = ["tune", "--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression",
-               "--no-progress"]
+               "--no-progress", "--s-max", "2"]
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -109,12 +110,13 @@ def single(tmp_path_factory):
 
     from fairops.cli import main
     from fairops.fairband._claims import fits_of_run
-    from tests.jobs.test_distributed import FAST
+    from tests.jobs.test_distributed import FAST, FITS
 
     project = tmp_path_factory.mktemp("single")
     assert main(["tune", *FAST, "--project-dir", str(project)]) == 0
-    study = optuna.load_study(study_name="german-fb-auto-fast-seed3", storage=f"sqlite:///{project / 'optuna.db'}")
-    return fits_of_run(study.get_trials(deepcopy=False), 206)
+    study = optuna.load_study(study_name="german-fb-auto-eta3-smax2-fast-seed3",
+                              storage=f"sqlite:///{project / 'optuna.db'}")
+    return fits_of_run(study.get_trials(deepcopy=False), FITS)
 
 
 @pytest.fixture(scope="session")
@@ -135,7 +137,7 @@ def adult_tune(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def german_fits(tmp_path_factory) -> Path:
-    """The project folder of ``GERMAN_TUNE`` run with ``--no-finalize``: all 206 fits done and tracked, nothing
+    """The project folder of ``GERMAN_TUNE`` run with ``--no-finalize``: all its fits done and tracked, nothing
     registered. Each test takes a ``copy_project`` and runs the same command, which joins the finished study,
     refits the pick and registers it (as any worker of a distributed tune may), on whatever registry the test
     set up; the fits, which are most of a tune's time, are made once."""
