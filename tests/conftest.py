@@ -122,8 +122,9 @@ def single(tmp_path_factory):
 @pytest.fixture(scope="session")
 def adult_tune(tmp_path_factory) -> Path:
     """The project folder of one `fairops tune` on Adult (1500 training rows, logistic regression and
-    LightGBM) run with FAIROPS_MODEL_KEY set to ``MODEL_KEY``, so its champion is signed. Made once for the
-    champion and Spark tests; each adds experiments and models, so each works on a ``copy_project``."""
+    LightGBM, a 22-fit Hyperband: eta 3, s_max 2) run with FAIROPS_MODEL_KEY set to ``MODEL_KEY``, so its
+    champion is signed. Made once for the champion and Spark tests; each adds experiments and models, so each
+    works on a ``copy_project``."""
     from fairops.cli import main
     from fairops.mlflow.sealing import KEY_ENV
 
@@ -131,7 +132,8 @@ def adult_tune(tmp_path_factory) -> Path:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(KEY_ENV, MODEL_KEY)
         assert main(["tune", "--dataset", "adult", "--max-train-rows", "1500", "--families",
-                     "logistic_regression,lightgbm", "--no-progress", "--project-dir", str(project)]) == 0
+                     "logistic_regression,lightgbm", "--s-max", "2", "--no-progress", "--project-dir",
+                     str(project)]) == 0
     return project
 
 

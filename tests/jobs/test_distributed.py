@@ -19,8 +19,8 @@ from optuna.trial import TrialState
 
 from fairops.cli import main
 from fairops.fairband import iteration_size, select_best
-from fairops.fairband._schedule import configurations_per_iteration
 from fairops.fairband._claims import claim_of, fits_of_run, holds_slot, slot_of_trial
+from fairops.fairband._schedule import configurations_per_iteration
 from fairops.tuning._objective import CONSTANT_SCORES, failure_reason
 from tests.jobs.kill_mid_fit import held_command, wait_held
 

@@ -19,7 +19,16 @@ from fairops.fairband._claims import claim_of, fits_of_run, holds_slot
 from fairops.jobs._grpc_storage import BEAT_ATTR, HeartbeatGrpcStorage, open_grpc_storage
 from fairops.jobs._running import open_storage
 from fairops.tuning._objective import CONSTANT_SCORES, failure_reason
-from tests.jobs.test_distributed import CONFIGURATIONS, FAST, FITS, _child_runs, _drop, _kill_the_held_worker, _same_as_single, _workers
+from tests.jobs.test_distributed import (
+    CONFIGURATIONS,
+    FAST,
+    FITS,
+    _child_runs,
+    _drop,
+    _kill_the_held_worker,
+    _same_as_single,
+    _workers,
+)
 from tests.services import free_port, grpc_storage_proxy
 
 pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning",
