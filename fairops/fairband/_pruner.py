@@ -35,6 +35,7 @@ True
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import optuna
 from optuna.pruners import BasePruner
@@ -87,7 +88,8 @@ class FairbandPruner(BasePruner):
     True
     """
 
-    def __init__(self, eta: int | None = None, s_max: int | None = None, alpha=None) -> None:
+    def __init__(self, eta: int | None = None, s_max: int | None = None,
+                 alpha: float | Literal["auto"] | None = None) -> None:
         if eta is not None or s_max is not None:
             schedule.iteration_size(eta or schedule.ETA, schedule.S_MAX if s_max is None else s_max)
         self._eta = eta

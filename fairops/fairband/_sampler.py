@@ -76,7 +76,7 @@ import threading
 import warnings
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 import optuna
@@ -94,7 +94,7 @@ from ._selection import check_min_fairness, record_constraint
 from ._settings import FairbandSettings, check_study, settings_of, validated_configuration
 
 
-def budget(trial) -> float:
+def budget(trial: optuna.Trial | FrozenTrial) -> float:
     """Share of the training set this trial's fit gets (1/81 ... 1 with the paper's settings).
 
     Works on a live :class:`optuna.trial.Trial` (after the sampler prepared it) and on a
@@ -122,7 +122,7 @@ def budget(trial) -> float:
     """
     study = getattr(trial, "study", None)
     if study is not None and settings_of(study) is not None and isinstance(trial, optuna.Trial):
-        return study.sampler.budget_of(trial)
+        return cast(FairbandSampler, study.sampler).budget_of(trial)
     attrs = trial.user_attrs
     if "budget" not in attrs and isinstance(trial, optuna.Trial):
         # another sampler wrote it through the storage after the live trial cached its attributes
@@ -648,7 +648,7 @@ class SlotSamplerBase(BaseSampler):
         """
         return self._claims.board(study)
 
-    def abandon(self, trial) -> None:
+    def abandon(self, trial: optuna.Trial) -> None:
         """Declare the fit of a live trial aborted (e.g. by Ctrl-C).
 
         However the trial ends, that is not its slot's result, so the slot is free again and a later trial
@@ -662,7 +662,7 @@ class SlotSamplerBase(BaseSampler):
         self._assignments.release(trial, f"trial {trial.number}'s fit was aborted")
 
     # -- what a live trial was given -----------------------------------------------------------
-    def slot_of_trial(self, trial) -> schedule.Slot | None:
+    def slot_of_trial(self, trial: optuna.Trial | FrozenTrial) -> schedule.Slot | None:
         """The schedule slot a trial fits: from this process's assignment, else from its claim.
 
         Parameters
@@ -684,7 +684,7 @@ class SlotSamplerBase(BaseSampler):
         claim = claim_of(trial) if isinstance(trial, FrozenTrial) else None
         return None if claim is None or claim.slot is None else self.slot(claim.slot)
 
-    def budget_of(self, trial) -> float:
+    def budget_of(self, trial: optuna.Trial) -> float:
         """Budget of a live trial prepared by this sampler; raises ``optuna.TrialPruned`` if it has no slot.
 
         Parameters
@@ -875,11 +875,12 @@ class FairbandSampler(SlotSamplerBase):
     [0, 1, 2, 3, 4]
     """
 
-    def __init__(self, eta: int = 3, s_max: int = 4, alpha: float | str = "auto", seed: int | None = None,
-                 base_sampler: BaseSampler | None = None, wait_timeout: float = 3600.0,
-                 poll_interval: float = 0.2, mode: str = "sync", *, configuration: dict | None = None,
-                 iterations: int | None = None, min_fairness: float | None = None,
-                 start_configurations=None) -> None:
+    def __init__(self, eta: int = 3, s_max: int = 4, alpha: float | Literal["auto"] = "auto",
+                 seed: int | None = None, base_sampler: BaseSampler | None = None, wait_timeout: float = 3600.0,
+                 poll_interval: float = 0.2, mode: Literal["sync", "async"] = "sync", *,
+                 configuration: dict[str, Any] | None = None, iterations: int | None = None,
+                 min_fairness: float | None = None,
+                 start_configurations: Sequence[dict[str, Any]] | None = None) -> None:
         self._settings = FairbandSettings(eta, s_max, alpha, mode)
         pruning_calls.install()  # trial.report / should_prune then name the way, in every mode
         self._starts = checked_starts(start_configurations, s_max)
@@ -960,7 +961,7 @@ class FairbandSampler(SlotSamplerBase):
             self._assignments.pop(study, trial)
             raise
 
-    def infer_relative_search_space(self, study, trial):
+    def infer_relative_search_space(self, study: optuna.Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
         """The promoted configuration's distributions at a later rung; the base sampler's at rung 0.
 
         Parameters
@@ -976,7 +977,10 @@ class FairbandSampler(SlotSamplerBase):
             Parameter name -> distribution; empty when the values come from :meth:`sample_independent`.
         """
         assignment = self._assignments.get(study, trial)
-        if assignment is None or assignment.status != HELD or (assignment.slot.rung == 0 and assignment.params):
+        if assignment is None or assignment.status != HELD:
+            return {}
+        assert assignment.slot is not None  # a held assignment has its slot
+        if assignment.slot.rung == 0 and assignment.params:
             return {}  # a start configuration's values come from sample_independent
         if assignment.slot.rung > 0:
             return dict(assignment.distributions)
@@ -985,7 +989,8 @@ class FairbandSampler(SlotSamplerBase):
             return self._base_sampler.infer_relative_search_space(view.study, view.trial(trial))
         return {}
 
-    def sample_relative(self, study, trial, search_space):
+    def sample_relative(self, study: optuna.Study, trial: FrozenTrial,
+                        search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
         """The promoted configuration's values at a later rung; the base sampler's draws at rung 0.
 
         Parameters
@@ -1005,6 +1010,7 @@ class FairbandSampler(SlotSamplerBase):
         assignment = self._assignments.get(study, trial)
         if assignment is None or assignment.status != HELD:
             return {}
+        assert assignment.slot is not None  # a held assignment has its slot
         if assignment.slot.rung > 0:
             return {name: assignment.params[name] for name in search_space if name in assignment.params}
         if self._base_sampler is not None:  # asked even with nothing to draw, as Optuna asks it (NSGA-II counts)
@@ -1012,7 +1018,8 @@ class FairbandSampler(SlotSamplerBase):
             return self._base_sampler.sample_relative(view.study, view.trial(trial), search_space)
         return {}
 
-    def sample_independent(self, study, trial, param_name, param_distribution):
+    def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
+                           param_distribution: BaseDistribution) -> Any:
         """A start configuration's value, else a draw from ``(seed, configuration)`` or the base sampler.
 
         Parameters
@@ -1032,6 +1039,7 @@ class FairbandSampler(SlotSamplerBase):
             The parameter's value.
         """
         assignment = self._assignments.held(study, trial)
+        assert assignment.slot is not None  # a held assignment has its slot
         if assignment.slot.rung == 0 and param_name in assignment.params:
             return start_value(assignment.params[param_name], param_name, param_distribution)
         if assignment.own_sampler is not None:
@@ -1040,7 +1048,8 @@ class FairbandSampler(SlotSamplerBase):
         view = self._base_view(study, trial, assignment)
         return self._base_sampler.sample_independent(view.study, view.trial(trial), param_name, param_distribution)
 
-    def after_trial(self, study, trial, state, values) -> None:
+    def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState,
+                    values: Sequence[float] | None) -> None:
         """Record a finished trial: the fairness floor's constraint, and a slot its own worker ended.
 
         Parameters

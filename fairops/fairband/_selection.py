@@ -75,11 +75,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
+import optuna
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import FrozenTrial, TrialState
 
@@ -246,9 +247,9 @@ def _robust(fits: list[FrozenTrial], alpha, candidates: int, screened: Screened)
                      screened)
 
 
-def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = None,
-                min_accuracy: float | None = None, rule: str = "fairband", candidates: int = 3,
-                line=None) -> Selection:
+def select_best(study_or_trials: optuna.Study | Iterable[FrozenTrial], alpha: float | Literal["auto"] | None = None,
+                *, min_fairness: float | None = None, min_accuracy: float | None = None, rule: str = "fairband",
+                candidates: int = 3, line: FairnessRule | None = None) -> Selection:
     """Pick a fit from a study (or a list of FrozenTrials) with values (accuracy, fairness).
 
     ``alpha=None`` uses the alpha setting the FairbandSampler of the study ran with. ``rule="robust"``
@@ -361,7 +362,7 @@ def successful_fits(study_or_trials) -> list[FrozenTrial]:
     return _fits(_trials_of(study_or_trials))
 
 
-def pareto_front(study_or_trials) -> list[FrozenTrial]:
+def pareto_front(study_or_trials: optuna.Study | Iterable[FrozenTrial]) -> list[FrozenTrial]:
     """Successful, feasible fits not set aside nor dominated in (accuracy, fairness), by accuracy descending.
 
     Parameters
