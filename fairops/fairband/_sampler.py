@@ -126,7 +126,7 @@ def budget(trial: optuna.Trial | FrozenTrial) -> float:
     attrs = trial.user_attrs
     if "budget" not in attrs and isinstance(trial, optuna.Trial):
         # another sampler wrote it through the storage after the live trial cached its attributes
-        attrs = internals.storage_of(study).get_trial(internals.trial_id_of(study, trial)).user_attrs
+        attrs = internals.storage_of(trial.study).get_trial(internals.trial_id_of(trial.study, trial)).user_attrs
     if "budget" in attrs:
         return float(attrs["budget"])
     raise InputError(f"trial {trial.number} has no Fairband budget; use FairbandSampler as the study's sampler")
