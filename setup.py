@@ -4,6 +4,7 @@ Every ``cython_ext/<subpackage>/<module>.pyx`` becomes the extension module
 ``fairops.<subpackage>.<module>``, so adding a kernel needs no edit here.
 """
 
+import os
 from pathlib import Path
 
 import numpy
@@ -37,8 +38,11 @@ setup(
     packages=find_namespace_packages(include=["fairops", "fairops.*"], exclude=["*.__pycache__"])
     + find_packages(where="plugins"),
     package_dir={name: f"plugins/{name}" for name in find_packages(where="plugins")},
+    # the kernels compile side by side, one per core (translated by Cython the same way)
+    options={"build_ext": {"parallel": os.cpu_count() or 1}},
     ext_modules=cythonize(
         _extensions(),
+        nthreads=os.cpu_count() or 1,
         language_level=3,
         compiler_directives={
             "boundscheck": False,

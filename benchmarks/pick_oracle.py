@@ -32,7 +32,7 @@ the group counts alone.
     python benchmarks/pick_oracle.py run --dataset adult --seeds 0-2 --decision per-group
     python benchmarks/pick_oracle.py report --dataset adult --decision per-group --goal 0.987 0.975
     python benchmarks/pick_oracle.py per-group-ceiling --dataset compas --seeds 0-4 --goal 0.714 0.80
-    python benchmarks/pick_oracle.py --quick   # smoke: German, logistic regression, 300 training rows
+    python benchmarks/pick_oracle.py --quick   # smoke: German, logistic regression, 300 training rows, s_max 2
 
 Each seed's refits are written to ``--work-dir`` (one JSON file per dataset, decision and seed, with the
 validation and test scores of every refit in a ``.npz`` beside it) and skipped when present.
@@ -103,7 +103,8 @@ def _refit_every_configuration(objective, study, cross_validate=False):
     return records, scores
 
 
-def run_seed(data, seed, decision, *, families=None, max_train_rows=None, cross_validate=False) -> tuple[dict, dict]:
+def run_seed(data, seed, decision, *, families=None, max_train_rows=None, cross_validate=False,
+             s_max=4) -> tuple[dict, dict]:
     """One FB-auto run as ``fairops compare`` makes it, its robust pick, and every configuration refit."""
     from fairops.fairband import select_best
     from fairops.tuning._baselines import make_study, run_tuner, start_configurations
@@ -112,7 +113,7 @@ def run_seed(data, seed, decision, *, families=None, max_train_rows=None, cross_
 
     families = families or families_for()
     objective = _objective(data, seed, decision, families, max_train_rows, score_test=True)
-    study = make_study("FB-auto", seed=seed, start_configurations=start_configurations("robust", families))
+    study = make_study("FB-auto", seed=seed, s_max=s_max, start_configurations=start_configurations("robust", families))
     study = run_tuner("FB-auto", objective, seed=seed, study=study, catch=(Exception,)).study
     robust = select_best(study, alpha="auto", rule="robust")
     choice = refit_choice(objective, robust, select_best(study, alpha=1.0).trial)
@@ -361,7 +362,8 @@ def per_group_ceiling(dataset: str, seeds, goal: float, draws: int = 20000) -> d
             "chance": float((means >= goal).mean())}
 
 
-def run(dataset, seeds, decision, work_dir: Path, *, families=None, max_train_rows=None, cross_validate=False) -> None:
+def run(dataset, seeds, decision, work_dir: Path, *, families=None, max_train_rows=None, cross_validate=False,
+        s_max=4) -> None:
     import optuna
 
     from fairops.datasets import load_dataset
@@ -375,7 +377,7 @@ def run(dataset, seeds, decision, work_dir: Path, *, families=None, max_train_ro
         if path.exists():
             continue
         result, scores = run_seed(data, seed, decision, families=families, max_train_rows=max_train_rows,
-                                  cross_validate=cross_validate)
+                                  cross_validate=cross_validate, s_max=s_max)
         np.savez_compressed(path.with_suffix(".npz"), **scores)
         path.write_text(json.dumps(result))
         print(f"{dataset} {decision} seed {seed}: {len(result['refits'])} configurations refit; pick test "
@@ -396,7 +398,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         with tempfile.TemporaryDirectory() as folder:
-            run("german", [0], "single", Path(folder), families=["logistic_regression"], max_train_rows=300)
+            run("german", [0], "single", Path(folder), families=["logistic_regression"], max_train_rows=300, s_max=2)
             print(report(Path(folder), "german", "single", args.goal))
         return 0
     if args.command == "per-group-ceiling":

@@ -9,7 +9,7 @@ refits: today's rule is the one that looks only at the first three of each list.
 
     nice python benchmarks/refit_candidates.py run --dataset compas --seeds 0-19 --candidates 8
     python benchmarks/refit_candidates.py report --dataset compas
-    python benchmarks/refit_candidates.py --quick     # smoke: German, 300 training rows, two families
+    python benchmarks/refit_candidates.py --quick     # smoke: German, 300 training rows, two families, s_max 2
 """
 
 from __future__ import annotations
@@ -40,12 +40,13 @@ FIELDS = ["seed", "trial", "model", "budget", "alpha", "rank", "rank_full", "mos
           *(f"{part}_{f}" for part in ("val", "cv", "test") for f in FIGURES)]
 
 
-def run_seed(name: str, seed: int, candidates: int, families=None, max_train_rows=None) -> list[dict]:
+def run_seed(name: str, seed: int, candidates: int, families=None, max_train_rows=None, s_max=4) -> list[dict]:
     """One FB-auto run's refits: the best ``candidates`` of each ranking and the most accurate fit."""
     families = list(families or families_for())
     objective = FairnessObjective(load_dataset(name), seed=seed, families=families, max_train_rows=max_train_rows,
                                   **SMALL_DATA_FLOOR)
-    study = make_study("FB-auto", seed=seed, start_configurations=start_configurations("robust", families, "fast"))
+    study = make_study("FB-auto", seed=seed, s_max=s_max,
+                       start_configurations=start_configurations("robust", families, "fast"))
     study = run_tuner("FB-auto", objective, seed=seed, study=study, catch=(Exception,)).study
     selection = select_best(study, alpha=pick_alpha("FB-auto"), rule="robust", candidates=candidates)
     accurate = select_best(study, alpha=1.0).trial
@@ -148,7 +149,8 @@ def main(argv=None) -> None:
     parser.add_argument("--dataset", default="compas")
     parser.add_argument("--seeds", default=None)
     parser.add_argument("--candidates", type=int, default=8)
-    parser.add_argument("--quick", action="store_true", help="German, 300 training rows, two families, one seed")
+    parser.add_argument("--quick", action="store_true",
+                        help="German, 300 training rows, two families, one seed, a 22-fit Hyperband")
     args = parser.parse_args(argv)
     if args.action == "report":
         report(DATA / f"{args.dataset}.csv", _seeds(args.seeds) if args.seeds else None)
@@ -158,7 +160,7 @@ def main(argv=None) -> None:
     options = {}
     if args.quick:
         args.dataset, args.seeds, args.candidates = "german", "0", 3
-        options = {"families": ["logistic_regression", "exponentiated_gradient"], "max_train_rows": 300}
+        options = {"families": ["logistic_regression", "exponentiated_gradient"], "max_train_rows": 300, "s_max": 2}
     path = Path(tempfile.mkdtemp()) / "quick.csv" if args.quick else DATA / f"{args.dataset}.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
     done = set()

@@ -11,7 +11,7 @@ and scored on the test rows at the validation threshold.
 
     nice python benchmarks/refit_rule.py --dataset compas --seeds 0-19
     nice python benchmarks/refit_rule.py --dataset adult --seeds 0-2
-    python benchmarks/refit_rule.py --quick     # smoke: German, 300 training rows, two families, one seed
+    python benchmarks/refit_rule.py --quick     # smoke: German, 300 training rows, two families, one seed, s_max 2
 """
 
 from __future__ import annotations
@@ -31,12 +31,13 @@ from fairops.tuning._refit_choice import refit_choice
 from fairops.tuning._search_space import families_for
 
 
-def both_choices(name: str, seed: int, families=None, max_train_rows=None) -> dict:
+def both_choices(name: str, seed: int, families=None, max_train_rows=None, s_max=4) -> dict:
     """Test (accuracy, fairness) of the refit chosen by each rule in one FB-auto run."""
     families = list(families or families_for())
     objective = FairnessObjective(load_dataset(name), seed=seed, families=families, max_train_rows=max_train_rows,
                                   **SMALL_DATA_FLOOR)
-    study = make_study("FB-auto", seed=seed, start_configurations=start_configurations("robust", families, "fast"))
+    study = make_study("FB-auto", seed=seed, s_max=s_max,
+                       start_configurations=start_configurations("robust", families, "fast"))
     study = run_tuner("FB-auto", objective, seed=seed, study=study, catch=(Exception,)).study
     selection = select_best(study, alpha=pick_alpha("FB-auto"), rule="robust")
     choice = refit_choice(objective, selection, select_best(study, alpha=1.0).trial)
@@ -72,14 +73,15 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dataset", default="compas")
     parser.add_argument("--seeds", default="0-4")
-    parser.add_argument("--quick", action="store_true", help="German, 300 training rows, two families, one seed")
+    parser.add_argument("--quick", action="store_true",
+                        help="German, 300 training rows, two families, one seed, a 22-fit Hyperband")
     args = parser.parse_args(argv)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     options = {}
     if args.quick:
         args.dataset, args.seeds = "german", "0"
-        options = {"families": ["logistic_regression", "exponentiated_gradient"], "max_train_rows": 300}
+        options = {"families": ["logistic_regression", "exponentiated_gradient"], "max_train_rows": 300, "s_max": 2}
     rows = []
     for seed in _seeds(args.seeds):
         row = both_choices(args.dataset, seed, **options)

@@ -41,9 +41,10 @@ def pytest_configure(config):
             os.environ["PYTEST_DEBUG_TEMPROOT"] = str(root)
 
 
-#: the small German tune (study german-fb-auto-fast-seed0) whose fits ``german_fits`` makes once
+#: the small German tune (study german-fb-auto-eta3-smax2-fast-seed0, a 22-fit Hyperband) whose fits
+#: ``german_fits`` makes once
 GERMAN_TUNE = ["tune", "--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression",
-               "--no-progress"]
+               "--no-progress", "--s-max", "2"]
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -109,19 +110,21 @@ def single(tmp_path_factory):
 
     from fairops.cli import main
     from fairops.fairband._claims import fits_of_run
-    from tests.jobs.test_distributed import FAST
+    from tests.jobs.test_distributed import FAST, FITS
 
     project = tmp_path_factory.mktemp("single")
     assert main(["tune", *FAST, "--project-dir", str(project)]) == 0
-    study = optuna.load_study(study_name="german-fb-auto-fast-seed3", storage=f"sqlite:///{project / 'optuna.db'}")
-    return fits_of_run(study.get_trials(deepcopy=False), 206)
+    study = optuna.load_study(study_name="german-fb-auto-eta3-smax2-fast-seed3",
+                              storage=f"sqlite:///{project / 'optuna.db'}")
+    return fits_of_run(study.get_trials(deepcopy=False), FITS)
 
 
 @pytest.fixture(scope="session")
 def adult_tune(tmp_path_factory) -> Path:
     """The project folder of one `fairops tune` on Adult (1500 training rows, logistic regression and
-    LightGBM) run with FAIROPS_MODEL_KEY set to ``MODEL_KEY``, so its champion is signed. Made once for the
-    champion and Spark tests; each adds experiments and models, so each works on a ``copy_project``."""
+    LightGBM, a 22-fit Hyperband: eta 3, s_max 2) run with FAIROPS_MODEL_KEY set to ``MODEL_KEY``, so its
+    champion is signed. Made once for the champion and Spark tests; each adds experiments and models, so each
+    works on a ``copy_project``."""
     from fairops.cli import main
     from fairops.mlflow.sealing import KEY_ENV
 
@@ -129,13 +132,14 @@ def adult_tune(tmp_path_factory) -> Path:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(KEY_ENV, MODEL_KEY)
         assert main(["tune", "--dataset", "adult", "--max-train-rows", "1500", "--families",
-                     "logistic_regression,lightgbm", "--no-progress", "--project-dir", str(project)]) == 0
+                     "logistic_regression,lightgbm", "--s-max", "2", "--no-progress", "--project-dir",
+                     str(project)]) == 0
     return project
 
 
 @pytest.fixture(scope="session")
 def german_fits(tmp_path_factory) -> Path:
-    """The project folder of ``GERMAN_TUNE`` run with ``--no-finalize``: all 206 fits done and tracked, nothing
+    """The project folder of ``GERMAN_TUNE`` run with ``--no-finalize``: all its fits done and tracked, nothing
     registered. Each test takes a ``copy_project`` and runs the same command, which joins the finished study,
     refits the pick and registers it (as any worker of a distributed tune may), on whatever registry the test
     set up; the fits, which are most of a tune's time, are made once."""

@@ -40,7 +40,9 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, TypeAlias
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
@@ -54,6 +56,9 @@ CLAIM_ATTR = "fairband:claim"
 OUTCOME_ATTR = "fairband:outcome"
 HELD, RELEASED, REFUSED = "held", "released", "refused"
 
+#: A finished rung ranked: (the alpha it was ranked with, the fits promoted from it, best first).
+Ranking: TypeAlias = tuple[float, list[FrozenTrial]]
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -66,8 +71,8 @@ class Claim:
     reason: str | None = None
     worker: str | None = None  # host:pid of the process that claimed
 
-    def record(self) -> dict:
-        record = {"trial": self.trial, "slot": self.slot, "status": self.status}
+    def record(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"trial": self.trial, "slot": self.slot, "status": self.status}
         for name in ("configuration", "reason", "worker"):
             if getattr(self, name) is not None:
                 record[name] = getattr(self, name)
@@ -152,7 +157,7 @@ class SlotBoard:
     Finished trials never change, so they are read once; an update costs one pass over the trial list.
     """
 
-    def __init__(self, trials=()) -> None:
+    def __init__(self, trials: Iterable[FrozenTrial] = ()) -> None:
         self.done: dict[int, FrozenTrial] = {}
         self.frontier = 0
         self.first_configuration: tuple[int, str] | None = None
@@ -161,7 +166,7 @@ class SlotBoard:
         self._low = 0  # every slot below is done
         self.update(trials)
 
-    def update(self, trials) -> SlotBoard:
+    def update(self, trials: Iterable[FrozenTrial]) -> SlotBoard:
         """Read ``trials`` (all of a study's trials, in number order, as ``get_trials`` returns them)."""
         self.running: dict[int, FrozenTrial] = {}
         self.unclaimed: list[int] = []
@@ -220,7 +225,7 @@ def slot_of_trial(trial: FrozenTrial) -> int | None:
     return None if claim is None else claim.slot
 
 
-def fits_of_run(trials, n_slots: int) -> list[FrozenTrial]:
+def fits_of_run(trials: Iterable[FrozenTrial], n_slots: int) -> list[FrozenTrial]:
     """The finished trial of each of the first ``n_slots`` slots that has one, in slot order.
 
     These are the run's fits: exactly one per slot, whatever was killed and redone on the way.
@@ -229,7 +234,7 @@ def fits_of_run(trials, n_slots: int) -> list[FrozenTrial]:
     return [board.done[s] for s in range(n_slots) if s in board.done]
 
 
-def study_key(study) -> tuple[int, str]:
+def study_key(study: optuna.Study) -> tuple[int, str]:
     """The key of this process's caches of a study's reads: its storage object and its name (an id means
     nothing once the storage is copied, so those caches start empty again after pickling)."""
     return id(internals.storage_of(study)), study.study_name
@@ -256,7 +261,7 @@ class SlotClaims:
     (0, [0])
     """
 
-    def __init__(self, settings: FairbandSettings, configuration: dict, wait_timeout: float,
+    def __init__(self, settings: FairbandSettings, configuration: dict[str, Any], wait_timeout: float,
                  poll_interval: float) -> None:
         self.settings = settings
         self.configuration = configuration
@@ -268,36 +273,37 @@ class SlotClaims:
     def _start_process_state(self) -> None:
         self._lock = threading.Lock()
         self._claimed = threading.Condition(self._lock)  # notified whenever a trial of this process claims
-        self._boards: dict[tuple, SlotBoard] = {}  # by study_key
-        self._rankings: dict[tuple, tuple[float, list[FrozenTrial]]] = {}
-        self._recorded_studies: set[tuple] = set()
+        self._boards: dict[tuple[int, str], SlotBoard] = {}  # by study_key
+        # by study_key, iteration, bracket and the rung ranked
+        self._rankings: dict[tuple[int, str, int, int, int], Ranking] = {}
+        self._recorded_studies: set[tuple[int, str]] = set()
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         for name in ("_lock", "_claimed", "_boards", "_rankings", "_recorded_studies"):
             del state[name]
         return state
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._start_process_state()
 
-    def board(self, study) -> SlotBoard:
+    def board(self, study: optuna.Study) -> SlotBoard:
         """The current state of every slot of ``study`` (fresh read)."""
         with self._lock:
             return self._board(study).update(study.get_trials(deepcopy=False))
 
-    def _board(self, study) -> SlotBoard:
+    def _board(self, study: optuna.Study) -> SlotBoard:
         key = study_key(study)
         if key not in self._boards:
             self._boards[key] = SlotBoard()
         return self._boards[key]
 
-    def _waiter(self, study, trial, what: str) -> Waiter:
+    def _waiter(self, study: optuna.Study, trial: FrozenTrial, what: str) -> Waiter:
         return Waiter(study, trial, what, self._claimed, self.wait_timeout, self.poll_interval)
 
     # -- claiming a slot -------------------------------------------------------------------------
-    def take(self, study, trial: FrozenTrial) -> int:
+    def take(self, study: optuna.Study, trial: FrozenTrial) -> int:
         """Wait until every lower-numbered running trial has claimed, then the lowest free slot (checking the
         study's configuration and recording this one's if it is the first)."""
         number = trial.number
@@ -315,12 +321,14 @@ class SlotClaims:
         self._record_study(study)
         return index
 
-    def claim(self, trial, slot: int | None, status: str = HELD, reason: str | None = None) -> dict:
+    def claim(self, trial: FrozenTrial, slot: int | None, status: str = HELD,
+              reason: str | None = None) -> dict[str, Any]:
         """The claim record of ``trial`` (a refused trial's names no configuration)."""
         return Claim(trial.number, slot, status, None if status == REFUSED else self.configuration_hash, reason,
                      this_worker()).record()
 
-    def publish(self, study, trial, claim: dict | None, user: dict | None = None) -> None:
+    def publish(self, study: optuna.Study, trial: FrozenTrial, claim: dict[str, Any] | None,
+                user: dict[str, Any] | None = None) -> None:
         """Write ``claim`` (a :meth:`claim` record, or None) with the ``user`` attributes in one write."""
         internals.write_trial_attrs(study, trial, user=user, system=None if claim is None else {CLAIM_ATTR: claim})
         if claim is not None:
@@ -328,7 +336,7 @@ class SlotClaims:
                 self._claimed.notify_all()
 
     @staticmethod
-    def record_outcome(study, trial, state: TrialState) -> None:
+    def record_outcome(study: optuna.Study, trial: FrozenTrial, state: TrialState) -> None:
         """Record that a trial holding a slot ended ``state`` by its own worker (its objective failed or pruned
         it): the slot is done, not to be redone."""
         try:
@@ -336,16 +344,16 @@ class SlotClaims:
         except optuna.exceptions.UpdateFinishedTrialError:
             pass  # another worker failed it as stale meanwhile; its slot will be redone
 
-    def check_configuration(self, study) -> None:
+    def check_configuration(self, study: optuna.Study) -> None:
         """Raise :class:`~fairops.fairband.FairbandConfigurationError` if ``study`` was started with another
         configuration."""
         self._compare_configuration(study, SlotBoard(study.get_trials(deepcopy=False)))
 
-    def _compare_configuration(self, study, board: SlotBoard) -> None:
+    def _compare_configuration(self, study: optuna.Study, board: SlotBoard) -> None:
         if board.first_configuration is not None:
             check_same_configuration(study, board.first_configuration[1], self.configuration, self.configuration_hash)
 
-    def _record_study(self, study) -> None:
+    def _record_study(self, study: optuna.Study) -> None:
         key = study_key(study)
         if key not in self._recorded_studies:
             record_configuration(study, self.configuration, self.configuration_hash, self.settings)
@@ -356,7 +364,7 @@ class SlotClaims:
         return schedule.trial_numbers_of_rung(slot.iteration, slot.bracket, slot.rung - 1, self.settings.eta,
                                               self.settings.s_max)
 
-    def ranking(self, study, slot: schedule.Slot) -> tuple[float, list[FrozenTrial]] | None:
+    def ranking(self, study: optuna.Study, slot: schedule.Slot) -> Ranking | None:
         """(alpha, promoted fits) when the rung before ``slot``'s is finished (per the last read), else None."""
         key = (*study_key(study), slot.iteration, slot.bracket, slot.rung - 1)
         with self._lock:
@@ -368,7 +376,7 @@ class SlotClaims:
             if not all(s in board.done for s in slots):
                 return None
             previous = [board.done[s] for s in slots]
-        entries = []
+        entries: list[tuple[int, float | None, float | None]] = []
         for t in previous:
             values = t.values if t.state == TrialState.COMPLETE and t.values is not None else (None, None)
             entries.append((int(t.user_attrs["configuration_id"]), values[0], values[1]))
@@ -380,7 +388,8 @@ class SlotClaims:
             self._rankings[key] = result
         return result
 
-    def wait_for_rung(self, study, trial, slot: schedule.Slot):
+    def wait_for_rung(self, study: optuna.Study, trial: FrozenTrial,
+                      slot: schedule.Slot) -> tuple[Ranking, None] | tuple[None, int]:
         """``(ranking, None)`` once the previous rung is finished, or ``(None, free)`` as soon as a slot ``free``
         of it is free again (its worker died): a new trial redoes that one first."""
         slots = self._previous_slots(slot)
@@ -405,7 +414,7 @@ SILENT_TRIAL_BEATS = 5
 _logger = logging.getLogger("fairops.fairband.sampler")  # the sampler's log, where this was always written
 
 
-def positive_seconds(value, name: str) -> float:
+def positive_seconds(value: object, name: str) -> float:
     """``value`` as a float of seconds; a ValueError naming ``name`` unless it is a positive number.
 
     >>> positive_seconds(2, "wait_timeout")
@@ -424,8 +433,8 @@ class Waiter:
     the pause while waiting for fits.
     """
 
-    def __init__(self, study, trial, what: str, claimed: threading.Condition, wait_timeout: float,
-                 poll_interval: float) -> None:
+    def __init__(self, study: optuna.Study, trial: FrozenTrial, what: str, claimed: threading.Condition,
+                 wait_timeout: float, poll_interval: float) -> None:
         self.study, self.trial, self.what = study, trial, what
         self.claimed, self.wait_timeout, self.poll_interval = claimed, wait_timeout, poll_interval
         self.start = self.last_beat = self.last_check = time.monotonic()

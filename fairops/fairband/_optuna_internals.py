@@ -33,10 +33,14 @@ import logging
 import os
 import threading
 import warnings
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, cast
 
 import optuna
-from optuna.trial import FrozenTrial, TrialState
+from optuna.pruners import BasePruner
+from optuna.storages import BaseStorage
+from optuna.trial import BaseTrial, FrozenTrial, TrialState
 
 try:
     from optuna.storages._heartbeat import BaseHeartbeat as BaseHeartbeat  # re-exported for the gRPC storage
@@ -63,7 +67,7 @@ def _in_range(version: str) -> bool:
 
 
 # -- the three attributes every sampler needs ---------------------------------------------------------
-def storage_of(study):
+def storage_of(study: optuna.Study) -> BaseStorage:
     """The study's storage (what ``study._storage`` holds; Optuna's samplers use the same attribute)."""
     try:
         return study._storage
@@ -72,16 +76,16 @@ def storage_of(study):
                            "FairbandSampler needs an update for this Optuna version") from None
 
 
-def study_id_of(study) -> int:
+def study_id_of(study: optuna.Study) -> int:
     try:
         return study._study_id
     except AttributeError:
         raise RuntimeError(f"Optuna {optuna.__version__}'s Study no longer exposes its id to samplers") from None
 
 
-def trial_id_of(study, trial) -> int:
+def trial_id_of(study: optuna.Study, trial: BaseTrial) -> int:
     """The storage id of a trial, from the trial if it carries one, else looked up by its number."""
-    trial_id = getattr(trial, "_trial_id", None)
+    trial_id: int | None = getattr(trial, "_trial_id", None)
     if trial_id is not None:
         return trial_id
     return storage_of(study).get_trial_id_from_study_id_trial_number(study_id_of(study), trial.number)
@@ -93,7 +97,8 @@ def stored_trial_id(trial: FrozenTrial) -> int:
 
 
 # -- writes --------------------------------------------------------------------------------------------
-def write_trial_attrs(study, trial, user: dict | None = None, system: dict | None = None) -> None:
+def write_trial_attrs(study: optuna.Study, trial: BaseTrial, user: dict[str, Any] | None = None,
+                      system: dict[str, Any] | None = None) -> None:
     """Write user and system attributes of a running trial, one public storage call each (system first).
 
     Raises :class:`optuna.exceptions.UpdateFinishedTrialError` when the trial is already finished.
@@ -114,7 +119,7 @@ def write_trial_attrs(study, trial, user: dict | None = None, system: dict | Non
         call(trial_id, key, value)
 
 
-def _round_trip_per_call(storage) -> bool:
+def _round_trip_per_call(storage: BaseStorage) -> bool:
     """True for Optuna's gRPC storage proxy, whose every write is one call to the proxy server."""
     from optuna.storages import GrpcStorageProxy
 
@@ -134,16 +139,16 @@ def _writer_pool() -> ThreadPoolExecutor:
         return _pool[1]
 
 
-def study_records(study) -> dict:
+def study_records(study: optuna.Study) -> dict[str, Any]:
     """The study's system attributes (Fairband keeps its settings and configurations there)."""
     return storage_of(study).get_study_system_attrs(study_id_of(study))
 
 
-def write_study_record(study, key: str, value) -> None:
+def write_study_record(study: optuna.Study, key: str, value: Any) -> None:
     storage_of(study).set_study_system_attr(study_id_of(study), key, value)
 
 
-def fail_running_trial(study, number: int) -> bool:
+def fail_running_trial(study: optuna.Study, number: int) -> bool:
     """Fail a RUNNING trial of another worker (one judged dead); False if it was already finished."""
     storage = storage_of(study)
     try:
@@ -154,7 +159,7 @@ def fail_running_trial(study, number: int) -> bool:
 
 
 # -- heartbeats (public methods of the storages that have them) ----------------------------------------
-def heartbeat_interval(study) -> float | None:
+def heartbeat_interval(study: optuna.Study) -> float | None:
     """Seconds between heartbeats when the study's storage records them, else None."""
     get = getattr(storage_of(study), "get_heartbeat_interval", None)
     if not callable(get):
@@ -163,13 +168,13 @@ def heartbeat_interval(study) -> float | None:
     return None if interval is None else float(interval)
 
 
-def beat(study, trial) -> None:
+def beat(study: optuna.Study, trial: BaseTrial) -> None:
     """Record a heartbeat for ``trial`` (no-op on storages without heartbeats)."""
-    if heartbeat_interval(study) is not None:
-        storage_of(study).record_heartbeat(trial_id_of(study, trial))
+    if heartbeat_interval(study) is not None:  # then the storage is one with heartbeats
+        cast(BaseHeartbeat, storage_of(study)).record_heartbeat(trial_id_of(study, trial))
 
 
-def fail_stale_trials(study) -> None:
+def fail_stale_trials(study: optuna.Study) -> None:
     """Optuna's public :func:`optuna.storages.fail_stale_trials`, without its experimental warning."""
     if heartbeat_interval(study) is None:
         return
@@ -179,7 +184,7 @@ def fail_stale_trials(study) -> None:
 
 
 # -- Trial.report / Trial.should_prune of a two-objective study ----------------------------------------
-def refuse_pruning_calls(message_for) -> None:
+def refuse_pruning_calls(message_for: Callable[[optuna.Trial], str | None]) -> None:
     """Make :meth:`optuna.trial.Trial.report` and :meth:`~optuna.trial.Trial.should_prune` raise
     ``NotImplementedError(text)`` whenever ``message_for(trial)`` gives a text for the trial (else they do what
     Optuna's do). The methods are wrapped on the class once per process; each ``message_for`` is asked once.
@@ -206,7 +211,7 @@ def refuse_pruning_calls(message_for) -> None:
                 continue
 
             @functools.wraps(original)
-            def method(self, *args, _original=original, **kwargs):
+            def method(self: optuna.Trial, *args: Any, _original: Callable[..., Any] = original, **kwargs: Any) -> Any:
                 for ask in tuple(_message_fors):
                     message = ask(self)
                     if message is not None:
@@ -218,11 +223,11 @@ def refuse_pruning_calls(message_for) -> None:
 
 
 _patch_lock = threading.Lock()
-_message_fors: list = []
+_message_fors: list[Callable[[optuna.Trial], str | None]] = []
 
 
 # -- the pruner Optuna gives a study created without one ------------------------------------------------
-def is_optuna_default_pruner(pruner) -> bool:
+def is_optuna_default_pruner(pruner: BasePruner) -> bool:
     """True for the pruner ``optuna.create_study`` gives a study created without one (a ``MedianPruner`` with
     its default settings, compared through its attributes, which Optuna does not publish).
 
@@ -239,11 +244,11 @@ class NanTrialWarnings(logging.Filter):
     NaN, recognised by their words; any other record passes. Outside :data:`WRITTEN_FOR` the logger or the
     words may have changed: the filter then drops nothing and the warnings show."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self._trials: set[str | None] = set()
 
-    def filter(self, record) -> bool:
+    def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         words = message.split()
         number = words[1] if len(words) > 1 and words[0] == "Trial" else None

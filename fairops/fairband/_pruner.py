@@ -35,6 +35,8 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from typing import Any, Literal
 
 import optuna
 from optuna.pruners import BasePruner
@@ -87,7 +89,8 @@ class FairbandPruner(BasePruner):
     True
     """
 
-    def __init__(self, eta: int | None = None, s_max: int | None = None, alpha=None) -> None:
+    def __init__(self, eta: int | None = None, s_max: int | None = None,
+                 alpha: float | Literal["auto"] | None = None) -> None:
         if eta is not None or s_max is not None:
             schedule.iteration_size(eta or schedule.ETA, schedule.S_MAX if s_max is None else s_max)
         self._eta = eta
@@ -148,7 +151,7 @@ class FairbandPruner(BasePruner):
         """
         return self.stops(study, trial.number, trial.user_attrs)
 
-    def stops(self, study: optuna.Study, number: int, attrs: dict) -> bool:
+    def stops(self, study: optuna.Study, number: int, attrs: dict[str, Any]) -> bool:
         """True when trial ``number``, whose user attributes are ``attrs``, stops after its last reported rung.
 
         Parameters
@@ -187,7 +190,7 @@ class FairbandPruner(BasePruner):
         return number not in ranking.top_k(entries, keep, alpha)
 
 
-def _rung_pruner(pruner) -> FairbandPruner:
+def _rung_pruner(pruner: BasePruner) -> FairbandPruner:
     """The pruner RungProgress asks: the study's Fairband pruner, a new one for a study created without its
     own, else a ValueError naming the study's pruner."""
     if isinstance(pruner, FairbandPruner):
@@ -247,7 +250,7 @@ class RungProgress:
         """The rung being trained (-1 before the loop starts)."""
         return self._rung
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[float]:
         for i in range(self._bracket + 1):
             if self._stopped:
                 return
@@ -300,7 +303,7 @@ def advice(mode: str) -> str:
     return _WHY + (_ASYNC if mode == "async" else _SYNC)
 
 
-def _advice_for(trial) -> str | None:
+def _advice_for(trial: optuna.Trial) -> str | None:
     """The advice for a live trial of a Fairband study of two objectives; None for any other trial."""
     study = trial.study
     settings = settings_of(study)

@@ -34,7 +34,7 @@ TIES = ("key", "paper")
 _INSERTION_RUN = 16  # NumPy 1.x sorts runs of up to 16 elements by insertion
 
 
-def is_valid(accuracy, fairness) -> bool:
+def is_valid(accuracy: float | None, fairness: float | None) -> bool:
     """True when both values are finite numbers (a successful fit).
 
     >>> is_valid(0.5, 0.7), is_valid(None, 0.7), is_valid(0.5, float("inf"))
@@ -62,17 +62,17 @@ def dynamic_alpha(values: Iterable[tuple[float | None, float | None]]) -> float:
     return 0.5 * (mean_fairness - mean_accuracy) + 0.5
 
 
-def resolve_alpha(alpha, values: Iterable[tuple[float | None, float | None]]) -> float:
+def resolve_alpha(alpha: float | str, values: Iterable[tuple[float | None, float | None]]) -> float:
     """The alpha to use: the fixed number, or the dynamic alpha of ``values`` for ``"auto"``.
 
     >>> resolve_alpha(1.0, []), resolve_alpha("auto", [(0.8, 0.8)])
     (1.0, 0.5)
     """
-    alpha = check_alpha(alpha)
-    return dynamic_alpha(values) if alpha == AUTO else alpha
+    checked = check_alpha(alpha)
+    return dynamic_alpha(values) if isinstance(checked, str) else checked  # the one string is AUTO
 
 
-def weighted_score(accuracy, fairness, alpha: float) -> float:
+def weighted_score(accuracy: float | None, fairness: float | None, alpha: float) -> float:
     """``alpha * accuracy + (1 - alpha) * fairness``; ``-inf`` for a failed fit.
 
     >>> weighted_score(0.8, 0.4, 0.5), weighted_score(None, 0.4, 0.5)
@@ -80,10 +80,10 @@ def weighted_score(accuracy, fairness, alpha: float) -> float:
     """
     if not is_valid(accuracy, fairness):
         return -math.inf
-    return alpha * float(accuracy) + (1.0 - alpha) * float(fairness)
+    return alpha * float(accuracy) + (1.0 - alpha) * float(fairness)  # type: ignore[arg-type]  # valid: no None
 
 
-def _heap_order(values, order: list[int], lo: int, hi: int) -> None:
+def _heap_order(values: Sequence[float], order: list[int], lo: int, hi: int) -> None:
     """Heap-sort ``order[lo:hi]`` by ``values`` in place (the introsort's fallback, max-heap, 1-based)."""
     n = hi - lo
 
@@ -167,7 +167,7 @@ def numpy1_argsort(values: Sequence[float]) -> list[int]:
         lo, hi, depth_limit = pending.pop()
 
 
-def rank(entries: Sequence[tuple[int, float | None, float | None]], alpha, ties: str = "key") -> list[int]:
+def rank(entries: Sequence[tuple[int, float | None, float | None]], alpha: float | str, ties: str = "key") -> list[int]:
     """Keys of ``(key, accuracy, fairness)`` entries, best first (alpha may be ``"auto"``).
 
     ``ties`` is ``"key"`` (smaller key first) or ``"paper"`` (the paper's order; entries in slot order).
@@ -185,7 +185,8 @@ def rank(entries: Sequence[tuple[int, float | None, float | None]], alpha, ties:
     return [key for _, key in scored]
 
 
-def top_k(entries: Sequence[tuple[int, float | None, float | None]], k: int, alpha, ties: str = "paper") -> list[int]:
+def top_k(entries: Sequence[tuple[int, float | None, float | None]], k: int, alpha: float | str,
+          ties: str = "paper") -> list[int]:
     """The ``k`` best keys by :func:`rank`; by default with the paper's tie rule (entries in slot order).
 
     >>> top_k([(0, 0.1, 0.1), (1, 0.9, 0.9), (2, 0.5, 0.5)], 2, alpha="auto")

@@ -74,9 +74,9 @@ import copy
 import logging
 import threading
 import warnings
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 import optuna
@@ -84,7 +84,7 @@ from optuna.distributions import BaseDistribution, CategoricalDistribution
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.storages import BaseStorage
 from optuna.study import StudyDirection
-from optuna.trial import FrozenTrial, TrialState
+from optuna.trial import BaseTrial, FrozenTrial, TrialState
 
 from ..errors import InputError
 from . import _optuna_internals as internals, _pruner as pruning_calls, _ranking as ranking, _schedule as schedule
@@ -94,7 +94,7 @@ from ._selection import check_min_fairness, record_constraint
 from ._settings import FairbandSettings, check_study, settings_of, validated_configuration
 
 
-def budget(trial) -> float:
+def budget(trial: optuna.Trial | FrozenTrial) -> float:
     """Share of the training set this trial's fit gets (1/81 ... 1 with the paper's settings).
 
     Works on a live :class:`optuna.trial.Trial` (after the sampler prepared it) and on a
@@ -122,17 +122,17 @@ def budget(trial) -> float:
     """
     study = getattr(trial, "study", None)
     if study is not None and settings_of(study) is not None and isinstance(trial, optuna.Trial):
-        return study.sampler.budget_of(trial)
+        return cast(FairbandSampler, study.sampler).budget_of(trial)
     attrs = trial.user_attrs
     if "budget" not in attrs and isinstance(trial, optuna.Trial):
         # another sampler wrote it through the storage after the live trial cached its attributes
-        attrs = internals.storage_of(study).get_trial(internals.trial_id_of(study, trial)).user_attrs
+        attrs = internals.storage_of(trial.study).get_trial(internals.trial_id_of(trial.study, trial)).user_attrs
     if "budget" in attrs:
         return float(attrs["budget"])
     raise InputError(f"trial {trial.number} has no Fairband budget; use FairbandSampler as the study's sampler")
 
 
-def checked_starts(starts, s_max) -> tuple[dict, ...]:
+def checked_starts(starts: Iterable[dict[str, Any]] | None, s_max: int) -> tuple[dict[str, Any], ...]:
     """``start_configurations`` as a tuple of dicts, refused unless they fit bracket 0 and hold JSON values."""
     if starts is None:
         return ()
@@ -146,7 +146,7 @@ def checked_starts(starts, s_max) -> tuple[dict, ...]:
     return starts
 
 
-def start_value(value, name: str, distribution: BaseDistribution):
+def start_value(value: object, name: str, distribution: BaseDistribution) -> object:
     """``value`` of parameter ``name`` once checked to lie in ``distribution``."""
     if isinstance(distribution, CategoricalDistribution):
         inside = value in distribution.choices
@@ -159,7 +159,7 @@ def start_value(value, name: str, distribution: BaseDistribution):
     return value
 
 
-def start_of(starts: tuple[dict, ...], slot: schedule.Slot) -> dict[str, Any]:
+def start_of(starts: tuple[dict[str, Any], ...], slot: schedule.Slot) -> dict[str, Any]:
     """The start configuration's values for a rung-0 slot of bracket 0 in the first iteration, else {}."""
     if slot.iteration == 0 and slot.bracket == 0 and slot.position < len(starts):
         return dict(starts[slot.position])
@@ -180,10 +180,10 @@ class Assignment:
     own_sampler: BaseSampler | None = None
     reason: str | None = None
     asked: bool = False  # whether the objective asked for the fit's budget (budget(), or RungProgress's slot)
-    base_view: Any = None  # the base sampler's view of the study up to the trial's sampling (never pickled)
+    base_view: BaseSamplerView | None = None  # the base sampler's view up to the trial's sampling (never pickled)
     base_number: int | None = None  # the trial's number in that view, which never changes
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "base_view": None}
 
 
@@ -201,31 +201,31 @@ class Assignments:
         self._table: dict[tuple[str, int], Assignment] = {}
         self._budget_warned: set[str] = set()  # study names
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         with self._lock:
             return {"_table": dict(self._table)}
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self._reset()
         self._table.update(state["_table"])
 
     @staticmethod
-    def _key(study, trial) -> tuple[str, int]:
+    def _key(study: optuna.Study, trial: BaseTrial) -> tuple[str, int]:
         return study.study_name, trial.number
 
-    def get(self, study, trial) -> Assignment | None:
+    def get(self, study: optuna.Study, trial: BaseTrial) -> Assignment | None:
         with self._lock:
             return self._table.get(self._key(study, trial))
 
-    def put(self, study, trial, assignment: Assignment) -> None:
+    def put(self, study: optuna.Study, trial: BaseTrial, assignment: Assignment) -> None:
         with self._lock:
             self._table[self._key(study, trial)] = assignment
 
-    def pop(self, study, trial) -> Assignment | None:
+    def pop(self, study: optuna.Study, trial: BaseTrial) -> Assignment | None:
         with self._lock:
             return self._table.pop(self._key(study, trial), None)
 
-    def held(self, study, trial) -> Assignment:
+    def held(self, study: optuna.Study, trial: BaseTrial) -> Assignment:
         """The trial's assignment when it holds a slot; ``optuna.TrialPruned`` with the reason when it does not."""
         assignment = self.get(study, trial)
         if assignment is None:
@@ -236,14 +236,14 @@ class Assignments:
             raise optuna.TrialPruned(assignment.reason)
         return assignment
 
-    def release(self, trial, reason: str) -> None:
+    def release(self, trial: optuna.Trial, reason: str) -> None:
         """Give up the slot a live trial holds, for ``reason``: however it ends, that is not the slot's result."""
         with self._lock:
             assignment = self._table.get(self._key(trial.study, trial))
             if assignment is not None and assignment.status == HELD:
                 assignment.status, assignment.reason = RELEASED, reason
 
-    def warn_budget_unasked(self, study, trial, how: str) -> None:
+    def warn_budget_unasked(self, study: optuna.Study, trial: BaseTrial, how: str) -> None:
         """Warn, once per study and process, that a fit ran without asking its budget (``how``): the schedule's
         budgets then change nothing (every fit sees all rows) while its promotions still rank them."""
         with self._lock:
@@ -405,7 +405,7 @@ class ScheduleStorage(BaseStorage):
         self._check_study(study_id)
         self._storage.set_study_system_attr(study_id, key, value)
 
-    def get_all_studies(self) -> list:
+    def get_all_studies(self) -> list[Any]:  # Optuna's FrozenStudy, which it does not export
         return [s for s in self._storage.get_all_studies() if s.study_name == self._study.study_name]
 
     # -- writes to a trial go to the real storage ----------------------------------------------------
@@ -543,10 +543,10 @@ class SlotSamplerBase(BaseSampler):
     _base_sampler: BaseSampler | None
     _base_alpha: float | str | None  # None: the base sampler sees both objectives; else the score's alpha
     _seed: int
-    _starts: tuple[dict, ...]
+    _starts: tuple[dict[str, Any], ...]
     _min_fairness: float | None
     _iterations: int | None
-    _checked_studies: set[tuple]
+    _checked_studies: set[tuple[int, str]]  # by study_key
 
     # -- public read-only settings -------------------------------------------------------------
     @property
@@ -585,7 +585,7 @@ class SlotSamplerBase(BaseSampler):
         return self._min_fairness
 
     @property
-    def configuration(self) -> dict:
+    def configuration(self) -> dict[str, Any]:
         """Everything that defines a study run by this sampler (a copy)."""
         return dict(self._claims.configuration)
 
@@ -648,7 +648,7 @@ class SlotSamplerBase(BaseSampler):
         """
         return self._claims.board(study)
 
-    def abandon(self, trial) -> None:
+    def abandon(self, trial: optuna.Trial) -> None:
         """Declare the fit of a live trial aborted (e.g. by Ctrl-C).
 
         However the trial ends, that is not its slot's result, so the slot is free again and a later trial
@@ -662,7 +662,7 @@ class SlotSamplerBase(BaseSampler):
         self._assignments.release(trial, f"trial {trial.number}'s fit was aborted")
 
     # -- what a live trial was given -----------------------------------------------------------
-    def slot_of_trial(self, trial) -> schedule.Slot | None:
+    def slot_of_trial(self, trial: optuna.Trial | FrozenTrial) -> schedule.Slot | None:
         """The schedule slot a trial fits: from this process's assignment, else from its claim.
 
         Parameters
@@ -684,7 +684,7 @@ class SlotSamplerBase(BaseSampler):
         claim = claim_of(trial) if isinstance(trial, FrozenTrial) else None
         return None if claim is None or claim.slot is None else self.slot(claim.slot)
 
-    def budget_of(self, trial) -> float:
+    def budget_of(self, trial: optuna.Trial) -> float:
         """Budget of a live trial prepared by this sampler; raises ``optuna.TrialPruned`` if it has no slot.
 
         Parameters
@@ -723,7 +723,7 @@ class SlotSamplerBase(BaseSampler):
         attrs = {"bracket": slot.bracket, "rung": slot.rung, "budget": slot.budget}
         if self.mode == "sync":
             attrs = {"iteration": slot.iteration, **attrs}
-        claim: dict | None = self._claims.claim(trial, index)
+        claim: dict[str, Any] | None = self._claims.claim(trial, index)
         if slot.rung == 0:
             assignment = Assignment(HELD, index, slot, slot.configuration, start_of(self._starts, slot))
             self._finish_assignment(study, trial, assignment, attrs, claim)
@@ -745,7 +745,8 @@ class SlotSamplerBase(BaseSampler):
                                 dict(source.params), dict(source.distributions), alpha)
         self._finish_assignment(study, trial, assignment, attrs, claim)
 
-    def _finish_assignment(self, study, trial, assignment: Assignment, attrs: dict, claim: dict | None = None):
+    def _finish_assignment(self, study: optuna.Study, trial: FrozenTrial, assignment: Assignment,
+                           attrs: dict[str, Any], claim: dict[str, Any] | None = None) -> None:
         assert assignment.slot is not None and assignment.configuration is not None  # held: it has both
         if self._base_sampler is None or assignment.slot.rung > 0:
             assignment.own_sampler = RandomSampler(seed=configuration_seed(self._seed, assignment.configuration))
@@ -761,7 +762,7 @@ class SlotSamplerBase(BaseSampler):
             self._base_sampler.before_trial(view.study, view.trial(trial))
 
     # -- internals -----------------------------------------------------------------------------
-    def _base_view(self, study, trial: FrozenTrial, assignment: Assignment) -> BaseSamplerView:
+    def _base_view(self, study: optuna.Study, trial: FrozenTrial, assignment: Assignment) -> BaseSamplerView:
         """The base sampler's view of ``study`` for ``trial``'s hooks up to its sampling (made once per trial)."""
         if assignment.base_view is None:
             assert self._base_sampler is not None
@@ -776,8 +777,8 @@ class SlotSamplerBase(BaseSampler):
             check_study(study)
             self._checked_studies.add(key)
 
-    def _refuse(self, study, trial, reason: str, status: str = REFUSED, slot_index: int | None = None,
-                level: int = logging.WARNING) -> None:
+    def _refuse(self, study: optuna.Study, trial: FrozenTrial, reason: str, status: str = REFUSED,
+                slot_index: int | None = None, level: int = logging.WARNING) -> None:
         _logger.log(level, "%s", reason)
         self._assignments.put(study, trial, Assignment(status, reason=reason))
         self._claims.publish(study, trial, self._claims.claim(trial, slot_index, status, reason))
@@ -875,11 +876,12 @@ class FairbandSampler(SlotSamplerBase):
     [0, 1, 2, 3, 4]
     """
 
-    def __init__(self, eta: int = 3, s_max: int = 4, alpha: float | str = "auto", seed: int | None = None,
-                 base_sampler: BaseSampler | None = None, wait_timeout: float = 3600.0,
-                 poll_interval: float = 0.2, mode: str = "sync", *, configuration: dict | None = None,
-                 iterations: int | None = None, min_fairness: float | None = None,
-                 start_configurations=None) -> None:
+    def __init__(self, eta: int = 3, s_max: int = 4, alpha: float | Literal["auto"] = "auto",
+                 seed: int | None = None, base_sampler: BaseSampler | None = None, wait_timeout: float = 3600.0,
+                 poll_interval: float = 0.2, mode: Literal["sync", "async"] = "sync", *,
+                 configuration: dict[str, Any] | None = None, iterations: int | None = None,
+                 min_fairness: float | None = None,
+                 start_configurations: Sequence[dict[str, Any]] | None = None) -> None:
         self._settings = FairbandSettings(eta, s_max, alpha, mode)
         pruning_calls.install()  # trial.report / should_prune then name the way, in every mode
         self._starts = checked_starts(start_configurations, s_max)
@@ -911,9 +913,9 @@ class FairbandSampler(SlotSamplerBase):
 
     def _start_process_state(self) -> None:
         """What this process has checked (the claims and assignments keep their own)."""
-        self._checked_studies: set[tuple] = set()
+        self._checked_studies: set[tuple[int, str]] = set()
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         """What ``pickle``, ``copy.deepcopy`` and ``joblib.dump(study)`` keep: the settings and the live trials'
         assignments. The locks and the caches of storage reads are started again on load.
 
@@ -925,7 +927,7 @@ class FairbandSampler(SlotSamplerBase):
         del state["_checked_studies"]
         return state
 
-    def __setstate__(self, state: dict) -> None:
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._start_process_state()
 
@@ -960,7 +962,7 @@ class FairbandSampler(SlotSamplerBase):
             self._assignments.pop(study, trial)
             raise
 
-    def infer_relative_search_space(self, study, trial):
+    def infer_relative_search_space(self, study: optuna.Study, trial: FrozenTrial) -> dict[str, BaseDistribution]:
         """The promoted configuration's distributions at a later rung; the base sampler's at rung 0.
 
         Parameters
@@ -976,7 +978,10 @@ class FairbandSampler(SlotSamplerBase):
             Parameter name -> distribution; empty when the values come from :meth:`sample_independent`.
         """
         assignment = self._assignments.get(study, trial)
-        if assignment is None or assignment.status != HELD or (assignment.slot.rung == 0 and assignment.params):
+        if assignment is None or assignment.status != HELD:
+            return {}
+        assert assignment.slot is not None  # a held assignment has its slot
+        if assignment.slot.rung == 0 and assignment.params:
             return {}  # a start configuration's values come from sample_independent
         if assignment.slot.rung > 0:
             return dict(assignment.distributions)
@@ -985,7 +990,8 @@ class FairbandSampler(SlotSamplerBase):
             return self._base_sampler.infer_relative_search_space(view.study, view.trial(trial))
         return {}
 
-    def sample_relative(self, study, trial, search_space):
+    def sample_relative(self, study: optuna.Study, trial: FrozenTrial,
+                        search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
         """The promoted configuration's values at a later rung; the base sampler's draws at rung 0.
 
         Parameters
@@ -1005,6 +1011,7 @@ class FairbandSampler(SlotSamplerBase):
         assignment = self._assignments.get(study, trial)
         if assignment is None or assignment.status != HELD:
             return {}
+        assert assignment.slot is not None  # a held assignment has its slot
         if assignment.slot.rung > 0:
             return {name: assignment.params[name] for name in search_space if name in assignment.params}
         if self._base_sampler is not None:  # asked even with nothing to draw, as Optuna asks it (NSGA-II counts)
@@ -1012,7 +1019,8 @@ class FairbandSampler(SlotSamplerBase):
             return self._base_sampler.sample_relative(view.study, view.trial(trial), search_space)
         return {}
 
-    def sample_independent(self, study, trial, param_name, param_distribution):
+    def sample_independent(self, study: optuna.Study, trial: FrozenTrial, param_name: str,
+                           param_distribution: BaseDistribution) -> Any:
         """A start configuration's value, else a draw from ``(seed, configuration)`` or the base sampler.
 
         Parameters
@@ -1032,6 +1040,7 @@ class FairbandSampler(SlotSamplerBase):
             The parameter's value.
         """
         assignment = self._assignments.held(study, trial)
+        assert assignment.slot is not None  # a held assignment has its slot
         if assignment.slot.rung == 0 and param_name in assignment.params:
             return start_value(assignment.params[param_name], param_name, param_distribution)
         if assignment.own_sampler is not None:
@@ -1040,7 +1049,8 @@ class FairbandSampler(SlotSamplerBase):
         view = self._base_view(study, trial, assignment)
         return self._base_sampler.sample_independent(view.study, view.trial(trial), param_name, param_distribution)
 
-    def after_trial(self, study, trial, state, values) -> None:
+    def after_trial(self, study: optuna.Study, trial: FrozenTrial, state: TrialState,
+                    values: Sequence[float] | None) -> None:
         """Record a finished trial: the fairness floor's constraint, and a slot its own worker ended.
 
         Parameters

@@ -33,7 +33,7 @@ MAX_S_MAX = 16
 MAX_ITERATIONS = 10_000  # trial numbers stay far below what a study's storage counts and can list
 
 
-def check_iterations(iterations, *, allow_none: bool = False) -> None:
+def check_iterations(iterations: object, *, allow_none: bool = False) -> None:
     """Refuse an iteration count that is not a whole number in ``[1, MAX_ITERATIONS]``.
 
     >>> check_iterations(10**9)
@@ -83,7 +83,8 @@ def bracket_start(s: int, eta: int = ETA, s_max: int = S_MAX) -> int:
     if not 0 <= s <= s_max:
         raise InputError(f"bracket s must be in [0, {s_max}], got {s!r}")
     # Exact integer form of ceil((s_max + 1) / (s + 1) * eta**s).
-    return -(-((s_max + 1) * eta**s) // (s + 1))
+    configurations: int = -(-((s_max + 1) * eta**s) // (s + 1))  # int ** int is typed as Any
+    return configurations
 
 
 def rung_sizes(s: int, eta: int = ETA, s_max: int = S_MAX) -> list[int]:
@@ -174,7 +175,7 @@ class Slot:
 
 
 @cache
-def _layout(eta: int, s_max: int) -> tuple[tuple[tuple[int, int, int], ...], dict, int]:
+def _layout(eta: int, s_max: int) -> tuple[tuple[tuple[int, int, int], ...], dict[tuple[int, int], int], int]:
     """Rung-major slot order: tuple of (bracket, rung, position), start offset per (bracket, rung)."""
     order: list[tuple[int, int, int]] = []
     offsets: dict[tuple[int, int], int] = {}

@@ -75,11 +75,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal, cast
 
+import optuna
 from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import FrozenTrial, TrialState
 
@@ -154,7 +155,7 @@ class Selection:
     score: float
     rule: str
     alpha_rule: float | str | None = None
-    candidates: tuple = ()
+    candidates: tuple[FrozenTrial, ...] = ()
     kind: SelectionKind = SelectionKind.FAIRBAND
     screened: Screened | None = None
 
@@ -180,20 +181,21 @@ def _in_schedule(trial: FrozenTrial) -> bool:
     return claim is None or claim.status == HELD
 
 
-def _trials_of(study_or_trials) -> list[FrozenTrial]:
-    if hasattr(study_or_trials, "get_trials"):
-        if len(study_or_trials.directions) != 2:
-            raise InputError("study must have two objectives (accuracy, fairness), "
-                             f"got {len(study_or_trials.directions)}")
-        return study_or_trials.get_trials(deepcopy=False)
-    return list(study_or_trials)
+def _trials_of(study_or_trials: optuna.Study | Iterable[FrozenTrial]) -> list[FrozenTrial]:
+    if not hasattr(study_or_trials, "get_trials"):
+        return list(study_or_trials)
+    study = cast(optuna.Study, study_or_trials)  # whatever has get_trials is taken for a study
+    if len(study.directions) != 2:
+        raise InputError(f"study must have two objectives (accuracy, fairness), got {len(study.directions)}")
+    return study.get_trials(deepcopy=False)
 
 
-def _study_alpha(study_or_trials):
+def _study_alpha(study_or_trials: optuna.Study | Iterable[FrozenTrial]) -> float | Literal["auto"]:
     if hasattr(study_or_trials, "get_trials"):
-        settings = internals.study_records(study_or_trials).get(SETTINGS_ATTR)
+        settings = internals.study_records(cast(optuna.Study, study_or_trials)).get(SETTINGS_ATTR)
         if settings is not None:
-            return settings["alpha"]
+            alpha: float | Literal["auto"] = settings["alpha"]  # as FairbandSettings checked it
+            return alpha
     raise InputError("alpha is required: this study was not run by FairbandSampler; pass alpha='auto' "
                      "or a float in [0, 1]")
 
@@ -230,7 +232,7 @@ def lower_bounds(trial: FrozenTrial) -> tuple[float, float]:
                          "(accuracy, fairness) (FairnessObjective records it itself); or use rule='paper'") from None
 
 
-def _robust(fits: list[FrozenTrial], alpha, candidates: int, screened: Screened) -> Selection:
+def _robust(fits: list[FrozenTrial], alpha: float | str, candidates: int, screened: Screened) -> Selection:
     value = ranking.resolve_alpha(alpha, [tuple(t.values) for t in screened.kept])
     entries = [(t.number, *lower_bounds(t)) for t in fits]
     by_number = {t.number: t for t in fits}
@@ -246,9 +248,9 @@ def _robust(fits: list[FrozenTrial], alpha, candidates: int, screened: Screened)
                      screened)
 
 
-def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = None,
-                min_accuracy: float | None = None, rule: str = "fairband", candidates: int = 3,
-                line=None) -> Selection:
+def select_best(study_or_trials: optuna.Study | Iterable[FrozenTrial], alpha: float | Literal["auto"] | None = None,
+                *, min_fairness: float | None = None, min_accuracy: float | None = None, rule: str = "fairband",
+                candidates: int = 3, line: FairnessRule | None = None) -> Selection:
     """Pick a fit from a study (or a list of FrozenTrials) with values (accuracy, fairness).
 
     ``alpha=None`` uses the alpha setting the FairbandSampler of the study ran with. ``rule="robust"``
@@ -321,7 +323,8 @@ def select_best(study_or_trials, alpha=None, *, min_fairness: float | None = Non
                      screened=screened)
 
 
-def _constrained(fits: list[FrozenTrial], min_fairness, min_accuracy, screened: Screened) -> Selection:
+def _constrained(fits: list[FrozenTrial], min_fairness: float | None, min_accuracy: float | None,
+                 screened: Screened) -> Selection:
     """The best of one objective among the fits whose other objective reaches its bound."""
     which, bound = (1, min_fairness) if min_fairness is not None else (0, min_accuracy)
     if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not 0 <= bound <= 1:
@@ -339,7 +342,7 @@ def _constrained(fits: list[FrozenTrial], min_fairness, min_accuracy, screened: 
                      screened=screened)
 
 
-def _set_aside_words(set_aside: dict) -> str:
+def _set_aside_words(set_aside: dict[str, int]) -> str:
     """``"every one of the 38 fits was set aside: 18 decided one class ..."``."""
     from fairops.metrics._figures import DEGENERATE
 
@@ -348,7 +351,7 @@ def _set_aside_words(set_aside: dict) -> str:
         f"{count} {DEGENERATE[reason]}" for reason, count in sorted(set_aside.items()))
 
 
-def successful_fits(study_or_trials) -> list[FrozenTrial]:
+def successful_fits(study_or_trials: optuna.Study | Iterable[FrozenTrial]) -> list[FrozenTrial]:
     """The fits selection ranks: COMPLETE trials with finite (accuracy, fairness), in trial order.
 
     >>> import optuna
@@ -361,7 +364,7 @@ def successful_fits(study_or_trials) -> list[FrozenTrial]:
     return _fits(_trials_of(study_or_trials))
 
 
-def pareto_front(study_or_trials) -> list[FrozenTrial]:
+def pareto_front(study_or_trials: optuna.Study | Iterable[FrozenTrial]) -> list[FrozenTrial]:
     """Successful, feasible fits not set aside nor dominated in (accuracy, fairness), by accuracy descending.
 
     Parameters
@@ -442,14 +445,14 @@ class Screened:
         Standing -> how many of ``kept`` have it.
     """
 
-    fits: list
-    kept: list
-    set_aside: dict = field(default_factory=dict)
+    fits: list[FrozenTrial]
+    kept: list[FrozenTrial]
+    set_aside: dict[str, int] = field(default_factory=dict)
     standing: str | None = None
-    standings: dict = field(default_factory=dict)
+    standings: dict[str, int] = field(default_factory=dict)
 
 
-def without_set_aside(fits) -> tuple[list, dict]:
+def without_set_aside(fits: Iterable[FrozenTrial]) -> tuple[list[FrozenTrial], dict[str, int]]:
     """``(the fits not set aside, {reason: count})``."""
     reasons: Counter[str] = Counter()
     kept = []
@@ -462,7 +465,7 @@ def without_set_aside(fits) -> tuple[list, dict]:
     return kept, dict(reasons)
 
 
-def screen(fits, rule: FairnessRule | None = None) -> Screened:
+def screen(fits: Iterable[FrozenTrial], rule: FairnessRule | None = None) -> Screened:
     """Set aside the fits whose decisions say nothing; with ``rule``, keep those of the best standing any has.
 
     Parameters
@@ -480,7 +483,7 @@ def screen(fits, rule: FairnessRule | None = None) -> Screened:
     kept, set_aside = without_set_aside(fits)
     if rule is None or not rule.active or not kept:
         return Screened(kept, kept, set_aside)
-    by_standing: dict[str, list] = {standing: [] for standing in STANDINGS}
+    by_standing: dict[str, list[FrozenTrial]] = {standing: [] for standing in STANDINGS}
     for trial in kept:
         by_standing[standing_of(trial, rule)].append(trial)
     best = next(standing for standing in STANDINGS if by_standing[standing])
@@ -497,7 +500,7 @@ class ConstraintNameError(InputError):
     """Two constraints of one trial under one name: Optuna's tools would keep only one of them."""
 
 
-def check_min_fairness(min_fairness) -> float | None:
+def check_min_fairness(min_fairness: object) -> float | None:
     """``min_fairness`` as a float in [0, 1] (or None); anything else is refused by name.
 
     >>> check_min_fairness(0.8), check_min_fairness(None)
@@ -524,13 +527,13 @@ def _reported_fairness(trial: FrozenTrial, state: TrialState, values: Sequence[f
     return None
 
 
-def _stored(study, trial: FrozenTrial) -> dict:
+def _stored(study: optuna.Study, trial: FrozenTrial) -> dict[str, Any]:
     """The trial's system attributes in the storage now (the trial handed to ``after_trial`` predates the writes
     of a ``constraints_func`` and of ``trial.set_constraint``)."""
     return internals.storage_of(study).get_trial(internals.trial_id_of(study, trial)).system_attrs
 
 
-def record_constraint(study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None,
+def record_constraint(study: optuna.Study, trial: FrozenTrial, state: TrialState, values: Sequence[float] | None,
                       min_fairness: float | None, *, after_others: bool = False) -> None:
     """From a sampler's ``after_trial``: store the floor's constraint under :data:`FLOOR_NAME` and in the list.
 

@@ -22,7 +22,9 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
+from typing import Any
 
+import optuna
 from optuna.study import StudyDirection
 
 from .._param_checks import check_alpha
@@ -68,7 +70,7 @@ class FairbandSettings:
         if self.mode not in MODES:
             raise InputError(f"mode must be 'sync' or 'async', got {self.mode!r}")
 
-    def as_record(self) -> dict:
+    def as_record(self) -> dict[str, Any]:
         """The settings as stored with the study.
 
         Returns
@@ -123,7 +125,7 @@ class FairbandSettings:
         return iterations * schedule.iteration_size(self.eta, self.s_max)
 
 
-def settings_of(study) -> FairbandSettings | None:
+def settings_of(study: optuna.Study) -> FairbandSettings | None:
     """The settings of ``study``'s sampler when it is a Fairband sampler, else None.
 
     >>> import optuna
@@ -134,7 +136,7 @@ def settings_of(study) -> FairbandSettings | None:
     return settings if isinstance(settings, FairbandSettings) else None
 
 
-def agreeing(settings: FairbandSettings, **wanted) -> FairbandSettings:
+def agreeing(settings: FairbandSettings, **wanted: object) -> FairbandSettings:
     """``settings`` after checking that every non-None value in ``wanted`` equals its field.
 
     >>> agreeing(FairbandSettings(), eta=3, alpha=None).eta
@@ -150,7 +152,7 @@ def agreeing(settings: FairbandSettings, **wanted) -> FairbandSettings:
     return settings
 
 
-def check_study(study) -> None:
+def check_study(study: optuna.Study) -> None:
     """Raise :class:`~fairops.fairband.FairbandScheduleError` unless a Fairband sampler can run ``study``: two
     maximized objectives, (accuracy, fairness), and a Fairband pruner, if any, whose settings agree.
 
@@ -175,7 +177,7 @@ directions=['maximize', 'maximize'] returning (accuracy, fairness); got ['minimi
             raise FairbandScheduleError(str(err)) from None
 
 
-def validated_configuration(configuration) -> dict:
+def validated_configuration(configuration: object) -> dict[str, Any]:
     """A caller's configuration as a plain JSON-able dict; refuses what a study cannot store or compare.
 
     >>> validated_configuration({"data": "adult", "rows": 1000})
@@ -198,10 +200,11 @@ def validated_configuration(configuration) -> dict:
         text = json.dumps(configuration, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise InputError(f"configuration must hold JSON values (finite numbers, text, lists, dicts): {error}") from None
-    return json.loads(text)
+    plain: dict[str, Any] = json.loads(text)
+    return plain
 
 
-def configuration_hash(configuration: dict) -> str:
+def configuration_hash(configuration: dict[str, Any]) -> str:
     """A short, stable name of a configuration (sha256 of its canonical JSON).
 
     >>> configuration_hash({"b": 1, "a": [1, 2]}) == configuration_hash({"a": [1, 2], "b": 1})
@@ -211,7 +214,7 @@ def configuration_hash(configuration: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def first_difference(stored: dict, here: dict) -> str | None:
+def first_difference(stored: dict[str, Any], here: dict[str, Any]) -> str | None:
     """The first key (in sorted order) whose value differs, described for a person; None if equal.
 
     >>> first_difference({"a": 1}, {"a": 1, "b": 2})
@@ -227,17 +230,17 @@ def first_difference(stored: dict, here: dict) -> str | None:
 _MISSING = object()
 
 
-def _same(a, b) -> bool:
+def _same(a: object, b: object) -> bool:
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
     return a == b
 
 
-def _describe(value, where: str) -> str:
+def _describe(value: object, where: str) -> str:
     return f"not set {where}" if value is _MISSING else f"{value!r} {where}"
 
 
-def check_same_configuration(study, stored_hash: str, configuration: dict, hash_: str) -> None:
+def check_same_configuration(study: optuna.Study, stored_hash: str, configuration: dict[str, Any], hash_: str) -> None:
     """Raise :class:`~fairops.fairband.FairbandConfigurationError` unless ``stored_hash``, the hash of the
     configuration ``study`` was started with, is ``hash_``, the hash of this worker's ``configuration``."""
     if stored_hash == hash_:
@@ -250,7 +253,8 @@ def check_same_configuration(study, stored_hash: str, configuration: dict, hash_
         "use the study's settings or another study name")
 
 
-def record_configuration(study, configuration: dict, hash_: str, settings: FairbandSettings) -> None:
+def record_configuration(study: optuna.Study, configuration: dict[str, Any], hash_: str,
+                         settings: FairbandSettings) -> None:
     """Store ``configuration`` (named by its hash ``hash_``) and ``settings`` with ``study`` unless already there.
 
     >>> import optuna

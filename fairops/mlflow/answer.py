@@ -75,7 +75,8 @@ def reduction_in(model: BaseEstimator) -> FoundReduction | None:
 
     prefixes = []
     while isinstance(model, Pipeline):
-        prefixes.append(model[:-1])
+        if len(model) > 1:  # a one-step pipeline has nothing before its estimator (an empty one transforms nothing)
+            prefixes.append(model[:-1])
         model = model.steps[-1][1]
     if not isinstance(model, ReductionBase) or model.mix != "decisions":
         return None

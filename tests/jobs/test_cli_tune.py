@@ -30,12 +30,17 @@ from fairops.tuning._objective import CONSTANT_SCORES, failure_reason
 from tests.jobs.kill_mid_fit import kill_mid_fit
 from tests.log_records import LogRecords
 
+# a smaller Hyperband than the paper's (eta 3, s_max 2: 22 fits of 17 configurations, three brackets): every
+# step of a run, from the schedule to the registered pick, in a tenth of the fits; the default, the paper's
+# 206, is the README's command (tests/project/test_readme.py)
 FAST = ["--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression,scaff_forest",
-        "--no-progress"]
+        "--no-progress", "--s-max", "2"]
+STUDY = "german-fb-auto-eta3-smax2-fast-seed0"
+FITS, CONFIGURATIONS, BRACKETS = schedule.iteration_size(3, 2), schedule.configurations_per_iteration(3, 2), 3
 RUNG = re.compile(r"rung (\d) of bracket (\d) done")
 
 
-def _study(project: Path, name="german-fb-auto-fast-seed0"):
+def _study(project: Path, name=STUDY):
     url = f"sqlite:///{project / 'optuna.db'}"
     with sqlite_open_lock(url):  # as the workers do: a fresh file gets its schema from one process at a time
         storage = optuna.storages.RDBStorage(url)
@@ -64,16 +69,16 @@ def finished_project(finished_run):
 
 
 @pytest.mark.slow
-def test_one_iteration_is_the_paper_schedule(finished_project):
+def test_one_iteration_is_the_hyperband_schedule_of_eta_and_s_max(finished_project):
     study = _study(finished_project)
     trials = study.get_trials(deepcopy=False)
-    assert len(trials) == 206
+    assert len(trials) == FITS
     per_rung = Counter((t.user_attrs["bracket"], t.user_attrs["rung"]) for t in trials)
-    for s in range(5):
-        for i, size in enumerate(schedule.rung_sizes(s)):
+    for s in range(BRACKETS):
+        for i, size in enumerate(schedule.rung_sizes(s, 3, 2)):
             assert per_rung[(s, i)] == size
-    assert len({(t.user_attrs["bracket"], t.user_attrs["configuration_id"]) for t in trials}) == 143
-    assert len(set(_fit_keys(study))) == 206  # no fit twice
+    assert len({(t.user_attrs["bracket"], t.user_attrs["configuration_id"]) for t in trials}) == CONFIGURATIONS
+    assert len(set(_fit_keys(study))) == FITS  # no fit twice
 
 
 @pytest.mark.slow
@@ -91,9 +96,9 @@ def test_the_full_budget_bracket_starts_with_the_library_defaults(finished_proje
 def test_every_fit_is_a_child_run_and_the_pick_is_registered(finished_project):
     uri = f"sqlite:///{finished_project / 'mlflow.db'}"
     client = MlflowClient(uri)
-    experiment = client.get_experiment_by_name("german-fb-auto-fast-seed0")
+    experiment = client.get_experiment_by_name(STUDY)
     runs = client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'trial'", max_results=1000)
-    assert len(runs) == 206
+    assert len(runs) == FITS
     complete = [r for r in runs if "accuracy" in r.data.metrics]
     per_fit = {"fairness", "auc_y", "auc_s", "accuracy_low", "accuracy_high", "fairness_low", "fairness_high",
                "fairness.sex"}
@@ -125,8 +130,8 @@ def test_every_fit_is_a_child_run_and_the_pick_is_registered(finished_project):
 def test_progress_without_a_terminal_reports_every_rung(finished_run):
     _, _, out = finished_run
     rungs = [(int(b), int(r)) for b, r in ((m[2], m[1]) for m in RUNG.finditer(out))]
-    assert sorted(rungs) == sorted((s, i) for s in range(5) for i in range(len(schedule.rung_sizes(s))))
-    assert "fits 206/206 (100%)" in out and "\r" not in out  # plain lines, no bar
+    assert sorted(rungs) == sorted((s, i) for s in range(BRACKETS) for i in range(len(schedule.rung_sizes(s, 3, 2))))
+    assert f"fits {FITS}/{FITS} (100%)" in out and "\r" not in out  # plain lines, no bar
     # the progress lines' terms said once, before them; the run ends with the command serving its pick
     (legend,) = [line for line in out.splitlines() if line.startswith("progress: ")]
     assert '"weighted score" = alpha * accuracy + (1 - alpha) * fairness' in legend and "FB-auto" in legend
@@ -139,7 +144,7 @@ def test_the_study_is_tidy_in_mlflow(finished_run):
     project, workdir, out = finished_run
     uri = f"sqlite:///{project / 'mlflow.db'}"
     client = MlflowClient(uri)
-    experiment = client.get_experiment_by_name("german-fb-auto-fast-seed0")
+    experiment = client.get_experiment_by_name(STUDY)
     assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
     # artifacts under the project folder, nothing in the working directory
     assert experiment.artifact_location == (project / "mlartifacts").as_uri()
@@ -161,7 +166,8 @@ def test_the_study_is_tidy_in_mlflow(finished_run):
                                                          str(workdir.parent))).read_text())["refits"]
     assert sum(r["chosen"] for r in compared) == 1 and sum(r["most_accurate"] for r in compared) == 1
     assert not any(r["chosen"] and r["dominated"] for r in compared)
-    assert (params["profile"], params["seed"], params["iterations"], params["fits"]) == ("fast", "0", "1", "206")
+    assert (params["profile"], params["seed"], params["iterations"], params["fits"]) == ("fast", "0", "1", str(FITS))
+    assert (params["eta"], params["s_max"]) == ("3", "2")
     # the running pick over the budget spent, ending on the pick
     history = client.get_metric_history(parent.info.run_id, "pick_trial")
     study = _study(project)
@@ -169,7 +175,7 @@ def test_the_study_is_tidy_in_mlflow(finished_run):
     assert history[-1].step == round(100 * sum(t.user_attrs["budget"] for t in study.trials))
     table = pd.read_json(client.download_artifacts(parent.info.run_id, "fairops_trials.json", str(workdir.parent)),
                          orient="split")
-    assert sorted(table["trial"]) == list(range(206))
+    assert sorted(table["trial"]) == list(range(FITS))
     # the printed links are the ones logged on the parent run, and open the UI as a model-training experiment
     for tag in ("fairops.runs_url", "fairops.compare_url", "fairops.study_url"):
         url = parent.data.tags[tag]
@@ -185,13 +191,13 @@ def test_rerunning_a_finished_study_adds_no_fits_and_registers_nothing(finished_
     client = MlflowClient(f"sqlite:///{finished_project / 'mlflow.db'}")
     versions = client.search_model_versions("name = 'fairops-german'")
     assert main(["tune", *FAST, "--project-dir", str(finished_project)]) == 0
-    assert len(_study(finished_project).get_trials(deepcopy=False)) == 206
+    assert len(_study(finished_project).get_trials(deepcopy=False)) == FITS
     out, err = capsys.readouterr()
     assert "Downloading artifacts" not in err  # re-reading the trials table draws no bar without a terminal
-    assert "206 already in the study" in out and "Fairband pick" in out and "most accurate" in out
+    assert f"{FITS} already in the study" in out and "Fairband pick" in out and "most accurate" in out
     assert f"already registered by an earlier run of this study: fairops-german version {versions[0].version}" in out
     assert client.search_model_versions("name = 'fairops-german'") == versions
-    experiment = client.get_experiment_by_name("german-fb-auto-fast-seed0")
+    experiment = client.get_experiment_by_name(STUDY)
     assert len(client.search_runs([experiment.experiment_id], "tags.`fairops.role` = 'selection'")) == 1
     assert "task: positive class: good credit; accuracy: precision at 50% TPR; fairness: TPR ratio" in out
     lines = out.splitlines()
@@ -217,7 +223,7 @@ def test_interrupted_run_resumes_without_lost_or_repeated_fits(tmp_path):
         while time.monotonic() < deadline:
             if database.exists():
                 try:
-                    if len(_study(tmp_path).get_trials(deepcopy=False)) >= 20:
+                    if len(_study(tmp_path).get_trials(deepcopy=False)) >= 8:
                         break
                 except KeyError:
                     pass
@@ -230,9 +236,9 @@ def test_interrupted_run_resumes_without_lost_or_repeated_fits(tmp_path):
     assert worker.returncode == 130, err[-2000:]
     assert "run the same command again to resume" in err
     interrupted = _study(tmp_path).get_trials(deepcopy=False)
-    assert 20 <= len(interrupted) < 206
+    assert 8 <= len(interrupted) < FITS
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    experiment_id = client.get_experiment_by_name("german-fb-auto-fast-seed0").experiment_id
+    experiment_id = client.get_experiment_by_name(STUDY).experiment_id
     (parent,) = client.search_runs([experiment_id], "tags.`fairops.role` = 'study'")
     assert parent.info.status == "KILLED"
     # the fits in flight finished: nothing failed but the constant fits the objective fails on purpose
@@ -241,12 +247,12 @@ def test_interrupted_run_resumes_without_lost_or_repeated_fits(tmp_path):
     assert main(["tune", *FAST, "--project-dir", str(tmp_path)]) == 0
     assert client.get_run(parent.info.run_id).info.status == "FINISHED"
     study = _study(tmp_path)
-    assert len(study.get_trials(deepcopy=False)) == 206
-    assert len(set(_fit_keys(study))) == 206
+    assert len(study.get_trials(deepcopy=False)) == FITS
+    assert len(set(_fit_keys(study))) == FITS
     runs = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}").search_runs(
         [MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}").get_experiment_by_name(study.study_name).experiment_id],
         "tags.`fairops.role` = 'trial'", max_results=1000)
-    assert len(runs) == 206
+    assert len(runs) == FITS
 
 
 def _child_runs(project: Path, study_name: str):
@@ -258,16 +264,16 @@ def _child_runs(project: Path, study_name: str):
 @pytest.mark.slow
 def test_sigkill_and_rerun_give_the_uninterrupted_fits_runs_and_pick(finished_project, tmp_path):
     argv = ["tune", *FAST, "--project-dir", str(tmp_path), "--heartbeat", "1"]
-    killed = kill_mid_fit(argv, f"sqlite:///{tmp_path / 'optuna.db'}", "german-fb-auto-fast-seed0", after=30,
+    killed = kill_mid_fit(argv, f"sqlite:///{tmp_path / 'optuna.db'}", STUDY, after=8,
                           hold_file=tmp_path / "held")
 
     assert main(argv) == 0  # the same command again
     study = _study(tmp_path)
     trials = study.get_trials(deepcopy=False)
     assert trials[killed.number].state == TrialState.FAIL and holds_slot(trials[killed.number]) is None
-    fits = fits_of_run(trials, 206)
-    whole = fits_of_run(_study(finished_project).get_trials(deepcopy=False), 206)
-    assert len(fits) == 206 and all(t.state.is_finished() for t in fits)
+    fits = fits_of_run(trials, FITS)
+    whole = fits_of_run(_study(finished_project).get_trials(deepcopy=False), FITS)
+    assert len(fits) == FITS and all(t.state.is_finished() for t in fits)
     assert [_fit_keys_of(t) + (t.params, t.values) for t in fits] == \
         [_fit_keys_of(t) + (t.params, t.values) for t in whole]  # the schedule, fit by fit
     redone = [t for t in fits if slot_of_trial(t) == slot_of_trial(killed)]
@@ -373,11 +379,27 @@ def test_per_group_decisions_with_a_fixed_threshold_are_refused_before_anything_
         (["--dataset", "german", "--storage", "postgresql+psycopg://nobody:x@127.0.0.1:1/none"],
          "cannot open the Optuna storage"),
         (["--dataset", "german", "--families", "xgboost"], "families must be a non-empty list"),
+        (["--dataset", "german", "--eta", "1"], "eta must be an integer >= 2"),
+        (["--dataset", "german", "--s-max", "-1"], "s_max must be an integer >= 0"),
+        (["--dataset", "german", "--s-max", "30"], "s_max must be at most 16"),
     ],
 )
 def test_bad_input_is_one_clear_line(tmp_path, capsys, argv, message):
     assert main(["tune", *argv, "--project-dir", str(tmp_path)]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_default_schedule_is_the_papers_and_another_one_names_its_study(tmp_path):
+    from fairops.jobs._tune.settings import TuneSettings, target_trials
+
+    default = TuneSettings(dataset="german", project_dir=str(tmp_path))
+    assert (default.eta, default.s_max, target_trials(default)) == (3, 4, 206)
+    assert default.resolved().study_name == "german-fb-auto-fast-seed0"
+    small = TuneSettings(dataset="german", s_max=2, project_dir=str(tmp_path))
+    assert target_trials(small) == FITS and small.resolved().study_name == STUDY
+    # random search gets the budget of the schedule it stands beside, in full fits
+    assert target_trials(TuneSettings(dataset="german", method="rs")) == 24
+    assert target_trials(TuneSettings(dataset="german", method="rs", s_max=2)) == 9
 
 
 def test_multiclass_target_is_refused(tmp_path, capsys):

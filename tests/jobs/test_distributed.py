@@ -18,30 +18,42 @@ from mlflow.tracking import MlflowClient
 from optuna.trial import TrialState
 
 from fairops.cli import main
-from fairops.fairband import select_best
+from fairops.fairband import iteration_size, select_best
 from fairops.fairband._claims import claim_of, fits_of_run, holds_slot, slot_of_trial
+from fairops.fairband._schedule import configurations_per_iteration
 from fairops.tuning._objective import CONSTANT_SCORES, failure_reason
 from tests.jobs.kill_mid_fit import held_command, wait_held
 
 pytestmark = pytest.mark.slow
+# a smaller Hyperband (eta 3, s_max 2: 22 fits of 17 configurations) than the paper's: the workers share and
+# redo its fits as they would the paper's 206, in a tenth of the time
 FAST = ["--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression", "--no-progress",
-        "--method", "fb-auto", "--seed", "3"]
+        "--method", "fb-auto", "--seed", "3", "--s-max", "2"]
+FITS, CONFIGURATIONS = iteration_size(3, 2), configurations_per_iteration(3, 2)
 HELD_AFTER = 5  # fits a held worker makes before the one it is held in
 
 
 def _workers(count, postgres_url, server, study_name, tmp_path, *, held: Path | None = None):
-    """``count`` tune workers on one study; with ``held``, the first one is held in its 6th fit (writing
-    ``held`` then) for the test to kill (:func:`_kill_the_held_worker`)."""
+    """``count`` tune workers on one study; with ``held``, the first one starts alone and is held in its 6th
+    fit (writing ``held`` then) for the test to kill (:func:`_kill_the_held_worker`), and the others start
+    once it is held, so it has a fit in progress however the workers would have shared the fits."""
     argv = ["tune", *FAST, "--storage", postgres_url, "--tracking-uri", server, "--study-name", study_name,
             "--no-finalize", "--heartbeat", "1", "--project-dir", str(tmp_path)]
     plain = [sys.executable, "-m", "fairops.cli", *argv]
-    commands = [held_command(argv, held, HELD_AFTER) if held is not None and i == 0 else plain for i in range(count)]
-    return [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True) for command in commands]
+
+    def start(command):
+        return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+
+    if held is None:
+        return [start(plain) for _ in range(count)]
+    first = start(held_command(argv, held, HELD_AFTER))
+    wait_held(first, held)
+    return [first, *(start(plain) for _ in range(count - 1))]
 
 
 def _own_fits(study):
-    return [t for t in study.get_trials(deepcopy=False) if t.number < 206]
+    return [t for t in study.get_trials(deepcopy=False) if t.number < FITS]
 
 
 def _drop(postgres_url, study_name):
@@ -52,7 +64,7 @@ def _drop(postgres_url, study_name):
 
 
 def _same_as_single(fits, single):
-    assert len(fits) == 206 and all(t.state.is_finished() for t in fits)
+    assert len(fits) == FITS and all(t.state.is_finished() for t in fits)
     assert [t.params for t in fits] == [t.params for t in single]
     assert [t.values for t in fits] == [t.values for t in single]
     pick, expected = select_best(fits, alpha="auto"), select_best(single, alpha="auto")
@@ -76,12 +88,12 @@ def test_three_workers_give_the_one_worker_schedule_and_pick(postgres_url, mlflo
         assert main(["tune", *FAST, "--storage", postgres_url, "--tracking-uri", mlflow_server,
                      "--study-name", name, "--model-name", name, "--project-dir", str(tmp_path)]) == 0
         shared = optuna.load_study(study_name=name, storage=postgres_url)
-        fits = fits_of_run(shared.get_trials(deepcopy=False), 206)
+        fits = fits_of_run(shared.get_trials(deepcopy=False), FITS)
         # every fit finished: complete, or failed on purpose for constant validation scores
         assert all(t.state == TrialState.COMPLETE or failure_reason(t) == CONSTANT_SCORES for t in fits)
-        assert len({(t.user_attrs["bracket"], t.user_attrs["configuration_id"]) for t in fits}) == 143
+        assert len({(t.user_attrs["bracket"], t.user_attrs["configuration_id"]) for t in fits}) == CONFIGURATIONS
         assert len({(t.user_attrs["bracket"], t.user_attrs["rung"], t.user_attrs["configuration_id"])
-                    for t in fits}) == 206
+                    for t in fits}) == FITS
         others = [t for t in shared.get_trials(deepcopy=False) if holds_slot(t) is None]
         assert all(t.state == TrialState.PRUNED and not t.params for t in others)  # refused, never fitted
         _same_as_single(fits, single)
@@ -110,7 +122,7 @@ def test_a_killed_worker_loses_nothing(postgres_url, mlflow_server, tmp_path, si
         trials = shared.get_trials(deepcopy=False)
         dead = [t for t in trials if t.state == TrialState.FAIL and holds_slot(t) is None and t.params]
         assert dead, "the victim had a fit in progress"
-        fits = fits_of_run(trials, 206)
+        fits = fits_of_run(trials, FITS)
         _same_as_single(fits, single)  # the surviving workers redid the victim's fit
         assert main(["tune", *FAST, "--storage", postgres_url, "--tracking-uri", mlflow_server,
                      "--study-name", name, "--model-name", name, "--project-dir", str(tmp_path)]) == 0

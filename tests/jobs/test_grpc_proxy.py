@@ -19,7 +19,16 @@ from fairops.fairband._claims import claim_of, fits_of_run, holds_slot
 from fairops.jobs._grpc_storage import BEAT_ATTR, HeartbeatGrpcStorage, open_grpc_storage
 from fairops.jobs._running import open_storage
 from fairops.tuning._objective import CONSTANT_SCORES, failure_reason
-from tests.jobs.test_distributed import FAST, _child_runs, _drop, _kill_the_held_worker, _same_as_single, _workers
+from tests.jobs.test_distributed import (
+    CONFIGURATIONS,
+    FAST,
+    FITS,
+    _child_runs,
+    _drop,
+    _kill_the_held_worker,
+    _same_as_single,
+    _workers,
+)
 from tests.services import free_port, grpc_storage_proxy
 
 pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning",
@@ -109,12 +118,12 @@ def test_eight_workers_through_one_proxy_give_the_one_worker_schedule_and_surviv
                          "--model-name", name, "--project-dir", str(tmp_path), "--heartbeat", "1"]) == 0
 
         trials = optuna.load_study(study_name=name, storage=database).get_trials(deepcopy=False)
-        fits = fits_of_run(trials, 206)
+        fits = fits_of_run(trials, FITS)
         # every fit finished: complete, or failed on purpose for constant validation scores
         assert all(t.state == TrialState.COMPLETE or failure_reason(t) == CONSTANT_SCORES for t in fits)
-        assert len({(t.user_attrs["bracket"], t.user_attrs["configuration_id"]) for t in fits}) == 143
+        assert len({(t.user_attrs["bracket"], t.user_attrs["configuration_id"]) for t in fits}) == CONFIGURATIONS
         assert len({(t.user_attrs["bracket"], t.user_attrs["rung"], t.user_attrs["configuration_id"])
-                    for t in fits}) == 206  # no fit twice
+                    for t in fits}) == FITS  # no fit twice
         dead = [t for t in trials if t.state == TrialState.FAIL and holds_slot(t) is None and t.params]
         assert dead and {claim_of(t).worker.rsplit(":", 1)[1] for t in dead} <= {str(v.pid) for v in victims}
         assert {claim_of(t).slot for t in dead} <= {claim_of(t).slot for t in fits}  # redone by another worker

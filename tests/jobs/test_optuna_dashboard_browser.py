@@ -3,11 +3,13 @@
 The study names its two objectives after the task and every finished fit carries Optuna's constraints,
 so the dashboard's Pareto front shows both metric names on its axes and the fits below the floor as
 infeasible. With ``FAIROPS_SCREENSHOTS=<folder>`` the screenshot is kept there (the README's comes from
-``FAIROPS_SCREENSHOTS=docs``); otherwise it goes to the test's temporary folder.
+``FAIROPS_SCREENSHOTS=docs``) and the tune is the paper's 206 fits; otherwise it goes to the test's temporary
+folder and the tune is a 22-fit Hyperband (eta 3, s_max 2): the dashboard is under test, not the search.
 """
 
 import contextlib
 import io
+import os
 import re
 import threading
 from wsgiref.simple_server import WSGIRequestHandler, make_server
@@ -24,7 +26,9 @@ from tests.browser import Browser, chromium_path
 pytestmark = pytest.mark.slow
 
 FLOOR = 0.8
-STUDY = "german-fb-auto-minfair0.8-fast-seed0"
+FOR_THE_README = bool(os.environ.get("FAIROPS_SCREENSHOTS"))
+SCHEDULE = [] if FOR_THE_README else ["--s-max", "2"]
+STUDY = f"german-fb-auto-minfair0.8{'' if FOR_THE_README else '-eta3-smax2'}-fast-seed0"
 # The Pareto-front plot's traces, told apart by the label optuna-dashboard puts in their hover box.
 PARETO_TRACES = """(() => {
   const plot = document.querySelector('.js-plotly-plot');
@@ -39,7 +43,7 @@ def tuned(tmp_path_factory):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["tune", "--dataset", "german", "--max-train-rows", "300", "--families", "logistic_regression",
-                     "--no-progress", "--min-fairness", str(FLOOR), "--project-dir", str(project)]) == 0
+                     "--no-progress", "--min-fairness", str(FLOOR), *SCHEDULE, "--project-dir", str(project)]) == 0
     storage = f"sqlite:///{project / 'optuna.db'}"
     return storage, optuna.load_study(study_name=STUDY, storage=storage), out.getvalue()
 
@@ -67,7 +71,7 @@ def test_every_finished_fit_carries_the_constraint_and_best_trials_are_feasible(
     _, study, printed = tuned
     trials = study.get_trials(deepcopy=False)
     fits = [t for t in trials if t.state == TrialState.COMPLETE]
-    assert len(fits) > 100 and any(t.values[1] < FLOOR for t in fits)  # the floor bites
+    assert len(fits) > len(trials) / 2 and any(t.values[1] < FLOOR for t in fits)  # the floor bites
     for t in fits:
         assert t.system_attrs["constraints"] == [pytest.approx(FLOOR - t.values[1])]
     assert all("constraints" not in t.system_attrs for t in trials if t.state == TrialState.FAIL)

@@ -20,7 +20,7 @@ from fairops.datasets import load_adult
 from fairops.models._packaging import as_client_rows
 from tests.services import post_frame, serving_thread
 
-pytestmark = pytest.mark.slow  # one Fairband iteration over five families: minutes
+pytestmark = pytest.mark.slow  # a 22-fit Fairband iteration (s_max 2) over five families
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def tuned(tmp_path_factory):
     argv = ["tune", "--data", str(path), "--target", "income", "--positive", "<=50K", "--sensitive", "sex,race",
             "--missing-group", "unknown", "--families",
             "lightgbm,logistic_regression,scaff_forest,mlp,exponentiated_gradient",
-            "--max-train-rows", "1200", "--project-dir", str(project), "--no-progress"]
+            "--max-train-rows", "1200", "--s-max", "2", "--project-dir", str(project), "--no-progress"]
     with contextlib.redirect_stdout(out):
         code = main(argv)
     return {"code": code, "out": out.getvalue(), "frame": frame, "project": project, "folder": folder}

@@ -1,7 +1,8 @@
 """Registration by ``fairops tune`` under concurrency and kills, with real processes on one SQLite project.
 
-The fits are made once (``--no-finalize``, 24 random-search fits of one family); each test then runs
-only the pick and the registration, in processes started together or killed while registering.
+The fits are made once (``--no-finalize``, 9 random-search fits of one family: the budget of a 22-fit
+Hyperband, ``--s-max 2``); each test then runs only the pick and the registration, in processes started
+together or killed while registering.
 """
 
 import contextlib
@@ -17,8 +18,8 @@ from fairops.registry._registry_lock import lock_name
 from tests.jobs.kill_mid_fit import held_command, kill_when_held
 
 FAST = ["--dataset", "german", "--method", "rs", "--families", "logistic_regression", "--max-train-rows", "300",
-        "--selection", "paper", "--no-progress"]
-STUDY = "german-rs-fast-seed0"
+        "--selection", "paper", "--no-progress", "--s-max", "2"]
+STUDY = "german-rs-eta3-smax2-fast-seed0"
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,7 @@ each face's ``__all__``, the public methods and properties of the public classes
 modules), read from the package, so an object added without its types fails here. For a class the check reads its
 ``__init__`` when fairops defines one (a dataclass's generated ``__init__`` carries its fields' types); ``self`` and
 ``cls`` need no annotation. mypy checks that the annotations are right (the faces strictly, see pyproject.toml);
-this test checks that they are there, which mypy does not ask of code outside its strict modules. ``NOT_YET``
-names the objects still to be annotated (``fairops.fairband``'s, whose modules are being merged), each with why.
+this test checks that they are there, which mypy does not ask of code outside its strict modules.
 """
 
 from __future__ import annotations
@@ -42,31 +41,8 @@ def missing_annotations(function) -> list[str]:
 CHECKED = {path: function for path, value in PUBLIC_API.items()
            if (function := _checked_function(value)) is not None}
 
-# Objects whose annotations are still to come, each with the reason. They are expected to fail, strictly: one
-# annotated meanwhile fails until it leaves this table.
-_FAIRBAND = "fairops.fairband is being merged into fewer modules (issue 48, item 2); annotated once merged"
-NOT_YET = {path: _FAIRBAND for path in (
-    "fairops.fairband.FairbandPruner",
-    "fairops.fairband.FairbandSampler",
-    "fairops.fairband.FairbandSampler.abandon",
-    "fairops.fairband.FairbandSampler.after_trial",
-    "fairops.fairband.FairbandSampler.budget_of",
-    "fairops.fairband.FairbandSampler.infer_relative_search_space",
-    "fairops.fairband.FairbandSampler.sample_independent",
-    "fairops.fairband.FairbandSampler.sample_relative",
-    "fairops.fairband.FairbandSampler.slot_of_trial",
-    "fairops.fairband.budget",
-    "fairops.fairband.pareto_front",
-    "fairops.fairband.select_best",
-)}
 
-
-def _cases() -> list:
-    return [pytest.param(path, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[path])) if path in NOT_YET
-            else path for path in sorted(CHECKED)]
-
-
-@pytest.mark.parametrize("path", _cases())
+@pytest.mark.parametrize("path", sorted(CHECKED))
 def test_public_object_is_fully_annotated(path):
     missing = missing_annotations(CHECKED[path])
     assert not missing, f"{path} ({_defined_as(PUBLIC_API[path])}) lacks annotations for: {', '.join(missing)}"
@@ -84,7 +60,6 @@ def test_the_walk_checks_functions_methods_properties_and_constructors():
     }
     assert expected <= set(CHECKED)
     assert len(CHECKED) > 200
-    assert set(NOT_YET) <= set(CHECKED)
 
 
 def _unannotated(rows, sensitive=None):

@@ -175,3 +175,19 @@ def test_a_tampered_state_is_refused_when_rebuilt(compas, edit, problem):
     edit(model)
     with pytest.raises(ValueError, match=problem):
         pickle.loads(pickle.dumps(model))
+
+
+def test_the_served_answer_finds_a_reduction_inside_a_one_step_pipeline(compas):
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from fairops.mlflow.answer import reduction_in
+
+    X, y, groups = compas
+    reduction = ExponentiatedGradient(max_iter=5, random_state=0)
+    model = Pipeline([("scale", StandardScaler()), ("fair", Pipeline([("reduction", reduction)]))])
+    model.fit(X, y, fair__reduction__sensitive_features=groups["race"])
+    prefix, found = reduction_in(model)
+    # what the reduction reads is the scaled rows: the empty rest of the inner pipeline adds no step
+    assert found is reduction
+    np.testing.assert_array_equal(prefix(X.head(5)), model[0].transform(X.head(5)))

@@ -27,7 +27,7 @@ from tests.services import free_port, post_frame, start, stop, wait_ready
 pytestmark = pytest.mark.slow
 NAME, KEY = "reduced-german", "reductions-signing-key-of-32-byte"
 TUNE = ["tune", "--dataset", "german", "--max-train-rows", "300", "--families", "exponentiated_gradient,grid_search",
-        "--no-progress", "--model-name", NAME, "--method", "rs-bal"]
+        "--no-progress", "--model-name", NAME, "--method", "rs-bal", "--s-max", "2"]  # 9 random-search fits
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from tests.services import BIN, free_port, post_frame as post, start, stop, wait
 pytestmark = pytest.mark.slow
 
 TUNE = ["tune", "--dataset", "german", "--method", "rs", "--families", "logistic_regression",
-        "--max-train-rows", "300", "--no-progress"]
+        "--max-train-rows", "300", "--no-progress", "--s-max", "2"]  # 9 random-search fits
 
 
 def _tune(project, *options, codes=(0,)):

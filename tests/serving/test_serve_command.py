@@ -42,6 +42,7 @@ def checkout(tmp_path_factory):
     with contextlib.chdir(folder), contextlib.redirect_stdout(out):
         assert main(["tune", "--data", "people.csv", "--target", "income", "--sensitive", "sex", "--method",
                      "rs-bal", "--families", "logistic_regression", "--max-train-rows", "300", "--no-progress",
+                     "--s-max", "2",
                      "--model-name", "fairops-adult", "--ui-port", str(ui_port)]) == 0
     printed = out.getvalue()
     (serve,) = re.findall(r"^serve it: (.+)$", printed, re.M)

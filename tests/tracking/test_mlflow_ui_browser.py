@@ -3,11 +3,13 @@
 The links ``fairops tune`` prints must open the runs table (not the GenAI overview) with the trials,
 their accuracy and fairness in view, and the comparison of the Pareto-front fits and the pick. With
 ``FAIROPS_SCREENSHOTS=<folder>`` the screenshots are kept there (the README's come from
-``FAIROPS_SCREENSHOTS=docs``); otherwise they go to the test's temporary folder.
+``FAIROPS_SCREENSHOTS=docs``) and the tune is the paper's 206 fits; otherwise they go to the test's temporary
+folder and the tune is a 22-fit Hyperband (eta 3, s_max 2): the UI is under test, not the search.
 """
 
 import contextlib
 import io
+import os
 import re
 import time
 
@@ -21,7 +23,9 @@ from tests.services import mlflow_tracking_server
 
 pytestmark = pytest.mark.slow
 
-STUDY = "adult-fb-auto-fast-seed0"
+FOR_THE_README = bool(os.environ.get("FAIROPS_SCREENSHOTS"))
+SCHEDULE = [] if FOR_THE_README else ["--s-max", "2"]
+STUDY = f"adult-fb-auto{'' if FOR_THE_README else '-eta3-smax2'}-fast-seed0"
 CLOSE_ASSISTANT = '[data-component-id="mlflow.assistant.chat_panel.close"]'
 # Cell texts of the rows the runs table has drawn, by row index and column id.
 TABLE_ROWS = """(() => {
@@ -53,7 +57,7 @@ def tuned(tmp_path_factory, chromium):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(["tune", "--dataset", "adult", "--max-train-rows", "2000", "--no-progress",
-                     "--families", "logistic_regression,decision_tree,lightgbm",
+                     "--families", "logistic_regression,decision_tree,lightgbm", *SCHEDULE,
                      "--project-dir", str(project)]) == 0
     printed = out.getvalue()
     links = dict(re.findall(r"^\s+(trials|compare|study):\s+(\S+)", printed, re.M))
@@ -103,6 +107,9 @@ def test_the_printed_link_opens_the_runs_table_with_the_trials_and_their_fairnes
     assert len(shown) >= 20
     for name, row in shown.items():  # every drawn trial shows its own accuracy and fairness
         metrics = runs[name].data.metrics
+        if "fairness" not in metrics:  # a failed fit (constant scores) has none, and the table says so
+            assert row[FAIRNESS] == row["metrics.`accuracy`"] == "-"
+            continue
         assert float(row[FAIRNESS]) == pytest.approx(metrics["fairness"], rel=1e-9)
         assert float(row["metrics.`accuracy`"]) == pytest.approx(metrics["accuracy"], rel=1e-9)
     (version,) = MlflowClient(tuned["uri"]).search_model_versions()  # the refit pick, registered once
@@ -113,7 +120,7 @@ def test_the_printed_link_opens_the_runs_table_with_the_trials_and_their_fairnes
     names = [row.get(RUN_NAME, "").split("\n")[-1] for row in sorted(rows, key=_row_index)]
     assert names[0].endswith(" (pick)") and names[1] == selection.info.run_name
     accuracies = [float(row["metrics.`accuracy`"]) for row in sorted(rows, key=_row_index)[2:]
-                  if row.get(RUN_NAME, "").split("\n")[-1] in runs]
+                  if row.get(RUN_NAME, "").split("\n")[-1] in runs and row["metrics.`accuracy`"] != "-"]
     assert accuracies == sorted(accuracies, reverse=True)
 
 

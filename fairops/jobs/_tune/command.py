@@ -37,7 +37,7 @@ def _run(args) -> int:
     settings = TuneSettings(
         dataset=None if args.data else args.dataset, data=args.data, target=args.target,
         sensitive=args.sensitive, task=args.task, method=args.method, selection=args.selection, alpha=args.alpha,
-        iterations=args.iterations, profile=args.profile,
+        iterations=args.iterations, eta=args.eta, s_max=args.s_max, profile=args.profile,
         families=args.families.split(",") if args.families else None, max_train_rows=args.max_train_rows,
         storage=args.storage, tracking_uri=args.tracking_uri, project_dir=args.project_dir,
         study_name=args.study_name, model_name=args.model_name, n_jobs=args.n_jobs, seed=args.seed,
@@ -90,7 +90,14 @@ def add_parser(subcommands) -> None:
     search.add_argument("--alpha", type=float, help="a fixed alpha in [0, 1] instead of the method's: fits rank by "
                         "alpha * accuracy + (1 - alpha) * fairness (default: the method's)")
     search.add_argument("--iterations", type=int, default=TuneSettings.iterations,
-                        help="Fairband iterations, 206 fits each")
+                        help="Fairband iterations, each a whole Hyperband schedule (206 fits at the default "
+                             "--eta and --s-max)")
+    search.add_argument("--eta", type=int, default=TuneSettings.eta,
+                        help="Hyperband's reduction factor: each rung keeps 1/eta of the configurations on eta "
+                             "times the budget (the paper's 3)")
+    search.add_argument("--s-max", type=int, default=TuneSettings.s_max,
+                        help="Hyperband's largest bracket: the smallest budget is eta**-s_max of the rows (the "
+                             "paper's 4: 206 fits; 2 gives 22 fits, a quick look)")
     search.add_argument("--profile", default=TuneSettings.profile, choices=["fast", "paper"],
                         help="search ranges: fast (small models, minutes) or paper (the paper's full ranges)")
     search.add_argument("--families", metavar="NAMES", help=FAMILIES_HELP)

@@ -51,6 +51,8 @@ class TuneSettings:
     selection: str = "robust"
     alpha: float | None = None
     iterations: int = 1
+    eta: int = 3
+    s_max: int = 4
     profile: str = "fast"
     families: list[str] | None = None
     max_train_rows: int | None = None
@@ -93,6 +95,9 @@ class TuneSettings:
         from ...fairband._schedule import check_iterations
 
         check_iterations(self.iterations)
+        from ...fairband import iteration_size
+
+        iteration_size(self.eta, self.s_max)  # refuses a schedule shape that is not one, naming it
         if self.n_jobs < 1:
             raise InputError(f"n-jobs must be at least 1, got {self.n_jobs}")
         if not 1 <= self.ui_port <= 65535:
@@ -145,6 +150,7 @@ class TuneSettings:
         alpha_part += "" if self.min_fairness is None else f"-minfair{self.min_fairness:g}"
         alpha_part += "" if self.level == LEVEL else f"-level{self.level:g}"  # the fits' intervals are at the level
         mode = ("" if self.decision == "single" else f"-{self.decision}") + ("-blind" if self.blind else "")
+        mode += "" if (self.eta, self.s_max) == (3, 4) else f"-eta{self.eta}-smax{self.s_max}"
         name = self.study_name or \
             f"{self.source_name}-{self.method}{alpha_part}{mode}-{self.profile}-seed{self.seed}"
         return TuneSettings(**{
@@ -168,7 +174,7 @@ def target_trials(settings: TuneSettings) -> int:
     """Fits the run is made of: iterations x the method's fits per Fairband iteration."""
     from ...tuning._baselines import trials_per_iteration
 
-    return settings.iterations * trials_per_iteration(settings.tuner)
+    return settings.iterations * trials_per_iteration(settings.tuner, settings.eta, settings.s_max)
 
 
 def families_of(settings: TuneSettings) -> list[str]:

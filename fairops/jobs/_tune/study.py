@@ -55,7 +55,10 @@ def make_sampler(settings: TuneSettings, configuration: dict | None = None):
         return FullBudgetRandomSampler(seed=settings.seed, min_fairness=settings.min_fairness)
     alpha = pick_alpha(settings.tuner) if settings.alpha is None else settings.alpha
     starts = start_configurations(settings.selection, (configuration or {}).get("families"), settings.profile)
-    return FairbandSampler(alpha=alpha, seed=settings.seed, wait_timeout=settings.wait_timeout,
+    if starts is not None:
+        starts = starts[:settings.s_max + 1]  # bracket 0 holds s_max + 1 configurations
+    return FairbandSampler(eta=settings.eta, s_max=settings.s_max, alpha=alpha, seed=settings.seed,
+                           wait_timeout=settings.wait_timeout,
                            configuration=configuration, iterations=settings.iterations,
                            min_fairness=settings.min_fairness, start_configurations=starts)
 
@@ -109,6 +112,7 @@ def study_params(settings: TuneSettings, data, families, alpha) -> dict:
         "method": settings.tuner, "alpha_rule": "auto (FB-auto)" if alpha == "auto" else f"{float(alpha):g}",
         "selection": settings.selection,
         "profile": settings.profile, "seed": settings.seed, "iterations": settings.iterations,
+        "eta": settings.eta, "s_max": settings.s_max,
         "fits": target_trials(settings), "families": ",".join(families),
         "max_train_rows": settings.max_train_rows if settings.max_train_rows is not None else "all",
         "min_fairness": settings.min_fairness if settings.min_fairness is not None else "none",
