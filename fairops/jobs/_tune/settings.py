@@ -150,7 +150,8 @@ class TuneSettings:
         alpha_part += "" if self.min_fairness is None else f"-minfair{self.min_fairness:g}"
         alpha_part += "" if self.level == LEVEL else f"-level{self.level:g}"  # the fits' intervals are at the level
         mode = ("" if self.decision == "single" else f"-{self.decision}") + ("-blind" if self.blind else "")
-        mode += "" if (self.eta, self.s_max) == (3, 4) else f"-eta{self.eta}-smax{self.s_max}"
+        paper_shape = (TuneSettings.eta, TuneSettings.s_max)  # the defaults: the paper's, named by no suffix
+        mode += "" if (self.eta, self.s_max) == paper_shape else f"-eta{self.eta}-smax{self.s_max}"
         name = self.study_name or \
             f"{self.source_name}-{self.method}{alpha_part}{mode}-{self.profile}-seed{self.seed}"
         return TuneSettings(**{
