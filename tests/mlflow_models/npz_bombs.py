@@ -44,6 +44,8 @@ def add_deflated_zeros(npz_path, name: str, n_bytes: int) -> None:
     local, central = _deflated_zeros_records(name, n_bytes)
     blob = Path(npz_path).read_bytes()
     end = blob.rfind(_END_SIGNATURE)
+    if blob[max(0, end - 20):end - 16] == b"PK\x06\x07":  # a zip64 end record: its counts and offsets live there
+        raise ValueError(f"{npz_path} is a zip64 archive; add_deflated_zeros appends to plain zip files only")
     signature, disk, first_disk, on_disk, total, size, start, _ = _END_RECORD.unpack_from(blob, end)
     moved = bytearray(central)
     struct.pack_into("<I", moved, _CENTRAL_LOCAL_OFFSET, start)
