@@ -9,6 +9,7 @@ worker refused for its configuration exits with status 3 and the message on stde
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import signal
@@ -41,6 +42,19 @@ def _storage(kind, url):
     return url
 
 
+def _toy_module():
+    """``fairops/tuning/_toy.py`` loaded on its own. Imported by its name it would import the ``fairops.tuning``
+    package first (scikit-learn, pandas, SciPy: about 2 s of CPU, 7 s on a busy 2-core machine, per worker
+    started), which the toy objective never uses; it needs ``fairops.fairband`` alone."""
+    import fairops
+
+    path = Path(fairops.__file__).parent / "tuning" / "_toy.py"
+    spec = importlib.util.spec_from_file_location("fairband_worker_toy", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("kind", choices=["sqlite", "postgres", "rdb-hb", "journal"])
@@ -63,7 +77,9 @@ def main(argv=None) -> int:
     import optuna
 
     from fairops.fairband import FairbandConfigurationError, FairbandSampler
-    from fairops.tuning._toy import ToyFitError, make_toy_objective
+
+    toy_module = _toy_module()
+    ToyFitError, make_toy_objective = toy_module.ToyFitError, toy_module.make_toy_objective
 
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     configuration = json.loads(args.configuration) if args.configuration else None

@@ -1,10 +1,10 @@
 """Workers started at the same instant on fresh SQLite and PostgreSQL stores all open them cleanly (real
 processes, a real PostgreSQL server)."""
 
+import contextlib
 import subprocess
 import sys
 import threading
-import time
 import uuid
 
 import optuna
@@ -14,13 +14,13 @@ from mlflow.tracking import MlflowClient
 from fairops._store_lock import is_postgres, sqlite_file, sqlite_open_lock, store_open_lock
 
 WORKER = """
-import sys, time
-start = float(sys.argv[3])
-time.sleep(max(0.0, start - time.time()))
+import sys
 from fairops.jobs._running import open_storage
 from fairops.tracking._callback import FairnessTrackingCallback
 import optuna
 optuna.logging.set_verbosity(optuna.logging.WARNING)
+print("ready", flush=True)
+sys.stdin.readline()  # until the test lets every worker go at once
 study = optuna.create_study(study_name="race", storage=open_storage(sys.argv[1]), load_if_exists=True,
                             directions=["maximize", "maximize"])
 tracker = FairnessTrackingCallback(sys.argv[2], "race", settle_seconds=1.0)
@@ -30,10 +30,16 @@ print("opened")
 
 
 def _open_together(optuna_url, mlflow_uri, workers):
-    start = time.time() + 10  # every process imports first, then all open at this instant
-    processes = [subprocess.Popen([sys.executable, "-c", WORKER, optuna_url, mlflow_uri, str(start)],
+    # every process imports first and says so, then all are let go at once (a barrier, not a clock)
+    processes = [subprocess.Popen([sys.executable, "-c", WORKER, optuna_url, mlflow_uri], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(workers)]
+    ready = [process.stdout.readline().strip() for process in processes]
+    for process in processes:
+        with contextlib.suppress(BrokenPipeError):  # one that died before its ready is reported below
+            process.stdin.write("go\n")
+            process.stdin.flush()
     results = [process.communicate(timeout=300) for process in processes]
+    assert ready == ["ready"] * workers, [err[-3000:] for _, err in results]
     for process, (out, err) in zip(processes, results):
         assert process.returncode == 0 and out.strip() == "opened", err[-3000:]
     study = optuna.load_study(study_name="race", storage=optuna_url)

@@ -11,6 +11,8 @@ refuses a record that is missing, empty, another version's, of the older rule, o
 import hashlib
 import json
 import re
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import mlflow
@@ -64,15 +66,45 @@ def _register(uri: str, seed: int, *, record: bool = True):
     return registered, pd.concat([train, validation])
 
 
-@pytest.fixture()
-def store(tmp_path, monkeypatch):
-    monkeypatch.delenv(sealing.KEY_ENV, raising=False)
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
+def _registered_store(folder: Path) -> dict:
+    """Versions 1 and 2 registered in a store in ``folder``, and the gate file: 1,000 fresh rows, then 500 rows
+    version 1 trained on."""
+    uri = f"sqlite:///{folder}/mlflow.db"
     (v1, seen1), (v2, _) = _register(uri, 0), _register(uri, 1)
-    # the gate file: 1,000 fresh rows, then 500 rows version 1 trained on
     gate = pd.concat([make_rows(7, 1000), seen1.iloc[:500]], ignore_index=True)
-    yield {"uri": uri, "client": MlflowClient(uri), "versions": [v1, v2], "gate": gate, "folder": tmp_path}
+    return {"uri": uri, "client": MlflowClient(uri), "versions": [v1, v2], "gate": gate, "folder": folder}
+
+
+@pytest.fixture(scope="module")
+def registered(tmp_path_factory):
+    """``_registered_store`` made once for the tests that add to its store but never rewrite its artifacts."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv(sealing.KEY_ENV, raising=False)
+        made = _registered_store(tmp_path_factory.mktemp("gate-rows"))
     mlflow.set_tracking_uri(None)
+    return made
+
+
+@pytest.fixture()
+def store(request, tmp_path, monkeypatch):
+    """A store of its own for each test: a copy of ``registered``'s database, whose versions read the artifacts
+    of ``registered`` (a test adds runs and tags there, never rewrites a file of a version); or, for a test
+    parametrized with ``"fresh"`` (it rewrites a version's record), versions registered anew in ``tmp_path``."""
+    monkeypatch.delenv(sealing.KEY_ENV, raising=False)
+    if getattr(request, "param", None) == "fresh":
+        yield _registered_store(tmp_path)
+    else:
+        shared = request.getfixturevalue("registered")
+        uri = f"sqlite:///{tmp_path}/mlflow.db"
+        with closing(sqlite3.connect(shared["folder"] / "mlflow.db")) as source, \
+                closing(sqlite3.connect(tmp_path / "mlflow.db")) as copy:
+            source.backup(copy)
+        yield {**shared, "uri": uri, "client": MlflowClient(uri), "gate": shared["gate"].copy(), "folder": tmp_path}
+    mlflow.set_tracking_uri(None)
+
+
+#: for the tests that rewrite a version's record: a store registered for the test alone
+FRESH_STORE = pytest.mark.parametrize("store", ["fresh"], indirect=True)
 
 
 def _promote(store, gate, **options):
@@ -157,6 +189,7 @@ def _rewrite_record(store, version: int, change):
     client.log_artifacts(registered.run_id, str(files), artifact_path=record_folder(registered.version))
 
 
+@FRESH_STORE
 def test_an_emptied_record_is_refused_naming_the_version(store):
     def empty(files):
         np.save(files / "seen.npy", np.zeros(0, dtype=np.uint64))
@@ -169,12 +202,14 @@ def test_an_emptied_record_is_refused_naming_the_version(store):
         _promote(store, store["gate"])
 
 
+@FRESH_STORE
 def test_a_record_replaced_without_its_record_file_is_refused(store):
     _rewrite_record(store, 1, lambda files: np.save(files / "seen.npy", np.zeros(0, dtype=np.uint64)))
     with pytest.raises(ValueError, match="version 1: its row record's seen.npy does not match the sha256"):
         _promote(store, store["gate"])
 
 
+@FRESH_STORE
 def test_another_versions_record_is_refused_as_swapped(store):
     client, (v1, v2) = store["client"], store["versions"]
     folder = store["folder"] / "swap"

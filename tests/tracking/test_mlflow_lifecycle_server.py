@@ -2,6 +2,7 @@
 challenger twice with an open gate, another version with an impossible one) leave one winner, and the
 alias never points at the refused version; monitoring logs its steps through the server."""
 
+import contextlib
 import subprocess
 import sys
 import textwrap
@@ -16,12 +17,12 @@ pytestmark = pytest.mark.slow
 NAME = "served"
 
 PROMOTE = textwrap.dedent("""
-    import sys, time
+    import sys
+    import mlflow  # imported before the start, so the promotions race from their first store call
     from fairops.cli import main
-    start_at, argv = float(sys.argv[1]), sys.argv[2:]
-    while time.time() < start_at:
-        time.sleep(0.005)
-    sys.exit(main(argv))
+    print("ready", flush=True)
+    sys.stdin.readline()  # until the test lets every promotion go at once
+    sys.exit(main(sys.argv[1:]))
 """)
 
 
@@ -41,14 +42,19 @@ def test_three_promotions_at_once_leave_one_winner_and_never_the_refused_version
     common = ["promote", NAME, "--data", str(path), "--target", "y", "--sensitive", "sex", "--tracking-uri", url]
     open_gate = [*common, "--candidate", "2", "--min-fairness", "0", "--max-accuracy-drop", "1"]
     closed_gate = [*common, "--candidate", "3", "--min-fairness", "1"]
-    start_at = time.time() + 8
-    workers = [subprocess.Popen([sys.executable, "-c", PROMOTE, str(start_at), *argv], stdout=subprocess.PIPE,
+    workers = [subprocess.Popen([sys.executable, "-c", PROMOTE, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True) for argv in (open_gate, open_gate, closed_gate)]
+    ready = [worker.stdout.readline().strip() for worker in workers]  # each has imported the CLI
+    for worker in workers:
+        with contextlib.suppress(BrokenPipeError):  # one that died before its ready is reported below
+            worker.stdin.write("go\n")
+            worker.stdin.flush()
     seen = set()
     while any(worker.poll() is None for worker in workers):
         seen.add(str(client.get_model_version_by_alias(NAME, "champion").version))
         time.sleep(0.05)
     outputs = [worker.communicate() for worker in workers]
+    assert ready == ["ready"] * 3, outputs
     codes = [worker.returncode for worker in workers]
     assert codes == [0, 0, 3], outputs
     assert "3" not in seen and seen <= {"1", "2"}
