@@ -37,6 +37,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import zipfile
 from pathlib import Path
@@ -134,7 +135,7 @@ def _build(source: Path, folder: Path) -> Path:
     """``pip wheel`` of a copy of the checkout, kept between builds so unchanged kernels are not recompiled.
 
     Building in place would leave ``build/`` and ``.egg-info`` in the checkout; the copy keeps the
-    files' times, so setuptools sees which compiled kernels are still up to date.
+    files' times, so setuptools sees which compiled kernels are still up to date, the running ones included.
     """
     work = _cache_root() / f"checkout-{hashlib.sha256(str(source).encode()).hexdigest()[:16]}"
     work.mkdir(parents=True, exist_ok=True)
@@ -150,6 +151,7 @@ def _build(source: Path, folder: Path) -> Path:
                                 ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", "*.egg-info"))
             elif (source / entry).is_file():
                 shutil.copy2(source / entry, target)
+        _seed_compiled_kernels(source, work)
         command = [sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation_flags(), "--quiet",
                    "--disable-pip-version-check", "--wheel-dir", str(folder), str(work)]
         done = subprocess.run(command, capture_output=True, text=True)
@@ -159,6 +161,21 @@ def _build(source: Path, folder: Path) -> Path:
                            f"(pip exited {done.returncode}): {(done.stderr or done.stdout)[-2000:]}\n"
                            "Give the model explicit pip_requirements to save it without the wheel.")
     return wheels[0]
+
+
+def _seed_compiled_kernels(source: Path, work: Path) -> None:
+    """Put the checkout's compiled kernels (the ones running) where the wheel build writes its own.
+
+    setuptools compiles a kernel only when its translated C source is newer than the compiled file, so a
+    kernel unchanged since the checkout was built is shipped as it runs instead of compiled a second time;
+    one edited since is compiled as before. Where setuptools names its folder differently, nothing is seeded.
+    """
+    platform_lib = work / "build" / f"lib.{sysconfig.get_platform()}-{sys.implementation.cache_tag}"
+    for compiled in sorted((source / DISTRIBUTION).rglob("*")):
+        if compiled.suffix in (".so", ".pyd") and "__pycache__" not in compiled.parts:
+            target = platform_lib / compiled.relative_to(source)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(compiled, target)
 
 
 #: The modules of the build requirements in pyproject.toml's [build-system].

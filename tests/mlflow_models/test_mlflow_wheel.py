@@ -124,3 +124,22 @@ def test_a_wheel_another_process_prunes_is_still_shipped_and_then_rebuilt(wheel,
     assert shipped[0] == shipped[1] and hashlib.sha256(shipped[0]).hexdigest()[:16] == requirement.split("/")[1]
     rebuilt = Path(lines[1].split(" ", 1)[1])
     assert rebuilt.is_file() and rebuilt.parent == cache / wheel.parent.name  # built again, in the same entry
+
+
+def test_the_running_kernels_are_seeded_where_setuptools_builds_its_own(tmp_path):
+    from setuptools.dist import Distribution
+
+    build = Distribution().get_command_obj("build")
+    build.finalize_options()
+    source, work = tmp_path / "checkout", tmp_path / "work"
+    kernel = source / "fairops" / "scaff" / "_tree.cpython-311-x86_64-linux-gnu.so"
+    kernel.parent.mkdir(parents=True)
+    kernel.write_bytes(b"compiled")
+    (source / "fairops" / "scaff" / "__pycache__").mkdir()
+    (source / "fairops" / "scaff" / "__pycache__" / "stray.so").write_bytes(b"not a kernel")
+    _wheel._seed_compiled_kernels(source, work)
+    seeded = [path.relative_to(work) for path in work.rglob("*.so")]
+    # setuptools compiles a kernel only when its C source is newer than this file: the time is the checkout's
+    assert seeded == [Path(build.build_platlib) / "fairops" / "scaff" / kernel.name]
+    assert (work / seeded[0]).read_bytes() == b"compiled"
+    assert (work / seeded[0]).stat().st_mtime == kernel.stat().st_mtime
