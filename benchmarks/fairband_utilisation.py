@@ -13,7 +13,7 @@ Synchronous: one iteration of the paper's schedule, 206 fits. Asynchronous: Fair
     fairops grpc-proxy --storage postgresql+psycopg://fairops:***@127.0.0.1/fairops --host 127.0.0.1 --port 13517 &
     python benchmarks/fairband_utilisation.py --workers 8 --max-train-rows 3000 --storage grpc://127.0.0.1:13517 \
         --json benchmarks/data/fairband_utilisation_8_workers.json
-    python benchmarks/fairband_utilisation.py --quick     # smoke test: 2 workers, small data
+    python benchmarks/fairband_utilisation.py --quick     # smoke test: 2 workers, small data, s_max 2 (22 fits)
 """
 
 from __future__ import annotations
@@ -31,7 +31,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
-N_CONFIGURATIONS = 143  # one iteration's configurations (the asynchronous run's trials)
+from fairops.fairband import FairbandSettings
+
+S_MAX = FairbandSettings().s_max  # the paper's schedule: 206 fits, 143 configurations per iteration
+
+
+def n_configurations(s_max: int) -> int:
+    """One iteration's configurations (the asynchronous run's trials) under the schedule of ``s_max``."""
+    return FairbandSettings(s_max=s_max, mode="async").n_slots(1)
 
 
 def _storage(url):
@@ -45,7 +52,7 @@ def _storage(url):
     return open_storage(url)
 
 
-def _worker(mode, url, study_name, families, max_train_rows, seed, log_path, start_event):
+def _worker(mode, url, study_name, families, max_train_rows, seed, s_max, log_path, start_event):
     """One worker process: joins the study, fits until the run is done, logs (trial, start, end) per fit."""
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = "1"
@@ -93,12 +100,13 @@ def _worker(mode, url, study_name, families, max_train_rows, seed, log_path, sta
         return progress.values
 
     storage = _storage(url)
+    configurations = n_configurations(s_max)
     if mode == "sync":
-        sampler, pruner = FairbandSampler(seed=seed, iterations=1), None
+        sampler, pruner = FairbandSampler(seed=seed, iterations=1, s_max=s_max), None
         objective, n_trials = timed(fair), None  # the sampler stops the loop after the iteration
     else:
-        sampler, pruner = FairbandSampler(mode="async", seed=seed), FairbandPruner()
-        objective = refuse_trials_beyond(timed(asynchronous), N_CONFIGURATIONS)
+        sampler, pruner = FairbandSampler(mode="async", seed=seed, s_max=s_max), FairbandPruner()
+        objective = refuse_trials_beyond(timed(asynchronous), configurations)
         n_trials = None
     study = optuna.load_study(study_name=study_name, storage=storage, sampler=sampler, pruner=pruner)
     start_event.wait()
@@ -106,13 +114,13 @@ def _worker(mode, url, study_name, families, max_train_rows, seed, log_path, sta
         study.optimize(objective, n_trials=n_trials, catch=(ValueError,))
     else:
         def enough(study, trial):
-            if len(study.get_trials(deepcopy=False)) >= N_CONFIGURATIONS:
+            if len(study.get_trials(deepcopy=False)) >= configurations:
                 study.stop()
         study.optimize(objective, catch=(ValueError,), callbacks=[enough])
     Path(log_path).write_text(json.dumps({"pid": os.getpid(), "fits": fits}))
 
 
-def run(mode, workers, families, max_train_rows, seed=0, storage=None, folder=None):
+def run(mode, workers, families, max_train_rows, seed=0, storage=None, folder=None, s_max=S_MAX):
     """Run ``workers`` processes on a fresh study; per-worker busy seconds, wall time and utilisation."""
     import optuna
 
@@ -124,8 +132,8 @@ def run(mode, workers, families, max_train_rows, seed=0, storage=None, folder=No
     context = multiprocessing.get_context("spawn")
     start_event = context.Event()
     logs = [folder / f"{name}-{k}.json" for k in range(workers)]
-    processes = [context.Process(target=_worker, args=(mode, url, name, families, max_train_rows, seed, str(log),
-                                                       start_event)) for log in logs]
+    processes = [context.Process(target=_worker, args=(mode, url, name, families, max_train_rows, seed, s_max,
+                                                       str(log), start_event)) for log in logs]
     for process in processes:
         process.start()
     time.sleep(2.0)
@@ -143,7 +151,7 @@ def run(mode, workers, families, max_train_rows, seed=0, storage=None, folder=No
     trials = study.get_trials(deepcopy=False)
     # rung fits: one per synchronous trial, rungs reached + 1 per asynchronous one
     rung_fits = len(spans) if mode == "sync" else sum(t.user_attrs.get("rung", 0) + 1 for t in trials
-                                                      if t.number < N_CONFIGURATIONS)
+                                                      if t.number < n_configurations(s_max))
     if storage is not None:
         optuna.delete_study(study_name=name, storage=_storage(url))
     return {"mode": mode, "workers": workers, "wall_seconds": wall, "busy_seconds": busy,
@@ -172,17 +180,19 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--storage", help="Optuna storage URL (default: a Journal file in a temporary folder)")
     parser.add_argument("--json", type=Path, help="write the results (with every fit's start and end) here")
-    parser.add_argument("--quick", action="store_true", help="2 workers, 300 rows, decision trees only")
+    parser.add_argument("--quick", action="store_true",
+                        help="2 workers, 300 rows, decision trees only, the s_max 2 schedule (22 fits)")
     args = parser.parse_args(argv)
     from fairops.tuning._search_space import families_for
 
+    s_max = S_MAX
     if args.quick:
-        args.workers, args.max_train_rows, args.families = 2, 300, "decision_tree"
+        args.workers, args.max_train_rows, args.families, s_max = 2, 300, "decision_tree", 2
     families = args.families.split(",") if args.families else families_for()
-    results = [run(mode, args.workers, families, args.max_train_rows, args.seed, args.storage)
+    results = [run(mode, args.workers, families, args.max_train_rows, args.seed, args.storage, s_max=s_max)
                for mode in args.modes.split(",")]
     print(f"{args.workers} worker processes on {os.cpu_count()} cores, Adult capped at {args.max_train_rows} "
-          f"training rows, families {','.join(families)}")
+          f"training rows, families {','.join(families)}, schedule s_max {s_max}")
     print(report(results))
     if args.json:
         args.json.write_text(json.dumps(results))

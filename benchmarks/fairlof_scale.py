@@ -141,7 +141,7 @@ def goal(n_large: int, n_anchor: int, repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="n = 6000 / 30000 (CI smoke test)")
+    parser.add_argument("--quick", action="store_true", help="n = 2000 / 6000 (CI smoke test)")
     parser.add_argument("--exact-large", action="store_true", help="also the exact search at the large n")
     parser.add_argument("--crossover", action="store_true", help="blocked search vs k-d tree by d and n")
     parser.add_argument("--no-real", action="store_true", help="skip the Adult rows")
@@ -158,7 +158,7 @@ def main() -> None:
         print(f"vector kernel available on this CPU: {_knn.PANEL_AVAILABLE}")
         tile_makers(100_000)
         return
-    n_mid, n_large = (6000, 30_000) if args.quick else (100_000, 1_000_000)
+    n_mid, n_large = (2000, 6000) if args.quick else (100_000, 1_000_000)
     real = "student_mat" if args.quick else "adult"
     print(f"load average at start: {' '.join(f'{v:.1f}' for v in os.getloadavg())} on {os.cpu_count()} cores\n")
     rows, results = [], {}
@@ -227,7 +227,7 @@ def main() -> None:
     for line in results.values():
         print(line)
     if args.quick:
-        tile_makers(3000)
+        tile_makers(1000)
     if args.crossover:
         crossover((10_000, 100_000) if not args.quick else (3000,), (2, 4, 5, 6, 8, 10) if not args.quick else (4, 8))
     print(f"\nload average at end: {' '.join(f'{v:.1f}' for v in os.getloadavg())}")

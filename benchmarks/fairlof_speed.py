@@ -11,7 +11,7 @@ same for both detectors, are not seen).
 PyOD's LOF is timed too when it is already installed.
 
     .venv/bin/python benchmarks/fairlof_speed.py            # n = 10k and 100k, k = 5 and 20
-    .venv/bin/python benchmarks/fairlof_speed.py --quick    # n = 3000, k = 5 (CI smoke test)
+    .venv/bin/python benchmarks/fairlof_speed.py --quick    # n = 1000, k = 5, one repeat (CI smoke test)
     .venv/bin/python benchmarks/fairlof_speed.py --sizes 100000 --ks 5   # one case
 """
 
@@ -98,7 +98,7 @@ def runners(X, S, k):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="one small case (n=3000, k=5)")
+    parser.add_argument("--quick", action="store_true", help="one small case (n=1000, k=5), one repeat")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--sizes", default=None, help="comma-separated n (default 10000,100000)")
     parser.add_argument("--ks", default=None, help="comma-separated k (default 5,20)")
@@ -109,7 +109,7 @@ def main() -> None:
     if args.peak_of:
         _report_peak(args.peak_of, args.n, args.k)
         return
-    sizes, ks = ((3000,), (5,)) if args.quick else ((10_000, 100_000), (5, 20))
+    sizes, ks = ((1000,), (5,)) if args.quick else ((10_000, 100_000), (5, 20))
     if args.sizes:
         sizes = tuple(int(value) for value in args.sizes.split(","))
     if args.ks:
@@ -119,7 +119,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     for n in sizes:
         X, S = make_data(n)
-        repeats = args.repeats or (7 if n <= 10_000 else 2)
+        repeats = args.repeats or (1 if args.quick else 7 if n <= 10_000 else 2)
         for k in ks:
             cases = runners(X, S, k)
             # the anchor and FairLOF at lambda = 0 compute the same scores: check before timing them

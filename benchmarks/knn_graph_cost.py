@@ -20,7 +20,7 @@ wall seconds, and the Jaccard of LOF's top-500 with the exact top-500 after it. 
 ``fairlof_scale.py``.
 
     .venv/bin/python benchmarks/knn_graph_cost.py            # the table in docs/fairlof/large_n.md
-    .venv/bin/python benchmarks/knn_graph_cost.py --quick    # 20k rows (CI smoke test)
+    .venv/bin/python benchmarks/knn_graph_cost.py --quick    # 5k rows (CI smoke test)
 """
 
 from __future__ import annotations
@@ -115,9 +115,9 @@ def after_recheck(X, found, exact_search, exact_top, band):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="20k rows, anchor at 5k (CI smoke test)")
+    parser.add_argument("--quick", action="store_true", help="5k rows, anchor at 2k (CI smoke test)")
     args = parser.parse_args()
-    n, n_anchor = (20_000, 5_000) if args.quick else (1_000_000, 100_000)
+    n, n_anchor = (5_000, 2_000) if args.quick else (1_000_000, 100_000)
     threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"load average at start: {' '.join(f'{v:.1f}' for v in os.getloadavg())} on {os.cpu_count()} cores\n")
     X_anchor, _ = make_data(n_anchor, 10)

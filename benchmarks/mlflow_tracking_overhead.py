@@ -1,7 +1,7 @@
 """Per-trial MLflow logging overhead: FairnessTrackingCallback against optuna-integration's MLflowCallback.
 
     python benchmarks/mlflow_tracking_overhead.py            # 100 trials per contender, 3 rounds
-    python benchmarks/mlflow_tracking_overhead.py --quick    # 20 trials, 1 round (smoke test)
+    python benchmarks/mlflow_tracking_overhead.py --quick    # 5 trials, 1 round, 1,000 fit rows (smoke test)
     python benchmarks/mlflow_tracking_overhead.py --calls    # where the time goes: calls and commits per trial
 
 A two-objective study (10 parameters, Fairband-like user attributes: budget, bracket, rung,
@@ -34,10 +34,12 @@ import argparse
 import collections
 import contextlib
 import os
+import shutil
 import statistics
 import tempfile
 import time
 import warnings
+from pathlib import Path
 
 CONTENDERS = ("MLflowCallback", "synchronous", "synchronous=False", "MLflow async logging")
 BACKGROUND, MLFLOW_ASYNC = CONTENDERS[2], CONTENDERS[3]
@@ -99,11 +101,19 @@ def run(n_trials, callback=None, after=None):
 
 
 def fresh_store(folder, name):
+    """The URI of store ``name`` in ``folder``, its schema made outside the timed part.
+
+    MLflow's schema migrations take seconds per store, so they run once, for a template every new store
+    starts as a copy of (an existing store is used as it is).
+    """
     from mlflow.tracking import MlflowClient
 
-    uri = f"sqlite:///{folder}/{name}.db"
-    MlflowClient(uri).search_experiments()  # creates the schema outside the timed part
-    return uri
+    template, path = Path(folder, "schema-template.db"), Path(folder, f"{name}.db")
+    if not template.exists():
+        MlflowClient(f"sqlite:///{template}").search_experiments()  # creates the schema
+    if not path.exists():
+        shutil.copyfile(template, path)
+    return f"sqlite:///{path}"
 
 
 def contender_seconds(name, n_trials, folder, round_):
@@ -232,10 +242,12 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--fit-rows", type=int, default=10000, help="rows the fit objective's tree is fitted on")
     parser.add_argument("--objectives", default="no-op,fit", help="comma-separated: no-op, fit (default: both)")
-    parser.add_argument("--quick", action="store_true", help="20 trials, one round")
+    parser.add_argument("--quick", action="store_true", help="5 trials, one round, 1,000 fit rows")
     parser.add_argument("--calls", action="store_true", help="also count client calls and SQL write transactions")
     args = parser.parse_args(argv)
-    n_trials, rounds = (20, 1) if args.quick else (args.trials, args.rounds)
+    n_trials, rounds = (5, 1) if args.quick else (args.trials, args.rounds)
+    if args.quick:
+        args.fit_rows = 1000
     objectives = args.objectives.split(",")
     if not set(objectives) <= {"no-op", "fit"}:
         parser.error(f"--objectives takes no-op and fit, got {args.objectives!r}")

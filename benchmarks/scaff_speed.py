@@ -7,7 +7,7 @@ sensitive column and theta. Times are CPU seconds of the fit; ratios are against
 fair-trees and scikit-learn measured in the same run.
 
     .venv/bin/python benchmarks/scaff_speed.py            # 20k x 10 and 200k x 50, 100 trees
-    .venv/bin/python benchmarks/scaff_speed.py --quick    # 20k x 10, 30 trees (< 60 s)
+    .venv/bin/python benchmarks/scaff_speed.py --quick    # 5k x 10, 10 trees (smoke test)
 
 Before / after a change to SCAFF itself: build the earlier version in place somewhere (e.g.
 ``git archive <commit> | tar -x -C /tmp/before && cd /tmp/before && python setup.py build_ext
@@ -137,7 +137,7 @@ def compare_builds(before: str, sizes, trees: int, repeats: int) -> list[dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="20k x 10 only, 30 trees")
+    parser.add_argument("--quick", action="store_true", help="5k x 10 only, 10 trees")
     parser.add_argument("--trees", type=int, default=None)
     parser.add_argument("--json", help="also write all measurements to this file")
     parser.add_argument("--compare-with", help="time SCAFF only: an earlier fairops build (source folder) vs now")
@@ -147,8 +147,8 @@ def main() -> None:
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
         return
-    trees = args.trees or (30 if args.quick else 100)
-    sizes = [(20_000, 10)] if args.quick else [(20_000, 10), (200_000, 50)]
+    trees = args.trees or (10 if args.quick else 100)
+    sizes = [(5_000, 10)] if args.quick else [(20_000, 10), (200_000, 50)]
     if args.compare_with:
         results = compare_builds(args.compare_with, sizes, trees, args.repeats)
         if args.json:

@@ -1,7 +1,8 @@
 """Load and soak: ``fairops serve --workers 2`` beside ``mlflow models serve --workers 2`` on the same model.
 
     python benchmarks/serve_load.py                  # 1, 8 and 32 clients, then a 10-minute soak
-    python benchmarks/serve_load.py --quick          # the smoke test's setting: 1 and 8 clients, a 10 s soak
+    python benchmarks/serve_load.py --quick          # the smoke test's setting: 1 and 8 clients, a 3 s soak,
+                                                     # one worker per server
 
 Registers examples/promote_and_monitor.py's logistic regression (features a, b, c) in a fresh SQLite store
 and starts both servers on loopback from its registry URI (``models:/serve-load/1``; MLflow's with
@@ -220,7 +221,9 @@ def print_soak(samples: list[dict], verdict: dict) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="1 and 8 clients, 100 requests each, a 10 s soak")
+    parser.add_argument("--quick", action="store_true",
+                        help="1 and 8 clients, 20 requests each, a 3 s soak, one worker per server")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes of each server")
     parser.add_argument("--levels", default="1,8,32", help="numbers of concurrent clients")
     parser.add_argument("--requests", type=int, default=4000, help="answers per level and server, at most")
     parser.add_argument("--seconds", type=float, default=60, help="seconds per level and server, at most")
@@ -231,8 +234,8 @@ def main(argv=None) -> int:
     parser.add_argument("--growth-mb", type=float, default=50, help="the soak's bound on resident memory growth")
     args = parser.parse_args(argv)
     if args.quick:
-        args.levels, args.requests, args.seconds = "1,8", 100, 20
-        args.soak_minutes, args.sample_seconds = 10 / 60, 5
+        args.levels, args.requests, args.seconds = "1,8", 20, 5
+        args.soak_minutes, args.sample_seconds, args.workers = 3 / 60, 1, 1
     levels = [int(level) for level in args.levels.split(",")]
     with tempfile.TemporaryDirectory(prefix="serve-load-") as scratch:
         folder = Path(scratch)
@@ -240,14 +243,15 @@ def main(argv=None) -> int:
         body = request_body(example, args.rows)
         servers = {}
         try:
-            for kind in ("fairops serve", "mlflow models serve"):
-                port = free_port()
-                log = folder / f"{kind.split()[0]}.log"
-                servers[kind] = (port, start_server(kind, model_uri, tracking_uri, port, log))
-                wait_ready(port, servers[kind][1], log)
+            logs = {}
+            for kind in ("fairops serve", "mlflow models serve"):  # both start at once: neither is timed yet
+                port, logs[kind] = free_port(), folder / f"{kind.split()[0]}.log"
+                servers[kind] = (port, start_server(kind, model_uri, tracking_uri, port, logs[kind], args.workers))
+            for kind, (port, process) in servers.items():
+                wait_ready(port, process, logs[kind])
                 run_load(port, body, 2, 40, 30)  # warm-up: every worker has answered
-            print(f"{model_uri}: {args.rows} rows per request, {os.cpu_count()} cores, load average at start "
-                  f"{os.getloadavg()[0]:.2f}")
+            print(f"{model_uri}: {args.rows} rows per request, {args.workers} workers per server, {os.cpu_count()} "
+                  f"cores, load average at start {os.getloadavg()[0]:.2f}")
             print_load(load_table(servers, body, levels, args.requests, args.seconds))
             stop(servers.pop("mlflow models serve")[1])
             port, process = servers["fairops serve"]

@@ -12,7 +12,7 @@ must agree exactly. Best of ``--repeats``; CPU time is this process only (Spark'
 are other processes), so only wall time is compared.
 
     .venv/bin/python benchmarks/spark_scoring.py                  # 1,000,000 rows, local[2], all three models
-    .venv/bin/python benchmarks/spark_scoring.py --quick          # 20,000 rows, SCAFF and FairLOF (CI smoke test)
+    .venv/bin/python benchmarks/spark_scoring.py --quick          # 2,000 rows, SCAFF and FairLOF (CI smoke test)
 """
 
 from __future__ import annotations
@@ -50,10 +50,10 @@ def adult_rows() -> tuple[pd.DataFrame, np.ndarray]:
     return rows, data.y
 
 
-def log_models(folder: Path, uri: str, with_champion: bool) -> dict[str, str]:
-    """Model name -> model URI, every model logged in ``uri`` with fairops' flavors."""
+def log_models(folder: Path, uri: str, with_champion: bool, fit_rows: int, trees: int) -> dict[str, str]:
+    """Model name -> model URI, every model logged in ``uri`` with fairops' flavors (fitted on ``fit_rows``)."""
     rows, y = adult_rows()
-    train = rows.iloc[:10000]
+    train = rows.iloc[:fit_rows]
     uris = {}
     if with_champion:
         from fairops.cli import main
@@ -67,8 +67,8 @@ def log_models(folder: Path, uri: str, with_champion: bool) -> dict[str, str]:
         mlflow.set_tracking_uri(source)
         uris[f"fairops tune champion ({model_kind(champion)})"] = (champion, source)
     mlflow.set_tracking_uri(uri)
-    forest = SCAFFClassifier(n_estimators=100, max_depth=6, theta=0.5, random_state=0, n_jobs=1).fit(
-        train[NUMERIC], y[:10000], sensitive_features=train["sex"])
+    forest = SCAFFClassifier(n_estimators=trees, max_depth=6, theta=0.5, random_state=0, n_jobs=1).fit(
+        train[NUMERIC], y[:fit_rows], sensitive_features=train["sex"])
     encoder = FeatureEncoder(categorical="drop", sensitive=["sex", "race"]).fit(train)
     detector = FairLOF(n_neighbors=10, correction_strength=0.5, novelty=True, n_jobs=1).fit(
         encoder.transform(train).to_numpy(), sensitive_features=encoder.sensitive_frame(train))
@@ -109,14 +109,17 @@ def main(argv=None) -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--quick", action="store_true", help="20,000 rows, no tuning run, one repeat")
+    parser.add_argument("--quick", action="store_true",
+                        help="2,000 rows, no tuning run, one repeat, models fitted on 2,000 rows (10 trees)")
     args = parser.parse_args(argv)
+    fit_rows, trees = 10_000, 100
     if args.quick:
-        args.rows, args.repeats = 20_000, 1
+        args.rows, args.repeats, fit_rows, trees = 2_000, 1, 2_000, 10
 
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        models = log_models(folder, f"sqlite:///{folder / 'mlflow.db'}", with_champion=not args.quick)
+        models = log_models(folder, f"sqlite:///{folder / 'mlflow.db'}", with_champion=not args.quick,
+                            fit_rows=fit_rows, trees=trees)
         rows, _ = adult_rows()
         frame = rows.sample(args.rows, replace=True, random_state=0).reset_index(drop=True)
         frame.to_parquet(folder / "rows.parquet", row_group_size=100_000)
