@@ -119,6 +119,7 @@ class FairnessTrackingCallback(StudyRecord):
         self.family = family
         self.synchronous = bool(synchronous)
         self._picks: dict = {}
+        self._selections: dict = {}  # study name -> its RunningSelection
         self._warned_models: set[tuple[str, str]] = set()  # (study, reason) a model was not logged for
         self._connect()
 
