@@ -119,14 +119,15 @@ class FairnessTrackingCallback(StudyRecord):
         self.family = family
         self.synchronous = bool(synchronous)
         self._picks: dict = {}
-        self._selections: dict = {}  # study name -> its RunningSelection
         self._warned_models: set[tuple[str, str]] = set()  # (study, reason) a model was not logged for
         self._connect()
 
     def _connect(self) -> None:
-        """The lock, the queued batches and the writer thread: what one process holds."""
+        """The lock, the queued batches, the writer thread and what the running picks read of each fit (study
+        name -> its RunningSelection): what one process holds."""
         self._lock = threading.Lock()
         self._pending: list = []
+        self._selections: dict = {}
         self._writes = BackgroundWrites(backlog=1)
 
     def __getstate__(self) -> dict:
@@ -143,7 +144,7 @@ class FairnessTrackingCallback(StudyRecord):
         """
         self._writes.flush()
         state = self.__dict__.copy()
-        for name in ("_writes", "_lock", "_pending"):
+        for name in ("_writes", "_lock", "_pending", "_selections"):
             del state[name]
         return state
 
