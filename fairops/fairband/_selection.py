@@ -203,9 +203,13 @@ def _study_alpha(study_or_trials: optuna.Study | Iterable[FrozenTrial]) -> float
 def _in_evaluation_order(fits: list[FrozenTrial]) -> tuple[list[FrozenTrial], str]:
     """Fits in the paper's evaluation order and the tie rule to use on them."""
     if all(all(k in t.user_attrs for k in ("iteration", "bracket", "rung")) for t in fits):
-        return sorted(fits, key=lambda t: (t.user_attrs["iteration"], -t.user_attrs["bracket"],
-                                           t.user_attrs["rung"], _position(t))), "paper"
+        return sorted(fits, key=_evaluation_key), "paper"
     return sorted(fits, key=lambda t: t.number), "key"
+
+
+def _evaluation_key(trial: FrozenTrial) -> tuple[Any, ...]:
+    """A fit's place in the paper's evaluation order: iteration, bracket from ``s_max`` down, rung, position."""
+    return trial.user_attrs["iteration"], -trial.user_attrs["bracket"], trial.user_attrs["rung"], _position(trial)
 
 
 def _position(trial: FrozenTrial) -> int:
@@ -321,6 +325,82 @@ def select_best(study_or_trials: optuna.Study | Iterable[FrozenTrial], alpha: fl
     accuracy, fairness = best.values
     return Selection(best, value, ranking.weighted_score(accuracy, fairness, value), f"argmax o, alpha={alpha}", alpha,
                      screened=screened)
+
+
+_Reading = tuple[FrozenTrial, bool, tuple[Any, ...] | None]  # what RunningSelection keeps of a finished trial
+
+
+class RunningSelection:
+    """``select_best(trials, alpha=alpha)`` after each finished fit, without reading every fit again each time.
+
+    What the pick reads of a finished trial (a fit? feasible? set aside? its place in the paper's evaluation
+    order) is read once and kept, as Optuna never changes a finished trial (a trial object other than the one
+    read is read again). A pick is then a pass over the kept values: alpha from their means, the fit of the
+    highest score, and on a tie the same ordering and tie rule as :func:`select_best`. A trial that cannot be
+    read, or no fit to rank, is left to :func:`select_best` itself (its error or its pick).
+
+    Parameters
+    ----------
+    alpha : float or "auto"
+        Weight of accuracy in ``o``, or ``"auto"`` for the means over the fits.
+
+    Examples
+    --------
+    >>> import optuna
+    >>> running = RunningSelection(0.5)
+    >>> fits = [optuna.trial.create_trial(values=[0.9, 0.5]), optuna.trial.create_trial(values=[0.7, 0.9])]
+    >>> running.select(fits[:1]).score, running.select(fits).score
+    (0.7, 0.8)
+    """
+
+    def __init__(self, alpha: float | Literal["auto"]) -> None:
+        self.alpha = alpha
+        # number -> (the trial read, whether select_best ranks it, its evaluation-order key or None)
+        self._read: dict[int, _Reading] = {}
+
+    def _reading(self, trial: FrozenTrial) -> _Reading:
+        read = self._read.get(trial.number)
+        if read is None or read[0] is not trial:
+            ranked = bool(_fits([trial])) and is_feasible(trial) and set_aside_reason(trial) is None
+            paper = ranked and all(key in trial.user_attrs for key in ("iteration", "bracket", "rung"))
+            read = (trial, ranked, _evaluation_key(trial) if paper else None)
+            if trial.state.is_finished():
+                self._read[trial.number] = read
+        return read
+
+    def select(self, trials: Sequence[FrozenTrial]) -> Selection:
+        """The pick among ``trials``, as ``select_best(trials, alpha=self.alpha)`` makes it.
+
+        Parameters
+        ----------
+        trials : list of optuna.trial.FrozenTrial
+            The study's trials.
+
+        Returns
+        -------
+        Selection
+            The pick (its ``screened`` is None unless :func:`select_best` made it).
+        """
+        try:
+            readings = [read for read in map(self._reading, trials) if read[1]]
+        except Exception:  # noqa: BLE001 - a trial select_best cannot read: it raises (or decides) as it would
+            readings = []
+        if not readings:
+            return select_best(trials, alpha=self.alpha)
+        value = ranking.resolve_alpha(self.alpha, [tuple(read[0].values) for read in readings])
+        scores = [ranking.weighted_score(read[0].values[0], read[0].values[1], value) for read in readings]
+        highest = max(scores)
+        best = [read for read, score in zip(readings, scores) if score == highest]
+        if len(best) == 1:
+            pick = best[0][0]
+        elif all(read[2] is not None for read in readings):  # select_best's paper order and tie rule
+            ordered = [read[0] for read in sorted(readings, key=lambda read: cast(tuple[Any, ...], read[2]))]
+            pick = ordered[ranking.rank([(k, *t.values) for k, t in enumerate(ordered)], value, ties="paper")[0]]
+        else:  # trial order: the lowest number of the tied fits
+            pick = min((read[0] for read in best), key=lambda t: t.number)
+        accuracy, fairness = pick.values
+        return Selection(pick, value, ranking.weighted_score(accuracy, fairness, value),
+                         f"argmax o, alpha={self.alpha}", self.alpha)
 
 
 def _constrained(fits: list[FrozenTrial], min_fairness: float | None, min_accuracy: float | None,

@@ -34,7 +34,7 @@ import numpy as np
 
 from .._column_names import describe, near_misses, space_clashes
 from ..errors import InputError, RowError
-from ._probes import columns_taking_missing_values, takes_unseen_categories
+from ._probes import columns_taking, columns_taking_missing_values, takes_unseen_categories
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -204,9 +204,10 @@ class InputSchema:
         >>> [c.name for c in InputSchema.for_model(model, X, missing_seen_only=True).columns if c.missing]
         ['a']
         """
-        taking = columns_taking_missing_values(model, frame)
-        if missing_seen_only:
-            taking = [column for column in taking if frame[column].isna().any()]
+        if missing_seen_only:  # only the columns with missing values are asked about
+            taking = columns_taking(model, frame, [column for column in frame.columns if frame[column].isna().any()])
+        else:
+            taking = columns_taking_missing_values(model, frame)
         return cls.from_frame(frame, missing_values=taking, unseen_categories=takes_unseen_categories(model))
 
     def to_dict(self) -> dict:

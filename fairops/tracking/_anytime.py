@@ -18,9 +18,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ._parent_run import now_ms
 from ._trial_record import finite
+
+if TYPE_CHECKING:
+    from fairops.fairband._selection import RunningSelection
 
 #: The parent run's metric: fits' budgets summed so far, in full-data fits (the anytime curve's x axis).
 BUDGET_SPENT = "budget_spent"
@@ -35,13 +39,16 @@ class PickPoint:
     step: int
 
 
-def running_pick(study, alpha) -> PickPoint | None:
-    """The pick among the study's finished fits (None before one has finite accuracy and fairness)."""
-    from fairops.fairband import select_best
+def running_pick(study, alpha, selection: RunningSelection | None = None) -> PickPoint | None:
+    """The pick among the study's finished fits (None before one has finite accuracy and fairness).
+
+    ``selection``, kept from one call to the next for the same study and alpha, reads each finished fit once.
+    """
+    from fairops.fairband._selection import RunningSelection
 
     trials = [t for t in study.get_trials(deepcopy=False) if t.state.is_finished()]
     try:
-        pick = select_best(trials, alpha=alpha)
+        pick = (selection or RunningSelection(alpha)).select(trials)
     except ValueError:  # no finished fit with finite accuracy and fairness yet
         return None
     spent = math.fsum(finite(t.user_attrs.get("budget", 1.0)) or 0.0 for t in trials)

@@ -123,9 +123,11 @@ class FairnessTrackingCallback(StudyRecord):
         self._connect()
 
     def _connect(self) -> None:
-        """The lock, the queued batches and the writer thread: what one process holds."""
+        """The lock, the queued batches, the writer thread and what the running picks read of each fit (study
+        name -> its RunningSelection): what one process holds."""
         self._lock = threading.Lock()
         self._pending: list = []
+        self._selections: dict = {}
         self._writes = BackgroundWrites(backlog=1)
 
     def __getstate__(self) -> dict:
@@ -142,7 +144,7 @@ class FairnessTrackingCallback(StudyRecord):
         """
         self._writes.flush()
         state = self.__dict__.copy()
-        for name in ("_writes", "_lock", "_pending"):
+        for name in ("_writes", "_lock", "_pending", "_selections"):
             del state[name]
         return state
 

@@ -26,6 +26,7 @@ class StudyRecord:
     alpha: Any
     _lock: Any
     _picks: dict
+    _selections: dict
 
     if TYPE_CHECKING:
         @property
@@ -111,7 +112,13 @@ class StudyRecord:
     def _log_running_pick(self, study, parent: str, final: bool = False) -> None:
         """Log the pick so far when it changes (and at the end), with the budget spent as the step
         (:mod:`fairops.tracking._anytime`)."""
-        point = running_pick(study, self.alpha)
+        from fairops.fairband._selection import RunningSelection
+
+        with self._lock:  # what the study's picks read of each fit, read once
+            selection = self._selections.get(study.study_name)
+            if selection is None or selection.alpha != self.alpha:
+                selection = self._selections[study.study_name] = RunningSelection(self.alpha)
+        point = running_pick(study, self.alpha, selection)
         if point is None:
             return
         with self._lock:

@@ -220,16 +220,16 @@ class FairnessObjective:
             raise InputError(f"budget slice {fraction:.4f} holds a single class")
         return fit_model(model, X, y, self.task.select_sensitive(sensitive))
 
-    def _scores(self, model, rows) -> np.ndarray:
-        X, _, _ = self._rows(rows)
+    @staticmethod
+    def _scores(model, X) -> np.ndarray:
         return model.predict_proba(X)[:, 1]
 
     def _validation_metrics(self, model: BaseEstimator, counts: dict[str, Any] | None = None,
                             ) -> tuple[dict[str, float], OperatingPoint | GroupThresholds]:
         """The task's metrics on the validation rows and the operating point set there (``counts``, when
         given, receives the counts behind them)."""
-        _, y, sensitive = self._rows(self._validation)
-        scores = self._scores(model, self._validation)
+        X, y, sensitive = self._rows(self._validation)
+        scores = self._scores(model, X)
         if np.ptp(scores) == 0:
             raise ConstantScoresError(f"the model scores all {len(scores)} validation rows {scores[0]:.6g}")
         metrics, behind = self.task.measure(y, scores, sensitive, seed=self.seed, decision=self.decision,
@@ -241,8 +241,8 @@ class FairnessObjective:
     def _test_metrics(self, model, point, counts: dict | None = None) -> dict:
         from ..models._decision import ServedDecision  # each test row decided as the registered model serves it
 
-        _, y, sensitive = self._rows(self._test)
-        scores = self._scores(model, self._test)
+        X, y, sensitive = self._rows(self._test)
+        scores = self._scores(model, X)
         decided = ServedDecision(self.task.positive or "label 1", point).decide(scores, sensitive)
         metrics, behind = self.task.measure(y, scores, sensitive, seed=self.seed, level=self.level, decided=decided)
         if counts is not None:

@@ -114,3 +114,50 @@ def test_robust_rule_needs_intervals_and_a_known_rule():
         select_best(study, alpha=0.5, rule="safest")
     with pytest.raises(ValueError, match="candidates must be a positive integer"):
         select_best(study, alpha=0.5, rule="robust", candidates=0)
+
+
+def _fairband_like_trial(rng, paper):
+    """A finished trial with values drawn from few levels (so fits tie), some failed, set aside or infeasible."""
+    if rng.random() < 0.1:
+        return create_trial(state=TrialState.FAIL)
+    attrs = {"budget": float(rng.choice([1 / 9, 1 / 3, 1.0]))}
+    if paper:
+        attrs.update(iteration=int(rng.integers(0, 2)), bracket=int(rng.integers(0, 3)), rung=int(rng.integers(0, 3)))
+    if rng.random() < 0.1:  # decides one class for everyone: set aside
+        attrs["counts"] = {"decisions": {"rows": 100, "positive": 100, "positives": 70, "true_positives": 70}}
+    system = {"constraints": [float(rng.choice([-0.1, 0.2]))]} if rng.random() < 0.2 else {}
+    values = [float(v) for v in rng.choice([0.5, 0.7, 0.9, 1.0], 2)]
+    return create_trial(values=values, user_attrs=attrs, system_attrs=system)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_running_selection_picks_as_select_best_after_every_trial(seed):
+    from fairops.fairband._selection import RunningSelection
+
+    rng = np.random.default_rng(seed)
+    paper = seed % 2 == 0  # the paper's evaluation order and tie rule, or trial order
+    changes = 0
+    for alpha in (0.0, 0.5, 1.0, "auto"):
+        study = optuna.create_study(directions=["maximize", "maximize"])
+        running, picked = RunningSelection(alpha), []
+        for _ in range(40):
+            study.add_trial(_fairband_like_trial(rng, paper))
+            trials = study.get_trials(deepcopy=False)
+            try:
+                expected = select_best(trials, alpha=alpha)
+            except ValueError as error:
+                with pytest.raises(type(error), match="fit"):
+                    running.select(trials)
+                continue
+            pick = running.select(trials)
+            assert (pick.trial.number, pick.score, pick.alpha) == \
+                (expected.trial.number, expected.score, expected.alpha)
+            changes += bool(picked) and picked[-1] != pick.trial.number
+            picked.append(pick.trial.number)
+        # a trial object it has not read (another study's trial of the same number) is read anew
+        other = optuna.create_study(directions=["maximize", "maximize"])
+        for trial in trials:
+            other.add_trial(create_trial(values=[1.0, 1.0]) if trial.number == 7 else trial)
+        assert running.select(other.get_trials(deepcopy=False)).trial.number == \
+            select_best(other.get_trials(deepcopy=False), alpha=alpha).trial.number
+    assert changes > 0

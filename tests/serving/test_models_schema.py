@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from sklearn.pipeline import Pipeline
 
-from fairops.datasets import load_adult
+from fairops.datasets import load_adult, load_german
 from fairops.models import (
     Column,
     InputSchema,
@@ -104,11 +104,11 @@ def test_what_a_model_takes_decides_what_is_refused(adult):
     assert checked["age"].dtype == np.float64  # a missing whole number can only be a float
 
 
-def _fitted(family, adult, seed=0):
+def _fitted(family, adult, seed=0, task=None):
     X, y = adult
     trial = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed)).ask()
     model = make_model(trial, profile="fast", families=[family], X_example=X, sensitive_columns=["sex"],
-                       task=load_adult().task)
+                       task=task or load_adult().task)
     model = fit_model(model, X, y, X[["sex"]])
     return Pipeline([("restore_categories", RestoreCategories().fit(X)), ("model", model)])
 
@@ -157,6 +157,72 @@ def test_trees_are_probed_not_trusted_on_their_tags(adult, family):
         except ValueError:
             answered = False
         assert answered == (column in taking)
+
+
+class _CountedCalls:
+    """A fitted model whose ``predict_proba`` calls are counted."""
+
+    def __init__(self, model):
+        self.model, self.calls = model, 0
+
+    def predict_proba(self, X):
+        self.calls += 1
+        return self.model.predict_proba(X)
+
+
+def _one_column_at_a_time(model, X):
+    """The oracle: each column probed on its own one-row frame, as a client would send it."""
+    row = X.iloc[[0]].astype({c: object for c in X.columns if isinstance(X[c].dtype, pd.CategoricalDtype)})
+    taking = []
+    for column in X.columns:
+        probe = row.copy()
+        probe[column] = pd.Series([None], index=probe.index, dtype=object if row[column].dtype == object else float)
+        try:
+            answered = np.isfinite(np.asarray(model.predict_proba(probe), dtype=float)).all()
+        except Exception:  # noqa: BLE001 - whatever the model raises, it refuses the value
+            answered = False
+        if answered:
+            taking.append(column)
+    return taking
+
+
+@pytest.fixture(scope="module")
+def german():
+    data = load_german()
+    return data.X.iloc[:300].reset_index(drop=True), data.y[:300]
+
+
+@pytest.mark.parametrize("family, calls", [
+    ("lightgbm", 1),               # takes every column: one batch
+    ("logistic_regression", 10),   # the batch raises, the categories take it: 1 + 2 batches + 7 numbers alone
+    ("scaff_forest", 24),          # refuses every column: 1 + 2 batches + 21 alone
+])
+def test_batched_probes_give_the_answer_of_one_column_at_a_time(german, family, calls):
+    served = _fitted(family, german, task=load_german().task)
+    counted = _CountedCalls(served)
+    assert columns_taking_missing_values(counted, german[0]) == _one_column_at_a_time(served, german[0])
+    assert counted.calls == calls
+
+
+def test_a_column_whose_probe_raises_is_told_apart_from_its_batch():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"imputed": rng.normal(size=80), "raw": rng.normal(size=80), "count": rng.integers(0, 9, 80),
+                      "colour": pd.Series(rng.choice(["red", "blue"], 80), dtype=object)})
+    y = (X["raw"] + rng.normal(size=80) > 0).astype(int)
+    model = Pipeline([("columns", ColumnTransformer([
+        ("imputed", SimpleImputer(), ["imputed", "count"]), ("raw", "passthrough", ["raw"]),
+        ("colour", OneHotEncoder(handle_unknown="ignore"), ["colour"])])), ("model", LogisticRegression())]).fit(X, y)
+    # a missing "raw" value reaches LogisticRegression, which raises for the whole batch; the others are taken
+    assert columns_taking_missing_values(model, X) == _one_column_at_a_time(model, X) == ["imputed", "count", "colour"]
+    schema = InputSchema.for_model(model, X.assign(raw=X["raw"].where(X.index > 0)), missing_seen_only=True)
+    assert [c.name for c in schema.columns if c.missing] == []  # raw had missing values, but the model refuses them
+    schema = InputSchema.for_model(model, X.assign(count=X["count"].where(X.index > 0)), missing_seen_only=True)
+    assert [c.name for c in schema.columns if c.missing] == ["count"]
 
 
 @pytest.mark.parametrize("document, message", [

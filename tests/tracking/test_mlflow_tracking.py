@@ -333,6 +333,37 @@ def test_parent_run_draws_the_running_pick_over_the_budget_spent(uri, make):
     assert len({m.value for m in history}) > 1  # the pick changed during the study
 
 
+@pytest.mark.slow  # 22 real fits
+@pytest.mark.parametrize("alpha", ["auto", 1.0])  # 1.0: precision alone, where fits often tie
+def test_running_pick_of_a_real_tune_is_the_pick_from_scratch_after_every_trial(uri, make, alpha):
+    from fairops.datasets import load_german
+    from fairops.fairband import select_best
+    from fairops.tuning import FairnessObjective, make_study, run_tuner
+
+    callback = make(f"anytime-real-{alpha}", alpha=alpha)
+    client, checked = MlflowClient(uri), []
+
+    def compare(study, trial):  # runs after the tracking callback has logged the pick of the trials so far
+        finished = [t for t in study.get_trials(deepcopy=False) if t.state.is_finished()]
+        history = client.get_metric_history(callback.parent_run_id(study), "pick_trial")
+        try:
+            pick = select_best(finished, alpha=alpha)
+        except ValueError:  # no fit to pick yet: nothing logged
+            assert history == []
+            return
+        latest = max(history, key=lambda metric: metric.step)
+        assert latest.value == pick.trial.number
+        if latest.step == round(100 * sum(t.user_attrs["budget"] for t in finished)):  # logged after this trial
+            scores = client.get_metric_history(callback.parent_run_id(study), "pick_weighted_score")
+            assert max(scores, key=lambda metric: metric.step).value == pick.score
+        checked.append(pick.trial.number)
+
+    objective = FairnessObjective(load_german(), families=["decision_tree"], seed=0)
+    study = make_study("FB-auto", seed=0, s_max=2, study_name=f"anytime-real-{alpha}")
+    run_tuner("FB-auto", objective, study=study, catch=(ValueError,), callbacks=[callback, compare])
+    assert len(study.trials) == 22 and len(checked) >= 20 and len(set(checked)) > 1  # the pick changed
+
+
 def test_trials_table_holds_every_fit_once_across_finishes(uri, make):
     callback = make("table", alpha="auto")
     study = optuna.create_study(directions=["maximize"] * 2, study_name="table")
