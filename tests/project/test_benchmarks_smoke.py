@@ -18,7 +18,7 @@ QUICK_RUNS = ["metrics_speed.py", "fairlof_speed.py", "fairlof_scale.py", "fairl
               "fairband_fit_times.py", "fairband_utilisation.py", "fairband_simulation.py", "spark_scoring.py",
               "knn_graph_cost.py", "pick_oracle.py", "serve_load.py", "reductions_speed.py",
               "reductions_scores.py", "fairband_figure6.py", "refit_rule.py", "refit_candidates.py",
-              "parse_budget.py"]
+              "parse_budget.py", "running_pick_overhead.py"]
 # benchmarks that check their two sides agree before timing them, and how many checks they print
 AGREEMENT_LINES = {"metrics_speed.py": 2, "fairlof_speed.py": 1, "fairlof_scale.py": 1, "spark_scoring.py": 2,
                    "reductions_speed.py": 1}
