@@ -98,8 +98,8 @@ def _refit_every_configuration(objective, study, cross_validate=False):
                 records[-1]["cv"] = _figures(cross_validated(objective, trial))
             except ValueError:
                 records[-1]["cv"] = {**records[-1]["validation"], "accuracy_low": 0.0, "fairness_low": 0.0}
-        scores[f"val_{trial.number}"] = objective._scores(model, objective._validation)
-        scores[f"test_{trial.number}"] = objective._scores(model, objective._test)
+        scores[f"val_{trial.number}"] = model.predict_proba(objective.rows("validation")[0])[:, 1]
+        scores[f"test_{trial.number}"] = model.predict_proba(objective.rows("test")[0])[:, 1]
     return records, scores
 
 
