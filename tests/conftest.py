@@ -8,8 +8,9 @@ from pathlib import Path
 # API support is on; it must be set before SciPy is first imported, so it is set here.
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
 # Every `mlflow server` and `mlflow ui` starts job runners for MLflow's GenAI jobs unless this is off: a Huey
-# consumer per worker and a periodic-task consumer, each importing MLflow (about 10 s of CPU per server
-# here). No test submits such a job; the servers the tests start inherit this.
+# consumer per worker and a periodic-task consumer, each importing MLflow and polling for the server's
+# lifetime (115 s of CPU over one run of the suite here). No test submits such a job; the servers the tests
+# start inherit this.
 os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
 
 import pytest
