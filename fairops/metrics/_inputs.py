@@ -123,6 +123,10 @@ def _value_kind(value) -> str:
     return type(value).__name__
 
 
+# pandas' inferred types of an object column holding values of one kind (see _value_kind)
+_ONE_KIND = frozenset({"string", "boolean", "integer", "floating", "mixed-integer-float", "empty"})
+
+
 def _refuse_mixed_kinds(name: str, array: np.ndarray) -> None:
     """Refuse a column mixing numbers, text, booleans or other objects.
 
@@ -159,10 +163,14 @@ def _encode_column(name: str, column) -> tuple[np.ndarray, np.ndarray]:
     if array.dtype.kind == "f" and np.isnan(array).any():
         raise InputError(f"sensitive_features column {name!r} contains missing values")
     if array.dtype.kind == "O":
-        if any(value is None or value != value for value in array):
+        import pandas as pd  # only object columns need it: the checks and the encoding in compiled code
+
+        if pd.isna(array).any():
             raise InputError(f"sensitive_features column {name!r} contains missing values")
-        _refuse_mixed_kinds(name, array)
-        return np.unique(array, return_inverse=True)
+        if pd.api.types.infer_dtype(array, skipna=False) not in _ONE_KIND:
+            _refuse_mixed_kinds(name, array)  # names the kinds it finds
+        codes, uniques = pd.factorize(array, sort=True)
+        return np.asarray(uniques, dtype=object), codes.astype(np.intp, copy=False)
     return np.unique(array, return_inverse=True)
 
 
@@ -171,7 +179,6 @@ def encode_sensitive(sensitive_features, n_rows: int | None = None, *, min_value
 
     Accepts a DataFrame, a Series, a dict of columns, or a 1-D/2-D array. Refuses missing values, values of
     mixed types, columns of the wrong length and columns with fewer than ``min_values`` distinct values.
-    Public as :func:`fairops.metrics.encode_sensitive`.
 
     >>> import pandas as pd
     >>> groups = encode_sensitive(pd.DataFrame({"sex": ["f", "m", "f"], "race": ["a", "a", "b"]}))

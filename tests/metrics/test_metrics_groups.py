@@ -1,8 +1,10 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, strategies as st
 
 from fairops.metrics import fairness_ratio, group_rates, precision, recall
+from fairops.metrics._inputs import encode_sensitive
 
 
 def _frame(seed=0, n=2000):
@@ -75,6 +77,19 @@ def test_sensitive_values_of_mixed_types_are_refused_not_merged(values):
     sensitive = pd.Series(values, dtype=object, name="sex")
     with pytest.raises(ValueError, match="'sex' mixes value types"):
         group_rates(y, y, sensitive)
+
+
+@given(st.one_of(
+    st.lists(st.text(max_size=3), min_size=1, max_size=40),
+    st.lists(st.booleans(), min_size=1, max_size=40),
+    st.lists(st.one_of(st.integers(-3, 3), st.floats(-3, 3, allow_nan=False)), min_size=1, max_size=40),
+))
+def test_an_object_column_is_encoded_as_numpy_unique_encodes_it(values):
+    column = np.array(values, dtype=object)
+    uniques, inverse = np.unique(column, return_inverse=True)
+    groups = encode_sensitive({"g": column}, min_values=1)
+    assert groups.labels[0] == tuple(uniques)
+    assert groups.codes[0].tolist() == inverse.tolist()
 
 
 def test_precision_and_recall():
