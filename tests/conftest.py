@@ -12,6 +12,11 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 # lifetime (115 s of CPU over one run of the suite here). No test submits such a job; the servers the tests
 # start inherit this.
 os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
+# The local Spark sessions of the tests (and of the benchmark smoke run) live for seconds: the JVM's optimising
+# compiler and parallel collector cost more CPU than they save there (the spark_scoring benchmark's JVM: 29 s
+# -> 17 s of CPU with these, the same answers). Spark reads the driver's JVM options from this variable.
+os.environ.setdefault("PYSPARK_SUBMIT_ARGS",
+                      '--driver-java-options "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC" pyspark-shell')
 
 import pytest
 
