@@ -23,6 +23,7 @@ from fairops.reductions import ExponentiatedGradient
 from fairops.registry import Refit, register_best
 from fairops.scaff import SCAFFTreeClassifier
 from fairops.tracking import TrackingSession
+from tests.mlflow_stores import empty_store_uri
 
 pytestmark = pytest.mark.slow
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -59,7 +60,7 @@ def _tie_splitting_point(score, y):
 def registered(tmp_path_factory, rows):
     train, valid, _ = rows
     folder = tmp_path_factory.mktemp("default-evaluator")
-    uri = f"sqlite:///{folder}/mlflow.db"
+    uri = empty_store_uri(folder / "mlflow.db")
     session = TrackingSession(uri, settle_seconds=0)
     study = optuna.create_study(directions=["maximize"] * 2, study_name="default-evaluator")
     study.add_trial(optuna.trial.create_trial(values=[0.8, 0.9], params={}, distributions={}))

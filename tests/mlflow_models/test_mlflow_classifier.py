@@ -21,6 +21,7 @@ from fairops.mlflow.sealing import ModelFilesError
 from fairops.models import InputSchema, RestoreCategories
 from fairops.models._families import BUILT_IN, FAMILIES as FAMILY_TABLE, SHARED_TRUSTED_TYPES
 from fairops.tuning._search_space import fit_model, make_model
+from tests.mlflow_stores import empty_store_uri
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 FAMILIES = [family.name for family in BUILT_IN]
@@ -220,7 +221,7 @@ def test_the_fairops_evaluator_scores_a_classifier_flavor_model(saved, adult, tm
     served, path = saved
     X, y = adult
     frame = _as_text(X.iloc[:600]).assign(y=y[:600])
-    mlflow.set_tracking_uri(f"sqlite:///{tmp_path}/mlflow.db")
+    mlflow.set_tracking_uri(empty_store_uri(tmp_path / "mlflow.db"))
     try:
         experiment = mlflow.create_experiment("evaluated", artifact_location=str(tmp_path / "artifacts"))
         with mlflow.start_run(experiment_id=experiment):

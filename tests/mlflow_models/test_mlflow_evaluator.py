@@ -14,12 +14,13 @@ from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
 from fairops.metrics import auc_s, binarize
+from tests.mlflow_stores import empty_store_uri
 
 
 @pytest.fixture(scope="module")
 def tracking(tmp_path_factory):
     folder = tmp_path_factory.mktemp("evaluator")
-    mlflow.set_tracking_uri(f"sqlite:///{folder}/mlflow.db")
+    mlflow.set_tracking_uri(empty_store_uri(folder / "mlflow.db"))
     experiment = mlflow.create_experiment("evaluator", artifact_location=str(folder / "artifacts"))
     mlflow.set_experiment(experiment_id=experiment)
     yield folder

@@ -18,6 +18,7 @@ from fairops.mlflow import fairlof as fairlof_flavor, scaff as scaff_flavor
 from fairops.mlflow._flavor_base import pinned_requirements
 from fairops.mlflow._model_files import ModelFilesError
 from fairops.scaff import SCAFFClassifier
+from tests.mlflow_stores import empty_store_uri
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +47,7 @@ def detector(data):
 @pytest.fixture(scope="module")
 def tracking(tmp_path_factory):
     folder = tmp_path_factory.mktemp("flavors")
-    mlflow.set_tracking_uri(f"sqlite:///{folder}/mlflow.db")
+    mlflow.set_tracking_uri(empty_store_uri(folder / "mlflow.db"))
     mlflow.set_experiment(experiment_id=mlflow.create_experiment("flavors", str(folder / "artifacts")))
     yield folder
     mlflow.set_tracking_uri(None)

@@ -35,6 +35,7 @@ from fairops.mlflow import classifier, loader, scaff as scaff_flavor, sealing
 from fairops.mlflow.sealing import KEY_ENV, ModelFilesError
 from fairops.models import ServedDecision
 from fairops.scaff import SCAFFTreeClassifier
+from tests.mlflow_stores import empty_store_uri
 
 KEY = "swap-attack-key-of-32-bytes-long"
 HONEST, PLANTED = "approved", "planted"
@@ -269,7 +270,7 @@ def test_promote_and_monitor_open_each_file_of_the_versions_they_load_once(tmp_p
     from tests.lifecycle_models import register, rows
 
     monkeypatch.setenv(KEY_ENV, KEY)
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    uri = empty_store_uri(tmp_path / "mlflow.db")
     versions = [register(uri, "read-once", C=1.0, seed=0), register(uri, "read-once", C=0.5, seed=1)]
     assert [v.version for v in versions] == ["1", "2"]
     rows(7, 2000).to_csv(tmp_path / "rows.csv", index=False)

@@ -14,6 +14,7 @@ from fairops.cli import main
 from fairops.registry._promotion import GATE_TAG
 from fairops.registry._registry_lock import RegistryBusy, registry_lock
 from tests.lifecycle_models import FEATURES, example, register, register_sex_and_race, rows, sex_and_race_rows
+from tests.mlflow_stores import empty_store_uri
 
 NAME = "lifecycle"
 
@@ -21,7 +22,7 @@ NAME = "lifecycle"
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     folder = tmp_path_factory.mktemp("lifecycle")
-    uri = f"sqlite:///{folder}/mlflow.db"
+    uri = empty_store_uri(folder / "mlflow.db")
     first = register(uri, NAME, C=1.0, seed=0)
     second = register(uri, NAME, C=0.5, seed=1)
     yield {"uri": uri, "folder": folder, "client": MlflowClient(uri), "first": first, "second": second}

@@ -19,6 +19,7 @@ from fairops.registry._registration import default_description, describe, regist
 from fairops.scaff import SCAFFTreeClassifier
 from fairops.tracking import TrackingSession
 from fairops.tracking._callback import FairnessTrackingCallback, keep_model
+from tests.mlflow_stores import empty_store_uri
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -26,7 +27,7 @@ optuna.logging.set_verbosity(optuna.logging.WARNING)
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     folder = tmp_path_factory.mktemp("registry")
-    uri = f"sqlite:///{folder}/mlflow.db"
+    uri = empty_store_uri(folder / "mlflow.db")
     mlflow.set_tracking_uri(uri)
     yield uri, folder
     mlflow.set_tracking_uri(None)

@@ -12,6 +12,7 @@ from mlflow.tracking import MlflowClient
 import fairops
 from fairops.fairband import FairbandSampler, budget
 from fairops.tracking._callback import PARENT_ATTR, FairnessTrackingCallback, keep_model
+from tests.mlflow_stores import empty_store_uri
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -20,7 +21,7 @@ optuna.logging.set_verbosity(optuna.logging.WARNING)
 def store(tmp_path_factory):
     # One store per module: creating the SQLite schema costs seconds.
     folder = tmp_path_factory.mktemp("tracking")
-    return f"sqlite:///{folder}/mlflow.db", folder
+    return empty_store_uri(folder / "mlflow.db"), folder
 
 
 @pytest.fixture()

@@ -14,6 +14,7 @@ from fairops.registry._promotion import gate_checks
 from fairops.registry._row_record import RecordColumns, log_rows, record_folder
 from fairops.registry._row_record_reading import read_record
 from tests.lifecycle_models import FEATURES, register, rows
+from tests.mlflow_stores import empty_store_uri
 
 COLUMNS = RecordColumns(inputs=tuple(FEATURES), sensitive=("sex",), target="y")
 
@@ -22,7 +23,7 @@ NAME = "fresh-rows"
 
 @pytest.fixture()
 def store(tmp_path):
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    uri = empty_store_uri(tmp_path / "mlflow.db")
     versions = [register(uri, NAME, C=1.0, seed=0), register(uri, NAME, C=0.5, seed=1)]
     yield {"uri": uri, "client": MlflowClient(uri), "versions": versions}
     mlflow.set_tracking_uri(None)

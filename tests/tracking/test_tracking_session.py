@@ -14,13 +14,14 @@ from fairops.registry._run_once import register_once
 from fairops.tracking._callback import FairnessTrackingCallback
 from fairops.tracking._search import paged, quoted
 from fairops.tracking._session import TrackingSession
+from tests.mlflow_stores import empty_store_uri
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
 @pytest.fixture
 def uri(tmp_path):
-    return f"sqlite:///{tmp_path}/mlflow.db"
+    return empty_store_uri(tmp_path / "mlflow.db")
 
 
 @pytest.mark.parametrize("value", ["plain", "it's", 'say "hi"', "back\\slash", "100%_"])
