@@ -11,12 +11,13 @@ from fairops.models._families import FAMILIES
 from fairops.tracking._callback import FairnessTrackingCallback
 from fairops.tuning import FairnessObjective
 from fairops.tuning._search_space import families_for
+from tests.mlflow_stores import empty_store_uri
 
 pytestmark = pytest.mark.slow  # 24 Fairband fits of the reductions on German, logged to MLflow: ~15 s
 
 @pytest.fixture(scope="module")
 def study_and_runs(tmp_path_factory):
-    uri = f"sqlite:///{tmp_path_factory.mktemp('reductions-search')}/mlflow.db"
+    uri = empty_store_uri(tmp_path_factory.mktemp("reductions-search") / "mlflow.db")
     objective = FairnessObjective(load_german(), families=["exponentiated_gradient", "grid_search"], seed=0,
                                   max_train_rows=300)
     study = optuna.create_study(directions=["maximize", "maximize"], sampler=FairbandSampler(alpha="auto", seed=0),

@@ -16,6 +16,7 @@ from fairops.registry import Refit
 from fairops.registry._registration import register_best
 from fairops.scaff import SCAFFClassifier
 from fairops.tracking import TrackingSession
+from tests.mlflow_stores import empty_store_uri
 from tests.services import BIN, free_port, post_frame as post, start, stop, wait_ready
 
 pytestmark = pytest.mark.slow
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     folder = tmp_path_factory.mktemp("serving")
-    uri = f"sqlite:///{folder}/mlflow.db"
+    uri = empty_store_uri(folder / "mlflow.db")
     mlflow.set_tracking_uri(uri)
     client = MlflowClient(uri)
     client.create_experiment("serving", str(folder / "artifacts"))

@@ -33,6 +33,7 @@ from fairops.registry import RecordColumns, Refit, VersionDetails, log_rows, reg
 from fairops.registry._row_record import ROWS_TAG, record_folder
 from fairops.registry._version_record import validation_tags
 from fairops.tracking import TrackingSession
+from tests.mlflow_stores import empty_store_uri
 
 pytestmark = pytest.mark.slow
 NAME = "gate-rows"
@@ -69,7 +70,7 @@ def _register(uri: str, seed: int, *, record: bool = True):
 def _registered_store(folder: Path) -> dict:
     """Versions 1 and 2 registered in a store in ``folder``, and the gate file: 1,000 fresh rows, then 500 rows
     version 1 trained on."""
-    uri = f"sqlite:///{folder}/mlflow.db"
+    uri = empty_store_uri(folder / "mlflow.db")
     (v1, seen1), (v2, _) = _register(uri, 0), _register(uri, 1)
     gate = pd.concat([make_rows(7, 1000), seen1.iloc[:500]], ignore_index=True)
     return {"uri": uri, "client": MlflowClient(uri), "versions": [v1, v2], "gate": gate, "folder": folder}
@@ -247,7 +248,7 @@ def test_a_missing_or_older_record_is_refused_by_name_unless_unchecked(store, tm
 
 def test_with_the_key_set_an_unsigned_record_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv(sealing.KEY_ENV, "k" * 32)
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    uri = empty_store_uri(tmp_path / "mlflow.db")
     (v1, seen1), _ = _register(uri, 0), _register(uri, 1)
     gate = pd.concat([make_rows(7, 600), seen1.iloc[:100]], ignore_index=True)
     store = {"uri": uri, "client": MlflowClient(uri), "versions": [v1], "folder": tmp_path}

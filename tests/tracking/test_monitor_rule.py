@@ -23,6 +23,7 @@ from fairops.metrics import Task
 from fairops.models import InputSchema
 from fairops.registry import Refit, VersionDetails, monitor, register_best, validation_tags
 from fairops.tracking import TrackingSession
+from tests.mlflow_stores import empty_store_uri
 
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "monitor_false_alarms.py"
 _SPEC = importlib.util.spec_from_file_location("monitor_false_alarms", _PATH)
@@ -47,7 +48,7 @@ def champion(tmp_path_factory):
     model = make_pipeline(encode, LogisticRegression(max_iter=2000)).fit(X.iloc[train], y[train])
     tags = validation_tags(TASK, y[validation], model.predict_proba(X.iloc[validation])[:, 1],
                            sensitive.iloc[validation])
-    uri = f"sqlite:///{tmp_path_factory.mktemp('monitor-rule')}/mlflow.db"
+    uri = empty_store_uri(tmp_path_factory.mktemp("monitor-rule") / "mlflow.db")
     study = optuna.create_study(directions=["maximize", "maximize"], study_name=NAME)
     study.add_trial(optuna.trial.create_trial(values=[0.5, 0.8], params={}, distributions={}))
     register_best(study, NAME, rule={"trial": 0}, session=TrackingSession(uri, NAME),

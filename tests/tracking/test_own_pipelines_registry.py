@@ -38,6 +38,7 @@ from fairops.registry._registration import register_best
 from fairops.registry._version_record import validation_tags
 from fairops.scaff import SCAFFClassifier
 from fairops.tracking import TrackingSession
+from tests.mlflow_stores import empty_store_uri
 from tests.services import free_port, post_frame, start, stop, wait_ready
 
 FINAL_STEPS = ("hist_gradient_boosting", "scaff", "lightgbm")
@@ -108,7 +109,7 @@ def test_any_other_reference_cycle_is_refused_with_its_path(compas, tmp_path):
 def registered(compas, tmp_path_factory):
     """Each pipeline registered by register_best with the tags fairops tune sets, as @challenger (no champion
     yet): ``{final step: (registered name, fitted pipeline)}`` and the store's URI."""
-    uri = f"sqlite:///{tmp_path_factory.mktemp('own-pipelines')}/mlflow.db"
+    uri = empty_store_uri(tmp_path_factory.mktemp("own-pipelines") / "mlflow.db")
     X_val, y_val, s_val = compas["validation"]
     models = {}
     for final_step in FINAL_STEPS:

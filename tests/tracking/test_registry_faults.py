@@ -17,6 +17,7 @@ from fairops.fairband import select_best
 from fairops.registry import Refit, register_best
 from fairops.scaff import SCAFFTreeClassifier
 from fairops.tracking import FairnessTrackingCallback, TrackingSession, keep_model
+from tests.mlflow_stores import empty_store_uri
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 ENV = "MLFLOW_TRACKING_URI"
@@ -72,7 +73,7 @@ def logged(tmp_path_factory):
     X = pd.DataFrame(rng.normal(size=(120, 3)), columns=["a", "b", "c"])
     s = rng.integers(0, 2, 120)
     y = (X["a"] + s > 0.5).astype(int).to_numpy()
-    uri = f"sqlite:///{tmp_path_factory.mktemp('logged') / 'mlflow.db'}"
+    uri = empty_store_uri(tmp_path_factory.mktemp("logged") / "mlflow.db")
     kept = {0: LogisticRegression().fit(X, y), 1: SCAFFTreeClassifier().fit(X, y, sensitive_features=s),
             2: SCAFFTreeClassifier().fit(X, y, sensitive_features=s)}
     callback = FairnessTrackingCallback(uri, "logged", log_models=True, model_pip_requirements=["fairops"],
@@ -106,7 +107,7 @@ def test_a_logged_model_registers_from_the_session_s_store_whatever_the_process_
 @pytest.mark.slow
 def test_a_pick_with_no_logged_model_is_refused_naming_refit(tmp_path):
     study = _study("no-model")
-    session = TrackingSession(f"sqlite:///{tmp_path / 'mlflow.db'}", "no-model", settle_seconds=0)
+    session = TrackingSession(empty_store_uri(tmp_path / "mlflow.db"), "no-model", settle_seconds=0)
     with pytest.raises(InputError, match="trial 0 has no logged model.*refit="):
         register_best(study, "no-model", {"trial": 0}, session=session)
 
@@ -181,7 +182,7 @@ def test_logging_models_leaves_the_environment_variable_set(tmp_path, rows, monk
 def test_rule_names_agree_between_select_best_and_register_best(tmp_path, rows, name):
     study = _study(f"rule-{name}")
     picked = select_best(study, alpha=0.5, rule=name)
-    session = TrackingSession(f"sqlite:///{tmp_path / 'mlflow.db'}", settle_seconds=0)
+    session = TrackingSession(empty_store_uri(tmp_path / "mlflow.db"), settle_seconds=0)
     best = register_best(study, f"rule-{name}", name, alpha=0.5, refit=_refit(rows), session=session)
     assert best.pick.trial.number == picked.trial.number
 
