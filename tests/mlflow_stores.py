@@ -13,7 +13,9 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import sqlite3
 import tempfile
+from contextlib import closing
 from pathlib import Path
 
 _EMPTY_STORES: dict[str, Path] = {}  # working directory -> an empty store MLflow made while in it
@@ -22,16 +24,18 @@ _EMPTY_STORES: dict[str, Path] = {}  # working directory -> an empty store MLflo
 def empty_store_uri(path: Path | str) -> str:
     """The tracking URI of a new, empty MLflow store at ``path`` (a file that must not exist yet).
 
-    >>> uri = empty_store_uri(Path(tempfile.mkdtemp()) / "mlflow.db")
     >>> from mlflow.tracking import MlflowClient
-    >>> [e.name for e in MlflowClient(uri).search_experiments()]
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     [e.name for e in MlflowClient(empty_store_uri(Path(folder) / "mlflow.db")).search_experiments()]
     ['Default']
     """
     path = Path(path)
     if path.exists():
         raise FileExistsError(f"{path} exists: an empty store is copied only where there is none")
     source = _EMPTY_STORES.get(os.getcwd()) or _make_empty_store()
-    shutil.copyfile(source, path)
+    # SQLite's backup, as test_gate_rows copies its shared store: a consistent copy whatever MLflow holds open
+    with closing(sqlite3.connect(source)) as empty, closing(sqlite3.connect(path)) as copy:
+        empty.backup(copy)
     return f"sqlite:///{path}"
 
 
